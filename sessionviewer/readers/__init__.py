@@ -1,0 +1,301 @@
+"""Readers turn agent session files into normalised entries.
+
+Plain Python, no Django: tests and bench/ run them directly. Each format module
+(claude_code, go_agent, openclaw, fluux_xmpp) provides
+
+    FORMAT: str                                   # the format's name
+    discover(root: Path) -> Iterator[SessionFile] # the session files under a root
+    looks_like(path: Path, first: dict | None) -> bool   # format detection
+    parse_line(obj: dict, line: int) -> Entry     # one JSON object to one entry
+
+and may provide ``read(path, start_offset, start_line)`` when its files are not
+JSON Lines (Fluux's legacy Markdown archives). ``read_session`` is the one
+entry point the indexer and threading use.
+
+Bad input never raises: a line that is not JSON, not UTF-8, not an object or
+cut off mid-write becomes a ``Problem`` (or is left for the next pass when it
+has no newline yet), and the file goes on.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+FORMATS = ("claude_code", "go_agent", "openclaw", "fluux_xmpp")
+
+# Block types a reader may produce.
+TEXT = "text"
+THINKING = "thinking"
+TOOL_CALL = "tool_call"
+TOOL_RESULT = "tool_result"
+IMAGE = "image"
+ATTACHMENT = "attachment"
+REACTION = "reaction"
+
+# Normalised roles.
+USER = "user"
+ASSISTANT = "assistant"
+TOOL = "tool"  # a tool result (Claude Code writes these as user lines)
+SYSTEM = "system"
+
+# Entry kinds with a threading meaning. Anything else is kept as it came.
+MESSAGE = "message"
+COMPACTION = "compaction"  # a compaction boundary or entry, with its summary
+SUMMARY = "summary"  # Claude Code's summary line (title, leafUuid)
+HEADER = "session"  # a session header line
+BRANCH = "branch"  # Go agent fork header, OpenClaw branch_summary
+RAW = "raw"  # a line of a type the reader does not know
+
+
+@dataclass(slots=True)
+class Block:
+    """One piece of an entry's content."""
+
+    type: str
+    text: str = ""  # text, thinking, tool result output, reaction emojis joined
+    name: str = ""  # tool name, attachment file name
+    call_id: str = ""  # pairs tool_call with tool_result
+    arguments: Any = None  # tool call arguments as the file wrote them
+    is_error: bool = False
+    mime_type: str = ""
+    data: str = ""  # base64 image data, as written
+    size: str = ""  # attachment size, as written ("926KB")
+    target_id: str = ""  # the message a reaction reacts to
+    emojis: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v not in ("", None, False, [])}
+
+
+@dataclass(slots=True)
+class Entry:
+    """One line of a session file, normalised across formats."""
+
+    id: str  # the id as the file wrote it, else "line:<n>"
+    parent_id: str | None
+    kind: str
+    role: str = ""
+    timestamp: datetime | None = None
+    blocks: list[Block] = field(default_factory=list)
+    line: int = 0  # 1-based line number in the file
+    offset: int = 0  # byte offset of the line's start
+    sender: str = ""
+    model: str = ""
+    usage: dict[str, int] = field(default_factory=dict)  # input, output, cache_read, cache_write
+    message_id: str = ""  # lines of one streamed reply share it (Claude Code message.id)
+    subtype: str = ""  # system subtypes, original type of raw lines, custom types
+    is_sidechain: bool = False
+    is_meta: bool = False  # written by the harness, not typed by a person
+    logical_parent_id: str = ""  # compaction boundary: where the chain continues
+    first_kept_id: str = ""  # compaction: first entry not summarised
+    summary: str = ""  # compaction and summary text, branch summaries, titles
+    leaf_id: str = ""  # summary line's leafUuid
+    extra: dict[str, Any] = field(default_factory=dict)  # format-specific fields worth showing
+    raw: dict | None = None  # the whole object, for kinds the reader does not know
+
+    @property
+    def text(self) -> str:
+        """The entry's searchable text: text, thinking, tool output and summaries."""
+        parts = [b.text for b in self.blocks if b.text]
+        parts += [b.name for b in self.blocks if b.type == TOOL_CALL and b.name]
+        if self.summary:
+            parts.append(self.summary)
+        return "\n".join(parts)
+
+    @property
+    def is_conversational(self) -> bool:
+        """A message a person or the model wrote, or a tool result."""
+        return self.kind == MESSAGE and self.role in (USER, ASSISTANT, TOOL)
+
+    @property
+    def is_prompt(self) -> bool:
+        """Typed by the user: what a rewind or an edit branches on."""
+        return (
+            self.kind == MESSAGE
+            and self.role == USER
+            and not self.is_meta
+            and not any(b.type == TOOL_RESULT for b in self.blocks)
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "parent_id": self.parent_id,
+            "kind": self.kind,
+            "role": self.role,
+            "timestamp": self.timestamp.isoformat() if self.timestamp else None,
+            "text": self.text,
+            "blocks": [b.to_dict() for b in self.blocks],
+            "line": self.line,
+            "sender": self.sender,
+            "model": self.model,
+            "usage": self.usage,
+            "subtype": self.subtype,
+            "is_sidechain": self.is_sidechain,
+            "is_meta": self.is_meta,
+            "summary": self.summary,
+        }
+
+
+@dataclass(slots=True)
+class Problem:
+    """A line the reader could not use, with where it is and why."""
+
+    path: str
+    line: int
+    offset: int
+    message: str
+    text: str = ""  # the start of the offending line, for the page
+
+    def to_dict(self) -> dict:
+        return {"line": self.line, "offset": self.offset, "message": self.message, "text": self.text}
+
+
+@dataclass(slots=True)
+class SessionFile:
+    """A session transcript found under a root, with what its location says about it."""
+
+    path: Path
+    format: str
+    key: str  # stable within the root: relative path, OpenClaw session key, ...
+    project: str = ""  # Claude Code project folder name (the real path comes from cwd)
+    jid: str = ""
+    agent: str = ""
+    channel: str = ""
+    account: str = ""
+    peer_kind: str = ""
+    peer_id: str = ""
+    title: str = ""
+    status: str = "active"  # active, archived, reset, deleted
+    parent_path: Path | None = None  # subagents: the main session file
+    parent_tool_id: str = ""  # subagents: the tool call that started them, when known
+    agent_id: str = ""  # subagents: agent-<id>
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ReadResult:
+    """What a read produced, and where the next read must start."""
+
+    entries: list[Entry]
+    problems: list[Problem]
+    end_offset: int  # byte after the last complete line read
+    end_line: int  # number of the last complete line read
+
+
+_FRACTION = re.compile(r"(\.\d{6})\d+")
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """ISO 8601 strings (Z, offsets, nanoseconds) and epoch seconds or milliseconds."""
+    if value is None or value == "" or isinstance(value, bool):
+        return None
+    try:
+        if isinstance(value, (int, float)):
+            seconds = value / 1000 if value > 1e11 else value
+            return datetime.fromtimestamp(seconds, tz=UTC)
+        if isinstance(value, str):
+            text = _FRACTION.sub(r"\1", value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+            parsed = datetime.fromisoformat(text)
+            return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def format_module(name: str):
+    if name not in FORMATS:
+        raise ValueError(f"unknown format {name!r}; expected one of {', '.join(FORMATS)}")
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def iter_lines(path: Path, start_offset: int = 0, start_line: int = 0) -> Iterator[tuple[int, int, int, bytes]]:
+    """Complete lines (number, offset, end offset, bytes without newline) from start_offset on.
+
+    A last line with no newline may still be being written: it is not yielded,
+    so the next pass, starting at the last complete line's end, reads it whole.
+    """
+    with open(path, "rb") as handle:
+        handle.seek(start_offset)
+        offset, number = start_offset, start_line
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                return
+            number += 1
+            yield number, offset, offset + len(raw), raw.rstrip(b"\r\n")
+            offset += len(raw)
+
+
+def decode_line(path: Path, number: int, offset: int, raw: bytes) -> dict | Problem | None:
+    """One line to a JSON object, a Problem saying why not, or None when blank."""
+    if not raw.strip():
+        return None
+    preview = raw[:200].decode("utf-8", "replace")
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            return Problem(str(path), number, offset, f"not valid UTF-8 at byte {bad.start}", preview)
+        return Problem(str(path), number, offset, f"not valid JSON: {error}", preview)
+    if not isinstance(obj, dict):
+        return Problem(str(path), number, offset, f"not a JSON object but {type(obj).__name__}", preview)
+    return obj
+
+
+def read_session(path: Path, fmt: str, start_offset: int = 0, start_line: int = 0) -> ReadResult:
+    """Read a session file (or its new tail) into entries and problems."""
+    module = format_module(fmt)
+    custom = getattr(module, "read", None)
+    if custom is not None:
+        result = custom(path, start_offset, start_line)
+        if result is not None:
+            return result
+    entries: list[Entry] = []
+    problems: list[Problem] = []
+    end_offset, end_line = start_offset, start_line
+    for number, offset, end, raw in iter_lines(path, start_offset, start_line):
+        end_offset, end_line = end, number
+        decoded = decode_line(path, number, offset, raw)
+        if decoded is None:
+            continue
+        if isinstance(decoded, Problem):
+            problems.append(decoded)
+            continue
+        try:
+            entry = module.parse_line(decoded, number)
+        except Exception as error:  # a reader bug must not lose the file
+            problems.append(Problem(str(path), number, offset, f"reader error: {error!r}", raw[:200].decode("utf-8", "replace")))
+            entry = Entry(id=f"line:{number}", parent_id=None, kind=RAW, subtype=str(decoded.get("type", "")), raw=decoded)
+        entry.line, entry.offset = number, offset
+        entries.append(entry)
+    return ReadResult(entries, problems, end_offset, end_line)
+
+
+def detect_format(path: Path) -> str | None:
+    """The format of a root or file, from its layout and its first object."""
+    for name in FORMATS:
+        if format_module(name).looks_like(path, _first_object(path) if path.is_file() else None):
+            return name
+    return None
+
+
+def _first_object(path: Path) -> dict | None:
+    try:
+        with open(path, "rb") as handle:
+            for raw in handle:
+                if raw.strip():
+                    obj = orjson.loads(raw)
+                    return obj if isinstance(obj, dict) else None
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return None
