@@ -1,0 +1,74 @@
+# Session Viewer. `make run` serves the app on its embedded defaults; `make test` runs the suite.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+DATA := data
+HOST ?= 127.0.0.1
+PORT ?= 8000
+WORKERS ?= 3
+PYTEST_ARGS ?=
+
+export DJANGO_SETTINGS_MODULE := sessionviewer.settings
+
+.PHONY: run test lint format install install-dev serve watch index migrate static admin bench clean
+
+$(VENV)/bin/activate:
+	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: requirements.txt | $(VENV)/bin/activate
+	$(VENV)/bin/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/activate
+	$(VENV)/bin/pip install --quiet -r requirements-dev.txt
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+# The secret key is generated once and kept in the local data folder.
+$(DATA)/secret_key:
+	mkdir -p $(DATA)
+	$(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > $@ || python3 -c "import secrets; print(secrets.token_urlsafe(50))" > $@
+	chmod 600 $@
+
+SECRET = SECRET_KEY_FILE=$(DATA)/secret_key
+
+migrate: install $(DATA)/secret_key
+	$(SECRET) $(PY) manage.py migrate --noinput
+
+static: install $(DATA)/secret_key
+	$(SECRET) $(PY) manage.py collectstatic --noinput --verbosity 0
+
+index: migrate
+	$(SECRET) $(PY) manage.py index
+
+admin: migrate
+	$(SECRET) $(PY) manage.py ensureadmin
+
+# Serve as in production: gunicorn and whitenoise, with the watcher beside it so the index stays current.
+run: migrate static index admin
+	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C to stop)"
+	@$(SECRET) $(PY) manage.py index --watch > $(DATA)/watcher.log 2>&1 & watcher=$$!; \
+	trap 'kill $$watcher 2>/dev/null' EXIT INT TERM; \
+	$(SECRET) $(VENV)/bin/gunicorn sessionviewer.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile -
+
+test: install-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	DEBUG=0 SECRET_KEY=test-only-secret $(VENV)/bin/pytest $(PYTEST_ARGS)
+
+lint: install-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: install-dev
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: install-dev
+	SECRET_KEY=bench-only $(PY) bench/bench_index.py
+
+clean:
+	rm -rf $(VENV) staticfiles .pytest_cache .ruff_cache

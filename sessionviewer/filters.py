@@ -1,0 +1,111 @@
+"""Session list filters, shared by the page and its JSON twin.
+
+Column filters are plain names (format, project, jid, ...); control parameters
+start with an underscore (_sort, _page, _size) so the two never collide. A bad
+value raises BadFilter naming the parameter, which the views turn into a 400.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, time
+
+from django.db.models import F, QuerySet
+from django.http import QueryDict
+from django.utils.dateparse import parse_date, parse_datetime
+
+from sessionviewer.models import Session
+from sessionviewer.readers import FORMATS
+from sessionviewer.search import matching_entries
+
+TEXT_FILTERS = ("project", "agent", "channel", "peer_kind", "jid", "status", "kind", "account")
+SORTS = {
+    "updated": "updated_at",
+    "started": "started_at",
+    "title": "title",
+    "messages": "message_count",
+    "entries": "entry_count",
+    "tokens": "total_tokens",
+    "format": "format",
+    "project": "project",
+}
+DEFAULT_SIZE = 50
+MAX_SIZE = 500
+
+
+class BadFilter(ValueError):
+    def __init__(self, parameter: str, message: str):
+        super().__init__(f"{parameter}: {message}")
+        self.parameter = parameter
+        self.message = message
+
+
+@dataclass
+class SessionQuery:
+    queryset: QuerySet[Session]
+    page: int
+    size: int
+    sort: str
+    descending: bool
+    q: str
+
+
+def _parse_when(parameter: str, value: str) -> datetime:
+    if (parsed := parse_datetime(value)) is not None:
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    if (day := parse_date(value)) is not None:
+        return datetime.combine(day, time.min, tzinfo=UTC)
+    raise BadFilter(parameter, f"expected an ISO date or date-time, not {value!r}")
+
+
+def _positive_int(parameter: str, value: str | None, default: int, maximum: int | None = None) -> int:
+    if value in (None, ""):
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise BadFilter(parameter, f"expected a whole number, not {value!r}") from None
+    if number < 1 or (maximum is not None and number > maximum):
+        raise BadFilter(parameter, f"must be between 1 and {maximum or 'any'}, not {number}")
+    return number
+
+
+def filter_sessions(params: QueryDict, base: QuerySet[Session] | None = None) -> SessionQuery:
+    qs = base if base is not None else Session.objects.all()
+    qs = qs.annotate(
+        total_tokens=F("input_tokens") + F("output_tokens") + F("cache_read_tokens") + F("cache_write_tokens")
+    )
+    if fmt := params.get("format"):
+        if fmt not in FORMATS:
+            raise BadFilter("format", f"expected one of {', '.join(FORMATS)}, not {fmt!r}")
+        qs = qs.filter(format=fmt)
+    if root := params.get("root"):
+        qs = qs.filter(source_id=int(root)) if root.isdigit() else qs.filter(source__path=root)
+    for name in TEXT_FILTERS:
+        if value := params.get(name):
+            qs = qs.filter(**{name: value})
+    if model := params.get("model"):
+        qs = qs.filter(models_used__contains=f'"{model}"')
+    if since := params.get("updated_since"):
+        qs = qs.filter(updated_at__gte=_parse_when("updated_since", since))
+    if until := params.get("updated_before"):
+        qs = qs.filter(updated_at__lt=_parse_when("updated_before", until))
+    if parent := params.get("parent"):
+        qs = qs.filter(parent_id=_positive_int("parent", parent, 0))
+    q = params.get("q", "").strip()
+    if q:
+        qs = qs.filter(id__in=matching_entries(q).values("session_id"))
+    sort = params.get("_sort", "updated")
+    if sort not in SORTS:
+        raise BadFilter("_sort", f"expected one of {', '.join(SORTS)}, not {sort!r}")
+    descending = params.get(
+        "_sort_desc", "1" if sort in ("updated", "started", "messages", "tokens") else "0"
+    )
+    if descending not in ("0", "1"):
+        raise BadFilter("_sort_desc", f"expected 0 or 1, not {descending!r}")
+    field = F(SORTS[sort])
+    order = field.desc(nulls_last=True) if descending == "1" else field.asc(nulls_last=True)
+    qs = qs.order_by(order, "-id")
+    page = _positive_int("_page", params.get("_page"), 1)
+    size = _positive_int("_size", params.get("_size"), DEFAULT_SIZE, MAX_SIZE)
+    return SessionQuery(qs, page, size, sort, descending == "1", q)

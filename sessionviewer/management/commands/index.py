@@ -1,0 +1,55 @@
+import sys
+
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management.base import BaseCommand, CommandError
+
+from sessionviewer.indexer import index_roots
+from sessionviewer.roots import configured_roots, parse_root
+
+
+class Command(BaseCommand):
+    help = "Index the given session roots (PATH or FORMAT=PATH), or the configured ones."
+
+    def add_arguments(self, parser):
+        parser.add_argument("roots", nargs="*", help="roots to index; default: SESSIONVIEWER_ROOTS")
+        parser.add_argument("--watch", action="store_true", help="keep indexing as files change")
+
+    def handle(self, *args, roots, watch, **options):
+        try:
+            specs = [parse_root(r) for r in roots] if roots else configured_roots()
+        except ImproperlyConfigured as error:
+            raise CommandError(str(error)) from None
+        progress = self._progress if self.stderr.isatty() else None
+        summary = index_roots(specs, progress)
+        if progress:
+            self.stderr.write("\r\033[K", ending="")
+        for error in summary.errors:
+            self.stderr.write(error)
+        self.stdout.write(f"Indexed {summary.line()}")
+        if watch:
+            self._watch(specs)
+
+    def _progress(self, done: int, total: int, name: str) -> None:
+        width = 30
+        filled = width * done // max(total, 1)
+        bar = "#" * filled + "-" * (width - filled)
+        self.stderr.write(f"\r\033[K[{bar}] {done}/{total} {name[-60:]}", ending="")
+        self.stderr.flush()
+
+    def _watch(self, specs) -> None:
+        from watchfiles import watch
+
+        paths = [spec.path for spec in specs if spec.path.exists()]
+        if not paths:
+            raise CommandError("none of the roots exists: nothing to watch")
+        self.stdout.write(f"Watching {len(paths)} roots for changes (Ctrl-C to stop)")
+        try:
+            for _changes in watch(*paths, debounce=500, step=100, raise_interrupt=False):
+                # A pass is incremental: unchanged files are not opened, so re-running it
+                # over the roots is as cheap as working out which files changed.
+                summary = index_roots(specs)
+                if summary.opened or summary.removed:
+                    self.stdout.write(f"Indexed {summary.line()}")
+                    sys.stdout.flush()
+        except KeyboardInterrupt:
+            pass

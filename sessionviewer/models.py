@@ -1,0 +1,212 @@
+"""The index: sources (roots), sessions (one per file), entries (one per line), problems."""
+
+from __future__ import annotations
+
+import orjson
+from django.db import models
+from django.urls import reverse
+
+
+class OrjsonField(models.TextField):
+    """JSON kept as text and encoded with orjson: the indexer writes millions of these."""
+
+    def from_db_value(self, value, expression, connection):
+        return None if value is None else orjson.loads(value)
+
+    def to_python(self, value):
+        if isinstance(value, str):
+            return orjson.loads(value)
+        return value
+
+    def get_prep_value(self, value):
+        if value is None:
+            return None
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+
+
+class Source(models.Model):
+    """A configured root folder of session files."""
+
+    path = models.CharField(max_length=1024, unique=True)
+    format = models.CharField(max_length=32)
+    indexed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.path} ({self.format})"
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "path": self.path, "format": self.format, "indexed_at": self.indexed_at}
+
+
+class Session(models.Model):
+    """One transcript file, with what the index knows about it."""
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="sessions")
+    format = models.CharField(max_length=32)
+    key = models.CharField(max_length=1024)  # stable name within the source
+    path = models.CharField(max_length=2048)
+    status = models.CharField(max_length=16, default="active")  # active, archived, reset, deleted
+    kind = models.CharField(max_length=16, default="main")  # main, subagent, fork
+    title = models.CharField(max_length=500, blank=True)
+    summary_title = models.CharField(max_length=500, blank=True)  # the agent's own title/summary
+    first_prompt = models.CharField(max_length=500, blank=True)
+    session_uuid = models.CharField(max_length=128, blank=True)
+    project = models.CharField(max_length=1024, blank=True)  # real path, from cwd
+    project_dir = models.CharField(max_length=1024, blank=True)  # Claude Code project folder name
+    cwd = models.CharField(max_length=1024, blank=True)
+    git_branch = models.CharField(max_length=256, blank=True)
+    jid = models.CharField(max_length=512, blank=True)
+    agent = models.CharField(max_length=256, blank=True)
+    channel = models.CharField(max_length=256, blank=True)
+    account = models.CharField(max_length=256, blank=True)
+    peer_kind = models.CharField(max_length=64, blank=True)
+    peer_id = models.CharField(max_length=512, blank=True)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
+    )
+    parent_path = models.CharField(max_length=2048, blank=True)
+    parent_tool_id = models.CharField(max_length=256, blank=True)
+    fork_entry_id = models.CharField(max_length=256, blank=True)
+    agent_id = models.CharField(max_length=256, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(null=True, blank=True)
+    entry_count = models.PositiveIntegerField(default=0)
+    message_count = models.PositiveIntegerField(default=0)
+    problem_count = models.PositiveIntegerField(default=0)
+    models_used = OrjsonField(default=list)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    cache_read_tokens = models.BigIntegerField(default=0)
+    cache_write_tokens = models.BigIntegerField(default=0)
+    extra = OrjsonField(default=dict)
+    # Where the file stood when last read: a pass opens it only when these change.
+    file_size = models.BigIntegerField(default=0)
+    file_mtime_ns = models.BigIntegerField(default=0)
+    file_inode = models.BigIntegerField(default=0)
+    file_head = models.CharField(max_length=64, blank=True)  # hash of the first bytes: a rewrite shows
+    read_offset = models.BigIntegerField(default=0)  # byte after the last complete line indexed
+    read_line = models.PositiveIntegerField(default=0)
+    indexed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["source", "key"], name="session_source_key")]
+        indexes = [
+            models.Index(fields=["-updated_at"], name="session_updated"),
+            models.Index(fields=["format", "-updated_at"], name="session_format_updated"),
+            models.Index(fields=["project"], name="session_project"),
+            models.Index(fields=["jid"], name="session_jid"),
+            models.Index(fields=["path"], name="session_path"),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_title
+
+    def get_absolute_url(self) -> str:
+        return reverse("session-detail", args=[self.id])
+
+    @property
+    def display_title(self) -> str:
+        return self.summary_title or self.title or self.first_prompt or self.key
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "title": self.display_title,
+            "format": self.format,
+            "source": self.source_id,
+            "key": self.key,
+            "path": self.path,
+            "status": self.status,
+            "kind": self.kind,
+            "session_uuid": self.session_uuid,
+            "project": self.project,
+            "project_dir": self.project_dir,
+            "cwd": self.cwd,
+            "git_branch": self.git_branch,
+            "jid": self.jid,
+            "agent": self.agent,
+            "channel": self.channel,
+            "account": self.account,
+            "peer_kind": self.peer_kind,
+            "peer_id": self.peer_id,
+            "parent": self.parent_id,
+            "parent_tool_id": self.parent_tool_id,
+            "fork_entry_id": self.fork_entry_id,
+            "agent_id": self.agent_id,
+            "started_at": self.started_at,
+            "updated_at": self.updated_at,
+            "entry_count": self.entry_count,
+            "message_count": self.message_count,
+            "problem_count": self.problem_count,
+            "models": self.models_used,
+            "tokens": {
+                "input": self.input_tokens,
+                "output": self.output_tokens,
+                "cache_read": self.cache_read_tokens,
+                "cache_write": self.cache_write_tokens,
+                "total": self.total_tokens,
+            },
+            "extra": self.extra,
+        }
+
+
+class Entry(models.Model):
+    """One line of a session file, as the reader normalised it."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="entries")
+    line = models.PositiveIntegerField()
+    offset = models.BigIntegerField()
+    entry_id = models.CharField(max_length=256)  # the file's own id, or line:<n>
+    # None (no parent) differs from "" in some formats' files, so keep NULL.
+    parent_id = models.CharField(max_length=256, null=True, blank=True)  # noqa: DJ001
+    kind = models.CharField(max_length=64)
+    role = models.CharField(max_length=32, blank=True)
+    timestamp = models.DateTimeField(null=True, blank=True)
+    text = models.TextField(blank=True)  # searchable text
+    blocks = OrjsonField(default=list)
+    sender = models.CharField(max_length=512, blank=True)
+    model = models.CharField(max_length=256, blank=True)
+    usage = OrjsonField(default=dict)
+    message_id = models.CharField(max_length=256, blank=True)
+    subtype = models.CharField(max_length=128, blank=True)
+    is_sidechain = models.BooleanField(default=False)
+    is_meta = models.BooleanField(default=False)
+    logical_parent_id = models.CharField(max_length=256, blank=True)
+    first_kept_id = models.CharField(max_length=256, blank=True)
+    summary = models.TextField(blank=True)
+    leaf_id = models.CharField(max_length=256, blank=True)
+    extra = OrjsonField(default=dict)
+    raw = OrjsonField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["session", "line"], name="entry_session_line"),
+            models.Index(fields=["session", "entry_id"], name="entry_session_id"),
+            models.Index(fields=["leaf_id"], name="entry_leaf", condition=~models.Q(leaf_id="")),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}:{self.line} {self.kind}"
+
+
+class Problem(models.Model):
+    """A line the reader could not use: shown on the session with its line number."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="problems")
+    line = models.PositiveIntegerField()
+    offset = models.BigIntegerField()
+    message = models.TextField()
+    text = models.TextField(blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["session", "line"], name="problem_session_line")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}:{self.line} {self.message}"
+
+    def to_dict(self) -> dict:
+        return {"line": self.line, "offset": self.offset, "message": self.message, "text": self.text}

@@ -1,0 +1,49 @@
+"""The configured session roots: SESSIONVIEWER_ROOTS entries parsed and checked."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from sessionviewer.readers import FORMATS
+
+_TAG = re.compile(r"^(\w+)=(.+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class RootSpec:
+    path: Path
+    format: str | None  # None: detected from the root's layout
+
+
+def parse_root(item: str) -> RootSpec:
+    """'PATH' or 'FORMAT=PATH'; an unknown FORMAT is a configuration error."""
+    fmt = None
+    if match := _TAG.match(item.strip()):
+        fmt, item = match.group(1), match.group(2)
+        if fmt not in FORMATS:
+            raise ImproperlyConfigured(
+                f"unknown session format {fmt!r} in {item!r}; expected one of {', '.join(FORMATS)}"
+            )
+    return RootSpec(Path(item.strip()).expanduser().absolute(), fmt)
+
+
+def configured_roots() -> list[RootSpec]:
+    return [parse_root(item) for item in settings.SESSIONVIEWER_ROOTS]
+
+
+def memory_roots() -> list[Path]:
+    """Fluux memory roots: the explicit setting, else the fluux_xmpp session roots."""
+    if settings.SESSIONVIEWER_MEMORY_ROOTS:
+        return [Path(p).expanduser().absolute() for p in settings.SESSIONVIEWER_MEMORY_ROOTS]
+    return [spec.path for spec in configured_roots() if spec.format == "fluux_xmpp" and spec.path.is_dir()]
+
+
+def is_inside_roots(path: Path, roots: list[Path]) -> bool:
+    """Whether path (symlinks resolved) lies inside one of roots."""
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(root.resolve()) for root in roots)

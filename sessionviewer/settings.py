@@ -1,0 +1,180 @@
+"""Session Viewer settings. Everything comes from the environment, with safe defaults.
+
+A malformed value raises ImproperlyConfigured at start-up rather than being guessed at.
+"""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def envbool(name: str, default: str) -> bool:
+    value = os.environ.get(name, default).strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false), not {value!r}")
+
+
+def envint(name: str, default: str) -> int:
+    value = os.environ.get(name, default)
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, not {value!r}") from None
+
+
+def envsecret(name: str) -> str:
+    """NAME, or the contents of the file NAME_FILE points to (for Docker secrets)."""
+    if path := os.environ.get(f"{name}_FILE"):
+        try:
+            return Path(path).read_text().strip()
+        except OSError as error:
+            raise ImproperlyConfigured(f"{name}_FILE: cannot read {path}: {error}") from None
+    return os.environ.get(name, "")
+
+
+def envlist(name: str, default: str = "") -> list[str]:
+    value = os.environ.get(name, default)
+    return [item.strip() for item in value.replace("\n", ",").split(",") if item.strip()]
+
+
+DATA_DIR = Path(os.environ.get("SESSIONVIEWER_DATA", BASE_DIR / "data")).expanduser()
+
+DEBUG = envbool("DEBUG", "0")
+SECRET_KEY = envsecret("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY is required unless DEBUG is on (make run generates one)")
+    SECRET_KEY = "insecure-debug-only-key"  # noqa: S105
+
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1")
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "django_htmx",
+    "template_partials.apps.SimpleAppConfig",
+    "sessionviewer",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "sessionviewer.urls"
+WSGI_APPLICATION = "sessionviewer.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+            "builtins": ["template_partials.templatetags.partials"],
+        },
+    }
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL", f"sqlite:///{DATA_DIR / 'sessionviewer.sqlite3'}"),
+        conn_max_age=envint("DATABASE_CONN_MAX_AGE", "60"),
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The indexer writes while the server reads: WAL lets readers go on during a
+    # write, and IMMEDIATE transactions with a busy timeout queue writers instead
+    # of failing with "database is locked".
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": envint("SQLITE_BUSY_TIMEOUT", "30"),
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "session-list"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}
+
+# Session roots: entries separated by commas or newlines, each a path, optionally
+# tagged with its format as FORMAT=PATH (claude_code, go_agent, openclaw, fluux_xmpp).
+# Unset, the demo data and every default location found on this machine are used.
+DEMO_ROOTS = [
+    f"claude_code={BASE_DIR / 'demo/claude/projects'}",
+    f"go_agent={BASE_DIR / 'demo/go-agent/sessions'}",
+    f"openclaw={BASE_DIR / 'demo/openclaw/agents'}",
+    f"openclaw={BASE_DIR / 'demo/myclaw/sessions'}",
+    f"fluux_xmpp={BASE_DIR / 'demo/fluux/memory'}",
+]
+DEFAULT_ROOTS = [
+    "claude_code=~/.claude/projects",
+    "go_agent=~/.config/agent/sessions",
+    "openclaw=~/.myclaw/sessions",
+    "openclaw=~/.openclaw/agents",
+    "fluux_xmpp=./data/memory",
+]
+SESSIONVIEWER_ROOTS = envlist("SESSIONVIEWER_ROOTS") or [
+    *(DEMO_ROOTS if envbool("SESSIONVIEWER_DEMO", "1") else []),
+    *DEFAULT_ROOTS,
+]
+# Fluux memory roots the persona editor works on; by default the fluux_xmpp session roots.
+SESSIONVIEWER_MEMORY_ROOTS = envlist("SESSIONVIEWER_MEMORY_ROOTS")
+# The agent's name, for Fluux's built-in default prompt.
+SESSIONVIEWER_AGENT_NAME = os.environ.get("SESSIONVIEWER_AGENT_NAME", "Fluux Agent")

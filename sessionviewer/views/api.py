@@ -1,0 +1,92 @@
+"""The JSON API: the contract the browser pages and outside tools share.
+
+Every response is encoded with orjson; errors come back as {"error": message}
+with the right status. Anonymous requests get 401, never data.
+"""
+
+from __future__ import annotations
+
+from functools import wraps
+from pathlib import Path
+
+import orjson
+from django.core.paginator import Paginator
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.views.decorators.http import require_GET
+
+from sessionviewer import transcripts
+from sessionviewer.filters import BadFilter, filter_sessions
+from sessionviewer.models import Session
+from sessionviewer.roots import configured_roots, is_inside_roots
+
+
+def json_response(data, status: int = 200) -> HttpResponse:
+    body = orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_NAIVE_UTC, default=str)
+    return HttpResponse(body, status=status, content_type="application/json")
+
+
+def json_error(message: str, status: int) -> HttpResponse:
+    return json_response({"error": message, "status": status}, status=status)
+
+
+def api_login_required(view):
+    """Like login_required, but an API client gets a 401 it can act on instead of a redirect."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return json_error("authentication required", 401)
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _get_session(session_id: int) -> Session | None:
+    return Session.objects.select_related("source", "parent").filter(id=session_id).first()
+
+
+@require_GET
+@api_login_required
+def session_list(request: HttpRequest) -> HttpResponse:
+    try:
+        query = filter_sessions(request.GET)
+    except BadFilter as error:
+        return json_error(str(error), 400)
+    page = Paginator(query.queryset, query.size).get_page(query.page)
+    return json_response(
+        {
+            "count": page.paginator.count,
+            "page": page.number,
+            "pages": page.paginator.num_pages,
+            "size": query.size,
+            "sessions": [s.to_dict() for s in page.object_list],
+        }
+    )
+
+
+@require_GET
+@api_login_required
+def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
+    session = _get_session(session_id)
+    if session is None:
+        return json_error(f"no session {session_id}", 404)
+    leaf = request.GET.get("leaf") or None
+    try:
+        view = transcripts.session_thread(session, leaf)
+    except transcripts.UnknownLeaf:
+        return json_error(f"no entry {leaf!r} in session {session_id}", 404)
+    return json_response(transcripts.thread_to_dict(session, view))
+
+
+@require_GET
+@api_login_required
+def session_raw(request: HttpRequest, session_id: int) -> HttpResponse:
+    session = get_object_or_404(Session, id=session_id)
+    path = Path(session.path)
+    # The path came from the index, but check it still lies under a configured root.
+    if not is_inside_roots(path, [spec.path for spec in configured_roots()]) or not path.is_file():
+        return json_error(f"the file of session {session_id} is not available", 404)
+    response = FileResponse(open(path, "rb"), content_type="application/x-ndjson; charset=utf-8")  # noqa: SIM115
+    response["Content-Disposition"] = f'inline; filename="{path.name}"'
+    return response

@@ -1,0 +1,13 @@
+"""Settings for the test suite: the real ones, with a throwaway secret key."""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret")
+
+from sessionviewer.settings import *  # noqa: E402, F403
+
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # noqa: S303 - fast test logins

@@ -1,0 +1,186 @@
+"""The incremental index: unchanged files are not opened, appends read only new bytes,
+rewrites and deletions are noticed, and a failed write leaves the index as it was."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sessionviewer import indexer, readers
+from sessionviewer.indexer import index_roots
+from sessionviewer.models import Entry, Problem, Session
+from sessionviewer.roots import RootSpec
+
+pytestmark = pytest.mark.django_db
+
+HEADER = '{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"alice@example.com"}\n'
+
+
+def message(n: int, role: str = "user") -> str:
+    sender = ',"sender":"alice@example.com"' if role == "user" else ""
+    return (
+        f'{{"type":"message","role":"{role}","content":"message number {n}","msg_id":"m{n}"{sender},'
+        f'"ts":"2025-02-08T19:{n // 60:02d}:{n % 60:02d}Z"}}\n'
+    )
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    jid = tmp_path / "memory" / "alice@example.com"
+    jid.mkdir(parents=True)
+    (jid / "history.jsonl").write_text(HEADER + message(1) + message(2, "assistant"))
+    return tmp_path / "memory"
+
+
+def history(root: Path) -> Path:
+    return root / "alice@example.com" / "history.jsonl"
+
+
+def run(root: Path):
+    return index_roots([RootSpec(root, "fluux_xmpp")])
+
+
+def snapshot() -> list[tuple]:
+    return list(
+        Entry.objects.order_by("session__key", "line").values_list("session__key", "line", "entry_id", "text")
+    )
+
+
+def test_index_reads_a_new_file_into_a_session_with_entries(root):
+    summary = run(root)
+    assert (summary.files, summary.opened, summary.entries) == (1, 1, 3)
+    session = Session.objects.get()
+    assert session.jid == "alice@example.com"
+    assert session.message_count == 2
+    assert session.first_prompt == "message number 1"
+
+
+def test_indexing_twice_changes_nothing(root):
+    run(root)
+    before = snapshot()
+    summary = run(root)
+    assert summary.opened == 0
+    assert snapshot() == before
+
+
+def test_appended_lines_are_read_from_the_last_indexed_offset(root, monkeypatch):
+    run(root)
+    size = history(root).stat().st_size
+    calls = []
+    real = readers.read_session
+
+    def spy(path, fmt, start_offset=0, start_line=0):
+        calls.append((start_offset, start_line))
+        return real(path, fmt, start_offset, start_line)
+
+    monkeypatch.setattr(indexer.readers, "read_session", spy)
+    with history(root).open("a") as handle:
+        handle.write(message(3))
+    summary = run(root)
+    assert calls == [(size, 3)]
+    assert summary.entries == 1
+    assert [e.line for e in Entry.objects.order_by("line")] == [1, 2, 3, 4]
+    assert Session.objects.get().message_count == 3
+
+
+def test_a_half_written_last_line_is_picked_up_once_complete(root):
+    run(root)
+    line = message(3)
+    with history(root).open("a") as handle:
+        handle.write(line[:25])
+    run(root)
+    assert Entry.objects.count() == 3
+    assert Problem.objects.count() == 0
+    with history(root).open("a") as handle:
+        handle.write(line[25:])
+    run(root)
+    assert Entry.objects.count() == 4
+    assert Entry.objects.get(line=4).text == "message number 3"
+
+
+def test_a_truncated_file_is_indexed_again_whole(root):
+    run(root)
+    history(root).write_text(HEADER + message(7))
+    run(root)
+    assert [e.text for e in Entry.objects.order_by("line") if e.text] == ["message number 7"]
+    assert Session.objects.get().message_count == 1
+
+
+def test_a_replaced_file_is_indexed_again_whole(root):
+    run(root)
+    replacement = history(root).with_suffix(".tmp")
+    replacement.write_text(HEADER + message(1) + message(2, "assistant") + message(9))
+    os.replace(replacement, history(root))
+    run(root)
+    assert [e.text for e in Entry.objects.order_by("line") if e.text] == [
+        "message number 1",
+        "message number 2",
+        "message number 9",
+    ]
+
+
+def test_a_rewritten_file_of_greater_size_is_indexed_again_whole(root):
+    run(root)
+    # Same inode, longer, but different first bytes: not an append.
+    history(root).write_text(HEADER.replace("19:00:00", "20:00:00") + message(5) + message(6) + message(8))
+    run(root)
+    assert [e.text for e in Entry.objects.order_by("line") if e.text] == [
+        "message number 5",
+        "message number 6",
+        "message number 8",
+    ]
+
+
+def test_a_deleted_file_leaves_the_index(root):
+    run(root)
+    history(root).unlink()
+    summary = run(root)
+    assert summary.removed == 1
+    assert Session.objects.count() == 0
+    assert Entry.objects.count() == 0
+
+
+def test_fluux_new_moves_history_into_an_archive_and_both_are_indexed(root):
+    run(root)
+    archive = root / "alice@example.com" / "sessions"
+    archive.mkdir()
+    shutil.move(history(root), archive / "20250208-190500.jsonl")
+    history(root).write_text(HEADER + message(20))
+    run(root)
+    by_key = {s.key: s for s in Session.objects.all()}
+    assert by_key["alice@example.com/history.jsonl"].message_count == 1
+    archived = next(s for k, s in by_key.items() if "sessions/" in k)
+    assert archived.status == "archived"
+    assert archived.message_count == 2
+
+
+def test_a_bad_line_is_recorded_and_the_rest_of_the_file_indexes(root):
+    history(root).write_bytes(
+        HEADER.encode() + b"{not json\n" + b'"a string"\n' + b"\xff\xfe\n" + message(4).encode()
+    )
+    summary = run(root)
+    assert summary.problems == 3
+    assert sorted(Problem.objects.values_list("line", flat=True)) == [2, 3, 4]
+    assert Entry.objects.filter(text="message number 4").exists()
+    assert Session.objects.get().problem_count == 3
+
+
+def test_a_failed_write_leaves_the_index_as_the_last_commit_left_it(root, monkeypatch):
+    run(root)
+    before = snapshot()
+    offset = Session.objects.get().read_offset
+    with history(root).open("a") as handle:
+        handle.write(message(3))
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(indexer, "_write_rows", crash)
+    with pytest.raises(RuntimeError):
+        run(root)
+    assert snapshot() == before
+    assert Session.objects.get().read_offset == offset
+    monkeypatch.undo()
+    run(root)
+    assert len(snapshot()) == len(before) + 1
