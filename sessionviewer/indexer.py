@@ -215,7 +215,8 @@ def _apply_entries(session: Session, entries: list[readers.Entry]) -> None:
                 session.started_at = entry.timestamp
             if session.updated_at is None or entry.timestamp > session.updated_at:
                 session.updated_at = entry.timestamp
-        if entry.model and entry.model not in models_used and not entry.model.startswith("<"):
+        # Meta rows (gateway-injected turns, "<synthetic>" models) are not models the session used.
+        if entry.model and not entry.is_meta and entry.model not in models_used and not entry.model.startswith("<"):
             models_used.append(entry.model)
         usage = entry.usage or {}
         session.input_tokens += int(usage.get("input") or 0)
@@ -252,8 +253,9 @@ def _apply_metadata(session: Session, entry: readers.Entry) -> None:
         session.session_uuid = str(uuid)[:128]
     if jid := extra.get("jid"):
         session.jid = session.jid or str(jid)
-    if entry.kind == readers.BRANCH:
-        if parent := extra.get("parent_session_path") or extra.get("parentSession"):
+    # Go agent forks name their parent on a branch entry, pi transcripts on the header.
+    if entry.kind in (readers.BRANCH, readers.HEADER):
+        if parent := extra.get("parent_session_path"):
             session.parent_path = str(parent)
             session.kind = "fork"
         if fork := extra.get("fork_entry_id"):

@@ -1,9 +1,13 @@
+import os
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SAMPLES = Path(__file__).resolve().parent.parent.parent / "shared" / "samples"
+# The shared sample files sit beside the repository (../shared/samples) on our machines and in CI.
+SAMPLES = Path(
+    os.environ.get("SESSIONVIEWER_SAMPLES", Path(__file__).resolve().parents[2] / "shared" / "samples")
+)
 
 
 @pytest.fixture

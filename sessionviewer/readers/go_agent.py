@@ -1,0 +1,276 @@
+"""The Go agent's sessions: ~/.config/agent/sessions/YYYYMMDD-HHMMSS-<8hex>.jsonl.
+
+    {"type":"session","id":"a3f7c901-...","version":1,"timestamp":"2026-02-26T14:30:12Z","cwd":"/home/user/project"}
+    {"type":"message","id":"d4e5f6a7","parent_id":"","timestamp":"2026-02-26T14:30:13Z","role":"user","message":{"role":"user","content":[{"type":"text","text":"Hello!"}]}}
+
+A header line, then entries linked by id/parent_id: messages (user, assistant,
+tool_result), compaction entries (summary, first_kept_entry_id) and, in a
+forked session, a branch entry (parent_session_path, fork_entry_id) followed by
+the parent's last messages copied with their ids. The first copied message has
+parent_id "", read as no parent. The format is a snake_case port of pi's
+(see openclaw.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from . import (
+    ASSISTANT,
+    BRANCH,
+    COMPACTION,
+    HEADER,
+    IMAGE,
+    MESSAGE,
+    RAW,
+    SYSTEM,
+    TEXT,
+    THINKING,
+    TOOL,
+    TOOL_CALL,
+    TOOL_RESULT,
+    USER,
+    Block,
+    Entry,
+    SessionFile,
+    parse_timestamp,
+)
+
+FORMAT = "go_agent"
+
+FILE_NAME = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{8}\.jsonl$")
+_ROLES = {"user": USER, "assistant": ASSISTANT, "tool_result": TOOL, "system": SYSTEM}
+_USAGE = {"input": "input", "output": "output", "cache_read": "cache_read", "cache_write": "cache_write"}
+# Tool details can be whole file contents; the page only needs a glimpse.
+_DETAILS_LIMIT = 2000
+_SAMPLE = 20  # files looked into when a folder's names do not say
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _id(value: Any) -> str | None:
+    """An id as written; "" and non-strings mean none."""
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _json(value: Any, limit: int = 500) -> str:
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _small(value: Any) -> Any:
+    """Keep a value in extra only while it stays small."""
+    if value is None or len(_json(value, _DETAILS_LIMIT + 1)) <= _DETAILS_LIMIT:
+        return value
+    return {"truncated": _json(value, _DETAILS_LIMIT)}
+
+
+def _usage(value: Any) -> dict[str, int]:
+    if not isinstance(value, dict):
+        return {}
+    usage = {}
+    for source, target in _USAGE.items():
+        count = value.get(source)
+        if isinstance(count, int | float) and not isinstance(count, bool):
+            usage[target] = int(count)
+    return usage
+
+
+def _block(item: Any) -> Block | None:
+    if isinstance(item, str):
+        return Block(TEXT, text=item)
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("type")
+    if kind == "text":
+        return Block(TEXT, text=_str(item.get("text")))
+    if kind == "thinking":
+        return Block(THINKING, text=_str(item.get("thinking")) or _str(item.get("text")))
+    if kind == "tool_call":
+        return Block(
+            TOOL_CALL,
+            name=_str(item.get("name")),
+            call_id=_str(item.get("id")),
+            arguments=item.get("arguments"),
+        )
+    if kind == "image":
+        mime = _str(item.get("mime_type")) or _str(item.get("mimeType"))
+        return Block(IMAGE, mime_type=mime, data=_str(item.get("data")))
+    # A block type this reader does not know yet: shown, never dropped.
+    return Block(TEXT, text=_str(item.get("text")) or f"[{kind}] {_json(item)}")
+
+
+def _blocks(content: Any) -> list[Block]:
+    if isinstance(content, str):
+        return [Block(TEXT, text=content)] if content else []
+    if not isinstance(content, list):
+        return []
+    return [block for block in map(_block, content) if block is not None]
+
+
+def _tool_result(message: dict) -> list[Block]:
+    """One tool_result block with the flattened text; images the tool returned follow it."""
+    content = _blocks(message.get("content"))
+    text = "\n".join(b.text for b in content if b.type == TEXT and b.text)
+    result = Block(
+        TOOL_RESULT,
+        text=text,
+        name=_str(message.get("tool_name")),
+        call_id=_str(message.get("tool_call_id")),
+        is_error=message.get("is_error") is True,
+    )
+    return [result] + [b for b in content if b.type == IMAGE]
+
+
+def _message(obj: dict, line: int) -> Entry:
+    message = obj.get("message")
+    if not isinstance(message, dict):
+        message = {}
+    written = _str(message.get("role")) or _str(obj.get("role"))
+    role = _ROLES.get(written, written)
+    entry = Entry(
+        id=_id(obj.get("id")) or f"line:{line}",
+        parent_id=_id(obj.get("parent_id")),
+        kind=MESSAGE,
+        role=role,
+        timestamp=parse_timestamp(obj.get("timestamp")) or parse_timestamp(message.get("timestamp")),
+        model=_str(message.get("model")),
+        usage=_usage(message.get("usage")),
+    )
+    entry.blocks = _tool_result(message) if written == "tool_result" else _blocks(message.get("content"))
+    extra = {
+        "provider": _str(message.get("provider")),
+        "stop_reason": _str(message.get("stop_reason")),
+        "error_message": _str(message.get("error_message")) or _str(message.get("error")),
+    }
+    entry.extra = {k: v for k, v in extra.items() if v}
+    if message.get("details") is not None:
+        entry.extra["details"] = _small(message["details"])
+    return entry
+
+
+def parse_line(obj: dict, line: int) -> Entry:
+    kind = obj.get("type")
+    entry_id = _id(obj.get("id")) or f"line:{line}"
+    parent_id = _id(obj.get("parent_id"))
+    timestamp = parse_timestamp(obj.get("timestamp"))
+    if kind == "message":
+        return _message(obj, line)
+    if kind == "session":
+        extra = {
+            "session_id": _str(obj.get("id")),
+            "cwd": _str(obj.get("cwd")),
+            "version": obj.get("version"),
+        }
+        return Entry(
+            id=entry_id,
+            parent_id=None,
+            kind=HEADER,
+            timestamp=timestamp,
+            extra={k: v for k, v in extra.items() if v not in ("", None)},
+        )
+    if kind == "compaction":
+        extra = {"tokens_before": obj.get("tokens_before")} if obj.get("tokens_before") is not None else {}
+        return Entry(
+            id=entry_id,
+            parent_id=parent_id,
+            kind=COMPACTION,
+            timestamp=timestamp,
+            summary=_str(obj.get("summary")),
+            first_kept_id=_str(obj.get("first_kept_entry_id")),
+            extra=extra,
+        )
+    if kind == "branch":
+        extra = {
+            "parent_session_path": _str(obj.get("parent_session_path")),
+            "fork_entry_id": _str(obj.get("fork_entry_id")),
+        }
+        return Entry(
+            id=entry_id,
+            parent_id=parent_id,
+            kind=BRANCH,
+            timestamp=timestamp,
+            summary=_str(obj.get("branch_summary")),
+            extra={k: v for k, v in extra.items() if v},
+        )
+    return Entry(id=entry_id, parent_id=parent_id, kind=RAW, subtype=_str(kind), timestamp=timestamp, raw=obj)
+
+
+def _files(root: Path) -> Iterator[Path]:
+    """*.jsonl in the root and in its direct subfolders, in name order."""
+    try:
+        children = sorted(root.iterdir())
+    except OSError:
+        return
+    yield from (p for p in children if p.suffix == ".jsonl" and p.is_file())
+    for folder in children:
+        if folder.is_dir() and not folder.name.startswith("."):
+            try:
+                yield from sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file())
+            except OSError:
+                continue
+
+
+def discover(root: Path) -> Iterator[SessionFile]:
+    seen: set[str] = set()
+    for path in _files(root):
+        # The name is the session's own timestamp and id; a clash across
+        # subfolders falls back to the relative path.
+        key = path.stem
+        if key in seen:
+            key = path.relative_to(root).with_suffix("").as_posix()
+        seen.add(key)
+        yield SessionFile(path=path, format=FORMAT, key=key)
+
+
+def _first(path: Path) -> dict | None:
+    try:
+        with open(path, "rb") as handle:
+            return orjson.loads(handle.readline())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+
+
+def _is_header(first: dict) -> bool:
+    """The Go header: an id, version 1, and none of pi's or Fluux's fields (pi v1 wrote no version)."""
+    others = ("provider", "modelId", "thinkingLevel", "sessionKey", "parentSession", "jid", "created")
+    return (
+        first.get("type") == "session"
+        and first.get("version") == 1
+        and isinstance(first.get("id"), str)
+        and not any(k in first for k in others)
+    )
+
+
+def _is_entry(first: dict) -> bool:
+    return "parent_id" in first and not any(k in first for k in ("parentUuid", "parentId", "sessionId"))
+
+
+def looks_like(path: Path, first: dict | None) -> bool:
+    if path.is_dir():
+        if (path / "sessions.json").exists():
+            return False
+        files = list(_files(path))
+        if any(FILE_NAME.match(p.name) for p in files):
+            return True
+        # Renamed or copied sessions: a Go header on the first line still tells.
+        return any(isinstance(obj, dict) and _is_header(obj) for obj in map(_first, files[:_SAMPLE]))
+    if not isinstance(first, dict):
+        return False
+    if _is_header(first):
+        return True
+    return FILE_NAME.match(path.name) is not None and _is_entry(first)

@@ -1,0 +1,658 @@
+"""OpenClaw sessions: pi transcripts per agent, and the myclaw flat variant.
+
+    {"type":"session","version":3,"id":"8555a0a4-...","timestamp":"2026-03-08T12:15:35.580Z","cwd":"/home/user"}
+    {"type":"message","id":"6f2bd1b4","parentId":"bf1117a5","timestamp":"2026-03-08T13:03:27.042Z","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}
+
+Real OpenClaw keeps ~/.openclaw/agents/<agent>/sessions/ with a sessions.json
+index (session key -> sessionId, sessionFile, model, token counts...) and one
+transcript per session, <sessionId>.jsonl, written by the pi agent library.
+Pi format version 1 has no id/parentId (file order is the thread); versions 2
+and 3 link entries by id/parentId. A reset or deleted session's transcript is
+renamed <sessionId>.jsonl.reset.<time> or .jsonl.deleted.<time>, where <time>
+is an ISO time with ":" written as "-" (2026-01-01T00-00-00.000Z).
+
+The myclaw variant (~/.myclaw/sessions/) names each transcript after its
+session key, ":" replaced by "__", and writes flat lines with no ids:
+
+    {"type":"session","sessionKey":"agent:main:channel:telegram:account:default:peer:direct:user_1","createdAt":1708000000000}
+    {"role":"user","content":"Hello","ts":1708000000000}
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from . import (
+    ASSISTANT,
+    BRANCH,
+    COMPACTION,
+    HEADER,
+    IMAGE,
+    MESSAGE,
+    RAW,
+    SYSTEM,
+    TEXT,
+    THINKING,
+    TOOL,
+    TOOL_CALL,
+    TOOL_RESULT,
+    USER,
+    Block,
+    Entry,
+    SessionFile,
+    parse_timestamp,
+)
+
+FORMAT = "openclaw"
+
+_ROLES = {
+    "user": USER,
+    "assistant": ASSISTANT,
+    "toolResult": TOOL,
+    "tool": TOOL,
+    "bashExecution": TOOL,
+    "system": SYSTEM,
+}
+_USAGE = {"input": "input", "output": "output", "cacheRead": "cache_read", "cacheWrite": "cache_write"}
+_DETAILS_LIMIT = 2000
+# Assistant rows OpenClaw writes itself (gateway notices, delivery copies), not model output.
+_TRANSCRIPT_ONLY_MODELS = ("gateway-injected", "delivery-mirror")
+
+# Kinds kept under their own name, each with a short line of text.
+SETTING_KINDS = ("model_change", "thinking_level_change", "custom", "custom_message", "label", "session_info")
+
+_RETIRED = re.compile(r"^(?P<stem>.+)\.jsonl\.(?P<status>reset|deleted)\.(?P<time>.+)$")
+# Not transcripts of their own: pre-compaction copies and runtime traces.
+_CHECKPOINT = re.compile(
+    r"\.checkpoint\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$", re.I
+)
+_COMPRESSED = (".zst", ".gz")
+_PEER_KINDS = ("direct", "dm", "group", "channel")
+_KEY_LABELS = ("channel", "account", "peer")
+_SCOPES = ("cron", "subagent", "acp")
+_LOOSE_SAMPLE = 20
+
+# sessions.json fields worth keeping on the session, under their own names.
+_INDEX_FIELDS = (
+    "sessionId",
+    "sessionFile",
+    "updatedAt",
+    "sessionStartedAt",
+    "chatType",
+    "model",
+    "modelProvider",
+    "totalTokens",
+    "inputTokens",
+    "outputTokens",
+    "cacheRead",
+    "cacheWrite",
+    "contextTokens",
+    "estimatedCostUsd",
+    "compactionCount",
+    "thinkingLevel",
+    "channel",
+    "lastChannel",
+    "lastTo",
+    "lastAccountId",
+    "groupId",
+    "subject",
+    "displayName",
+    "label",
+    "spawnedBy",
+    "parentSessionKey",
+    "spawnDepth",
+    "archivedAt",
+)
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _id(value: Any) -> str | None:
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _json(value: Any, limit: int = 500) -> str:
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _small(value: Any) -> Any:
+    """Keep a value in extra only while it stays small: tool details can be whole files."""
+    if value is None or len(_json(value, _DETAILS_LIMIT + 1)) <= _DETAILS_LIMIT:
+        return value
+    return {"truncated": _json(value, _DETAILS_LIMIT)}
+
+
+def _compact(values: dict) -> dict:
+    return {k: v for k, v in values.items() if v not in ("", None)}
+
+
+def _usage(value: Any) -> dict[str, int]:
+    if not isinstance(value, dict):
+        return {}
+    usage = {}
+    for source, target in _USAGE.items():
+        count = value.get(source)
+        if isinstance(count, int | float) and not isinstance(count, bool):
+            usage[target] = int(count)
+    return usage
+
+
+# Session keys
+
+
+def parse_session_key(key: Any) -> dict[str, str]:
+    """The routing parts of a session key; parts that do not parse stay "".
+
+    myclaw labels each part: agent:main:channel:telegram:account:default:peer:direct:user_1.
+    OpenClaw writes them by position: agent:main:main, agent:main:direct:<peer>,
+    agent:main:<channel>[:<account>]:<direct|group|channel>:<peer>, with an
+    optional :thread:<id> tail, and agent:main:cron:..., subagent:..., acp:... scopes.
+    """
+    result = {"agent": "", "channel": "", "account": "", "peer_kind": "", "peer_id": ""}
+    if not isinstance(key, str):
+        return result
+    text = key.strip()
+    base, marker, thread = text.rpartition(":thread:")
+    if marker and base:
+        text, result["thread"] = base, thread
+    parts = [p for p in text.split(":") if p]
+    rest = parts
+    if len(parts) >= 2 and parts[0].lower() == "agent":
+        result["agent"], rest = parts[1], parts[2:]
+    if rest and rest[0] in _KEY_LABELS:
+        _parse_labelled(rest, result)
+    elif rest and rest[0] in _SCOPES:
+        result["scope"] = rest[0]
+    else:
+        _parse_positional(rest, result)
+    return result
+
+
+def _parse_labelled(rest: list[str], result: dict[str, str]) -> None:
+    index = 0
+    while index + 1 < len(rest):
+        label = rest[index]
+        if label == "peer":
+            result["peer_kind"], result["peer_id"] = rest[index + 1], ":".join(rest[index + 2 :])
+            return
+        if label not in ("channel", "account"):
+            return
+        result[label] = rest[index + 1]
+        index += 2
+
+
+def _parse_positional(rest: list[str], result: dict[str, str]) -> None:
+    kinds = [i for i, part in enumerate(rest[:3]) if part in _PEER_KINDS]
+    if kinds:
+        at = kinds[0]
+        result["peer_kind"], result["peer_id"] = rest[at], ":".join(rest[at + 1 :])
+        if at >= 1:
+            result["channel"] = rest[0]
+        if at == 2:
+            result["account"] = rest[1]
+    elif len(rest) == 1 and result["agent"]:
+        result["main_key"] = rest[0]
+
+
+# Lines
+
+
+def _block(item: Any) -> Block | None:
+    if isinstance(item, str):
+        return Block(TEXT, text=item)
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("type")
+    if kind == "text":
+        return Block(TEXT, text=_str(item.get("text")))
+    if kind == "thinking":
+        return Block(THINKING, text=_str(item.get("thinking")) or _str(item.get("text")))
+    if kind in ("toolCall", "tool_call"):
+        return Block(
+            TOOL_CALL,
+            name=_str(item.get("name")),
+            call_id=_str(item.get("id")),
+            arguments=item.get("arguments"),
+        )
+    if kind == "image":
+        mime = _str(item.get("mimeType")) or _str(item.get("mime_type"))
+        return Block(IMAGE, mime_type=mime, data=_str(item.get("data")))
+    # A block type this reader does not know yet: shown, never dropped.
+    return Block(TEXT, text=_str(item.get("text")) or f"[{kind}] {_json(item)}")
+
+
+def _blocks(content: Any) -> list[Block]:
+    if isinstance(content, str):
+        return [Block(TEXT, text=content)] if content else []
+    if not isinstance(content, list):
+        return []
+    return [block for block in map(_block, content) if block is not None]
+
+
+def _tool_result(content: Any, call_id: str, name: str, is_error: bool) -> list[Block]:
+    """One tool_result block with the flattened text; images the tool returned follow it."""
+    parts = _blocks(content)
+    text = "\n".join(b.text for b in parts if b.type == TEXT and b.text)
+    result = Block(TOOL_RESULT, text=text, name=name, call_id=call_id, is_error=is_error)
+    return [result] + [b for b in parts if b.type == IMAGE]
+
+
+def _bash(message: dict, call_id: str) -> list[Block]:
+    """A command the user ran with "!": shown as the call and its output, like a tool's."""
+    command = _str(message.get("command"))
+    exit_code = message.get("exitCode")
+    failed = message.get("cancelled") is True or (isinstance(exit_code, int) and exit_code != 0)
+    return [
+        Block(TOOL_CALL, name="bash", call_id=call_id, arguments={"command": command}),
+        Block(TOOL_RESULT, name="bash", call_id=call_id, text=_str(message.get("output")), is_error=failed),
+    ]
+
+
+def _assistant_extra(source: dict) -> dict:
+    return _compact(
+        {
+            "provider": _str(source.get("provider")),
+            "api": _str(source.get("api")),
+            "stop_reason": _str(source.get("stopReason")),
+            "error_message": _str(source.get("errorMessage")),
+        }
+    )
+
+
+def _message(obj: dict, line: int) -> Entry:
+    message = obj.get("message")
+    if not isinstance(message, dict):
+        message = {}
+    written = _str(message.get("role"))
+    entry = Entry(
+        id=_id(obj.get("id")) or f"line:{line}",
+        parent_id=_id(obj.get("parentId")),
+        kind=MESSAGE,
+        role=_ROLES.get(written, written),
+        timestamp=parse_timestamp(obj.get("timestamp")) or parse_timestamp(message.get("timestamp")),
+        model=_str(message.get("model")),
+        usage=_usage(message.get("usage")),
+        extra=_assistant_extra(message),
+    )
+    entry.is_meta = entry.extra.get("provider") == "openclaw" and entry.model in _TRANSCRIPT_ONLY_MODELS
+    if written == "toolResult":
+        entry.blocks = _tool_result(
+            message.get("content"),
+            _str(message.get("toolCallId")),
+            _str(message.get("toolName")),
+            message.get("isError") is True,
+        )
+    elif written == "bashExecution":
+        entry.subtype = written
+        entry.blocks = _bash(message, f"bash:{entry.id}")
+        entry.extra |= _compact(
+            {
+                "exit_code": message.get("exitCode"),
+                "cancelled": message.get("cancelled"),
+                "truncated": message.get("truncated"),
+                "full_output_path": _str(message.get("fullOutputPath")),
+                "exclude_from_context": message.get("excludeFromContext"),
+            }
+        )
+    else:
+        entry.blocks = _blocks(message.get("content"))
+        entry.summary = _str(message.get("summary"))  # branchSummary, compactionSummary roles
+        entry.subtype = _str(message.get("customType"))  # custom (v3) and hookMessage (v2) roles
+        if isinstance(message.get("display"), bool):
+            entry.extra["display"] = message["display"]
+    if message.get("details") is not None:
+        entry.extra["details"] = _small(message["details"])
+    return entry
+
+
+def _flat(obj: dict, line: int) -> Entry:
+    """A myclaw line: role, content and ts, with model details under meta."""
+    meta = obj.get("meta")
+    if not isinstance(meta, dict):
+        meta = {}
+    written = _str(obj.get("role"))
+    entry = Entry(
+        id=f"line:{line}",
+        parent_id=None,
+        kind=MESSAGE,
+        role=_ROLES.get(written, written),
+        timestamp=parse_timestamp(obj.get("ts")) or parse_timestamp(obj.get("timestamp")),
+        model=_str(meta.get("model")),
+        usage=_usage(meta.get("usage")),
+        extra=_assistant_extra(meta),
+    )
+    call_id = _str(obj.get("toolCallId"))
+    if entry.role == TOOL or call_id:
+        entry.role = TOOL
+        name = _str(meta.get("toolName")) or _str(obj.get("toolName"))
+        is_error = meta.get("isError") is True or obj.get("isError") is True
+        entry.blocks = _tool_result(obj.get("content"), call_id, name, is_error)
+        return entry
+    # contentBlocks is the full reply (tool calls included); content is its text.
+    blocks = meta.get("contentBlocks")
+    entry.blocks = _blocks(blocks) if isinstance(blocks, list) else []
+    if not any(b.type == TEXT and b.text for b in entry.blocks):
+        entry.blocks = _blocks(obj.get("content")) + entry.blocks
+    return entry
+
+
+def _header(obj: dict, entry_id: str) -> Entry:
+    extra = {
+        "session_id": _str(obj.get("id")),
+        "cwd": _str(obj.get("cwd")),
+        "version": obj.get("version"),
+        "provider": _str(obj.get("provider")),
+        "model_id": _str(obj.get("modelId")),
+        "thinking_level": _str(obj.get("thinkingLevel")),
+        "parent_session_path": _str(obj.get("parentSession")),
+        "session_key": _str(obj.get("sessionKey")),
+    }
+    return Entry(
+        id=entry_id,
+        parent_id=None,
+        kind=HEADER,
+        timestamp=parse_timestamp(obj.get("timestamp")) or parse_timestamp(obj.get("createdAt")),
+        model=_str(obj.get("modelId")),
+        extra=_compact(extra),
+    )
+
+
+def _setting(kind: str, obj: dict, entry: Entry) -> Entry:
+    """Entries that change or annotate the session rather than say something."""
+    entry.kind = kind
+    text = ""
+    if kind == "model_change":
+        provider, model = _str(obj.get("provider")), _str(obj.get("modelId"))
+        entry.model = model
+        entry.extra = _compact({"provider": provider, "model_id": model})
+        text = f"model: {provider}/{model}" if provider else f"model: {model}"
+    elif kind == "thinking_level_change":
+        level = _str(obj.get("thinkingLevel"))
+        entry.extra = _compact({"thinking_level": level})
+        text = f"thinking level: {level}"
+    elif kind == "custom":
+        entry.subtype = _str(obj.get("customType"))
+        entry.extra = _compact({"data": _small(obj.get("data"))})
+        text = f"{entry.subtype}: {_json(obj.get('data'), 200)}"
+    elif kind == "custom_message":
+        entry.subtype = _str(obj.get("customType"))
+        entry.blocks = _blocks(obj.get("content"))
+        entry.extra = _compact({"display": obj.get("display"), "details": _small(obj.get("details"))})
+    elif kind == "label":
+        label = _str(obj.get("label"))
+        entry.extra = _compact({"target_id": _str(obj.get("targetId")), "label": label})
+        text = f"label: {label}" if label else "label cleared"
+    elif kind == "session_info":
+        entry.summary = _str(obj.get("name"))  # the session's name: the indexer titles by it
+        entry.extra = _compact({"name": entry.summary})
+    if text:
+        entry.blocks = [Block(TEXT, text=text)]
+    return entry
+
+
+def parse_line(obj: dict, line: int) -> Entry:
+    kind = obj.get("type")
+    if kind is None and "role" in obj:
+        return _flat(obj, line)
+    entry_id = _id(obj.get("id")) or f"line:{line}"
+    if kind == "session":
+        return _header(obj, entry_id)
+    if kind == "message":
+        return _message(obj, line)
+    entry = Entry(
+        id=entry_id,
+        parent_id=_id(obj.get("parentId")),
+        kind=RAW,
+        timestamp=parse_timestamp(obj.get("timestamp")),
+    )
+    if kind == "compaction":
+        entry.kind = COMPACTION
+        entry.summary = _str(obj.get("summary"))
+        entry.first_kept_id = _str(obj.get("firstKeptEntryId"))
+        entry.extra = _compact(
+            {
+                "tokens_before": obj.get("tokensBefore"),
+                "details": _small(obj.get("details")),
+                "from_hook": obj.get("fromHook"),
+            }
+        )
+    elif kind == "branch_summary":
+        entry.kind = BRANCH
+        entry.summary = _str(obj.get("summary"))
+        entry.extra = _compact(
+            {
+                "from_id": _str(obj.get("fromId")),
+                "details": _small(obj.get("details")),
+                "from_hook": obj.get("fromHook"),
+            }
+        )
+    elif kind in SETTING_KINDS:
+        _setting(kind, obj, entry)
+    else:
+        entry.subtype, entry.raw = _str(kind), obj
+    return entry
+
+
+# Discovery
+
+
+def _subdirs(folder: Path) -> list[Path]:
+    try:
+        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return []
+
+
+def _transcript_name(name: str) -> tuple[str, str, str] | None:
+    """(session file stem, status, retirement time as written), or None for other files."""
+    if name.endswith(".jsonl"):
+        if name.endswith(".trajectory.jsonl") or _CHECKPOINT.search(name):
+            return None
+        return name[: -len(".jsonl")], "active", ""
+    match = _RETIRED.match(name)
+    if match and not match["time"].endswith(_COMPRESSED):
+        return match["stem"], match["status"], match["time"]
+    return None
+
+
+def parse_retired_time(text: str) -> str:
+    """The ISO time of a .reset.<time> or .deleted.<time> suffix, "" if it is not a time."""
+    if text.isdigit():
+        moment = parse_timestamp(int(text))
+    else:
+        date, sep, clock = text.partition("T")
+        moment = parse_timestamp(f"{date}T{clock.replace('-', ':')}" if sep else text)
+    return moment.isoformat() if moment else ""
+
+
+def _first(path: Path) -> dict | None:
+    try:
+        with open(path, "rb") as handle:
+            for raw in islice(handle, 5):
+                if raw.strip():
+                    obj = orjson.loads(raw)
+                    return obj if isinstance(obj, dict) else None
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return None
+
+
+def _folder_agent(folder: Path) -> str:
+    """agents/<agent>/sessions/ names its agent."""
+    if folder.name == "sessions" and folder.parent.parent.name == "agents":
+        return folder.parent.name
+    return ""
+
+
+def _session_dirs(root: Path, depth: int = 0) -> list[tuple[Path, str, bool]]:
+    """(folder, agent, trusted): trusted folders are OpenClaw's own, so every transcript counts."""
+    agents = root if root.name == "agents" else root / "agents"
+    if agents.is_dir() and not (root / "sessions.json").exists():
+        found = [
+            (child / "sessions", child.name, True)
+            for child in _subdirs(agents)
+            if (child / "sessions").is_dir()
+        ]
+        if found:
+            return found
+    if (root / "sessions.json").is_file() or root.name == "sessions":
+        base = root
+    elif (root / "sessions").is_dir():
+        base = root / "sessions"
+    else:
+        # A folder of loose transcripts, or of layouts (a copy of several installs).
+        found = [(root, "", False)]
+        for sub in _subdirs(root):
+            found += _session_dirs(sub, depth + 1) if depth < 2 else [(sub, "", False)]
+        return found
+    # pi itself keeps one subfolder per working directory under sessions/.
+    return [(base, _folder_agent(base), True)] + [(sub, "", False) for sub in _subdirs(base)]
+
+
+def _load_index(folder: Path) -> tuple[dict[str, tuple[str, dict]], str]:
+    """sessions.json as transcript file name -> (session key, entry), and why it could not be read."""
+    path = folder / "sessions.json"
+    if not path.is_file():
+        return {}, ""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as error:
+        return {}, f"sessions.json unreadable: {error}"
+    if not isinstance(data, dict):
+        return {}, "sessions.json is not an object"
+    by_name: dict[str, tuple[str, dict]] = {}
+    for key, meta in sorted(data.items()):
+        if not isinstance(meta, dict):
+            continue
+        names = []
+        if session_file := _str(meta.get("sessionFile")):
+            # Absolute paths, possibly Windows ones, name the file in this folder.
+            names.append(re.split(r"[\\/]", session_file)[-1])
+        if session_id := _str(meta.get("sessionId")):
+            names.append(f"{session_id}.jsonl")
+        for name in names:
+            by_name.setdefault(name, (key, meta))
+    return by_name, ""
+
+
+def _session_file(
+    path: Path, key: str, status: str, agent: str, listed: tuple[str, dict] | None
+) -> SessionFile:
+    session_key, meta = listed or ("", {})
+    stem = path.name.split(".jsonl", 1)[0]
+    if not session_key and stem.startswith("agent__"):
+        session_key = stem.replace("__", ":")  # a myclaw transcript sessions.json does not list
+    parts = parse_session_key(session_key)
+    origin = meta.get("origin") if isinstance(meta.get("origin"), dict) else {}
+    # A label the user set, else what the chat calls itself.
+    names = (meta.get("label"), meta.get("subject"), meta.get("displayName"), origin.get("label"))
+    title = next((name for name in names if isinstance(name, str) and name), "")
+    extra: dict[str, Any] = {
+        name: meta[name] for name in _INDEX_FIELDS if isinstance(meta.get(name), str | int | float)
+    }
+    if isinstance(meta.get("status"), str):
+        extra["run_status"] = meta["status"]  # a subagent run's outcome, not the file's status
+    extra |= _compact(
+        {"session_key": session_key, "thread": parts.get("thread"), "scope": parts.get("scope")}
+    )
+    return SessionFile(
+        path=path,
+        format=FORMAT,
+        key=key,
+        agent=agent or parts["agent"],
+        # lastChannel and lastAccountId stay in extra: a main session spans channels.
+        channel=parts["channel"] or _str(meta.get("channel")),
+        account=parts["account"],
+        peer_kind=parts["peer_kind"] or _str(meta.get("chatType")),
+        peer_id=parts["peer_id"],
+        title=title,
+        status=status,
+        extra=extra,
+    )
+
+
+def discover(root: Path) -> Iterator[SessionFile]:
+    """Every transcript under the root, listed in sessions.json or not.
+
+    The key is the transcript's path below the root up to ".jsonl", so a
+    transcript renamed on reset or delete keeps its key and only changes status.
+    """
+    seen: set[str] = set()
+    for folder, agent, trusted in _session_dirs(root):
+        try:
+            paths = sorted(p for p in folder.iterdir() if p.is_file())
+        except OSError:
+            continue
+        index, error = _load_index(folder) if trusted else ({}, "")
+        for path in paths:
+            name = _transcript_name(path.name)
+            if name is None or (not trusted and not looks_like(path, _first(path))):
+                continue
+            stem, status, retired = name
+            key = (path.parent.relative_to(root) / stem).as_posix()
+            if key in seen:
+                key = path.relative_to(root).as_posix()
+            seen.add(key)
+            found = _session_file(path, key, status, agent, index.get(f"{stem}.jsonl"))
+            if retired:
+                found.extra["retired_at"] = parse_retired_time(retired) or retired
+            if error:
+                found.extra["sessions_json_error"] = error
+            yield found
+
+
+# Detection
+
+
+def _is_openclaw_object(first: dict) -> bool:
+    if any(k in first for k in ("parentUuid", "parent_id", "msg_id", "jid")):
+        return False  # Claude Code, the Go agent, Fluux
+    kind = first.get("type")
+    if kind == "session":
+        version = first.get("version")
+        if "sessionKey" in first or (
+            isinstance(version, int) and not isinstance(version, bool) and version >= 2
+        ):
+            return True
+        # pi v1 wrote no version; the Go agent writes version 1 and no model.
+        return "provider" in first or "modelId" in first or (version is None and "cwd" in first)
+    if "parentId" in first or "sessionKey" in first:
+        return True
+    if "sessionId" in first:
+        return False
+    if kind == "message":
+        return isinstance(first.get("message"), dict)
+    return kind is None and "role" in first and "ts" in first
+
+
+def looks_like(path: Path, first: dict | None) -> bool:
+    if path.is_dir():
+        if (path / "sessions.json").is_file() or (path / "sessions" / "sessions.json").is_file():
+            return True
+        agents = path if path.name == "agents" else path / "agents"
+        if agents.is_dir() and any((child / "sessions").is_dir() for child in _subdirs(agents)):
+            return True
+        candidates = (
+            p
+            for folder in [path, *_subdirs(path)]
+            for p in sorted(folder.glob("*.jsonl*"))
+            if _transcript_name(p.name) and p.is_file()
+        )
+        return any(_is_openclaw_object(obj) for obj in map(_first, islice(candidates, _LOOSE_SAMPLE)) if obj)
+    return isinstance(first, dict) and _is_openclaw_object(first)

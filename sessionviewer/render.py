@@ -1,0 +1,196 @@
+"""Turn untrusted transcript text into safe HTML: the only place that does.
+
+Transcripts are untrusted input, so every function here returns HTML that is
+safe to mark as such in a template, and every one passes its input through
+`neutralise` first.
+
+- `render_markdown(text)`: a message body. markdown-it-py (CommonMark plus
+  tables and strikethrough) with raw HTML *disabled*, so `<script>` in the
+  source is shown as text; fenced code is highlighted by Pygments; then
+  `nh3.clean` with an explicit allow-list as a second line of defence. Links
+  keep only http, https, mailto and relative URLs and get
+  rel="noopener noreferrer nofollow". Markdown images are rendered as links
+  ("[image: alt]") and never loaded, so a transcript cannot make the browser
+  fetch a remote resource; an image inside a link becomes its alt text.
+- `highlight_code(code, language)`: `<pre class="highlight"><code>` with
+  Pygments spans. An unknown or missing language gives escaped plain code; we
+  do not guess, since guesses are slow and often wrong on tool output. Code
+  over `HIGHLIGHT_LIMIT` characters is also shown plain, to bound the cost.
+- `render_json(value)`: pretty, highlighted JSON for tool call arguments. A
+  string holding a JSON object or array (OpenAI-style arguments) is parsed
+  first.
+- `render_plain(text)`: escaped text in `<pre class="plain">`, for tool output.
+- `neutralise(text)`: replaces control characters (C0 except newline and tab,
+  DEL, C1), bidirectional overrides and isolates, directional marks and lone
+  surrogates by their escaped code point, e.g. "\\u202e", so they are visible
+  and inert. CRLF becomes LF first; a lone CR is shown as "\\u000d".
+- `clip_long_lines(text, limit)`: cuts lines over `MAX_LINE` characters with a
+  marker; all render functions apply it so pages stay readable.
+- `truncate(text, limit)`: cuts huge outputs at a code point boundary and says
+  whether it did; callers decide where and show that it happened.
+
+Highlighting CSS lives in static/css/pygments.css, scoped under `.highlight`.
+"""
+
+import html
+import json
+import re
+from functools import lru_cache
+
+import nh3
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name
+from pygments.token import STANDARD_TYPES
+from pygments.util import ClassNotFound
+
+MAX_LINE = 10_000
+# Pygments' Python lexer manages about 250 KB/s; longer code is shown plain.
+HIGHLIGHT_LIMIT = 20_000
+
+# C0 except \t and \n, DEL, C1, ALM, LRM/RLM, LRE..RLO, LRI..PDI, and lone
+# surrogates (which json.loads lets through and which cannot be encoded as UTF-8).
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+ALLOWED_TAGS = {
+    "a", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr",
+    "li", "ol", "p", "pre", "s", "span", "strong", "table", "tbody", "td", "th", "thead",
+    "tr", "ul",
+}  # fmt: skip
+# `rel` is set by nh3 itself (link_rel), so it is not in this list; `class` is
+# governed separately by ALLOWED_CLASSES.
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
+ALLOWED_CLASSES = {
+    "pre": {"highlight"},
+    "span": {name for name in STANDARD_TYPES.values() if name},
+}
+URL_SCHEMES = {"http", "https", "mailto"}
+LINK_REL = "noopener noreferrer nofollow"
+
+_formatter = HtmlFormatter(nowrap=True)
+
+
+@lru_cache(maxsize=128)
+def _lexer(language: str) -> Lexer | None:
+    try:
+        return get_lexer_by_name(language, stripnl=False)
+    except ClassNotFound:
+        return None
+
+
+def neutralise(text: str) -> str:
+    text = text.replace("\r\n", "\n")
+    if not _INVISIBLE.search(text):
+        return text
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def clip_long_lines(text: str, limit: int = MAX_LINE) -> str:
+    if len(text) <= limit:
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if len(line) > limit:
+            lines[i] = f"{line[:limit]} … [line cut: {len(line) - limit:,} more characters]"
+    return "\n".join(lines)
+
+
+def truncate(text: str, limit: int) -> tuple[str, bool]:
+    if limit < 0:
+        raise ValueError("limit must not be negative")
+    if len(text) <= limit:
+        return text, False
+    # Python slices never split a code point; drop a dangling high surrogate
+    # so the cut cannot create an unencodable string.
+    cut = text[:limit]
+    if cut and "\ud800" <= cut[-1] <= "\udbff":
+        cut = cut[:-1]
+    return cut, True
+
+
+def _prepare(text: str) -> str:
+    return clip_long_lines(neutralise(text))
+
+
+def _highlight(code: str, language: str | None) -> str:
+    lexer = None
+    if language and language.strip() and len(code) <= HIGHLIGHT_LIMIT:
+        lexer = _lexer(language.strip().lower())
+    body = highlight(code, lexer, _formatter) if lexer else html.escape(code, quote=False)
+    return f'<pre class="highlight"><code>{body}</code></pre>'
+
+
+def highlight_code(code: str, language: str | None) -> str:
+    return _highlight(_prepare(code), language)
+
+
+def render_plain(text: str) -> str:
+    return f'<pre class="plain">{html.escape(_prepare(text), quote=False)}</pre>'
+
+
+def render_json(value: object) -> str:
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):  # deep nesting overflows json's recursion
+            parsed = None
+        if isinstance(parsed, dict | list):
+            value = parsed
+    return _highlight(_prepare(json.dumps(value, indent=2, ensure_ascii=False, default=str)), "json")
+
+
+def _fence(code: str, language: str, attrs: str) -> str:
+    # Starts with "<pre", so markdown-it uses it as is instead of wrapping it.
+    return _highlight(code, language)
+
+
+def _mark_images_in_links(state) -> None:
+    # One pass per paragraph, so a message full of images stays linear.
+    for token in state.tokens:
+        depth = 0
+        for child in token.children or []:
+            if child.type == "link_open":
+                depth += 1
+            elif child.type == "link_close":
+                depth -= 1
+            elif child.type == "image" and depth > 0:
+                child.meta["in_link"] = True
+
+
+def _image_as_link(self, tokens, idx, options, env) -> str:
+    token = tokens[idx]
+    alt = self.renderInlineAsText(token.children or [], options, env)
+    label = escapeHtml(f"[image: {alt}]" if alt else "[image]")
+    if token.meta.get("in_link"):
+        # A badge inside a link: nested anchors are invalid, so keep the text only.
+        return label
+    href = escapeHtml(str(token.attrGet("src") or ""))
+    title = token.attrGet("title")
+    title_attr = f' title="{escapeHtml(str(title))}"' if title else ""
+    return f'<a href="{href}"{title_attr}>{label}</a>'
+
+
+_md = MarkdownIt("commonmark", {"html": False, "linkify": False, "highlight": _fence}).enable(
+    ["table", "strikethrough"]
+)
+_md.core.ruler.push("mark_images_in_links", _mark_images_in_links)
+_md.add_render_rule("image", _image_as_link)
+
+
+def render_markdown(text: str) -> str:
+    rendered = _md.render(_prepare(text))
+    return nh3.clean(
+        rendered,
+        tags=ALLOWED_TAGS,
+        clean_content_tags={"script", "style"},
+        attributes=ALLOWED_ATTRIBUTES,
+        allowed_classes=ALLOWED_CLASSES,
+        url_schemes=URL_SCHEMES,
+        link_rel=LINK_REL,
+        strip_comments=True,
+    )

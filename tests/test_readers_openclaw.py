@@ -1,0 +1,553 @@
+from pathlib import Path
+
+import orjson
+import pytest
+
+from sessionviewer.readers import (
+    ASSISTANT,
+    BRANCH,
+    COMPACTION,
+    HEADER,
+    IMAGE,
+    MESSAGE,
+    RAW,
+    TEXT,
+    THINKING,
+    TOOL,
+    TOOL_CALL,
+    TOOL_RESULT,
+    USER,
+    openclaw,
+    read_session,
+)
+from tests.conftest import SAMPLES as SHARED_SAMPLES
+
+FIXTURES = Path(__file__).parent / "fixtures" / "openclaw"
+SAMPLES = SHARED_SAMPLES / "openclaw"
+MYCLAW = FIXTURES / "myclaw" / "sessions"
+AGENTS = FIXTURES / "agents_layout"
+TELEGRAM = "agent__main__channel__telegram__account__default__peer__direct__user_1001"
+
+
+def read(path: Path):
+    result = read_session(path, openclaw.FORMAT)
+    assert result.problems == []
+    return result.entries
+
+
+def by_id(entries, entry_id):
+    return next(e for e in entries if e.id == entry_id)
+
+
+def v3(entry_id):
+    return by_id(read(FIXTURES / "pi_v3_all_kinds.jsonl"), entry_id)
+
+
+def write(path: Path, *objects) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objects))
+    return path
+
+
+PI_HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-03-08T12:00:00Z", "cwd": "/p"}
+
+
+# pi entries
+
+
+def test_openclaw_reader_reads_v3_header_with_cwd_and_parent_session():
+    header = read(FIXTURES / "pi_v3_all_kinds.jsonl")[0]
+    assert header.kind == HEADER
+    assert header.extra["session_id"] == "5a5a5a5a-0000-4000-8000-000000000003"
+    assert header.extra["cwd"] == "/home/user/work"
+    assert header.extra["version"] == 3
+    assert header.extra["parent_session_path"].endswith("4b4b4b4b-0000-4000-8000-000000000002.jsonl")
+
+
+def test_openclaw_reader_links_v3_entries_by_id_and_parent_id():
+    entries = read(FIXTURES / "pi_v3_all_kinds.jsonl")
+    assert (entries[1].id, entries[1].parent_id) == ("e0000001", None)
+    assert (entries[2].id, entries[2].parent_id) == ("e0000002", "e0000001")
+
+
+def test_openclaw_reader_reads_string_user_content_as_text():
+    entry = v3("e0000001")
+    assert (entry.kind, entry.role) == (MESSAGE, USER)
+    assert [(b.type, b.text) for b in entry.blocks] == [(TEXT, "Read the notes, please.")]
+    assert entry.is_prompt
+
+
+def test_openclaw_reader_reads_thinking_text_and_parallel_tool_calls():
+    entry = v3("e0000002")
+    assert entry.role == ASSISTANT
+    assert [b.type for b in entry.blocks] == [THINKING, TEXT, TOOL_CALL, TOOL_CALL]
+    assert [(b.call_id, b.name, b.arguments) for b in entry.blocks[2:]] == [
+        ("call_a", "read", {"path": "notes.md"}),
+        ("call_b", "read", {"path": "photo.png"}),
+    ]
+
+
+def test_openclaw_reader_maps_usage_and_keeps_provider_api_and_stop_reason():
+    entry = v3("e0000002")
+    assert entry.model == "claude-sonnet-4-5"
+    assert entry.usage == {"input": 100, "output": 40, "cache_read": 60, "cache_write": 10}
+    assert entry.extra == {"provider": "anthropic", "api": "anthropic-messages", "stop_reason": "toolUse"}
+
+
+def test_openclaw_reader_turns_tool_result_into_tool_result_block_with_details():
+    entry = v3("e0000003")
+    assert entry.role == TOOL
+    result = entry.blocks[0]
+    assert (result.type, result.call_id, result.name, result.is_error) == (
+        TOOL_RESULT,
+        "call_a",
+        "read",
+        False,
+    )
+    assert result.text == "# Notes\nbuy milk"
+    assert entry.extra["details"] == {"lines": 2}
+
+
+def test_openclaw_reader_keeps_tool_result_images_and_error_flag():
+    entry = v3("e0000004")
+    assert [b.type for b in entry.blocks] == [TOOL_RESULT, IMAGE]
+    assert entry.blocks[0].is_error
+    assert entry.blocks[1].mime_type == "image/png"
+
+
+def test_openclaw_reader_shrinks_large_tool_details():
+    entry = openclaw.parse_line(
+        {"type": "message", "id": "x", "message": {"role": "toolResult", "details": {"diff": "x" * 10_000}}},
+        2,
+    )
+    assert list(entry.extra["details"]) == ["truncated"]
+    assert len(entry.extra["details"]["truncated"]) < 2100
+
+
+def test_openclaw_reader_keeps_empty_error_turn_as_an_entry():
+    entry = v3("e0000005")
+    assert (entry.kind, entry.role, entry.blocks) == (MESSAGE, ASSISTANT, [])
+    assert entry.extra["stop_reason"] == "error"
+    assert entry.extra["error_message"] == "fetch failed"
+
+
+def test_openclaw_reader_shows_bash_execution_as_tool_call_and_result():
+    entry = v3("e0000006")
+    assert (entry.role, entry.subtype) == (TOOL, "bashExecution")
+    call, result = entry.blocks
+    assert (call.type, call.name, call.arguments) == (TOOL_CALL, "bash", {"command": "git status"})
+    assert (result.type, result.call_id, result.is_error) == (TOOL_RESULT, call.call_id, True)
+    assert result.text == "fatal: not a git repository"
+    assert entry.extra["exit_code"] == 128
+    assert not entry.is_prompt
+
+
+def test_openclaw_reader_keeps_custom_role_message_as_written():
+    entry = v3("e0000007")
+    assert (entry.kind, entry.role, entry.subtype) == (MESSAGE, "custom", "reminder")
+    assert entry.text == "Remember the deadline."
+    assert entry.extra["display"] is True
+
+
+def test_openclaw_reader_marks_compaction_first_kept_entry():
+    entry = v3("e0000008")
+    assert entry.kind == COMPACTION
+    assert entry.first_kept_id == "e0000005"
+    assert entry.summary == "User asked to read notes."
+    assert entry.extra == {"tokens_before": 50000}
+
+
+def test_openclaw_reader_reads_branch_summary_as_branch():
+    entry = v3("e0000009")
+    assert (entry.kind, entry.parent_id) == (BRANCH, "e0000002")
+    assert entry.summary == "The abandoned branch read the notes."
+    assert entry.extra == {"from_id": "e0000008"}
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "kind", "text"),
+    [
+        ("e0000010", "model_change", "model: openai/gpt-5.1"),
+        ("e0000011", "thinking_level_change", "thinking level: high"),
+        ("e0000012", "custom", 'model-snapshot: {"provider":"openai","modelId":"gpt-5.1"}'),
+        ("e0000013", "custom_message", "Injected context."),
+        ("e0000014", "label", "label: start"),
+        ("e0000015", "session_info", "Reading notes"),
+    ],
+)
+def test_openclaw_reader_keeps_setting_entries_under_their_type_with_short_text(entry_id, kind, text):
+    entry = v3(entry_id)
+    assert entry.kind == kind
+    assert entry.text == text
+
+
+def test_openclaw_reader_gives_session_info_name_as_summary():
+    assert v3("e0000015").summary == "Reading notes"
+
+
+def test_openclaw_reader_keeps_model_of_model_change():
+    entry = v3("e0000010")
+    assert entry.model == "gpt-5.1"
+    assert entry.extra == {"provider": "openai", "model_id": "gpt-5.1"}
+
+
+def test_openclaw_reader_keeps_unknown_type_raw():
+    entry = v3("e0000016")
+    assert (entry.kind, entry.subtype, entry.parent_id) == (RAW, "future_kind", "e0000015")
+    assert entry.raw["whatever"] == [1, 2]
+
+
+def test_openclaw_reader_marks_gateway_injected_turn_as_meta():
+    entry = v3("e0000017")
+    assert entry.is_meta
+    assert entry.role == ASSISTANT
+    assert not v3("e0000002").is_meta
+
+
+def test_openclaw_reader_reads_v1_without_ids_as_line_ids_without_parents():
+    entries = read(FIXTURES / "pi_v1_without_ids.jsonl")
+    assert [(e.id, e.parent_id, e.kind) for e in entries] == [
+        ("6c6c6c6c-0000-4000-8000-000000000001", None, HEADER),
+        ("line:2", None, MESSAGE),
+        ("line:3", None, "model_change"),
+        ("line:4", None, MESSAGE),
+        ("line:5", None, MESSAGE),
+        ("line:6", None, "thinking_level_change"),
+    ]
+
+
+def test_openclaw_reader_reads_v1_header_model_and_thinking_level():
+    header = read(FIXTURES / "pi_v1_without_ids.jsonl")[0]
+    assert header.model == "claude-sonnet-4-5"
+    assert header.extra["provider"] == "anthropic"
+    assert header.extra["thinking_level"] == "off"
+    assert "version" not in header.extra
+
+
+def test_openclaw_reader_copes_with_wrong_types_without_raising():
+    odd = [
+        {"type": "message", "id": 5, "parentId": [], "message": "text"},
+        {
+            "type": "message",
+            "message": {"role": "assistant", "content": [None, 3, {"type": "audio"}], "usage": []},
+        },
+        {"type": "compaction", "summary": 1, "firstKeptEntryId": None, "tokensBefore": "many"},
+        {"type": "label", "label": None},
+        {"type": None, "role": None, "content": {"a": 1}},
+        {},
+    ]
+    entries = [openclaw.parse_line(obj, n) for n, obj in enumerate(odd, 1)]
+    assert entries[0].id == "5" and entries[0].parent_id is None
+    assert entries[1].blocks[0].text.startswith("[audio]")
+    assert entries[2].first_kept_id == ""
+    assert entries[3].text == "label cleared"
+    assert entries[4].kind == MESSAGE
+    assert entries[5].kind == RAW
+
+
+# myclaw flat lines
+
+
+def test_openclaw_reader_reads_myclaw_header_with_session_key_and_created_at():
+    header = read(MYCLAW / f"{TELEGRAM}.jsonl")[0]
+    assert header.kind == HEADER
+    assert header.extra == {
+        "session_key": "agent:main:channel:telegram:account:default:peer:direct:user_1001"
+    }
+    assert header.timestamp.isoformat() == "2024-02-15T12:26:40+00:00"
+
+
+def test_openclaw_reader_gives_flat_lines_line_ids_and_no_parent():
+    entries = read(MYCLAW / f"{TELEGRAM}.jsonl")
+    assert [(e.id, e.parent_id) for e in entries[1:]] == [
+        ("line:2", None),
+        ("line:3", None),
+        ("line:4", None),
+        ("line:5", None),
+    ]
+    assert entries[1].text == "What's the weather?"
+
+
+def test_openclaw_reader_reads_flat_assistant_content_blocks_and_meta():
+    entry = read(MYCLAW / f"{TELEGRAM}.jsonl")[2]
+    assert [(b.type, b.call_id, b.name) for b in entry.blocks] == [(TOOL_CALL, "toolu_1", "weather")]
+    assert entry.model == "claude-sonnet-4-5"
+    assert entry.usage == {"input": 10, "output": 5, "cache_read": 0, "cache_write": 0}
+    assert entry.extra["stop_reason"] == "toolUse"
+
+
+def test_openclaw_reader_reads_flat_tool_line_as_tool_result():
+    entry = read(MYCLAW / f"{TELEGRAM}.jsonl")[3]
+    assert entry.role == TOOL
+    result = entry.blocks[0]
+    assert (result.type, result.call_id, result.name, result.text) == (
+        TOOL_RESULT,
+        "toolu_1",
+        "weather",
+        "Sunny, 21°C",
+    )
+
+
+def test_openclaw_reader_reads_flat_block_content():
+    entry = read(MYCLAW / "agent__main__channel__slack__account__work__peer__group__c0ffee.jsonl")[1]
+    assert entry.text == "Standup notes?"
+
+
+# session keys
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        (
+            "agent:main:channel:telegram:account:default:peer:direct:user_123456",
+            {
+                "agent": "main",
+                "channel": "telegram",
+                "account": "default",
+                "peer_kind": "direct",
+                "peer_id": "user_123456",
+            },
+        ),
+        ("agent:main:main", {"agent": "main", "main_key": "main"}),
+        (
+            "agent:main:telegram:group:123",
+            {"agent": "main", "channel": "telegram", "peer_kind": "group", "peer_id": "123"},
+        ),
+        (
+            "agent:main:discord:work:direct:42",
+            {
+                "agent": "main",
+                "channel": "discord",
+                "account": "work",
+                "peer_kind": "direct",
+                "peer_id": "42",
+            },
+        ),
+        ("agent:main:direct:+15551234", {"agent": "main", "peer_kind": "direct", "peer_id": "+15551234"}),
+        (
+            "agent:main:matrix:channel:!room:example.org:thread:$ev",
+            {
+                "agent": "main",
+                "channel": "matrix",
+                "peer_kind": "channel",
+                "peer_id": "!room:example.org",
+                "thread": "$ev",
+            },
+        ),
+        ("agent:ops:subagent:1b2c", {"agent": "ops", "scope": "subagent"}),
+        ("agent:main:channel:telegram", {"agent": "main", "channel": "telegram"}),
+        ("telegram:group:123", {"channel": "telegram", "peer_kind": "group", "peer_id": "123"}),
+        ("not a key", {}),
+        ("", {}),
+        (None, {}),
+    ],
+)
+def test_parse_session_key_keeps_the_parts_that_parse(key, expected):
+    empty = {"agent": "", "channel": "", "account": "", "peer_kind": "", "peer_id": ""}
+    assert openclaw.parse_session_key(key) == empty | expected
+
+
+# discovery
+
+
+def found(root: Path) -> dict:
+    return {f.key: f for f in openclaw.discover(root)}
+
+
+def test_openclaw_discover_fills_session_from_myclaw_sessions_json():
+    session = found(MYCLAW)[TELEGRAM]
+    assert session.path == MYCLAW / f"{TELEGRAM}.jsonl"
+    assert (session.agent, session.channel, session.account) == ("main", "telegram", "default")
+    assert (session.peer_kind, session.peer_id) == ("direct", "user_1001")
+    assert session.title == "Weather chat"
+    assert session.status == "active"
+    assert session.extra["model"] == "anthropic/claude-sonnet-4-5"
+    assert session.extra["totalTokens"] == 1234
+    assert session.extra["updatedAt"] == 1708000060000
+    assert session.extra["chatType"] == "direct"
+    assert session.extra["session_key"] == "agent:main:channel:telegram:account:default:peer:direct:user_1001"
+    assert "skillsSnapshot" not in session.extra
+
+
+def test_openclaw_discover_parses_key_of_unlisted_myclaw_transcript_from_its_name():
+    session = found(MYCLAW)["agent__main__channel__slack__account__work__peer__group__c0ffee"]
+    assert (session.channel, session.account, session.peer_kind, session.peer_id) == (
+        "slack",
+        "work",
+        "group",
+        "c0ffee",
+    )
+
+
+def test_openclaw_discover_matches_transcripts_by_session_id_in_agents_layout():
+    sessions = found(AGENTS)
+    main = sessions["agents/main/sessions/1a1a1a1a-0000-4000-8000-000000000001"]
+    assert main.agent == "main"
+    assert main.extra["session_key"] == "agent:main:main"
+    assert main.extra["model"] == "gpt-5.4"
+    assert main.title == "Alice"
+    group = sessions["agents/main/sessions/2b2b2b2b-0000-4000-8000-000000000002"]
+    assert (group.channel, group.peer_kind, group.peer_id) == ("telegram", "group", "-100123")
+    assert group.extra["thread"] == "42"
+    assert group.title == "Family"
+
+
+def test_openclaw_discover_includes_transcripts_sessions_json_does_not_list():
+    session = found(AGENTS)["agents/main/sessions/5e5e5e5e-0000-4000-8000-000000000005"]
+    assert (session.agent, session.status, session.extra) == ("main", "active", {})
+
+
+def test_openclaw_discover_includes_reset_and_deleted_transcripts_with_status_and_time():
+    sessions = found(AGENTS)
+    reset = sessions["agents/main/sessions/3c3c3c3c-0000-4000-8000-000000000003"]
+    assert reset.status == "reset"
+    assert reset.extra["retired_at"] == "2026-01-01T00:00:00+00:00"
+    deleted = sessions["agents/main/sessions/4d4d4d4d-0000-4000-8000-000000000004"]
+    assert deleted.status == "deleted"
+    assert deleted.extra["retired_at"] == "2026-02-03T04:05:06.789000+00:00"
+    assert read(deleted.path)[1].text == "hello"
+
+
+def test_openclaw_discover_keeps_the_key_when_a_transcript_is_reset(tmp_path):
+    write(tmp_path / "sessions" / "abc.jsonl", PI_HEADER)
+    before = list(openclaw.discover(tmp_path))
+    (tmp_path / "sessions" / "abc.jsonl").rename(
+        tmp_path / "sessions" / "abc.jsonl.reset.2026-01-01T00-00-00.000Z"
+    )
+    after = list(openclaw.discover(tmp_path))
+    assert [f.key for f in before] == [f.key for f in after] == ["sessions/abc"]
+    assert after[0].status == "reset"
+
+
+def test_openclaw_discover_skips_trajectory_and_checkpoint_files():
+    names = [f.path.name for f in openclaw.discover(AGENTS)]
+    assert not [n for n in names if ".trajectory." in n or ".checkpoint." in n]
+    assert len(names) == 6
+
+
+def test_openclaw_discover_survives_sessions_json_that_is_not_json():
+    session = found(AGENTS)["agents/ops/sessions/6f6f6f6f-0000-4000-8000-000000000006"]
+    assert session.agent == "ops"
+    assert session.extra["sessions_json_error"].startswith("sessions.json unreadable")
+
+
+def test_openclaw_discover_accepts_agents_folder_and_sessions_folder_as_root():
+    assert len(found(AGENTS / "agents")) == 6
+    assert set(found(AGENTS / "agents" / "main" / "sessions")) == {
+        "1a1a1a1a-0000-4000-8000-000000000001",
+        "2b2b2b2b-0000-4000-8000-000000000002",
+        "3c3c3c3c-0000-4000-8000-000000000003",
+        "4d4d4d4d-0000-4000-8000-000000000004",
+        "5e5e5e5e-0000-4000-8000-000000000005",
+    }
+
+
+def test_openclaw_discover_reads_folder_of_loose_pi_files_and_nested_layouts():
+    keys = list(found(FIXTURES))
+    assert keys[:2] == ["pi_v1_without_ids", "pi_v3_all_kinds"]
+    assert f"myclaw/sessions/{TELEGRAM}" in keys
+    assert "agents_layout/agents/ops/sessions/6f6f6f6f-0000-4000-8000-000000000006" in keys
+    assert keys == [f.key for f in openclaw.discover(FIXTURES)]
+
+
+def test_openclaw_discover_leaves_other_formats_out_of_loose_folders(tmp_path):
+    write(tmp_path / "pi.jsonl", PI_HEADER)
+    write(tmp_path / "claude.jsonl", {"type": "user", "parentUuid": None, "sessionId": "s"})
+    write(tmp_path / "go.jsonl", {"type": "session", "id": "g", "version": 1, "timestamp": "t", "cwd": "/p"})
+    assert list(found(tmp_path)) == ["pi"]
+
+
+# detection
+
+
+@pytest.mark.parametrize(
+    ("first", "expected"),
+    [
+        (PI_HEADER, True),
+        ({"type": "session", "version": 2, "id": "s", "timestamp": "t", "cwd": "/p"}, True),
+        (
+            {
+                "type": "session",
+                "id": "s",
+                "timestamp": "t",
+                "cwd": "/p",
+                "provider": "anthropic",
+                "modelId": "m",
+            },
+            True,
+        ),
+        ({"type": "session", "sessionKey": "agent:main:main", "createdAt": 1}, True),
+        ({"type": "message", "id": "a", "parentId": None, "message": {"role": "user"}}, True),
+        ({"type": "message", "timestamp": "t", "message": {"role": "user"}}, True),
+        ({"role": "user", "content": "hi", "ts": 1}, True),
+        ({"type": "session", "id": "g", "version": 1, "timestamp": "t", "cwd": "/p"}, False),  # Go agent
+        ({"type": "message", "id": "a", "parent_id": "", "message": {}}, False),  # Go agent
+        ({"type": "user", "parentUuid": None, "sessionId": "s", "uuid": "u"}, False),  # Claude Code
+        ({"type": "summary", "summary": "t", "leafUuid": "u"}, False),  # Claude Code
+        ({"type": "session", "version": 1, "created": "t", "jid": "a@example.com"}, False),  # Fluux
+        ({"type": "message", "role": "user", "content": "hi", "msg_id": "m", "ts": "t"}, False),  # Fluux
+        (None, False),
+    ],
+)
+def test_openclaw_looks_like_recognises_its_files_only(tmp_path, first, expected):
+    assert openclaw.looks_like(tmp_path / "x.jsonl", first) is expected
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [MYCLAW, MYCLAW.parent, AGENTS, AGENTS / "agents", AGENTS / "agents" / "main" / "sessions", FIXTURES],
+    ids=lambda p: p.name,
+)
+def test_openclaw_looks_like_recognises_its_layouts(folder):
+    assert openclaw.looks_like(folder, None)
+
+
+def test_openclaw_looks_like_rejects_folders_of_other_formats(tmp_path):
+    write(
+        tmp_path / "go" / "20260226-143012-a3f7c901.jsonl",
+        {"type": "session", "id": "g", "version": 1, "cwd": "/p"},
+    )
+    write(
+        tmp_path / "claude" / "-home-user-p" / "s.jsonl",
+        {"type": "user", "parentUuid": None, "sessionId": "s"},
+    )
+    write(
+        tmp_path / "fluux" / "a@example.com" / "history.jsonl",
+        {"type": "session", "version": 1, "jid": "a@b"},
+    )
+    for name in ("go", "claude", "fluux"):
+        assert not openclaw.looks_like(tmp_path / name, None)
+
+
+# samples
+
+
+def _is_message_line(obj) -> bool:
+    return isinstance(obj, dict) and (obj.get("type") == "message" or ("type" not in obj and "role" in obj))
+
+
+def _sample_files() -> list[Path]:
+    if not SAMPLES.is_dir():
+        return []
+    return sorted(p for p in SAMPLES.rglob("*") if p.is_file() and openclaw._transcript_name(p.name))
+
+
+@pytest.mark.skipif(not _sample_files(), reason="OpenClaw samples not present")
+@pytest.mark.parametrize("path", _sample_files(), ids=lambda p: p.name)
+def test_openclaw_reader_reads_every_sample_without_reader_errors(path):
+    result = read_session(path, openclaw.FORMAT)
+    assert not [p for p in result.problems if p.message.startswith("reader error")]
+    kinds = {e.line: e.kind for e in result.entries}
+    lines = path.read_bytes().splitlines()
+    message_lines = [
+        n for n, raw in enumerate(lines, 1) if raw.strip() and _is_message_line(orjson.loads(raw))
+    ]
+    assert message_lines
+    assert all(kinds.get(n) == MESSAGE for n in message_lines)
+    assert openclaw.looks_like(path, orjson.loads(lines[0]))
+
+
+@pytest.mark.skipif(not SAMPLES.is_dir(), reason="OpenClaw samples not present")
+def test_openclaw_discover_finds_every_sample_transcript():
+    assert sorted(f.path for f in openclaw.discover(SAMPLES)) == _sample_files()

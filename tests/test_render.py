@@ -1,0 +1,467 @@
+"""Tests for sessionviewer/render.py. No database: render.py is plain Python."""
+
+import datetime
+import json
+import re
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from pygments.token import STANDARD_TYPES
+
+from sessionviewer.render import (
+    HIGHLIGHT_LIMIT,
+    MAX_LINE,
+    clip_long_lines,
+    highlight_code,
+    neutralise,
+    render_json,
+    render_markdown,
+    render_plain,
+    truncate,
+)
+
+XSS_CASES = Path(__file__).parent / "fixtures" / "xss" / "cases.txt"
+
+# Written out here rather than imported, so widening render.py's allow-list
+# needs a matching change in the tests.
+ALLOWED = {
+    "a": {"href", "title", "rel"},
+    "blockquote": set(),
+    "br": set(),
+    "code": set(),
+    "del": set(),
+    "em": set(),
+    "h1": set(),
+    "h2": set(),
+    "h3": set(),
+    "h4": set(),
+    "h5": set(),
+    "h6": set(),
+    "hr": set(),
+    "li": set(),
+    "ol": {"start"},
+    "p": set(),
+    "pre": {"class"},
+    "s": set(),
+    "span": {"class"},
+    "strong": set(),
+    "table": set(),
+    "tbody": set(),
+    "td": set(),
+    "th": set(),
+    "thead": set(),
+    "tr": set(),
+    "ul": set(),
+}
+ALLOWED_CLASSES = {"pre": {"highlight", "plain"}, "span": {name for name in STANDARD_TYPES.values() if name}}
+SAFE_SCHEMES = {"http", "https", "mailto"}
+LINK_REL = "noopener noreferrer nofollow"
+INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+CODE_POINT = re.compile(r"\{U\+([0-9A-Fa-f]{4,6})(?:\*(\d+))?\}")
+
+
+def _decode(text: str) -> str:
+    return CODE_POINT.sub(lambda m: chr(int(m.group(1), 16)) * int(m.group(2) or 1), text)
+
+
+def read_cases(path: Path) -> list:
+    """Read "description / . / input / . / readable text / ." blocks, as markdown-it-py's fixtures."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    cases, i = [], 0
+    while i < len(lines):
+        if not lines[i].strip() or lines[i].startswith("#"):
+            i += 1
+            continue
+        description = lines[i]
+        assert lines[i + 1] == ".", f"line {i + 2}: expected '.' after {description!r}"
+        parts, i = [], i + 2
+        for _ in range(2):
+            end = lines.index(".", i)
+            parts.append(_decode("\n".join(lines[i:end])))
+            i = end + 1
+        cases.append(pytest.param(parts[0], parts[1], id=description))
+    return cases
+
+
+CASES = read_cases(XSS_CASES)
+
+
+class SafeHTMLChecker(HTMLParser):
+    """Collect the text of an HTML fragment and every way it leaves the allow-list."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.text: list[str] = []
+        self.problems: list[str] = []
+
+    def handle_starttag(self, tag, attrs) -> None:
+        if tag not in ALLOWED:
+            self.problems.append(f"tag <{tag}>")
+            return
+        names = [name for name, _ in attrs]
+        for name, value in attrs:
+            value = value or ""
+            if name not in ALLOWED[tag] or name.startswith("on"):
+                self.problems.append(f"attribute {name}={value!r} on <{tag}>")
+            elif name == "href":
+                self._check_url(tag, value)
+            elif name == "class" and not set(value.split()) <= ALLOWED_CLASSES[tag]:
+                self.problems.append(f"class {value!r} on <{tag}>")
+            elif name == "rel" and value != LINK_REL:
+                self.problems.append(f"rel {value!r} on <{tag}>")
+        if tag == "a" and "rel" not in names:
+            self.problems.append("<a> without rel")
+
+    def handle_startendtag(self, tag, attrs) -> None:
+        self.handle_starttag(tag, attrs)
+
+    def handle_endtag(self, tag) -> None:
+        if tag not in ALLOWED:
+            self.problems.append(f"end tag </{tag}>")
+
+    def handle_data(self, data) -> None:
+        self.text.append(data)
+
+    def handle_comment(self, data) -> None:
+        self.problems.append(f"comment {data!r}")
+
+    def handle_decl(self, decl) -> None:
+        self.problems.append(f"declaration {decl!r}")
+
+    def handle_pi(self, data) -> None:
+        self.problems.append(f"processing instruction {data!r}")
+
+    def unknown_decl(self, data) -> None:
+        self.problems.append(f"declaration {data!r}")
+
+    def _check_url(self, tag: str, value: str) -> None:
+        # Browsers ignore whitespace and control characters inside a scheme.
+        squeezed = re.sub(r"[\x00-\x20\x7f-\x9f]", "", value).lower()
+        scheme = re.match(r"([a-z][a-z0-9+.-]*):", squeezed)
+        if scheme and scheme.group(1) not in SAFE_SCHEMES:
+            self.problems.append(f"url {value!r} on <{tag}>")
+
+
+def check(output: str) -> str:
+    """Assert that output is safe, and return its visible text."""
+    checker = SafeHTMLChecker()
+    checker.feed(output)
+    checker.close()
+    assert checker.problems == [], output
+    assert not INVISIBLE.search(output)
+    # Belt and braces: text may mention these, but only with "<" escaped.
+    for needle in ("<script", "<img", "<svg", "<iframe", "<style", "<form", "<input"):
+        assert needle not in output.lower(), needle
+    return "".join(checker.text)
+
+
+def visible(text: str) -> str:
+    return clip_long_lines(neutralise(text))
+
+
+# XSS fixtures, through every renderer
+
+
+@pytest.mark.parametrize(("source", "readable"), CASES)
+def test_render_markdown_output_is_safe_and_keeps_readable_text(source, readable):
+    text = check(render_markdown(source))
+    assert readable in text
+
+
+@pytest.mark.parametrize(("source", "readable"), CASES)
+def test_render_plain_output_is_safe_and_shows_the_text_as_is(source, readable):
+    assert check(render_plain(source)) == visible(source)
+
+
+@pytest.mark.parametrize("language", ["python", "html", "notalanguage", None])
+@pytest.mark.parametrize(("source", "readable"), CASES)
+def test_highlight_code_output_is_safe_and_shows_the_code_as_is(source, readable, language):
+    assert check(highlight_code(source, language)).rstrip("\n") == visible(source).rstrip("\n")
+
+
+@pytest.mark.parametrize(("source", "readable"), CASES)
+def test_render_json_output_is_safe_and_shows_the_value(source, readable):
+    expected = visible(json.dumps({"input": source}, indent=2, ensure_ascii=False))
+    assert check(render_json({"input": source})).rstrip("\n") == expected
+
+
+def test_xss_fixture_file_has_cases():
+    assert len(CASES) >= 40
+
+
+def test_checker_rejects_unsafe_html():
+    # The checker itself must catch what it is meant to catch, or the tests above prove nothing.
+    for unsafe in (
+        "<script>alert(1)</script>",
+        '<img src="x">',
+        '<a href="java\tscript:alert(1)" rel="noopener noreferrer nofollow">x</a>',
+        '<a href="&#106;avascript:alert(1)" rel="noopener noreferrer nofollow">x</a>',
+        '<a href="https://example.com/">no rel</a>',
+        '<p onclick="alert(1)">x</p>',
+        '<p style="color:red">x</p>',
+        '<span class="navbar">x</span>',
+        "<!-- comment -->",
+    ):
+        checker = SafeHTMLChecker()
+        checker.feed(unsafe)
+        assert checker.problems, unsafe
+
+
+# Markdown features
+
+
+def test_render_markdown_renders_headings():
+    assert "<h1>Title</h1>" in render_markdown("# Title")
+    assert "<h3>Part</h3>" in render_markdown("### Part")
+
+
+def test_render_markdown_renders_lists():
+    html = render_markdown("- one\n- two\n\n1. first\n2. second")
+    assert "<ul>\n<li>one</li>\n<li>two</li>\n</ul>" in html
+    assert "<ol>\n<li>first</li>\n<li>second</li>\n</ol>" in html
+
+
+def test_render_markdown_renders_tables():
+    html = render_markdown("| a | b |\n|---|--:|\n| 1 | 2 |")
+    assert "<th>a</th>" in html
+    assert "<td>2</td>" in html
+
+
+def test_render_markdown_drops_table_alignment_styles():
+    assert "style" not in render_markdown("| a | b |\n|:-:|--:|\n| 1 | 2 |")
+
+
+def test_render_markdown_renders_strikethrough():
+    assert "<s>gone</s>" in render_markdown("~~gone~~")
+
+
+def test_render_markdown_escapes_raw_html():
+    assert render_markdown("<b>bold</b>") == "<p>&lt;b&gt;bold&lt;/b&gt;</p>\n"
+
+
+def test_render_markdown_highlights_python_fences():
+    html = render_markdown("```python\ndef f():\n    return 1\n```")
+    assert '<pre class="highlight"><code><span class="k">def</span>' in html
+    assert '<span class="nf">f</span>' in html
+
+
+def test_render_markdown_shows_unknown_fence_language_as_escaped_code():
+    html = render_markdown("```nosuchlanguage\n<b>x</b>\n```")
+    assert html == '<pre class="highlight"><code>&lt;b&gt;x&lt;/b&gt;\n</code></pre>\n'
+
+
+def test_render_markdown_shows_fence_without_language_as_escaped_code():
+    html = render_markdown("```\nif a < b: pass\n```")
+    assert html == '<pre class="highlight"><code>if a &lt; b: pass\n</code></pre>\n'
+
+
+def test_render_markdown_gives_links_rel_noopener_noreferrer_nofollow():
+    html = render_markdown("[docs](https://example.com/docs)")
+    assert html == ('<p><a href="https://example.com/docs" rel="noopener noreferrer nofollow">docs</a></p>\n')
+
+
+def test_render_markdown_keeps_relative_fragment_and_mailto_links():
+    html = render_markdown("[a](/sessions/1/) [b](#entry-3) [c](mailto:dev@example.com)")
+    assert 'href="/sessions/1/"' in html
+    assert 'href="#entry-3"' in html
+    assert 'href="mailto:dev@example.com"' in html
+
+
+def test_render_markdown_drops_javascript_href_from_raw_link():
+    assert "href" not in render_markdown("[x](javascript:alert(1))")
+
+
+def test_render_markdown_renders_remote_image_as_link_instead_of_loading_it():
+    html = render_markdown('![a cat](https://example.com/cat.png "Cat")')
+    assert html == (
+        '<p><a href="https://example.com/cat.png" title="Cat" rel="noopener noreferrer nofollow">'
+        "[image: a cat]</a></p>\n"
+    )
+
+
+def test_render_markdown_labels_image_without_alt_text():
+    assert ">[image]</a>" in render_markdown("![](https://example.com/cat.png)")
+
+
+def test_render_markdown_renders_image_inside_link_as_its_alt_text():
+    html = render_markdown("[![build](https://example.com/badge.svg)](https://example.com/ci)")
+    assert html == (
+        '<p><a href="https://example.com/ci" rel="noopener noreferrer nofollow">[image: build]</a></p>\n'
+    )
+
+
+def test_render_markdown_drops_href_of_data_image():
+    html = render_markdown("![pixel](data:image/png;base64,iVBORw0KGgo=)")
+    assert html == '<p><a rel="noopener noreferrer nofollow">[image: pixel]</a></p>\n'
+
+
+def test_render_markdown_neutralises_control_characters():
+    assert render_markdown("a\u202eb") == "<p>a\\u202eb</p>\n"
+
+
+def test_render_markdown_cuts_very_long_lines():
+    html = render_markdown("x" * (MAX_LINE + 5))
+    assert "x" * MAX_LINE + " … [line cut: 5 more characters]" in html
+    assert "x" * (MAX_LINE + 1) not in html
+
+
+# neutralise
+
+
+def test_neutralise_keeps_newlines_tabs_and_ordinary_unicode():
+    text = "tab\there\nnew line, café, 日本語, emoji 🎉, שלום"
+    assert neutralise(text) == text
+
+
+def test_neutralise_turns_crlf_into_lf():
+    assert neutralise("a\r\nb") == "a\nb"
+
+
+def test_neutralise_shows_lone_carriage_return():
+    assert neutralise("50%\r100%") == "50%\\u000d100%"
+
+
+@pytest.mark.parametrize(
+    "code_point",
+    [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F]
+    + [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0xD800, 0xDFFF],
+    ids=lambda cp: f"U+{cp:04X}",
+)
+def test_neutralise_makes_control_and_bidi_characters_visible(code_point):
+    assert neutralise(f"a{chr(code_point)}b") == f"a\\u{code_point:04x}b"
+
+
+def test_neutralise_output_encodes_as_utf8():
+    assert neutralise("broken \ud83d json").encode("utf-8") == b"broken \\ud83d json"
+
+
+# highlight_code, render_json, render_plain
+
+
+def test_highlight_code_highlights_python():
+    html = highlight_code("import os\nprint('hi')\n", "python")
+    assert html.startswith('<pre class="highlight"><code><span class="kn">import</span>')
+    assert "<span class=\"s1\">'hi'</span>" in html
+
+
+def test_highlight_code_ignores_language_case_and_spaces():
+    assert highlight_code("x = 1", " Python ") == highlight_code("x = 1", "python")
+
+
+def test_highlight_code_falls_back_to_escaped_code_for_unknown_language():
+    assert (
+        highlight_code("<b>&</b>", "klingon")
+        == '<pre class="highlight"><code>&lt;b&gt;&amp;&lt;/b&gt;</code></pre>'
+    )
+
+
+def test_highlight_code_without_language_is_plain():
+    assert highlight_code("x = 1", None) == '<pre class="highlight"><code>x = 1</code></pre>'
+
+
+def test_highlight_code_shows_code_over_the_limit_plain():
+    html = highlight_code("x = 1\n" * (HIGHLIGHT_LIMIT // 6 + 1), "python")
+    assert "<span" not in html
+
+
+def test_render_json_pretty_prints_and_highlights():
+    html = render_json({"path": "a.py", "lines": [1, 2]})
+    assert '<span class="nt">"path"</span>' in html
+    assert check(html) == '{\n  "path": "a.py",\n  "lines": [\n    1,\n    2\n  ]\n}\n'
+
+
+def test_render_json_parses_json_text_arguments():
+    assert render_json('{"command": "ls"}') == render_json({"command": "ls"})
+
+
+def test_render_json_keeps_other_strings_as_strings():
+    assert check(render_json("not json")) == '"not json"\n'
+    assert check(render_json("42")) == '"42"\n'
+
+
+def test_render_json_shows_deeply_nested_json_text_as_a_string():
+    text = "[" * 100_000 + "]" * 100_000
+    assert check(render_json(text)).startswith('"[[[')
+
+
+def test_render_json_accepts_values_json_cannot_encode():
+    assert check(render_json({"when": datetime.date(2024, 1, 2)})) == '{\n  "when": "2024-01-02"\n}\n'
+
+
+def test_render_plain_escapes_html():
+    assert render_plain("<b>&\"'</b>") == '<pre class="plain">&lt;b&gt;&amp;"\'&lt;/b&gt;</pre>'
+
+
+# truncate and clip_long_lines
+
+
+def test_truncate_leaves_short_text_alone():
+    assert truncate("hello", 5) == ("hello", False)
+
+
+def test_truncate_cuts_long_text_and_says_so():
+    assert truncate("hello world", 5) == ("hello", True)
+
+
+def test_truncate_cuts_between_code_points():
+    assert truncate("🎉🎉🎉", 2) == ("🎉🎉", True)
+
+
+def test_truncate_drops_a_dangling_high_surrogate():
+    assert truncate("ab\ud83d\ude00", 3) == ("ab", True)
+
+
+def test_truncate_rejects_a_negative_limit():
+    with pytest.raises(ValueError):
+        truncate("x", -1)
+
+
+def test_clip_long_lines_leaves_short_lines_alone():
+    text = "short\n" + "y" * 20 + "\nshort"
+    assert clip_long_lines(text, 20) == text
+
+
+def test_clip_long_lines_cuts_only_long_lines():
+    assert clip_long_lines("ok\n" + "z" * 25 + "\nok", 20) == (
+        "ok\n" + "z" * 20 + " … [line cut: 5 more characters]\nok"
+    )
+
+
+# Speed: messages are rendered on every page view.
+
+
+def _fastest(fn, runs: int = 3) -> float:
+    timings = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        timings.append(time.perf_counter() - start)
+    return min(timings)
+
+
+def test_render_plain_handles_100kb_under_50ms():
+    text = "2024-01-01 12:00:00 INFO worker started job 1234 on host build-7\n" * 1600
+    assert _fastest(lambda: render_plain(text)) < 0.05
+
+
+def test_highlight_code_handles_100kb_over_the_limit_under_50ms():
+    code = "def f(x):\n    return x * 2  # double\n" * 2700
+    assert _fastest(lambda: highlight_code(code, "python")) < 0.05
+
+
+def test_render_markdown_handles_100kb_of_plain_prose_under_50ms():
+    text = (
+        "An assistant writes a long paragraph of plain words about what it did next. " * 12 + "\n\n"
+    ) * 110
+    assert _fastest(lambda: render_markdown(text)) < 0.05
+
+
+def test_render_markdown_stays_linear_with_many_images_in_one_paragraph():
+    line = "![a](https://example.com/a.png) " * 100 + "\n"
+    small, large = _fastest(lambda: render_markdown(line * 4)), _fastest(lambda: render_markdown(line * 16))
+    # Four times the images; a quadratic renderer would take sixteen times as long.
+    assert large < 8 * small
