@@ -14,7 +14,7 @@ RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
 # static (collectstatic needs a key at build time only; the real one comes at run time)
 RUN SECRET_KEY=build-only python manage.py collectstatic --noinput --verbosity 0 \
-    && mkdir -p /app/data && chown -R viewer /app/data
+    && mkdir -p /app/data && cp -R demo /app/data/demo && chown -R viewer /app/data
 
 USER viewer
 VOLUME ["/app/data", "/sessions"]

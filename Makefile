@@ -41,7 +41,12 @@ migrate: install $(DATA)/secret_key
 static: install $(DATA)/secret_key
 	$(SECRET) $(PY) manage.py collectstatic --noinput --verbosity 0
 
-index: migrate
+# The demo data is copied once, so that what the persona editor writes stays out of git.
+$(DATA)/demo:
+	mkdir -p $(DATA)
+	cp -R demo $(DATA)/demo
+
+index: migrate $(DATA)/demo
 	$(SECRET) $(PY) manage.py index
 
 admin: migrate

@@ -25,7 +25,7 @@ SORTS = {
     "title": "title",
     "messages": "message_count",
     "entries": "entry_count",
-    "tokens": "total_tokens",
+    "tokens": "token_total",
     "format": "format",
     "project": "project",
 }
@@ -73,7 +73,7 @@ def _positive_int(parameter: str, value: str | None, default: int, maximum: int 
 def filter_sessions(params: QueryDict, base: QuerySet[Session] | None = None) -> SessionQuery:
     qs = base if base is not None else Session.objects.all()
     qs = qs.annotate(
-        total_tokens=F("input_tokens") + F("output_tokens") + F("cache_read_tokens") + F("cache_write_tokens")
+        token_total=F("input_tokens") + F("output_tokens") + F("cache_read_tokens") + F("cache_write_tokens")
     )
     if fmt := params.get("format"):
         if fmt not in FORMATS:

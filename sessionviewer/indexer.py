@@ -206,6 +206,9 @@ def _apply_discovery(session: Session, found: readers.SessionFile) -> None:
 def _apply_entries(session: Session, entries: list[readers.Entry]) -> None:
     """Fold new entries into the session's totals; additive, so appends stay cheap."""
     models_used = list(session.models_used)
+    # Every line of a streamed reply repeats the reply's usage: count each reply
+    # once, with its last line's figures, even when its lines span two passes.
+    last_reply = session.extra.get("last_reply") or {}
     for entry in entries:
         session.entry_count += 1
         if entry.is_conversational and not entry.is_sidechain:
@@ -216,13 +219,18 @@ def _apply_entries(session: Session, entries: list[readers.Entry]) -> None:
             if session.updated_at is None or entry.timestamp > session.updated_at:
                 session.updated_at = entry.timestamp
         # Meta rows (gateway-injected turns, "<synthetic>" models) are not models the session used.
-        if entry.model and not entry.is_meta and entry.model not in models_used and not entry.model.startswith("<"):
+        if (
+            entry.model
+            and not entry.is_meta
+            and entry.model not in models_used
+            and not entry.model.startswith("<")
+        ):
             models_used.append(entry.model)
-        usage = entry.usage or {}
-        session.input_tokens += int(usage.get("input") or 0)
-        session.output_tokens += int(usage.get("output") or 0)
-        session.cache_read_tokens += int(usage.get("cache_read") or 0)
-        session.cache_write_tokens += int(usage.get("cache_write") or 0)
+        if entry.usage:
+            if entry.message_id and entry.message_id == last_reply.get("id"):
+                _add_usage(session, last_reply.get("usage", {}), -1)
+            _add_usage(session, entry.usage, 1)
+            last_reply = {"id": entry.message_id, "usage": entry.usage}
         if not session.first_prompt and entry.is_prompt and not entry.is_sidechain:
             prompt = " ".join(entry.text.split())
             if prompt:
@@ -231,6 +239,20 @@ def _apply_entries(session: Session, entries: list[readers.Entry]) -> None:
             session.summary_title = " ".join(entry.summary.split())[:TITLE_LENGTH]
         _apply_metadata(session, entry)
     session.models_used = models_used
+    extra = dict(session.extra)
+    if last_reply:
+        extra["last_reply"] = last_reply
+    links = getattr(readers.format_module(session.format), "subagent_links", None)
+    if links is not None and (found := links(entries)):
+        extra["subagent_links"] = {**found, **extra.get("subagent_links", {})}
+    session.extra = extra
+
+
+def _add_usage(session: Session, usage: dict, sign: int) -> None:
+    session.input_tokens += sign * int(usage.get("input") or 0)
+    session.output_tokens += sign * int(usage.get("output") or 0)
+    session.cache_read_tokens += sign * int(usage.get("cache_read") or 0)
+    session.cache_write_tokens += sign * int(usage.get("cache_write") or 0)
 
 
 # Kinds whose summary is the session's own title. Claude's summary lines are
@@ -260,15 +282,8 @@ def _apply_metadata(session: Session, entry: readers.Entry) -> None:
             session.kind = "fork"
         if fork := extra.get("fork_entry_id"):
             session.fork_entry_id = str(fork)
-    if agent_id := extra.get("agentId"):
-        if entry.is_sidechain and not session.agent_id:
-            session.agent_id = str(agent_id)
-        elif entry.role == readers.TOOL:
-            links = dict(session.extra.get("subagent_links", {}))
-            call_ids = [b.call_id for b in entry.blocks if b.call_id]
-            if call_ids:
-                links[str(agent_id)] = call_ids[0]
-                session.extra = {**session.extra, "subagent_links": links}
+    if (agent_id := extra.get("agentId")) and entry.is_sidechain and not session.agent_id:
+        session.agent_id = str(agent_id)
 
 
 def _write_rows(session: Session, entries: list[readers.Entry], problems: list[readers.Problem]) -> None:

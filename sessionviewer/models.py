@@ -210,3 +210,63 @@ class Problem(models.Model):
 
     def to_dict(self) -> dict:
         return {"line": self.line, "offset": self.offset, "message": self.message, "text": self.text}
+
+
+class Revision(models.Model):
+    """One save of a persona or memory file: who, when, the text before and after."""
+
+    root = models.CharField(max_length=1024)
+    jid = models.CharField(max_length=512, blank=True)  # blank: a global file
+    filename = models.CharField(max_length=64)
+    user = models.ForeignKey("auth.User", null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    before = models.TextField(null=True, blank=True)  # noqa: DJ001 - None: the file did not exist
+    after = models.TextField(null=True, blank=True)  # noqa: DJ001 - None: the file was removed
+
+    class Meta:
+        indexes = [models.Index(fields=["root", "jid", "filename", "-created_at"], name="revision_file")]
+        permissions = [
+            ("view_workspace", "Can read personas, memory and workspaces"),
+            ("edit_workspace", "Can edit personas and memory, and run /new and /forget"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.jid or 'global'}/{self.filename} @ {self.created_at:%Y-%m-%d %H:%M}"
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "root": self.root,
+            "jid": self.jid,
+            "filename": self.filename,
+            "user": self.user.get_username() if self.user else None,
+            "created_at": self.created_at,
+        }
+
+
+class AuditEvent(models.Model):
+    """Who did what, when, to which JID: persona edits, /new and /forget."""
+
+    user = models.ForeignKey("auth.User", null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    action = models.CharField(max_length=32)  # edit, create, remove, restore, new, forget
+    root = models.CharField(max_length=1024)
+    jid = models.CharField(max_length=512, blank=True)
+    detail = OrjsonField(default=dict)
+
+    class Meta:
+        indexes = [models.Index(fields=["-created_at"], name="audit_created")]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.action} {self.jid}"
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "user": self.user.get_username() if self.user else None,
+            "created_at": self.created_at,
+            "action": self.action,
+            "root": self.root,
+            "jid": self.jid,
+            "detail": self.detail,
+        }

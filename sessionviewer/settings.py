@@ -156,12 +156,15 @@ LOGGING = {
 # Session roots: entries separated by commas or newlines, each a path, optionally
 # tagged with its format as FORMAT=PATH (claude_code, go_agent, openclaw, fluux_xmpp).
 # Unset, the demo data and every default location found on this machine are used.
+# `make run` copies the repository's demo/ into the data folder once, so that edits
+# made in the persona editor never touch the tracked files.
+DEMO_DIR = DATA_DIR / "demo"
 DEMO_ROOTS = [
-    f"claude_code={BASE_DIR / 'demo/claude/projects'}",
-    f"go_agent={BASE_DIR / 'demo/go-agent/sessions'}",
-    f"openclaw={BASE_DIR / 'demo/openclaw/agents'}",
-    f"openclaw={BASE_DIR / 'demo/myclaw/sessions'}",
-    f"fluux_xmpp={BASE_DIR / 'demo/fluux/memory'}",
+    f"claude_code={DEMO_DIR / 'claude/projects'}",
+    f"go_agent={DEMO_DIR / 'go-agent/sessions'}",
+    f"openclaw={DEMO_DIR / 'openclaw/agents'}",
+    f"openclaw={DEMO_DIR / 'myclaw/sessions'}",
+    f"fluux_xmpp={DEMO_DIR / 'fluux/memory'}",
 ]
 DEFAULT_ROOTS = [
     "claude_code=~/.claude/projects",

@@ -11,3 +11,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # noqa: S303 - fast test logins
+
+# Tests never run collectstatic: serve the source folder as it is.
+STATIC_ROOT = BASE_DIR / "static"  # noqa: F405
+WHITENOISE_AUTOREFRESH = True

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -217,20 +218,21 @@ def format_module(name: str):
     return importlib.import_module(f"{__name__}.{name}")
 
 
-def iter_lines(path: Path, start_offset: int = 0, start_line: int = 0) -> Iterator[tuple[int, int, int, bytes]]:
-    """Complete lines (number, offset, end offset, bytes without newline) from start_offset on.
+def iter_lines(
+    path: Path, start_offset: int = 0, start_line: int = 0
+) -> Iterator[tuple[int, int, int, bytes, bool]]:
+    """Lines (number, offset, end offset, bytes without newline, complete) from start_offset on.
 
-    A last line with no newline may still be being written: it is not yielded,
-    so the next pass, starting at the last complete line's end, reads it whole.
+    The last line is yielded with complete=False when it has no newline: it may
+    still be being written, and the caller decides what to do with it.
     """
     with open(path, "rb") as handle:
         handle.seek(start_offset)
         offset, number = start_offset, start_line
         for raw in handle:
-            if not raw.endswith(b"\n"):
-                return
             number += 1
-            yield number, offset, offset + len(raw), raw.rstrip(b"\r\n")
+            complete = raw.endswith(b"\n")
+            yield number, offset, offset + len(raw), raw.rstrip(b"\r\n"), complete
             offset += len(raw)
 
 
@@ -252,8 +254,20 @@ def decode_line(path: Path, number: int, offset: int, raw: bytes) -> dict | Prob
     return obj
 
 
+# A last line with no newline that is not yet a whole JSON object is taken for a
+# write in progress while the file is this fresh, and for a cut-off write after.
+SETTLE_SECONDS = 60
+
+
 def read_session(path: Path, fmt: str, start_offset: int = 0, start_line: int = 0) -> ReadResult:
-    """Read a session file (or its new tail) into entries and problems."""
+    """Read a session file (or its new tail) into entries and problems.
+
+    A last line without its newline is read when it is a whole JSON object (many
+    writers end a file without one); when it is not, it is left for the next
+    pass, and recorded as a cut-off write once the file has not changed for
+    SETTLE_SECONDS. Either way end_offset stays before it, so a completed line
+    is read whole next time.
+    """
     module = format_module(fmt)
     custom = getattr(module, "read", None)
     if custom is not None:
@@ -263,9 +277,16 @@ def read_session(path: Path, fmt: str, start_offset: int = 0, start_line: int = 
     entries: list[Entry] = []
     problems: list[Problem] = []
     end_offset, end_line = start_offset, start_line
-    for number, offset, end, raw in iter_lines(path, start_offset, start_line):
-        end_offset, end_line = end, number
+    for number, offset, end, raw, complete in iter_lines(path, start_offset, start_line):
         decoded = decode_line(path, number, offset, raw)
+        if not complete and not isinstance(decoded, dict):
+            if decoded is not None and _settled(path):
+                decoded.message = (
+                    f"cut off: the last line has no newline and is incomplete ({decoded.message})"
+                )
+                problems.append(decoded)
+            break
+        end_offset, end_line = end, number
         if decoded is None:
             continue
         if isinstance(decoded, Problem):
@@ -274,11 +295,25 @@ def read_session(path: Path, fmt: str, start_offset: int = 0, start_line: int = 
         try:
             entry = module.parse_line(decoded, number)
         except Exception as error:  # a reader bug must not lose the file
-            problems.append(Problem(str(path), number, offset, f"reader error: {error!r}", raw[:200].decode("utf-8", "replace")))
-            entry = Entry(id=f"line:{number}", parent_id=None, kind=RAW, subtype=str(decoded.get("type", "")), raw=decoded)
+            preview = raw[:200].decode("utf-8", "replace")
+            problems.append(Problem(str(path), number, offset, f"reader error: {error!r}", preview))
+            entry = Entry(
+                id=f"line:{number}",
+                parent_id=None,
+                kind=RAW,
+                subtype=str(decoded.get("type", "")),
+                raw=decoded,
+            )
         entry.line, entry.offset = number, offset
         entries.append(entry)
     return ReadResult(entries, problems, end_offset, end_line)
+
+
+def _settled(path: Path) -> bool:
+    try:
+        return time.time() - path.stat().st_mtime > SETTLE_SECONDS
+    except OSError:
+        return False
 
 
 def detect_format(path: Path) -> str | None:

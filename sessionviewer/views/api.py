@@ -30,16 +30,24 @@ def json_error(message: str, status: int) -> HttpResponse:
     return json_response({"error": message, "status": status}, status=status)
 
 
-def api_login_required(view):
-    """Like login_required, but an API client gets a 401 it can act on instead of a redirect."""
+def api_permission_required(permission: str):
+    """Like permission_required, but an API client gets a 401 or 403 it can act on, not a redirect."""
 
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return json_error("authentication required", 401)
-        return view(request, *args, **kwargs)
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return json_error("authentication required", 401)
+            if not request.user.has_perm(permission):
+                return json_error(f"permission {permission} required", 403)
+            return view(request, *args, **kwargs)
 
-    return wrapper
+        return wrapper
+
+    return decorator
+
+
+api_login_required = api_permission_required("sessionviewer.view_session")
 
 
 def _get_session(session_id: int) -> Session | None:

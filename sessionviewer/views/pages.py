@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
+from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
@@ -16,6 +16,7 @@ from sessionviewer.models import Session
 
 @require_GET
 @login_required
+@permission_required("sessionviewer.view_session", raise_exception=True)
 @vary_on_headers("HX-Request")
 def session_list(request: HttpRequest) -> HttpResponse:
     try:
@@ -31,6 +32,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
+@permission_required("sessionviewer.view_session", raise_exception=True)
 def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
     session = get_object_or_404(Session.objects.select_related("source", "parent"), id=session_id)
     try:

@@ -1,0 +1,3 @@
+"""URLs of the persona editor and memory audit (/workspaces/ and their /api/ twins)."""
+
+urlpatterns: list = []

@@ -1,0 +1,162 @@
+"""The JSON API: filters, pagination, the thread, the raw file, and who may see them."""
+
+from pathlib import Path
+
+import orjson
+import pytest
+from django.contrib.auth.models import Group, User
+from django.urls import reverse
+
+from sessionviewer.indexer import index_roots
+from sessionviewer.models import Session
+from sessionviewer.roots import RootSpec
+
+pytestmark = pytest.mark.django_db
+
+ALICE = (
+    '{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"alice@example.com"}\n'
+    '{"type":"message","role":"user","content":"Where is the lighthouse?","msg_id":"s-1",'
+    '"sender":"alice@example.com","ts":"2025-02-08T19:00:01Z"}\n'
+    '{"type":"message","role":"assistant","content":"On the northern cape.","ts":"2025-02-08T19:00:02Z"}\n'
+)
+BOB = (
+    '{"type":"session","version":1,"created":"2025-03-01T10:00:00Z","jid":"bob@example.com"}\n'
+    '{"type":"message","role":"user","content":"Recipe for bread please","msg_id":"b-1",'
+    '"sender":"bob@example.com","ts":"2025-03-01T10:00:01Z"}\n'
+    "{not json\n"
+)
+
+
+@pytest.fixture
+def root(tmp_path: Path, settings) -> Path:
+    memory = tmp_path / "memory"
+    for jid, text in (("alice@example.com", ALICE), ("bob@example.com", BOB)):
+        (memory / jid).mkdir(parents=True)
+        (memory / jid / "history.jsonl").write_text(text)
+    settings.SESSIONVIEWER_ROOTS = [f"fluux_xmpp={memory}"]
+    index_roots([RootSpec(memory, "fluux_xmpp")])
+    return memory
+
+
+@pytest.fixture
+def viewer(client):
+    user = User.objects.create_user("vera", password="pw")
+    user.groups.add(Group.objects.get(name="viewers"))
+    client.force_login(user)
+    return user
+
+
+def get_json(client, url, status=200, **params):
+    response = client.get(url, params)
+    assert response.status_code == status, response.content
+    assert response["Content-Type"] == "application/json"
+    return orjson.loads(response.content)
+
+
+def session_of(jid: str) -> Session:
+    return Session.objects.get(jid=jid)
+
+
+@pytest.mark.parametrize("name", ["api-session-list", "api-session-detail", "api-session-raw"])
+def test_anonymous_requests_get_401_and_no_data(client, root, name):
+    args = [] if name == "api-session-list" else [session_of("alice@example.com").id]
+    response = client.get(reverse(name, args=args))
+    assert response.status_code == 401
+    assert b"lighthouse" not in response.content
+
+
+def test_a_user_without_a_role_gets_403(client, root):
+    client.force_login(User.objects.create_user("nobody", password="pw"))
+    body = get_json(client, reverse("api-session-list"), status=403)
+    assert "permission" in body["error"]
+
+
+def test_list_returns_every_session_newest_first(client, root, viewer):
+    body = get_json(client, reverse("api-session-list"))
+    assert body["count"] == 2
+    assert [s["jid"] for s in body["sessions"]] == ["bob@example.com", "alice@example.com"]
+
+
+def test_list_filters_by_jid_and_format(client, root, viewer):
+    body = get_json(client, reverse("api-session-list"), jid="alice@example.com", format="fluux_xmpp")
+    assert [s["jid"] for s in body["sessions"]] == ["alice@example.com"]
+
+
+def test_list_full_text_search_finds_the_session_with_the_words(client, root, viewer):
+    body = get_json(client, reverse("api-session-list"), q="northern cape")
+    assert [s["jid"] for s in body["sessions"]] == ["alice@example.com"]
+
+
+def test_list_full_text_search_treats_operators_as_words(client, root, viewer):
+    body = get_json(client, reverse("api-session-list"), q='bread" OR NEAR(')
+    assert body["count"] == 0
+
+
+def test_list_filters_by_updated_since(client, root, viewer):
+    body = get_json(client, reverse("api-session-list"), updated_since="2025-02-15")
+    assert [s["jid"] for s in body["sessions"]] == ["bob@example.com"]
+
+
+def test_list_paginates(client, root, viewer):
+    body = get_json(client, reverse("api-session-list"), _size=1, _page=2)
+    assert (body["count"], body["pages"], body["page"]) == (2, 2, 2)
+    assert [s["jid"] for s in body["sessions"]] == ["alice@example.com"]
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value"),
+    [
+        ("format", "word_doc"),
+        ("_sort", "colour"),
+        ("_page", "zero"),
+        ("_size", "100000"),
+        ("updated_since", "soon"),
+    ],
+)
+def test_a_bad_filter_gets_400_naming_the_parameter(client, root, viewer, parameter, value):
+    body = get_json(client, reverse("api-session-list"), status=400, **{parameter: value})
+    assert body["error"].startswith(parameter)
+
+
+def test_detail_returns_the_thread_with_the_files_own_ids(client, root, viewer):
+    body = get_json(client, reverse("api-session-detail", args=[session_of("alice@example.com").id]))
+    messages = [e for e in body["entries"] if e["kind"] == "message"]
+    assert [m["id"] for m in messages] == ["s-1", "line:3"]
+    assert [m["text"] for m in messages] == ["Where is the lighthouse?", "On the northern cape."]
+    assert all(m["compacted"] is False for m in messages)
+    assert body["session"]["jid"] == "alice@example.com"
+
+
+def test_detail_lists_the_bad_lines_of_the_file(client, root, viewer):
+    body = get_json(client, reverse("api-session-detail", args=[session_of("bob@example.com").id]))
+    assert [p["line"] for p in body["problems"]] == [3]
+
+
+def test_detail_of_an_unknown_session_is_404(client, root, viewer):
+    body = get_json(client, reverse("api-session-detail", args=[999999]), status=404)
+    assert "999999" in body["error"]
+
+
+def test_detail_with_an_unknown_leaf_is_404(client, root, viewer):
+    url = reverse("api-session-detail", args=[session_of("alice@example.com").id])
+    body = get_json(client, url, status=404, leaf="no-such-entry")
+    assert "no-such-entry" in body["error"]
+
+
+def test_detail_with_a_leaf_shows_the_thread_up_to_it(client, root, viewer):
+    url = reverse("api-session-detail", args=[session_of("alice@example.com").id])
+    body = get_json(client, url, leaf="s-1")
+    assert body["leaf"] == "s-1"
+    assert [e["id"] for e in body["entries"] if e["kind"] == "message"] == ["s-1"]
+
+
+def test_raw_streams_the_original_file(client, root, viewer):
+    response = client.get(reverse("api-session-raw", args=[session_of("alice@example.com").id]))
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content) == ALICE.encode()
+
+
+def test_raw_refuses_a_file_outside_the_configured_roots(client, root, viewer, settings, tmp_path):
+    settings.SESSIONVIEWER_ROOTS = [f"fluux_xmpp={tmp_path / 'elsewhere'}"]
+    response = client.get(reverse("api-session-raw", args=[session_of("alice@example.com").id]))
+    assert response.status_code == 404
