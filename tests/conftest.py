@@ -20,3 +20,55 @@ def samples_dir() -> Path:
     if not SAMPLES.is_dir():
         pytest.skip("../shared/samples is not present")
     return SAMPLES
+
+
+# Browser tests: Playwright driving Debian's chromium (installed by .ci/run), never a
+# browser Playwright downloads itself.
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "test-output" / "screenshots"
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    # Playwright's sync API runs an event loop in this thread; Django's ORM calls made
+    # by the test itself (not the live server's threads) are still synchronous.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def admin_user(django_user_model):
+    return django_user_model.objects.create_superuser("admin", password="admin-password")
+
+
+@pytest.fixture
+def browser_page(chromium, live_server, admin_user, request):
+    """A logged-in page on the live server; a screenshot is saved when the test ends."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", "admin")
+    page.fill("input[name=password]", "admin-password")
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
+    page.live_server_url = live_server.url
+    yield page
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{request.node.name}.png"), full_page=True)
+    context.close()
