@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import transaction
+import orjson
+from django.db import connection, transaction
 from django.utils import timezone
 
 from sessionviewer import readers
@@ -286,43 +287,88 @@ def _apply_metadata(session: Session, entry: readers.Entry) -> None:
         session.agent_id = str(agent_id)
 
 
+ENTRY_COLUMNS = (
+    "session_id",
+    "line",
+    "offset",
+    "entry_id",
+    "parent_id",
+    "kind",
+    "role",
+    "timestamp",
+    "text",
+    "blocks",
+    "sender",
+    "model",
+    "usage",
+    "message_id",
+    "subtype",
+    "is_sidechain",
+    "is_meta",
+    "logical_parent_id",
+    "first_kept_id",
+    "summary",
+    "leaf_id",
+    "extra",
+    "raw",
+)
+
+
+def _json(value) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+
+
 def _write_rows(session: Session, entries: list[readers.Entry], problems: list[readers.Problem]) -> None:
+    """Insert the rows with executemany: model instances and bulk_create cost several
+    times the parse itself, and the indexer writes every line of every file."""
+    adapt_datetime = connection.ops.adapt_datetimefield_value
     rows = [
-        Entry(
-            session=session,
-            line=e.line,
-            offset=e.offset,
-            entry_id=e.id[:256],
-            parent_id=e.parent_id[:256] if e.parent_id else None,
-            kind=e.kind[:64],
-            role=e.role[:32],
-            timestamp=e.timestamp,
-            text=e.text,
-            blocks=[b.to_dict() for b in e.blocks],
-            sender=e.sender[:512],
-            model=e.model[:256],
-            usage=e.usage,
-            message_id=e.message_id[:256],
-            subtype=e.subtype[:128],
-            is_sidechain=e.is_sidechain,
-            is_meta=e.is_meta,
-            logical_parent_id=e.logical_parent_id[:256],
-            first_kept_id=e.first_kept_id[:256],
-            summary=e.summary,
-            leaf_id=e.leaf_id[:256],
-            extra=e.extra,
-            raw=e.raw,
+        (
+            session.id,
+            e.line,
+            e.offset,
+            e.id[:256],
+            e.parent_id[:256] if e.parent_id else None,
+            e.kind[:64],
+            e.role[:32],
+            adapt_datetime(e.timestamp) if e.timestamp else None,
+            _db_text(e.text),
+            _json([b.to_dict() for b in e.blocks]),
+            e.sender[:512],
+            e.model[:256],
+            _json(e.usage),
+            e.message_id[:256],
+            e.subtype[:128],
+            e.is_sidechain,
+            e.is_meta,
+            e.logical_parent_id[:256],
+            e.first_kept_id[:256],
+            _db_text(e.summary),
+            e.leaf_id[:256],
+            _json(e.extra),
+            None if e.raw is None else _json(e.raw),
         )
         for e in entries
     ]
-    Entry.objects.bulk_create(rows, batch_size=BATCH)
+    table = connection.ops.quote_name(Entry._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(c) for c in ENTRY_COLUMNS)
+    placeholders = ", ".join(["%s"] * len(ENTRY_COLUMNS))
+    insert = f"INSERT INTO {table} ({columns}) VALUES ({placeholders})"  # noqa: S608 - names are ours
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), BATCH):
+            cursor.executemany(insert, rows[start : start + BATCH])
     Problem.objects.bulk_create(
         [
-            Problem(session=session, line=p.line, offset=p.offset, message=p.message, text=p.text)
+            Problem(session=session, line=p.line, offset=p.offset, message=p.message, text=_db_text(p.text))
             for p in problems
         ],
         batch_size=BATCH,
     )
+
+
+def _db_text(text: str) -> str:
+    # PostgreSQL text cannot hold NUL; the byte is shown as its escape instead.
+    return text.replace("\x00", "\\u0000") if "\x00" in text else text
 
 
 def link_sessions(source: Source) -> None:

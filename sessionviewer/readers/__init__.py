@@ -23,7 +23,7 @@ import importlib
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -73,7 +73,16 @@ class Block:
     emojis: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v not in ("", None, False, [])}
+        # By hand rather than dataclasses.asdict: the indexer calls this for every block.
+        data = {"type": self.type}
+        for name in _BLOCK_OPTIONAL:
+            value = getattr(self, name)
+            if value is not None and value != "" and value is not False and value != []:
+                data[name] = value
+        return data
+
+
+_BLOCK_OPTIONAL = tuple(f for f in Block.__slots__ if f != "type")
 
 
 @dataclass(slots=True)
