@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -73,6 +74,23 @@ def index_roots(specs: Iterable[RootSpec], progress: Progress | None = None) -> 
         index_root(spec, summary, progress)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def watch_roots(
+    specs: list[RootSpec], on_pass: Callable[[IndexSummary], None], stop_event: threading.Event | None = None
+) -> None:
+    """Index the roots again whenever files under them change, until stop_event is set.
+
+    A pass is incremental (unchanged files are not opened), so running it over all
+    roots is as cheap as working out which files changed, and never misses one.
+    """
+    from watchfiles import watch
+
+    paths = [spec.path for spec in specs if spec.path.exists()]
+    if not paths:
+        raise FileNotFoundError("none of the roots exists: nothing to watch")
+    for _changes in watch(*paths, debounce=300, step=50, stop_event=stop_event, raise_interrupt=False):
+        on_pass(index_roots(specs))
 
 
 def index_root(spec: RootSpec, summary: IndexSummary, progress: Progress | None = None) -> Source | None:

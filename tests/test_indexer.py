@@ -3,12 +3,13 @@ rewrites and deletions are noticed, and a failed write leaves the index as it wa
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 
 from sessionviewer import indexer, readers
-from sessionviewer.indexer import index_roots
+from sessionviewer.indexer import index_roots, watch_roots
 from sessionviewer.models import Entry, Problem, Session
 from sessionviewer.roots import RootSpec
 
@@ -184,3 +185,31 @@ def test_a_failed_write_leaves_the_index_as_the_last_commit_left_it(root, monkey
     monkeypatch.undo()
     run(root)
     assert len(snapshot()) == len(before) + 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_watcher_indexes_a_line_appended_while_it_runs(root):
+    run(root)
+    passes = []
+    stop = threading.Event()
+
+    def on_pass(summary):
+        passes.append(summary)
+        if Entry.objects.filter(text="message number 3").exists():
+            stop.set()
+
+    watcher = threading.Thread(target=watch_roots, args=([RootSpec(root, "fluux_xmpp")], on_pass, stop))
+    watcher.start()
+    try:
+        with history(root).open("a") as handle:
+            handle.write(message(3))
+        # The watcher may start after the write: touch the file until a pass has run.
+        for _ in range(40):
+            if stop.wait(0.5):
+                break
+            os.utime(history(root))
+    finally:
+        stop.set()
+        watcher.join()
+    assert Entry.objects.filter(text="message number 3").exists()
+    assert any(p.opened == 1 for p in passes)

@@ -1,9 +1,7 @@
-import sys
-
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
-from sessionviewer.indexer import index_roots
+from sessionviewer.indexer import index_roots, watch_roots
 from sessionviewer.roots import configured_roots, parse_root
 
 
@@ -37,19 +35,13 @@ class Command(BaseCommand):
         self.stderr.flush()
 
     def _watch(self, specs) -> None:
-        from watchfiles import watch
-
-        paths = [spec.path for spec in specs if spec.path.exists()]
-        if not paths:
-            raise CommandError("none of the roots exists: nothing to watch")
-        self.stdout.write(f"Watching {len(paths)} roots for changes (Ctrl-C to stop)")
+        self.stdout.write(f"Watching {len(specs)} roots for changes (Ctrl-C to stop)")
         try:
-            for _changes in watch(*paths, debounce=500, step=100, raise_interrupt=False):
-                # A pass is incremental: unchanged files are not opened, so re-running it
-                # over the roots is as cheap as working out which files changed.
-                summary = index_roots(specs)
-                if summary.opened or summary.removed:
-                    self.stdout.write(f"Indexed {summary.line()}")
-                    sys.stdout.flush()
-        except KeyboardInterrupt:
-            pass
+            watch_roots(specs, self._report)
+        except FileNotFoundError as error:
+            raise CommandError(str(error)) from None
+
+    def _report(self, summary) -> None:
+        if summary.opened or summary.removed:
+            self.stdout.write(f"Indexed {summary.line()}")
+            self.stdout.flush()
