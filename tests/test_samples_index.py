@@ -60,7 +60,9 @@ def test_no_conversational_line_is_lost_from_the_threads(indexed):
         for leaf in thread.leaves:
             shown_lines |= {item.entry.line for item in transcripts.session_thread(session, leaf).items}
         lost = [
-            e.line for e in entries if e.is_conversational and not e.is_sidechain and e.line not in shown_lines
+            e.line
+            for e in entries
+            if e.is_conversational and not e.is_sidechain and e.line not in shown_lines
         ]
         assert lost == [], (session.key, lost)
         assert seen  # the thread is not empty
@@ -68,7 +70,11 @@ def test_no_conversational_line_is_lost_from_the_threads(indexed):
 
 def test_handmade_files_thread_in_file_order(indexed):
     for session in Session.objects.filter(source__path__endswith="handmade"):
-        lines = [item.entry.line for item in transcripts.session_thread(session).items if item.entry.is_conversational]
+        lines = [
+            item.entry.line
+            for item in transcripts.session_thread(session).items
+            if item.entry.is_conversational
+        ]
         assert lines == sorted(lines), session.key
 
 
