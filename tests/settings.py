@@ -15,3 +15,12 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # noqa: S3
 # Tests never run collectstatic: serve the source folder as it is.
 STATIC_ROOT = BASE_DIR / "static"  # noqa: F405
 WHITENOISE_AUTOREFRESH = True
+
+# A file, not an in-memory database: the live server's threads used by the browser
+# tests then open connections of their own instead of sharing the test's.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    import tempfile
+
+    DATABASES["default"]["TEST"] = {  # noqa: F405
+        "NAME": os.path.join(tempfile.gettempdir(), f"sessionviewer-test-{os.getpid()}.sqlite3")
+    }
