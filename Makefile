@@ -62,7 +62,7 @@ run: migrate static index admin
 test: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	DEBUG=0 SECRET_KEY=test-only-secret $(VENV)/bin/pytest $(PYTEST_ARGS)
+	DJANGO_SETTINGS_MODULE=tests.settings $(VENV)/bin/pytest $(PYTEST_ARGS)
 
 lint: install-dev
 	$(VENV)/bin/ruff check .
