@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -328,15 +329,51 @@ def _settled(path: Path) -> bool:
 def detect_format(path: Path) -> str | None:
     """The format of a root or file, from its layout and its first object."""
     for name in FORMATS:
-        if format_module(name).looks_like(path, _first_object(path) if path.is_file() else None):
+        if format_module(name).looks_like(path, first_object(path) if path.is_file() else None):
             return name
     return None
 
 
-def _first_object(path: Path) -> dict | None:
+# Small helpers the format modules share: files hold any JSON, and a reader must
+# take what it finds without raising.
+
+DETAILS_LIMIT = 2000  # tool details can be whole files; a page only needs a glimpse
+
+
+def text_of(value: Any) -> str:
+    """A string field, or "" when the file wrote something else."""
+    return value if isinstance(value, str) else ""
+
+
+def id_of(value: Any) -> str | None:
+    """An id as written; "" and non-strings (but whole numbers) mean none."""
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def json_preview(value: Any, limit: int = 500) -> str:
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def keep_small(value: Any, limit: int = DETAILS_LIMIT) -> Any:
+    """Keep a value in extra only while it stays small."""
+    if value is None or len(json_preview(value, limit + 1)) <= limit:
+        return value
+    return {"truncated": json_preview(value, limit)}
+
+
+def first_object(path: Path, max_lines: int = 5) -> dict | None:
+    """The first JSON object of a file, from its first few non-blank lines; None if none."""
     try:
         with open(path, "rb") as handle:
-            for raw in handle:
+            for raw in islice(handle, max_lines):
                 if raw.strip():
                     obj = orjson.loads(raw)
                     return obj if isinstance(obj, dict) else None

@@ -55,7 +55,9 @@ from . import (
     Block,
     Entry,
     SessionFile,
+    first_object,
     parse_timestamp,
+    text_of,
 )
 
 FORMAT = "claude_code"
@@ -150,13 +152,13 @@ def parse_line(obj: dict, line: int) -> Entry:
 
 def _base(obj: dict, line: int, kind: str) -> Entry:
     return Entry(
-        id=_str(obj.get("uuid")) or f"line:{line}",
-        parent_id=_str(obj.get("parentUuid")) or None,
+        id=text_of(obj.get("uuid")) or f"line:{line}",
+        parent_id=text_of(obj.get("parentUuid")) or None,
         kind=kind,
         timestamp=parse_timestamp(obj.get("timestamp")),
         is_sidechain=obj.get("isSidechain") is True,
         is_meta=any(obj.get(k) is True for k in ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")),
-        logical_parent_id=_str(obj.get("logicalParentUuid")),
+        logical_parent_id=text_of(obj.get("logicalParentUuid")),
         extra=_scalars(obj, skip=_HANDLED),
     )
 
@@ -176,8 +178,8 @@ def _message(obj: dict, line: int, kind: str) -> Entry:
         entry.role = TOOL
     else:
         entry.role = USER
-    entry.model = _str(message.get("model"))
-    entry.message_id = _str(message.get("id"))
+    entry.model = text_of(message.get("model"))
+    entry.message_id = text_of(message.get("id"))
     entry.usage = _usage(message.get("usage"))
     if obj.get("isCompactSummary") is True:
         entry.extra["is_compact_summary"] = True
@@ -197,7 +199,7 @@ def _keep_tool_use_result(entry: Entry, result: Any) -> None:
         small = _scalars(result, limit=200)
         if small:
             entry.extra["tool_use_result"] = small
-        agent_id = _str(result.get("agentId"))
+        agent_id = text_of(result.get("agentId"))
         calls = [b.call_id for b in entry.blocks if b.type == TOOL_RESULT and b.call_id]
         if agent_id and calls:
             entry.extra["subagent_id"] = agent_id
@@ -250,8 +252,8 @@ def _block(item: Any) -> list[Block]:
         return [
             Block(
                 TOOL_CALL,
-                name=_str(item.get("name")),
-                call_id=_str(item.get("id")),
+                name=text_of(item.get("name")),
+                call_id=text_of(item.get("id")),
                 arguments=item.get("input"),
             )
         ]
@@ -259,7 +261,7 @@ def _block(item: Any) -> list[Block]:
         inner = item.get("content")
         result = Block(
             TOOL_RESULT,
-            call_id=_str(item.get("tool_use_id")),
+            call_id=text_of(item.get("tool_use_id")),
             text=_flatten(inner),
             is_error=item.get("is_error") is True,
         )
@@ -272,23 +274,23 @@ def _block(item: Any) -> list[Block]:
         return [_image(item)]
     if kind == "document":
         return [_document(item)]
-    return [Block(TEXT, name=_str(kind), text=_as_text(item.get("text")) or _as_text(item))]
+    return [Block(TEXT, name=text_of(kind), text=_as_text(item.get("text")) or _as_text(item))]
 
 
 def _image(item: dict) -> Block:
     source = _dict(item.get("source"))
     if source.get("type") == "url":
-        return Block(IMAGE, text=_str(source.get("url")), mime_type=_str(source.get("media_type")))
-    return Block(IMAGE, mime_type=_str(source.get("media_type")), data=_str(source.get("data")))
+        return Block(IMAGE, text=text_of(source.get("url")), mime_type=text_of(source.get("media_type")))
+    return Block(IMAGE, mime_type=text_of(source.get("media_type")), data=text_of(source.get("data")))
 
 
 def _document(item: dict) -> Block:
     source = _dict(item.get("source"))
-    block = Block(ATTACHMENT, name=_str(item.get("title")), mime_type=_str(source.get("media_type")))
+    block = Block(ATTACHMENT, name=text_of(item.get("title")), mime_type=text_of(source.get("media_type")))
     if source.get("type") == "text":
-        block.text = _str(source.get("data"))
+        block.text = text_of(source.get("data"))
     else:
-        block.data = _str(source.get("data"))
+        block.data = text_of(source.get("data"))
     return block
 
 
@@ -326,21 +328,21 @@ def _summary(obj: dict, line: int) -> Entry:
         parent_id=None,
         kind=SUMMARY,
         timestamp=parse_timestamp(obj.get("timestamp")),
-        summary=_str(obj.get("summary")),
-        leaf_id=_str(obj.get("leafUuid")),
+        summary=text_of(obj.get("summary")),
+        leaf_id=text_of(obj.get("leafUuid")),
         extra=_scalars(obj, skip=_HANDLED),
     )
 
 
 def _system(obj: dict, line: int) -> Entry:
-    subtype = _str(obj.get("subtype"))
+    subtype = text_of(obj.get("subtype"))
     # The boundary's parentUuid is null: the chain restarts, logicalParentUuid says where from.
     entry = _base(obj, line, COMPACTION if subtype == "compact_boundary" else SYSTEM_KIND)
     entry.role = SYSTEM
     entry.subtype = subtype
     if subtype == "compact_boundary":
         entry.extra.update(_scalars(_dict(obj.get("compactMetadata"))))
-    commands = [_str(_dict(info).get("command")) for info in _list(obj.get("hookInfos"))]
+    commands = [text_of(_dict(info).get("command")) for info in _list(obj.get("hookInfos"))]
     if any(commands):
         entry.extra["hook_commands"] = [c for c in commands if c]
     text = _flatten(obj.get("content"))
@@ -364,16 +366,18 @@ def _bookkeeping(obj: dict, line: int, kind: str) -> Entry:
         entry.timestamp = entry.timestamp or parse_timestamp(snapshot.get("timestamp"))
         text = ", ".join(str(name) for name in _dict(snapshot.get("trackedFileBackups")))
     elif kind == "queue-operation":
-        entry.subtype = _str(obj.get("operation"))
+        entry.subtype = text_of(obj.get("operation"))
         text = _flatten(obj.get("content"))
     elif kind == "attachment":
         attachment = _dict(obj.get("attachment"))
-        entry.subtype = _str(attachment.get("type"))
+        entry.subtype = text_of(attachment.get("type"))
         kept = _scalars(attachment, skip=frozenset({"type"}), limit=200)
         entry.extra.update({k: v for k, v in kept.items() if k not in entry.extra})
         text = _flatten(attachment.get("content"))
     else:
-        text = next((v for k in ("lastPrompt", "agentName", "prUrl", "text") if (v := _str(obj.get(k)))), "")
+        text = next(
+            (v for k in ("lastPrompt", "agentName", "prUrl", "text") if (v := text_of(obj.get(k)))), ""
+        )
         text = text or _flatten(obj.get("content"))
     if text:
         entry.blocks = [Block(TEXT, text=text[:_SHORT_TEXT])]
@@ -382,15 +386,15 @@ def _bookkeeping(obj: dict, line: int, kind: str) -> Entry:
 
 def _progress(entry: Entry, obj: dict) -> str:
     data = _dict(obj.get("data"))
-    entry.subtype = _str(data.get("type"))
+    entry.subtype = text_of(data.get("type"))
     small = _scalars(data, limit=200)
     if small:
         entry.extra["data"] = small
-    agent_id, call_id = _str(data.get("agentId")), _str(obj.get("parentToolUseID"))
+    agent_id, call_id = text_of(data.get("agentId")), text_of(obj.get("parentToolUseID"))
     if agent_id and call_id:
         entry.extra["subagent_id"] = agent_id
         entry.extra["subagent_call_id"] = call_id
-    hook, command = _str(data.get("hookName")), _str(data.get("command"))
+    hook, command = text_of(data.get("hookName")), text_of(data.get("command"))
     return f"{hook}: {command}" if hook and command else hook or command
 
 
@@ -398,7 +402,7 @@ def _title(obj: dict) -> str:
     for key, value in obj.items():
         if key.lower().endswith("title") and isinstance(value, str) and value.strip():
             return value
-    return _str(obj.get("summary"))
+    return text_of(obj.get("summary"))
 
 
 # subagent links
@@ -450,7 +454,7 @@ def _describe(path: Path, root: Path, indexes: dict[Path, dict[str, dict]]) -> S
         meta = _read_json(path.with_name(f"{path.stem}.meta.json"))
         if isinstance(meta, dict):
             found.extra.update(_scalars(meta))
-            found.parent_tool_id = next((v for k in _META_TOOL_ID_KEYS if (v := _str(meta.get(k)))), "")
+            found.parent_tool_id = next((v for k in _META_TOOL_ID_KEYS if (v := text_of(meta.get(k)))), "")
         return found
     found.project = path.parent.name
     if path.name.startswith("agent-"):
@@ -465,7 +469,7 @@ def _describe(path: Path, root: Path, indexes: dict[Path, dict[str, dict]]) -> S
         indexes[path.parent] = read_sessions_index(path.parent)
     listed = indexes[path.parent].get(path.stem)
     if listed:
-        found.title = _str(listed.get("customTitle")) or _str(listed.get("summary"))
+        found.title = text_of(listed.get("customTitle")) or text_of(listed.get("summary"))
         found.extra["sessions_index"] = _scalars(listed)
     return found
 
@@ -482,7 +486,7 @@ def _first_session_id(path: Path, lines: int = 20) -> str:
                     obj = orjson.loads(raw)
                 except orjson.JSONDecodeError:
                     continue
-                session_id = _str(obj.get("sessionId")) if isinstance(obj, dict) else ""
+                session_id = text_of(obj.get("sessionId")) if isinstance(obj, dict) else ""
                 # The id becomes a file name: refuse anything that is not a plain name.
                 if session_id and Path(session_id).name == session_id and not session_id.startswith("."):
                     return session_id
@@ -506,7 +510,7 @@ def read_sessions_index(project_dir: Path) -> dict[str, dict]:
         return {}
     listed = {}
     for item in entries:
-        if isinstance(item, dict) and (session_id := _str(item.get("sessionId"))):
+        if isinstance(item, dict) and (session_id := text_of(item.get("sessionId"))):
             listed[session_id] = item
     return listed
 
@@ -548,9 +552,9 @@ def _folder_looks_like(path: Path) -> bool:
     if projects.is_dir():
         samples = _sample_files(projects, ("*.jsonl", "*/*.jsonl"))
         # An empty projects folder is a fresh install: still ours.
-        return not samples or any(_object_looks_like(_first_object(f)) for f in samples)
+        return not samples or any(_object_looks_like(first_object(f)) for f in samples)
     samples = _sample_files(path, ("*.jsonl", "*/*.jsonl", "*/projects/*/*.jsonl"))
-    return any(_object_looks_like(_first_object(f)) for f in samples)
+    return any(_object_looks_like(first_object(f)) for f in samples)
 
 
 def _sample_files(base: Path, patterns: tuple[str, ...], limit: int = 50) -> list[Path]:
@@ -569,23 +573,7 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def _first_object(path: Path) -> dict | None:
-    try:
-        with open(path, "rb") as handle:
-            for raw in handle:
-                if raw.strip():
-                    obj = orjson.loads(raw)
-                    return obj if isinstance(obj, dict) else None
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    return None
-
-
 # small helpers
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _dict(value: Any) -> dict:

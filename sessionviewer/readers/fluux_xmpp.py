@@ -39,6 +39,7 @@ from . import (
     ReadResult,
     SessionFile,
     parse_timestamp,
+    text_of,
 )
 
 FORMAT = "fluux_xmpp"
@@ -57,10 +58,6 @@ _ARCHIVE_NAME = re.compile(r"^(\d{8}-\d{6})$")
 # The legacy writer only ever wrote these roles; any other "### " line is a
 # Markdown heading inside a message (the agent's own parser would split there).
 _MD_ROLES = ("user", "assistant", "system")
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _text(value: Any) -> str:
@@ -89,7 +86,7 @@ def parse_line(obj: dict, line: int) -> Entry:
             kind=HEADER,
             timestamp=parse_timestamp(obj.get("created")),
             line=line,
-            extra={"jid": _str(obj.get("jid")), "version": obj.get("version")},
+            extra={"jid": text_of(obj.get("jid")), "version": obj.get("version")},
         )
     if kind == "message":
         return _message(obj, line)
@@ -107,8 +104,8 @@ def _message(obj: dict, line: int) -> Entry:
             blocks.append(
                 Block(
                     ATTACHMENT,
-                    name=_str(item.get("filename")),
-                    mime_type=_str(item.get("mime_type")),
+                    name=text_of(item.get("filename")),
+                    mime_type=text_of(item.get("mime_type")),
                     size=_size(item.get("size")),
                 )
             )
@@ -117,17 +114,19 @@ def _message(obj: dict, line: int) -> Entry:
         emojis = reaction.get("emojis")
         emojis = [e for e in emojis if isinstance(e, str)] if isinstance(emojis, list) else []
         blocks.append(
-            Block(REACTION, target_id=_str(reaction.get("message_id")), emojis=emojis, text=" ".join(emojis))
+            Block(
+                REACTION, target_id=text_of(reaction.get("message_id")), emojis=emojis, text=" ".join(emojis)
+            )
         )
     return Entry(
-        id=_str(obj.get("msg_id")) or f"line:{line}",
+        id=text_of(obj.get("msg_id")) or f"line:{line}",
         parent_id=None,
         kind=MESSAGE,
-        role=_str(obj.get("role")),
+        role=text_of(obj.get("role")),
         timestamp=parse_timestamp(obj.get("ts")),
         blocks=blocks,
         line=line,
-        sender=_str(obj.get("sender")),
+        sender=text_of(obj.get("sender")),
     )
 
 

@@ -18,8 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from . import (
     ASSISTANT,
     BRANCH,
@@ -38,7 +36,12 @@ from . import (
     Block,
     Entry,
     SessionFile,
+    first_object,
+    id_of,
+    json_preview,
+    keep_small,
     parse_timestamp,
+    text_of,
 )
 
 FORMAT = "go_agent"
@@ -47,36 +50,7 @@ FILE_NAME = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{8}\.jsonl$")
 _ROLES = {"user": USER, "assistant": ASSISTANT, "tool_result": TOOL, "system": SYSTEM}
 _USAGE = {"input": "input", "output": "output", "cache_read": "cache_read", "cache_write": "cache_write"}
 # Tool details can be whole file contents; the page only needs a glimpse.
-_DETAILS_LIMIT = 2000
 _SAMPLE = 20  # files looked into when a folder's names do not say
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _id(value: Any) -> str | None:
-    """An id as written; "" and non-strings mean none."""
-    if isinstance(value, str) and value:
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
-
-
-def _json(value: Any, limit: int = 500) -> str:
-    try:
-        text = orjson.dumps(value).decode()
-    except TypeError:
-        text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _small(value: Any) -> Any:
-    """Keep a value in extra only while it stays small."""
-    if value is None or len(_json(value, _DETAILS_LIMIT + 1)) <= _DETAILS_LIMIT:
-        return value
-    return {"truncated": _json(value, _DETAILS_LIMIT)}
 
 
 def _usage(value: Any) -> dict[str, int]:
@@ -97,21 +71,21 @@ def _block(item: Any) -> Block | None:
         return None
     kind = item.get("type")
     if kind == "text":
-        return Block(TEXT, text=_str(item.get("text")))
+        return Block(TEXT, text=text_of(item.get("text")))
     if kind == "thinking":
-        return Block(THINKING, text=_str(item.get("thinking")) or _str(item.get("text")))
+        return Block(THINKING, text=text_of(item.get("thinking")) or text_of(item.get("text")))
     if kind == "tool_call":
         return Block(
             TOOL_CALL,
-            name=_str(item.get("name")),
-            call_id=_str(item.get("id")),
+            name=text_of(item.get("name")),
+            call_id=text_of(item.get("id")),
             arguments=item.get("arguments"),
         )
     if kind == "image":
-        mime = _str(item.get("mime_type")) or _str(item.get("mimeType"))
-        return Block(IMAGE, mime_type=mime, data=_str(item.get("data")))
+        mime = text_of(item.get("mime_type")) or text_of(item.get("mimeType"))
+        return Block(IMAGE, mime_type=mime, data=text_of(item.get("data")))
     # A block type this reader does not know yet: shown, never dropped.
-    return Block(TEXT, text=_str(item.get("text")) or f"[{kind}] {_json(item)}")
+    return Block(TEXT, text=text_of(item.get("text")) or f"[{kind}] {json_preview(item)}")
 
 
 def _blocks(content: Any) -> list[Block]:
@@ -129,8 +103,8 @@ def _tool_result(message: dict) -> list[Block]:
     result = Block(
         TOOL_RESULT,
         text=text,
-        name=_str(message.get("tool_name")),
-        call_id=_str(message.get("tool_call_id")),
+        name=text_of(message.get("tool_name")),
+        call_id=text_of(message.get("tool_call_id")),
         is_error=message.get("is_error") is True,
     )
     return [result] + [b for b in content if b.type == IMAGE]
@@ -140,40 +114,40 @@ def _message(obj: dict, line: int) -> Entry:
     message = obj.get("message")
     if not isinstance(message, dict):
         message = {}
-    written = _str(message.get("role")) or _str(obj.get("role"))
+    written = text_of(message.get("role")) or text_of(obj.get("role"))
     role = _ROLES.get(written, written)
     entry = Entry(
-        id=_id(obj.get("id")) or f"line:{line}",
-        parent_id=_id(obj.get("parent_id")),
+        id=id_of(obj.get("id")) or f"line:{line}",
+        parent_id=id_of(obj.get("parent_id")),
         kind=MESSAGE,
         role=role,
         timestamp=parse_timestamp(obj.get("timestamp")) or parse_timestamp(message.get("timestamp")),
-        model=_str(message.get("model")),
+        model=text_of(message.get("model")),
         usage=_usage(message.get("usage")),
     )
     entry.blocks = _tool_result(message) if written == "tool_result" else _blocks(message.get("content"))
     extra = {
-        "provider": _str(message.get("provider")),
-        "stop_reason": _str(message.get("stop_reason")),
-        "error_message": _str(message.get("error_message")) or _str(message.get("error")),
+        "provider": text_of(message.get("provider")),
+        "stop_reason": text_of(message.get("stop_reason")),
+        "error_message": text_of(message.get("error_message")) or text_of(message.get("error")),
     }
     entry.extra = {k: v for k, v in extra.items() if v}
     if message.get("details") is not None:
-        entry.extra["details"] = _small(message["details"])
+        entry.extra["details"] = keep_small(message["details"])
     return entry
 
 
 def parse_line(obj: dict, line: int) -> Entry:
     kind = obj.get("type")
-    entry_id = _id(obj.get("id")) or f"line:{line}"
-    parent_id = _id(obj.get("parent_id"))
+    entry_id = id_of(obj.get("id")) or f"line:{line}"
+    parent_id = id_of(obj.get("parent_id"))
     timestamp = parse_timestamp(obj.get("timestamp"))
     if kind == "message":
         return _message(obj, line)
     if kind == "session":
         extra = {
-            "session_id": _str(obj.get("id")),
-            "cwd": _str(obj.get("cwd")),
+            "session_id": text_of(obj.get("id")),
+            "cwd": text_of(obj.get("cwd")),
             "version": obj.get("version"),
         }
         return Entry(
@@ -190,24 +164,26 @@ def parse_line(obj: dict, line: int) -> Entry:
             parent_id=parent_id,
             kind=COMPACTION,
             timestamp=timestamp,
-            summary=_str(obj.get("summary")),
-            first_kept_id=_str(obj.get("first_kept_entry_id")),
+            summary=text_of(obj.get("summary")),
+            first_kept_id=text_of(obj.get("first_kept_entry_id")),
             extra=extra,
         )
     if kind == "branch":
         extra = {
-            "parent_session_path": _str(obj.get("parent_session_path")),
-            "fork_entry_id": _str(obj.get("fork_entry_id")),
+            "parent_session_path": text_of(obj.get("parent_session_path")),
+            "fork_entry_id": text_of(obj.get("fork_entry_id")),
         }
         return Entry(
             id=entry_id,
             parent_id=parent_id,
             kind=BRANCH,
             timestamp=timestamp,
-            summary=_str(obj.get("branch_summary")),
+            summary=text_of(obj.get("branch_summary")),
             extra={k: v for k, v in extra.items() if v},
         )
-    return Entry(id=entry_id, parent_id=parent_id, kind=RAW, subtype=_str(kind), timestamp=timestamp, raw=obj)
+    return Entry(
+        id=entry_id, parent_id=parent_id, kind=RAW, subtype=text_of(kind), timestamp=timestamp, raw=obj
+    )
 
 
 def _files(root: Path) -> Iterator[Path]:
@@ -237,14 +213,6 @@ def discover(root: Path) -> Iterator[SessionFile]:
         yield SessionFile(path=path, format=FORMAT, key=key)
 
 
-def _first(path: Path) -> dict | None:
-    try:
-        with open(path, "rb") as handle:
-            return orjson.loads(handle.readline())
-    except (OSError, orjson.JSONDecodeError):
-        return None
-
-
 def _is_header(first: dict) -> bool:
     """The Go header: an id, version 1, and none of pi's or Fluux's fields (pi v1 wrote no version)."""
     others = ("provider", "modelId", "thinkingLevel", "sessionKey", "parentSession", "jid", "created")
@@ -268,7 +236,7 @@ def looks_like(path: Path, first: dict | None) -> bool:
         if any(FILE_NAME.match(p.name) for p in files):
             return True
         # Renamed or copied sessions: a Go header on the first line still tells.
-        return any(isinstance(obj, dict) and _is_header(obj) for obj in map(_first, files[:_SAMPLE]))
+        return any(isinstance(obj, dict) and _is_header(obj) for obj in map(first_object, files[:_SAMPLE]))
     if not isinstance(first, dict):
         return False
     if _is_header(first):

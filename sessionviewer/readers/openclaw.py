@@ -46,7 +46,12 @@ from . import (
     Block,
     Entry,
     SessionFile,
+    first_object,
+    id_of,
+    json_preview,
+    keep_small,
     parse_timestamp,
+    text_of,
 )
 
 FORMAT = "openclaw"
@@ -60,7 +65,6 @@ _ROLES = {
     "system": SYSTEM,
 }
 _USAGE = {"input": "input", "output": "output", "cacheRead": "cache_read", "cacheWrite": "cache_write"}
-_DETAILS_LIMIT = 2000
 # Assistant rows OpenClaw writes itself (gateway notices, delivery copies), not model output.
 _TRANSCRIPT_ONLY_MODELS = ("gateway-injected", "delivery-mirror")
 
@@ -109,33 +113,6 @@ _INDEX_FIELDS = (
     "spawnDepth",
     "archivedAt",
 )
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _id(value: Any) -> str | None:
-    if isinstance(value, str) and value:
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
-
-
-def _json(value: Any, limit: int = 500) -> str:
-    try:
-        text = orjson.dumps(value).decode()
-    except TypeError:
-        text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _small(value: Any) -> Any:
-    """Keep a value in extra only while it stays small: tool details can be whole files."""
-    if value is None or len(_json(value, _DETAILS_LIMIT + 1)) <= _DETAILS_LIMIT:
-        return value
-    return {"truncated": _json(value, _DETAILS_LIMIT)}
 
 
 def _compact(values: dict) -> dict:
@@ -220,21 +197,21 @@ def _block(item: Any) -> Block | None:
         return None
     kind = item.get("type")
     if kind == "text":
-        return Block(TEXT, text=_str(item.get("text")))
+        return Block(TEXT, text=text_of(item.get("text")))
     if kind == "thinking":
-        return Block(THINKING, text=_str(item.get("thinking")) or _str(item.get("text")))
+        return Block(THINKING, text=text_of(item.get("thinking")) or text_of(item.get("text")))
     if kind in ("toolCall", "tool_call"):
         return Block(
             TOOL_CALL,
-            name=_str(item.get("name")),
-            call_id=_str(item.get("id")),
+            name=text_of(item.get("name")),
+            call_id=text_of(item.get("id")),
             arguments=item.get("arguments"),
         )
     if kind == "image":
-        mime = _str(item.get("mimeType")) or _str(item.get("mime_type"))
-        return Block(IMAGE, mime_type=mime, data=_str(item.get("data")))
+        mime = text_of(item.get("mimeType")) or text_of(item.get("mime_type"))
+        return Block(IMAGE, mime_type=mime, data=text_of(item.get("data")))
     # A block type this reader does not know yet: shown, never dropped.
-    return Block(TEXT, text=_str(item.get("text")) or f"[{kind}] {_json(item)}")
+    return Block(TEXT, text=text_of(item.get("text")) or f"[{kind}] {json_preview(item)}")
 
 
 def _blocks(content: Any) -> list[Block]:
@@ -255,22 +232,24 @@ def _tool_result(content: Any, call_id: str, name: str, is_error: bool) -> list[
 
 def _bash(message: dict, call_id: str) -> list[Block]:
     """A command the user ran with "!": shown as the call and its output, like a tool's."""
-    command = _str(message.get("command"))
+    command = text_of(message.get("command"))
     exit_code = message.get("exitCode")
     failed = message.get("cancelled") is True or (isinstance(exit_code, int) and exit_code != 0)
     return [
         Block(TOOL_CALL, name="bash", call_id=call_id, arguments={"command": command}),
-        Block(TOOL_RESULT, name="bash", call_id=call_id, text=_str(message.get("output")), is_error=failed),
+        Block(
+            TOOL_RESULT, name="bash", call_id=call_id, text=text_of(message.get("output")), is_error=failed
+        ),
     ]
 
 
 def _assistant_extra(source: dict) -> dict:
     return _compact(
         {
-            "provider": _str(source.get("provider")),
-            "api": _str(source.get("api")),
-            "stop_reason": _str(source.get("stopReason")),
-            "error_message": _str(source.get("errorMessage")),
+            "provider": text_of(source.get("provider")),
+            "api": text_of(source.get("api")),
+            "stop_reason": text_of(source.get("stopReason")),
+            "error_message": text_of(source.get("errorMessage")),
         }
     )
 
@@ -279,14 +258,14 @@ def _message(obj: dict, line: int) -> Entry:
     message = obj.get("message")
     if not isinstance(message, dict):
         message = {}
-    written = _str(message.get("role"))
+    written = text_of(message.get("role"))
     entry = Entry(
-        id=_id(obj.get("id")) or f"line:{line}",
-        parent_id=_id(obj.get("parentId")),
+        id=id_of(obj.get("id")) or f"line:{line}",
+        parent_id=id_of(obj.get("parentId")),
         kind=MESSAGE,
         role=_ROLES.get(written, written),
         timestamp=parse_timestamp(obj.get("timestamp")) or parse_timestamp(message.get("timestamp")),
-        model=_str(message.get("model")),
+        model=text_of(message.get("model")),
         usage=_usage(message.get("usage")),
         extra=_assistant_extra(message),
     )
@@ -294,8 +273,8 @@ def _message(obj: dict, line: int) -> Entry:
     if written == "toolResult":
         entry.blocks = _tool_result(
             message.get("content"),
-            _str(message.get("toolCallId")),
-            _str(message.get("toolName")),
+            text_of(message.get("toolCallId")),
+            text_of(message.get("toolName")),
             message.get("isError") is True,
         )
     elif written == "bashExecution":
@@ -306,18 +285,18 @@ def _message(obj: dict, line: int) -> Entry:
                 "exit_code": message.get("exitCode"),
                 "cancelled": message.get("cancelled"),
                 "truncated": message.get("truncated"),
-                "full_output_path": _str(message.get("fullOutputPath")),
+                "full_output_path": text_of(message.get("fullOutputPath")),
                 "exclude_from_context": message.get("excludeFromContext"),
             }
         )
     else:
         entry.blocks = _blocks(message.get("content"))
-        entry.summary = _str(message.get("summary"))  # branchSummary, compactionSummary roles
-        entry.subtype = _str(message.get("customType"))  # custom (v3) and hookMessage (v2) roles
+        entry.summary = text_of(message.get("summary"))  # branchSummary, compactionSummary roles
+        entry.subtype = text_of(message.get("customType"))  # custom (v3) and hookMessage (v2) roles
         if isinstance(message.get("display"), bool):
             entry.extra["display"] = message["display"]
     if message.get("details") is not None:
-        entry.extra["details"] = _small(message["details"])
+        entry.extra["details"] = keep_small(message["details"])
     return entry
 
 
@@ -326,21 +305,21 @@ def _flat(obj: dict, line: int) -> Entry:
     meta = obj.get("meta")
     if not isinstance(meta, dict):
         meta = {}
-    written = _str(obj.get("role"))
+    written = text_of(obj.get("role"))
     entry = Entry(
         id=f"line:{line}",
         parent_id=None,
         kind=MESSAGE,
         role=_ROLES.get(written, written),
         timestamp=parse_timestamp(obj.get("ts")) or parse_timestamp(obj.get("timestamp")),
-        model=_str(meta.get("model")),
+        model=text_of(meta.get("model")),
         usage=_usage(meta.get("usage")),
         extra=_assistant_extra(meta),
     )
-    call_id = _str(obj.get("toolCallId"))
+    call_id = text_of(obj.get("toolCallId"))
     if entry.role == TOOL or call_id:
         entry.role = TOOL
-        name = _str(meta.get("toolName")) or _str(obj.get("toolName"))
+        name = text_of(meta.get("toolName")) or text_of(obj.get("toolName"))
         is_error = meta.get("isError") is True or obj.get("isError") is True
         entry.blocks = _tool_result(obj.get("content"), call_id, name, is_error)
         return entry
@@ -354,21 +333,21 @@ def _flat(obj: dict, line: int) -> Entry:
 
 def _header(obj: dict, entry_id: str) -> Entry:
     extra = {
-        "session_id": _str(obj.get("id")),
-        "cwd": _str(obj.get("cwd")),
+        "session_id": text_of(obj.get("id")),
+        "cwd": text_of(obj.get("cwd")),
         "version": obj.get("version"),
-        "provider": _str(obj.get("provider")),
-        "model_id": _str(obj.get("modelId")),
-        "thinking_level": _str(obj.get("thinkingLevel")),
-        "parent_session_path": _str(obj.get("parentSession")),
-        "session_key": _str(obj.get("sessionKey")),
+        "provider": text_of(obj.get("provider")),
+        "model_id": text_of(obj.get("modelId")),
+        "thinking_level": text_of(obj.get("thinkingLevel")),
+        "parent_session_path": text_of(obj.get("parentSession")),
+        "session_key": text_of(obj.get("sessionKey")),
     }
     return Entry(
         id=entry_id,
         parent_id=None,
         kind=HEADER,
         timestamp=parse_timestamp(obj.get("timestamp")) or parse_timestamp(obj.get("createdAt")),
-        model=_str(obj.get("modelId")),
+        model=text_of(obj.get("modelId")),
         extra=_compact(extra),
     )
 
@@ -378,28 +357,28 @@ def _setting(kind: str, obj: dict, entry: Entry) -> Entry:
     entry.kind = kind
     text = ""
     if kind == "model_change":
-        provider, model = _str(obj.get("provider")), _str(obj.get("modelId"))
+        provider, model = text_of(obj.get("provider")), text_of(obj.get("modelId"))
         entry.model = model
         entry.extra = _compact({"provider": provider, "model_id": model})
         text = f"model: {provider}/{model}" if provider else f"model: {model}"
     elif kind == "thinking_level_change":
-        level = _str(obj.get("thinkingLevel"))
+        level = text_of(obj.get("thinkingLevel"))
         entry.extra = _compact({"thinking_level": level})
         text = f"thinking level: {level}"
     elif kind == "custom":
-        entry.subtype = _str(obj.get("customType"))
-        entry.extra = _compact({"data": _small(obj.get("data"))})
-        text = f"{entry.subtype}: {_json(obj.get('data'), 200)}"
+        entry.subtype = text_of(obj.get("customType"))
+        entry.extra = _compact({"data": keep_small(obj.get("data"))})
+        text = f"{entry.subtype}: {json_preview(obj.get('data'), 200)}"
     elif kind == "custom_message":
-        entry.subtype = _str(obj.get("customType"))
+        entry.subtype = text_of(obj.get("customType"))
         entry.blocks = _blocks(obj.get("content"))
-        entry.extra = _compact({"display": obj.get("display"), "details": _small(obj.get("details"))})
+        entry.extra = _compact({"display": obj.get("display"), "details": keep_small(obj.get("details"))})
     elif kind == "label":
-        label = _str(obj.get("label"))
-        entry.extra = _compact({"target_id": _str(obj.get("targetId")), "label": label})
+        label = text_of(obj.get("label"))
+        entry.extra = _compact({"target_id": text_of(obj.get("targetId")), "label": label})
         text = f"label: {label}" if label else "label cleared"
     elif kind == "session_info":
-        entry.summary = _str(obj.get("name"))  # the session's name: the indexer titles by it
+        entry.summary = text_of(obj.get("name"))  # the session's name: the indexer titles by it
         entry.extra = _compact({"name": entry.summary})
     if text:
         entry.blocks = [Block(TEXT, text=text)]
@@ -410,42 +389,42 @@ def parse_line(obj: dict, line: int) -> Entry:
     kind = obj.get("type")
     if kind is None and "role" in obj:
         return _flat(obj, line)
-    entry_id = _id(obj.get("id")) or f"line:{line}"
+    entry_id = id_of(obj.get("id")) or f"line:{line}"
     if kind == "session":
         return _header(obj, entry_id)
     if kind == "message":
         return _message(obj, line)
     entry = Entry(
         id=entry_id,
-        parent_id=_id(obj.get("parentId")),
+        parent_id=id_of(obj.get("parentId")),
         kind=RAW,
         timestamp=parse_timestamp(obj.get("timestamp")),
     )
     if kind == "compaction":
         entry.kind = COMPACTION
-        entry.summary = _str(obj.get("summary"))
-        entry.first_kept_id = _str(obj.get("firstKeptEntryId"))
+        entry.summary = text_of(obj.get("summary"))
+        entry.first_kept_id = text_of(obj.get("firstKeptEntryId"))
         entry.extra = _compact(
             {
                 "tokens_before": obj.get("tokensBefore"),
-                "details": _small(obj.get("details")),
+                "details": keep_small(obj.get("details")),
                 "from_hook": obj.get("fromHook"),
             }
         )
     elif kind == "branch_summary":
         entry.kind = BRANCH
-        entry.summary = _str(obj.get("summary"))
+        entry.summary = text_of(obj.get("summary"))
         entry.extra = _compact(
             {
-                "from_id": _str(obj.get("fromId")),
-                "details": _small(obj.get("details")),
+                "from_id": text_of(obj.get("fromId")),
+                "details": keep_small(obj.get("details")),
                 "from_hook": obj.get("fromHook"),
             }
         )
     elif kind in SETTING_KINDS:
         _setting(kind, obj, entry)
     else:
-        entry.subtype, entry.raw = _str(kind), obj
+        entry.subtype, entry.raw = text_of(kind), obj
     return entry
 
 
@@ -479,18 +458,6 @@ def parse_retired_time(text: str) -> str:
         date, sep, clock = text.partition("T")
         moment = parse_timestamp(f"{date}T{clock.replace('-', ':')}" if sep else text)
     return moment.isoformat() if moment else ""
-
-
-def _first(path: Path) -> dict | None:
-    try:
-        with open(path, "rb") as handle:
-            for raw in islice(handle, 5):
-                if raw.strip():
-                    obj = orjson.loads(raw)
-                    return obj if isinstance(obj, dict) else None
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    return None
 
 
 def _folder_agent(folder: Path) -> str:
@@ -541,10 +508,10 @@ def _load_index(folder: Path) -> tuple[dict[str, tuple[str, dict]], str]:
         if not isinstance(meta, dict):
             continue
         names = []
-        if session_file := _str(meta.get("sessionFile")):
+        if session_file := text_of(meta.get("sessionFile")):
             # Absolute paths, possibly Windows ones, name the file in this folder.
             names.append(re.split(r"[\\/]", session_file)[-1])
-        if session_id := _str(meta.get("sessionId")):
+        if session_id := text_of(meta.get("sessionId")):
             names.append(f"{session_id}.jsonl")
         for name in names:
             by_name.setdefault(name, (key, meta))
@@ -577,9 +544,9 @@ def _session_file(
         key=key,
         agent=agent or parts["agent"],
         # lastChannel and lastAccountId stay in extra: a main session spans channels.
-        channel=parts["channel"] or _str(meta.get("channel")),
+        channel=parts["channel"] or text_of(meta.get("channel")),
         account=parts["account"],
-        peer_kind=parts["peer_kind"] or _str(meta.get("chatType")),
+        peer_kind=parts["peer_kind"] or text_of(meta.get("chatType")),
         peer_id=parts["peer_id"],
         title=title,
         status=status,
@@ -602,7 +569,7 @@ def discover(root: Path) -> Iterator[SessionFile]:
         index, error = _load_index(folder) if trusted else ({}, "")
         for path in paths:
             name = _transcript_name(path.name)
-            if name is None or (not trusted and not looks_like(path, _first(path))):
+            if name is None or (not trusted and not looks_like(path, first_object(path))):
                 continue
             stem, status, retired = name
             key = (path.parent.relative_to(root) / stem).as_posix()
@@ -654,5 +621,7 @@ def looks_like(path: Path, first: dict | None) -> bool:
             for p in sorted(folder.glob("*.jsonl*"))
             if _transcript_name(p.name) and p.is_file()
         )
-        return any(_is_openclaw_object(obj) for obj in map(_first, islice(candidates, _LOOSE_SAMPLE)) if obj)
+        return any(
+            _is_openclaw_object(obj) for obj in map(first_object, islice(candidates, _LOOSE_SAMPLE)) if obj
+        )
     return isinstance(first, dict) and _is_openclaw_object(first)
