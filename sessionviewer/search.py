@@ -13,8 +13,11 @@ from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db import connection
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 
 from sessionviewer.models import Entry
+from sessionviewer.render import neutralise
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
@@ -48,3 +51,56 @@ def matching_entries(text: str) -> QuerySet[Entry]:
     return Entry.objects.filter(
         id__in=RawSQL("SELECT rowid FROM entry_fts WHERE entry_fts MATCH %s", [query])
     )
+
+
+# --- Results with snippets ------------------------------------------------------------------------------
+
+SNIPPET_WIDTH = 160
+HIT_LIMIT = 20
+
+
+def query_terms(text: str) -> list[str]:
+    """The words of a query, lower-cased, as the index tokenises them ('*' prefixes included)."""
+    return [token.lower() for word in text.split() for token in _TOKEN.findall(word)]
+
+
+def highlight(text: str, query: str, width: int = SNIPPET_WIDTH) -> SafeString:
+    """A window of text around the first match, escaped, with each term wrapped in <mark>.
+
+    The text is escaped piece by piece and only our own <mark> tags are added, so
+    whatever the transcript holds stays text. Terms match at word starts, as FTS
+    prefix search does.
+    """
+    text = " ".join(neutralise(text).split())
+    terms = sorted(set(query_terms(query)), key=len, reverse=True)
+    if not terms:
+        return escape(text[:width])
+    # A term starts after anything but a letter or digit: FTS5 splits words at "_" too.
+    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(re.escape(t) for t in terms) + ")", re.IGNORECASE)
+    first = pattern.search(text)
+    begin = max(0, (first.start() if first else 0) - width // 3)
+    window = text[begin : begin + width]
+    parts = ["…" if begin else ""]
+    last = 0
+    for match in pattern.finditer(window):
+        parts.append(escape(window[last : match.start()]))
+        parts.append(f"<mark>{escape(match.group())}</mark>")
+        last = match.end()
+    parts.append(escape(window[last:]))
+    if begin + width < len(text):
+        parts.append("…")
+    return mark_safe("".join(parts))  # noqa: S308 - every piece of the text went through escape()
+
+
+def search_hits(query: str, sessions: QuerySet, limit: int = HIT_LIMIT) -> list[dict]:
+    """The newest entries matching query within the given sessions, each with a highlighted snippet."""
+    if not query.strip():
+        return []
+    entries = (
+        matching_entries(query)
+        .filter(session_id__in=sessions.order_by().values("id"))
+        .select_related("session")
+        .defer("blocks", "raw", "extra", "usage")
+        .order_by("-session__updated_at", "-session_id", "line")[:limit]
+    )
+    return [{"entry": e, "session": e.session, "snippet": highlight(e.text, query)} for e in entries]

@@ -5,6 +5,10 @@ The API and the pages both come through here, so they show the same thread.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from threading import Lock
+
 from sessionviewer import readers, threads
 from sessionviewer.models import Entry, Session
 
@@ -97,3 +101,324 @@ def item_to_dict(item: threads.ThreadItem) -> dict:
     if item.alternatives:
         data["alternatives"] = item.alternatives
     return data
+
+
+# --- The transcript page: cached threads and the items of one chunk -------------------------------------
+
+PROBLEM_LIMIT = 500
+CHUNK = 100  # items per screenful; the rest load as the reader scrolls
+_CACHE_SIZE = 16
+_cache: OrderedDict[tuple, Transcript] = OrderedDict()
+_entries_cache: OrderedDict[tuple, list[readers.Entry]] = OrderedDict()
+_lock = Lock()
+
+
+@dataclass(slots=True)
+class Transcript:
+    """A built thread and what the page needs to find things in it, computed once per version."""
+
+    thread: threads.Thread
+    positions: dict[str, int]  # entry id -> index in thread.items (the last one, ids may repeat)
+    results: dict[tuple[int, int], tuple[int, int]]  # (call item, block) -> (result item, block)
+    absorbed: set[tuple[int, int]]  # (result item, block) shown under their call
+    owner: dict[int, int]  # result item -> the item of the call it is shown under (the first)
+
+    @property
+    def items(self) -> list[threads.ThreadItem]:
+        return self.thread.items
+
+
+def _version(session: Session) -> tuple:
+    # read_offset moves on every append; indexed_at on every rewrite the indexer made.
+    return (session.id, session.read_offset, session.read_line, session.indexed_at)
+
+
+def _remember(cache: OrderedDict, key: tuple, value):
+    with _lock:
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > _CACHE_SIZE:
+            cache.popitem(last=False)
+    return value
+
+
+def _recall(cache: OrderedDict, key: tuple):
+    with _lock:
+        value = cache.get(key)
+        if value is not None:
+            cache.move_to_end(key)
+        return value
+
+
+def cached_entries(session: Session) -> list[readers.Entry]:
+    key = _version(session)
+    found = _recall(_entries_cache, key)
+    return found if found is not None else _remember(_entries_cache, key, load_entries(session))
+
+
+def transcript(session: Session, leaf: str | None = None) -> Transcript:
+    """The thread ending at leaf (or the active leaf), built once per (session, version, leaf)."""
+    key = (*_version(session), leaf)
+    found = _recall(_cache, key)
+    if found is not None:
+        return found
+    thread = threads.build_thread(cached_entries(session), leaf)
+    return _remember(_cache, key, _index(thread))
+
+
+def clear_cache() -> None:
+    with _lock:
+        _cache.clear()
+        _entries_cache.clear()
+
+
+def _index(thread: threads.Thread) -> Transcript:
+    positions: dict[str, int] = {}
+    open_calls: dict[str, tuple[int, int]] = {}
+    results: dict[tuple[int, int], tuple[int, int]] = {}
+    absorbed: set[tuple[int, int]] = set()
+    owner: dict[int, int] = {}
+    for i, item in enumerate(thread.items):
+        positions[item.entry.id] = i
+        for b, block in enumerate(item.entry.blocks):
+            if not block.call_id:
+                continue
+            if block.type == readers.TOOL_CALL:
+                open_calls[block.call_id] = (i, b)
+            elif block.type == readers.TOOL_RESULT and (call := open_calls.pop(block.call_id, None)):
+                results[call] = (i, b)
+                absorbed.add((i, b))
+                owner.setdefault(i, call[0])
+    return Transcript(thread, positions, results, absorbed, owner)
+
+
+def transcript_with_entry(session: Session, entry_id: str) -> Transcript | None:
+    """The active thread if it holds entry_id, else the first other branch that does."""
+    shown = transcript(session)
+    if entry_id in shown.positions:
+        return shown
+    for leaf in shown.thread.leaves:
+        if leaf != shown.thread.leaf_id and entry_id in (other := transcript(session, leaf)).positions:
+            return other
+    return None
+
+
+_ANCHOR_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
+
+
+def anchor(entry_id: str) -> str:
+    """A stable, HTML- and CSS-safe element id for an entry id: other characters as _hex_."""
+    return "entry-" + "".join(c if c in _ANCHOR_SAFE else f"_{ord(c):x}_" for c in entry_id)
+
+
+@dataclass(slots=True)
+class Piece:
+    """One block of an entry as the page shows it, with its tool result when paired."""
+
+    block: readers.Block
+    result: readers.Block | None = None
+    result_entry: readers.Entry | None = None
+    result_anchor: str = ""  # set on the first absorbed result of an entry: its permalink
+    children: list = field(default_factory=list)  # subagent sessions started by this call
+
+
+@dataclass(slots=True)
+class Row:
+    """One thread item on the page."""
+
+    item: threads.ThreadItem
+    index: int
+    anchor: str
+    pieces: list[Piece]
+    hidden: bool  # every block was shown under its call: no row of its own
+    show_usage: bool
+    role_class: str
+
+    @property
+    def entry(self) -> readers.Entry:
+        return self.item.entry
+
+    @property
+    def branches(self) -> dict | None:
+        """The switcher at a branch point: position, count, neighbours and every alternative."""
+        alternatives, current = self.item.alternatives, self.item.current
+        if not alternatives:
+            return None
+        return {
+            "position": None if current is None else current + 1,
+            "count": len(alternatives),
+            "prev": alternatives[current - 1] if current else None,
+            "next": alternatives[current + 1]
+            if current is not None and current + 1 < len(alternatives)
+            else None,
+            "all": [(n + 1, leaf, n == current) for n, leaf in enumerate(alternatives)],
+        }
+
+    @property
+    def compaction(self) -> dict:
+        """Trigger and token counts of a compaction, whatever the format calls them."""
+        extra = self.entry.extra
+        return {
+            "trigger": extra.get("trigger") or "",
+            "before": extra.get("preTokens") or extra.get("tokens_before") or extra.get("tokensBefore"),
+            "after": extra.get("postTokens") or extra.get("tokens_after") or extra.get("tokensAfter"),
+        }
+
+    @property
+    def usage_total(self) -> int:
+        return sum(int(v or 0) for v in self.entry.usage.values() if isinstance(v, int | float))
+
+
+@dataclass(slots=True)
+class Group:
+    """Rows in page order; consecutive compacted rows fold into one group."""
+
+    compacted: bool
+    rows: list[Row]
+    open: bool = False  # holds the entry a permalink asks for
+
+
+def role_class(entry: readers.Entry) -> str:
+    if entry.kind == readers.COMPACTION:
+        return "compaction"
+    if entry.extra.get("is_compact_summary"):
+        return "compact-summary"
+    if entry.kind != readers.MESSAGE:
+        return "meta"
+    if entry.role == readers.TOOL or any(b.type == readers.TOOL_RESULT for b in entry.blocks):
+        return "tool"
+    return entry.role or "meta"
+
+
+def rows_for(
+    t: Transcript,
+    start: int,
+    stop: int,
+    children_by_tool: dict[str, list] | None = None,
+    absorb_from: int | None = 0,
+    target: str = "",
+) -> list[Group]:
+    """The rows of items[start:stop]. A tool result whose call is at absorb_from or later is shown
+    under its call instead of on its own; None shows every result on its own (live updates)."""
+    items = t.items
+    children_by_tool = children_by_tool or {}
+    groups: list[Group] = []
+    for i in range(start, min(stop, len(items))):
+        item = items[i]
+        entry = item.entry
+        pieces = []
+        absorb = absorb_from is not None and t.owner.get(i, -1) >= absorb_from
+        for b, block in enumerate(entry.blocks):
+            if absorb and (i, b) in t.absorbed:
+                continue
+            piece = Piece(block)
+            if block.type == readers.TOOL_CALL:
+                piece.children = children_by_tool.get(block.call_id, [])
+                if absorb_from is not None and (found := t.results.get((i, b))):
+                    r_item, r_block = found
+                    result_entry = items[r_item].entry
+                    piece.result = result_entry.blocks[r_block]
+                    piece.result_entry = result_entry
+                    if (r_item, r_block) == _first_absorbed(t, r_item):
+                        piece.result_anchor = anchor(result_entry.id)
+            pieces.append(piece)
+        hidden = absorb and not pieces and any((i, b) in t.absorbed for b in range(len(entry.blocks)))
+        nxt = items[i + 1].entry if i + 1 < len(items) else None
+        show_usage = bool(entry.usage) and not (
+            entry.message_id and nxt is not None and nxt.message_id == entry.message_id
+        )
+        row = Row(item, i, anchor(entry.id), pieces, hidden, show_usage, role_class(entry))
+        if groups and groups[-1].compacted == item.compacted:
+            groups[-1].rows.append(row)
+        else:
+            groups.append(Group(item.compacted, [row]))
+        if target and entry.id == target:
+            groups[-1].open = True
+    return groups
+
+
+def display_index(t: Transcript, entry_id: str) -> int:
+    """Where the entry is shown: its own row, or its call's row when its result is shown there."""
+    i = t.positions[entry_id]
+    blocks = t.items[i].entry.blocks
+    if blocks and all((i, b) in t.absorbed for b in range(len(blocks))):
+        return t.owner[i]
+    return i
+
+
+def _first_absorbed(t: Transcript, item_index: int) -> tuple[int, int] | None:
+    blocks = t.items[item_index].entry.blocks
+    return next(((item_index, b) for b in range(len(blocks)) if (item_index, b) in t.absorbed), None)
+
+
+class BadParameter(ValueError):
+    def __init__(self, parameter: str, message: str):
+        super().__init__(f"{parameter}: {message}")
+        self.parameter = parameter
+
+
+class UnknownEntry(LookupError):
+    def __init__(self, entry_id: str):
+        super().__init__(f"no entry {entry_id!r} in this session")
+        self.entry_id = entry_id
+
+
+def _whole(params, name: str) -> int | None:
+    value = params.get(name)
+    if value in (None, ""):
+        return None
+    if not value.isdigit():
+        raise BadParameter(name, f"expected a whole number, not {value!r}")
+    return int(value)
+
+
+def transcript_page(session: Session, params) -> dict:
+    """What the transcript page shows for a query string: leaf, entry, _offset, _after and _read.
+
+    Raises UnknownLeaf or UnknownEntry (404) and BadParameter (400).
+    """
+    leaf = params.get("leaf") or None
+    entry_id = params.get("entry") or None
+    offset = _whole(params, "_offset")
+    after = _whole(params, "_after")
+    if entry_id and not leaf:
+        t = transcript_with_entry(session, entry_id)
+        if t is None:
+            raise UnknownEntry(entry_id)
+    else:
+        t = transcript(session, leaf)
+        if entry_id and entry_id not in t.positions:
+            raise UnknownEntry(entry_id)
+    children_by_tool: dict[str, list] = {}
+    for child in session.children.order_by("id"):
+        if child.parent_tool_id:
+            children_by_tool.setdefault(child.parent_tool_id, []).append(child)
+    total = len(t.items)
+    if after is not None:
+        # Live updates: what was written after the last line the page shows.
+        start = next((i for i, item in enumerate(t.items) if item.entry.line > after), total)
+        stop, absorb_from = total, None
+    else:
+        if entry_id:
+            offset = display_index(t, entry_id) // CHUNK * CHUNK
+        start = min(offset or 0, max(total - 1, 0))
+        stop, absorb_from = start + CHUNK, start
+    groups = rows_for(t, start, stop, children_by_tool, absorb_from, entry_id or "")
+    stop = min(stop, total)
+    return {
+        "transcript": t,
+        "thread": t.thread,
+        "groups": groups,
+        "start": start,
+        "stop": stop,
+        "total": total,
+        "next_offset": stop if stop < total else None,
+        "prev_offset": max(start - CHUNK, 0) if start > 0 and after is None else None,
+        "leaf": leaf,
+        "target": entry_id,
+        "last_line": t.items[stop - 1].entry.line if stop else (after or 0),
+        # A page on the active thread follows the file as it grows.
+        "live": leaf is None and session.status == "active",
+        "children": list(session.children.order_by("id")),
+        "problems": list(session.problems.order_by("line")[:PROBLEM_LIMIT]),
+    }

@@ -5,12 +5,20 @@ from django.urls import include, path
 from sessionviewer.views import api, pages
 
 urlpatterns = [
-    # /sessions/ and its JSON twin
+    # / (the session list and search) and its JSON twins
     path("", pages.session_list, name="session-list"),
-    path("sessions/<int:session_id>/", pages.session_detail, name="session-detail"),
     path("api/sessions", api.session_list, name="api-session-list"),
+    path("api/sessions/facets", api.session_facets, name="api-session-facets"),
+    path("api/search", api.search_hits, name="api-search"),
+    # /sessions/<id>/
+    path("sessions/<int:session_id>/", pages.session_detail, name="session-detail"),
+    path("sessions/<int:session_id>/export.html", pages.session_export_html, name="session-export-html"),
+    path("sessions/<int:session_id>/export.md", pages.session_export_md, name="session-export-md"),
     path("api/sessions/<int:session_id>", api.session_detail, name="api-session-detail"),
     path("api/sessions/<int:session_id>/raw", api.session_raw, name="api-session-raw"),
+    # /activity/
+    path("activity/", pages.activity_page, name="activity"),
+    path("api/activity", api.activity_report, name="api-activity"),
     path("", include("sessionviewer.urls_workspaces")),
     # accounts
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

@@ -160,3 +160,54 @@ def test_raw_refuses_a_file_outside_the_configured_roots(client, root, viewer, s
     settings.SESSIONVIEWER_ROOTS = [f"fluux_xmpp={tmp_path / 'elsewhere'}"]
     response = client.get(reverse("api-session-raw", args=[session_of("alice@example.com").id]))
     assert response.status_code == 404
+
+
+@pytest.fixture
+def demo_claude(settings):
+    root = settings.BASE_DIR / "demo" / "claude" / "projects"
+    settings.SESSIONVIEWER_ROOTS = [f"claude_code={root}"]
+    index_roots([RootSpec(root, "claude_code")])
+    return root
+
+
+def test_detail_lists_alternative_leaves_at_a_branch_point_and_shows_each(client, demo_claude, viewer):
+    found = False
+    for session in Session.objects.filter(kind="main"):
+        url = reverse("api-session-detail", args=[session.id])
+        body = get_json(client, url)
+        points = [e for e in body["entries"] if e.get("alternatives")]
+        if not points:
+            continue
+        found = True
+        alternatives = points[0]["alternatives"]
+        assert len(alternatives) >= 2
+        assert body["leaf"] in body["leaves"]
+        for leaf in alternatives:
+            branch = get_json(client, url, leaf=leaf)
+            assert branch["leaf"] == leaf
+            assert leaf in [e["id"] for e in branch["entries"]]
+    assert found, "the demo data should have a branch point"
+
+
+def test_detail_marks_entries_before_a_compaction_as_compacted(client, demo_claude, viewer):
+    compacted_sessions = 0
+    for session in Session.objects.filter(kind="main"):
+        body = get_json(client, reverse("api-session-detail", args=[session.id]))
+        kinds = [e["kind"] for e in body["entries"]]
+        if "compaction" not in kinds:
+            continue
+        compacted_sessions += 1
+        boundary = kinds.index("compaction")
+        assert all(e["compacted"] for e in body["entries"][:boundary] if e["kind"] == "message")
+        assert not any(e["compacted"] for e in body["entries"][boundary + 1 :])
+    assert compacted_sessions >= 1
+
+
+def test_subagent_sessions_name_their_parent_and_the_tool_call_that_started_them(client, demo_claude, viewer):
+    subagent = Session.objects.get(kind="subagent")
+    body = get_json(client, reverse("api-session-detail", args=[subagent.id]))
+    assert body["session"]["parent"] == subagent.parent_id
+    parent = get_json(client, reverse("api-session-detail", args=[subagent.parent_id]))
+    (child,) = parent["children"]
+    calls = [b["call_id"] for e in parent["entries"] for b in e["blocks"] if b["type"] == "tool_call"]
+    assert child["parent_tool_id"] in calls

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from functools import wraps
 from pathlib import Path
+from urllib.parse import urlencode
 
 import orjson
 from django.core.paginator import Paginator
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from sessionviewer import transcripts
+from sessionviewer import activity, search, transcripts
 from sessionviewer.filters import BadFilter, filter_sessions
 from sessionviewer.models import Session
 from sessionviewer.roots import configured_roots, is_inside_roots
@@ -98,3 +100,53 @@ def session_raw(request: HttpRequest, session_id: int) -> HttpResponse:
     response = FileResponse(open(path, "rb"), content_type="application/x-ndjson; charset=utf-8")  # noqa: SIM115
     response["Content-Disposition"] = f'inline; filename="{path.name}"'
     return response
+
+
+@require_GET
+@api_login_required
+def session_facets(request: HttpRequest) -> HttpResponse:
+    """The list page's facets for the same query string as /api/sessions."""
+    try:
+        return json_response({"facets": activity.facets(request.GET)})
+    except BadFilter as error:
+        return json_error(str(error), 400)
+
+
+@require_GET
+@api_login_required
+def search_hits(request: HttpRequest) -> HttpResponse:
+    """Matching entries with highlighted snippets (HTML, escaped) and a link into the transcript."""
+    try:
+        query = filter_sessions(request.GET)
+    except BadFilter as error:
+        return json_error(str(error), 400)
+    hits = search.search_hits(query.q, query.queryset)
+    return json_response(
+        {
+            "q": query.q,
+            "hits": [
+                {
+                    "session": hit["session"].id,
+                    "entry": hit["entry"].entry_id,
+                    "line": hit["entry"].line,
+                    "snippet_html": str(hit["snippet"]),
+                    "url": reverse("session-detail", args=[hit["session"].id])
+                    + "?"
+                    + urlencode({"entry": hit["entry"].entry_id})
+                    + "#"
+                    + transcripts.anchor(hit["entry"].entry_id),
+                }
+                for hit in hits
+            ],
+        }
+    )
+
+
+@require_GET
+@api_login_required
+def activity_report(request: HttpRequest) -> HttpResponse:
+    try:
+        report = activity.report(request.GET)
+    except BadFilter as error:
+        return json_error(str(error), 400)
+    return json_response(activity.report_to_dict(report))

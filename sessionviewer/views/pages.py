@@ -1,4 +1,4 @@
-"""Browser pages. Thin: queries live in filters/transcripts, parsing in readers."""
+"""Browser pages. Thin: queries live in filters/transcripts/activity, parsing in readers."""
 
 from __future__ import annotations
 
@@ -9,34 +9,93 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from sessionviewer import transcripts
+from sessionviewer import activity, export, search, transcripts
 from sessionviewer.filters import BadFilter, filter_sessions
 from sessionviewer.models import Session
+
+view_permission = permission_required("sessionviewer.view_session", raise_exception=True)
+
+
+def _get_session(session_id: int) -> Session:
+    return get_object_or_404(Session.objects.select_related("source", "parent"), id=session_id)
 
 
 @require_GET
 @login_required
-@permission_required("sessionviewer.view_session", raise_exception=True)
+@view_permission
 @vary_on_headers("HX-Request")
 def session_list(request: HttpRequest) -> HttpResponse:
     try:
         query = filter_sessions(request.GET)
+        facets = activity.facets(request.GET)
     except BadFilter as error:
         return HttpResponseBadRequest(str(error))
-    page = Paginator(query.queryset, query.size).get_page(query.page)
+    page = Paginator(query.queryset.select_related("source"), query.size).get_page(query.page)
+    hits = search.search_hits(query.q, query.queryset) if query.q else []
     template_name = "sessions/list.html"
     if request.htmx:
         template_name += "#session-table"
-    return render(request, template_name, {"page": page, "query": query})
+    context = {"page": page, "query": query, "facets": facets, "hits": hits, "columns": activity.COLUMNS}
+    return render(request, template_name, context)
 
 
 @require_GET
 @login_required
-@permission_required("sessionviewer.view_session", raise_exception=True)
+@view_permission
+@vary_on_headers("HX-Request")
 def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
-    session = get_object_or_404(Session.objects.select_related("source", "parent"), id=session_id)
+    session = _get_session(session_id)
+    if request.htmx and "_after" in request.GET and request.GET.get("_read") == str(session.read_offset):
+        return HttpResponse(status=204)  # nothing written since the last poll: htmx swaps nothing
     try:
-        view = transcripts.session_thread(session, request.GET.get("leaf") or None)
-    except transcripts.UnknownLeaf:
+        context = transcripts.transcript_page(session, request.GET)
+    except transcripts.BadParameter as error:
+        return HttpResponseBadRequest(str(error))
+    except (transcripts.UnknownLeaf, transcripts.UnknownEntry):
         return render(request, "sessions/unknown_leaf.html", {"session": session}, status=404)
-    return render(request, "sessions/detail.html", {"session": session, "thread": view})
+    context["session"] = session
+    template_name = "sessions/detail.html"
+    if request.htmx:
+        if "_after" in request.GET:
+            template_name += "#live-poller"
+        elif "_before" in request.GET:
+            template_name += "#entry-earlier"
+        elif "_offset" in request.GET:
+            template_name += "#entry-chunk"
+    return render(request, template_name, context)
+
+
+@require_GET
+@login_required
+@view_permission
+def session_export_html(request: HttpRequest, session_id: int) -> HttpResponse:
+    session = _get_session(session_id)
+    response = HttpResponse(export.as_html(session), content_type="text/html; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{export.filename(session, "html")}"'
+    return response
+
+
+@require_GET
+@login_required
+@view_permission
+def session_export_md(request: HttpRequest, session_id: int) -> HttpResponse:
+    session = _get_session(session_id)
+    response = HttpResponse(export.as_markdown(session), content_type="text/markdown; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{export.filename(session, "md")}"'
+    return response
+
+
+@require_GET
+@login_required
+@view_permission
+@vary_on_headers("HX-Request")
+def activity_page(request: HttpRequest) -> HttpResponse:
+    try:
+        report = activity.report(request.GET)
+        facets = activity.facets(request.GET)
+    except BadFilter as error:
+        return HttpResponseBadRequest(str(error))
+    template_name = "activity/activity.html"
+    if request.htmx:
+        template_name += "#activity-charts"
+    return render(request, template_name, {"report": report, "facets": facets})

@@ -1,0 +1,103 @@
+"""A session as a file to keep: self-contained HTML (styles inlined, no scripts) or Markdown.
+
+Both show the thread the page shows by default (the latest branch), every item of it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from django.conf import settings
+from django.template.loader import render_to_string
+
+from sessionviewer import readers, render, transcripts
+from sessionviewer.models import Session
+
+_STYLES = ("css/app.css", "css/pygments.css")
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def filename(session: Session, extension: str) -> str:
+    stem = _UNSAFE_NAME.sub("-", Path(session.path).stem or session.key)[:80].strip("-.") or "session"
+    return f"{stem}.{extension}"
+
+
+def _styles() -> str:
+    static = Path(settings.BASE_DIR) / "static"
+    return "\n".join((static / name).read_text(encoding="utf-8") for name in _STYLES)
+
+
+def as_html(session: Session) -> str:
+    t = transcripts.transcript(session)
+    context = {
+        "session": session,
+        "thread": t.thread,
+        "groups": transcripts.rows_for(t, 0, len(t.items)),
+        "total": len(t.items),
+        "export": True,
+        "styles": _styles(),
+        "children": [],
+        "problems": list(session.problems.order_by("line")[: transcripts.PROBLEM_LIMIT]),
+    }
+    return render_to_string("sessions/export.html", context)
+
+
+def _fence(text: str) -> str:
+    # A fence longer than any backtick run inside, so the output cannot close it early.
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
+
+
+def _block_markdown(block: readers.Block) -> str:
+    if block.type == readers.TEXT:
+        return block.text
+    if block.type == readers.THINKING:
+        return "> *Thinking*\n>\n" + "\n".join(f"> {line}" for line in block.text.splitlines())
+    if block.type == readers.TOOL_CALL:
+        arguments = json.dumps(block.arguments, indent=2, ensure_ascii=False, default=str)
+        return f"**Tool call `{block.name}`** (`{block.call_id}`)\n\n{_fence(arguments)}"
+    if block.type == readers.TOOL_RESULT:
+        label = "Tool error" if block.is_error else "Tool result"
+        return f"**{label}** (`{block.call_id}`)\n\n{_fence(block.text)}"
+    if block.type == readers.IMAGE:
+        return f"*[image: {block.mime_type}]*"
+    if block.type == readers.ATTACHMENT:
+        return f"*[attachment: {block.name} {block.size} {block.mime_type}]*"
+    if block.type == readers.REACTION:
+        return f"*[reaction {' '.join(block.emojis) or block.text} to {block.target_id}]*"
+    return block.text
+
+
+def as_markdown(session: Session) -> str:
+    t = transcripts.transcript(session)
+    lines = [f"# {session.display_title}", ""]
+    for label, value in (
+        ("Format", session.format),
+        ("File", session.path),
+        ("Project", session.project),
+        ("JID", session.jid),
+        ("Started", session.started_at),
+        ("Updated", session.updated_at),
+        ("Models", ", ".join(session.models_used)),
+        ("Tokens", session.total_tokens),
+    ):
+        if value:
+            lines.append(f"- {label}: {value}")
+    lines.append("")
+    for item in t.items:
+        e = item.entry
+        if e.kind == readers.COMPACTION:
+            lines += ["---", "", "## Compaction", "", item.summary or e.summary, "", "---", ""]
+            continue
+        if e.kind != readers.MESSAGE:
+            continue
+        who = e.sender or e.role or e.kind
+        when = f" · {e.timestamp:%Y-%m-%d %H:%M:%S}" if e.timestamp else ""
+        model = f" · {e.model}" if e.model else ""
+        compacted = " · compacted" if item.compacted else ""
+        lines += [f"## {who}{model}{when}{compacted}", ""]
+        lines += [_block_markdown(b) for b in e.blocks] + [""]
+    return render.neutralise("\n".join(lines))

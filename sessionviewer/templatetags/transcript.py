@@ -1,0 +1,102 @@
+"""Template filters for transcripts: each hands text to render.py and marks only its output safe.
+
+render.py escapes or sanitises everything it returns (see its docstring), so these
+are the only places a template gets HTML built from a session file.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django import template
+from django.utils.safestring import SafeString, mark_safe
+
+from sessionviewer import render, transcripts
+
+register = template.Library()
+
+# Tool output past this many characters is cut, with a note; the raw file has it all.
+OUTPUT_LIMIT = 100_000
+# Output with more lines or characters than this starts folded.
+FOLD_LINES = 12
+FOLD_CHARS = 1_500
+IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}  # never svg: it can carry script
+IMAGE_LIMIT = 2_000_000  # base64 characters, about 1.5 MB
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    return mark_safe(render.render_markdown(text or ""))  # noqa: S308 - sanitised by render.py
+
+
+@register.filter
+def json_pretty(value) -> SafeString:
+    return mark_safe(render.render_json(value))  # noqa: S308 - escaped by render.py
+
+
+@register.filter
+def plain(text: str) -> SafeString:
+    """Tool output: escaped, cut at OUTPUT_LIMIT with a note saying so."""
+    cut, clipped = render.truncate(text or "", OUTPUT_LIMIT)
+    html = render.render_plain(cut)
+    if clipped:
+        html += f'<p class="clipped">Output cut at {OUTPUT_LIMIT:,} of {len(text):,} characters.</p>'
+    return mark_safe(html)  # noqa: S308 - escaped by render.py
+
+
+@register.filter
+def neutral(text: str) -> str:
+    """Names and titles: control and direction characters made visible; autoescape does the rest."""
+    return render.neutralise(str(text or ""))
+
+
+@register.filter
+def folds(text: str) -> bool:
+    """Whether output is long enough to start folded."""
+    text = text or ""
+    return len(text) > FOLD_CHARS or text.count("\n") >= FOLD_LINES
+
+
+@register.filter
+def first_line(text: str) -> str:
+    line = render.neutralise((text or "").strip().split("\n", 1)[0])
+    return line[:120] + ("…" if len(line) > 120 else "")
+
+
+@register.filter
+def line_count(text: str) -> int:
+    return (text or "").count("\n") + 1
+
+
+@register.filter
+def image_src(block) -> str:
+    """A data: URL for a raster image of a safe type and size, else "" (the page says why)."""
+    mime = (block.mime_type or "").lower()
+    data = (block.data or "").replace("\n", "")
+    if mime not in IMAGE_TYPES or not data or len(data) > IMAGE_LIMIT or not _BASE64.match(data):
+        return ""
+    return f"data:{mime};base64,{data}"
+
+
+@register.filter
+def anchor(entry_id: str) -> str:
+    return transcripts.anchor(entry_id or "")
+
+
+@register.filter
+def compact(number) -> str:
+    """12345 -> 12.3k: token counts that fit a table cell."""
+    try:
+        n = int(number or 0)
+    except (TypeError, ValueError):
+        return ""
+    for size, suffix in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
+        if abs(n) >= size:
+            return f"{n / size:.1f}{suffix}"
+    return str(n)
+
+
+@register.filter
+def total_usage(usage: dict) -> int:
+    return sum(int(v or 0) for v in (usage or {}).values() if isinstance(v, int | float))

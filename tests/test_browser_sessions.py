@@ -1,0 +1,101 @@
+"""The transcript browser in a real browser: facets in place, search to the hit, folds, branches, scrolling."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from sessionviewer import transcripts
+from sessionviewer.indexer import index_roots
+from sessionviewer.models import Session
+from sessionviewer.roots import RootSpec
+from tests.test_pages import DEMO_SPECS, write_go_session
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def demo(settings):
+    settings.SESSIONVIEWER_ROOTS = [f"{spec.format}={spec.path}" for spec in DEMO_SPECS]
+    transcripts.clear_cache()
+    index_roots(DEMO_SPECS)
+
+
+def open_page(page, path: str) -> None:
+    page.goto(page.live_server_url + path)
+
+
+def titled(text: str) -> Session:
+    return next(s for s in Session.objects.all() if text in s.display_title)
+
+
+def test_a_facet_click_filters_the_table_in_place(browser_page, demo):
+    page = browser_page
+    open_page(page, "/")
+    expect(page.locator("#session-table .count").last).to_have_text("15 sessions")
+    page.evaluate("window.notReloaded = true")
+    page.locator('[data-facet="format"] a', has_text="go_agent").click()
+    expect(page.locator("#session-table .count").last).to_have_text("2 sessions")
+    assert "format=go_agent" in page.url
+    assert page.evaluate("window.notReloaded") is True  # htmx swapped the table, no page load
+
+
+def test_search_lands_on_the_hit(browser_page, demo):
+    page = browser_page
+    open_page(page, "/")
+    page.keyboard.press("/")
+    page.keyboard.type("rounds half")
+    page.keyboard.press("Enter")
+    hit = page.locator(".hit-link").first
+    expect(hit).to_be_visible()
+    expect(page.locator(".hit mark").first).to_have_text("rounds", ignore_case=True)
+    hit.click()
+    page.wait_for_url("**/sessions/**")
+    fragment = page.url.split("#", 1)[1]
+    expect(page.locator(f"#{fragment}")).to_be_in_viewport()
+
+
+def test_a_tool_result_expands_and_a_compaction_unfolds(browser_page, demo):
+    page = browser_page
+    open_page(page, titled("Add a cart page").get_absolute_url())
+    output = page.locator("details.output").first
+    expect(output.locator("pre")).to_be_hidden()
+    output.locator("summary").click()
+    expect(output.locator("pre")).to_be_visible()
+
+    open_page(page, titled("one cent off").get_absolute_url())
+    run = page.locator(".compacted-run details")
+    expect(run.locator("li.entry").first).to_be_hidden()
+    run.locator("summary").first.click()
+    expect(run.locator("li.entry").first).to_be_visible()
+    page.keyboard.press("j")
+    expect(page.locator("li.entry.focused")).to_have_count(1)
+
+
+def test_the_branch_switcher_opens_the_other_branch(browser_page, demo):
+    page = browser_page
+    open_page(page, titled("Add a cart page").get_absolute_url())
+    expect(page.locator(".branches").first).to_contain_text("Branch 2 of 2")
+    page.locator(".branches a.prev").first.click()
+    expect(page.locator(".branches").first).to_contain_text("Branch 1 of 2")
+    assert "leaf=" in page.url
+
+
+def test_a_long_session_loads_to_the_end_as_it_scrolls(browser_page, tmp_path):
+    root = tmp_path / "go"
+    write_go_session(root, 600)
+    transcripts.clear_cache()
+    index_roots([RootSpec(root, "go_agent")])
+    page = browser_page
+    open_page(page, Session.objects.get().get_absolute_url())
+    expect(page.locator("li.entry")).to_have_count(100)
+    last = page.locator("#entry-m00600")
+    for _ in range(10):
+        if last.count():
+            break
+        shown = page.locator("li.entry").count()
+        page.locator("#entry-chunk").scroll_into_view_if_needed()  # "revealed" fetches the next chunk
+        page.wait_for_function(f"document.querySelectorAll('li.entry').length > {shown}")
+    expect(last).to_be_attached()
+    expect(page.locator("li.entry")).to_have_count(601)
+    expect(page.locator("#live-poller")).to_be_attached()

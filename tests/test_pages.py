@@ -1,0 +1,488 @@
+"""The browser pages: the session list and search, the transcript, its fragments, and who may see them."""
+
+import html
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import orjson
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Group, User
+from django.urls import reverse
+
+from sessionviewer import transcripts
+from sessionviewer.indexer import index_roots
+from sessionviewer.models import Entry, Session
+from sessionviewer.roots import RootSpec
+
+pytestmark = pytest.mark.django_db
+
+DEMO = Path(settings.BASE_DIR) / "demo"
+DEMO_SPECS = [
+    RootSpec(DEMO / "claude/projects", "claude_code"),
+    RootSpec(DEMO / "go-agent/sessions", "go_agent"),
+    RootSpec(DEMO / "openclaw/agents", "openclaw"),
+    RootSpec(DEMO / "myclaw/sessions", "openclaw"),
+    RootSpec(DEMO / "fluux/memory", "fluux_xmpp"),
+]
+
+
+def go_line(number: int, parent: str, role: str, text: str) -> bytes:
+    message = {"role": role, "content": [{"type": "text", "text": text}]}
+    if role == "assistant":
+        message |= {"model": "test-model", "usage": {"input": 10, "output": 5}}
+    entry = {
+        "type": "message",
+        "id": f"m{number:05d}",
+        "parent_id": parent,
+        "timestamp": f"2026-01-01T{number // 3600 % 24:02d}:{number // 60 % 60:02d}:{number % 60:02d}Z",
+        "role": role,
+        "message": message,
+    }
+    return orjson.dumps(entry) + b"\n"
+
+
+def write_go_session(folder: Path, count: int, name: str = "20260101-000000-0000abcd.jsonl") -> Path:
+    """A Go agent session of count messages, user and assistant in turn, each the reply to the last."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    lines = [
+        b'{"type":"session","id":"gen-0000","version":1,"timestamp":"2026-01-01T00:00:00Z","cwd":"/tmp/gen"}\n'
+    ]
+    for n in range(1, count + 1):
+        role = "user" if n % 2 else "assistant"
+        lines.append(go_line(n, f"m{n - 1:05d}" if n > 1 else "", role, f"Message number {n} ({role})"))
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    transcripts.clear_cache()
+    yield
+    transcripts.clear_cache()
+
+
+@pytest.fixture
+def demo(settings):
+    settings.SESSIONVIEWER_ROOTS = [f"{spec.format}={spec.path}" for spec in DEMO_SPECS]
+    index_roots(DEMO_SPECS)
+
+
+@pytest.fixture
+def viewer(client):
+    user = User.objects.create_user("vera", password="pw")
+    user.groups.add(Group.objects.get(name="viewers"))
+    client.force_login(user)
+    return user
+
+
+def page(client, url, status=200, **params) -> str:
+    response = client.get(url, params)
+    assert response.status_code == status, response.content[:2000]
+    return response.content.decode()
+
+
+def session_titled(text: str) -> Session:
+    return next(s for s in Session.objects.all() if text in s.display_title)
+
+
+def detail_url(session: Session) -> str:
+    return reverse("session-detail", args=[session.id])
+
+
+# --- Who may see the pages ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["session-list", "session-detail", "activity", "session-export-html"])
+def test_anonymous_visitors_are_sent_to_the_login_page(client, demo, name):
+    args = [] if name in ("session-list", "activity") else [Session.objects.first().id]
+    response = client.get(reverse(name, args=args))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.parametrize("name", ["session-list", "session-detail", "activity", "session-export-md"])
+def test_a_user_without_the_view_permission_gets_403(client, demo, name):
+    client.force_login(User.objects.create_user("nobody", password="pw"))
+    args = [] if name in ("session-list", "activity") else [Session.objects.first().id]
+    assert client.get(reverse(name, args=args)).status_code == 403
+
+
+# --- The list --------------------------------------------------------------------------------------------
+
+
+def test_list_shows_sessions_of_every_format(client, demo, viewer):
+    body = page(client, reverse("session-list"))
+    assert "15 sessions" in body
+    for fmt in ("claude_code", "go_agent", "openclaw", "fluux_xmpp"):
+        assert f"<td>{fmt}</td>" in body
+
+
+def test_list_facets_count_without_their_own_filter(client, demo, viewer):
+    body = page(client, reverse("session-list"), format="go_agent")
+    assert "2 sessions" in body
+    formats = re.search(r'data-facet="format">(.*?)</section>', body, re.S).group(1)
+    # The format facet still offers the other formats, with their full counts.
+    assert re.search(r"fluux_xmpp</a> <span class=\"n\">5</span>", formats)
+    assert re.search(r"✕ go_agent</a> <span class=\"n\">2</span>", formats)
+    models = re.search(r'data-facet="model">(.*?)</section>', body, re.S).group(1)
+    assert "claude-opus-4-6" not in models  # no go_agent session used it
+
+
+def test_list_facet_link_keeps_other_filters_and_drops_the_page(client, demo, viewer):
+    body = page(client, reverse("session-list"), format="fluux_xmpp", _page="1")
+    assert 'href="?format=fluux_xmpp&amp;jid=alice%40example.com"' in body
+
+
+def test_list_sorts_by_a_column_both_ways(client, demo, viewer):
+    first = page(client, reverse("session-list"), _sort="tokens", _sort_desc="1")
+    last = page(client, reverse("session-list"), _sort="tokens", _sort_desc="0")
+    top = session_titled("Add a cart page")
+    assert first.index(top.display_title) < first.index("Dana")
+    assert last.index(top.display_title) > last.index("Dana")
+
+
+def test_list_paginates(client, demo, viewer):
+    body = page(client, reverse("session-list"), _size="5", _page="2")
+    assert "Page 2 of 3" in body
+    assert "_page=3" in body
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value"), [("format", "word_doc"), ("_sort", "colour"), ("_page", "x")]
+)
+def test_list_with_a_bad_filter_is_400_naming_it(client, demo, viewer, parameter, value):
+    body = page(client, reverse("session-list"), status=400, **{parameter: value})
+    assert body.startswith(parameter)
+
+
+def test_an_htmx_request_gets_only_the_session_table(client, demo, viewer):
+    response = client.get(reverse("session-list"), {"format": "go_agent"}, HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in body
+    assert body.lstrip().startswith('<div id="session-table"')
+    assert "2 sessions" in body
+    assert "HX-Request" in response["Vary"]
+
+
+def test_search_shows_the_hit_with_the_terms_marked_and_a_link_to_the_entry(client, demo, viewer):
+    body = page(client, reverse("session-list"), q="rounds half")
+    hit = re.search(r'<li class="hit">(.*?)</li>', body, re.S).group(1)
+    assert "<mark>rounds</mark>" in hit and "<mark>half</mark>" in hit
+    link = html.unescape(re.search(r'class="hit-link" href="([^"]+)"', hit).group(1))
+    path, fragment = link.split("#")
+    landed = page(client, path)
+    assert f'id="{fragment}"' in landed
+
+
+def test_search_snippet_escapes_the_transcript_text():
+    from sessionviewer.search import highlight
+
+    snippet = highlight('say <script>alert("x")</script> hello', "hello")
+    assert "<script>" not in snippet
+    assert "&lt;script&gt;" in snippet
+    assert "<mark>hello</mark>" in snippet
+
+
+def test_search_api_twin_returns_snippets_and_links(client, demo, viewer):
+    body = orjson.loads(client.get(reverse("api-search"), {"q": "cart"}).content)
+    assert body["hits"]
+    assert all("<mark>" in hit["snippet_html"] for hit in body["hits"])
+    assert all(hit["url"].startswith("/sessions/") for hit in body["hits"])
+
+
+def test_facets_api_twin_counts_like_the_page(client, demo, viewer):
+    body = orjson.loads(client.get(reverse("api-session-facets"), {"format": "go_agent"}).content)
+    formats = next(f for f in body["facets"] if f["name"] == "format")
+    assert {v["value"]: v["count"] for v in formats["values"]}["fluux_xmpp"] == 5
+
+
+def test_a_search_hit_on_another_branch_opens_that_branch(client, demo, viewer):
+    session = session_titled("Add a cart page")
+    main = transcripts.transcript(session)
+    other = next(leaf for leaf in main.thread.leaves if leaf != main.thread.leaf_id)
+    body = page(client, detail_url(session), entry=other)
+    assert f'id="{transcripts.anchor(other)}"' in body
+    assert "Branch 1 of 2" in body
+
+
+# --- The transcript -------------------------------------------------------------------------------------
+
+
+def test_claude_transcript_has_compaction_banner_folded_run_and_subagent_link(client, demo, viewer):
+    session = session_titled("one cent off")
+    body = page(client, detail_url(session))
+    assert "Context compacted" in body and "trigger: manual" in body and "48213 tokens before" in body
+    assert '<li class="compacted-run">' in body and "compacted away" in body
+    child = session.children.get()
+    assert f'href="{child.get_absolute_url()}"' in body
+    assert "Open the subagent transcript" in body
+
+
+def test_subagent_transcript_links_back_to_its_parent(client, demo, viewer):
+    child = Session.objects.get(kind="subagent")
+    body = page(client, detail_url(child))
+    assert f'href="{child.parent.get_absolute_url()}"' in body
+
+
+def test_claude_transcript_pairs_tool_calls_with_results_and_folds_thinking(client, demo, viewer):
+    body = page(client, detail_url(session_titled("Add a cart page")))
+    call = re.search(r'<div class="tool-call">.*?toolu_01Zk.*?</div>\s*</div>', body, re.S).group(0)
+    assert 'class="tool-result error"' in call  # the failing pytest run, under its call
+    assert '<details class="thinking">' in body
+    assert "Branch 2 of 2" in body
+
+
+def test_leaf_switches_the_branch(client, demo, viewer):
+    session = session_titled("Add a cart page")
+    t = transcripts.transcript(session)
+    other = next(leaf for leaf in t.thread.leaves if leaf != t.thread.leaf_id)
+    body = page(client, detail_url(session), leaf=other)
+    assert "Branch 1 of 2" in body
+    assert f'id="{transcripts.anchor(other)}"' in body
+    assert f'id="{transcripts.anchor(t.thread.leaf_id)}"' not in body
+
+
+def test_an_unknown_leaf_is_404(client, demo, viewer):
+    page(client, detail_url(session_titled("Add a cart page")), status=404, leaf="no-such-entry")
+
+
+def test_a_bad_offset_is_400_naming_it(client, demo, viewer):
+    body = page(client, detail_url(session_titled("Add a cart page")), status=400, _offset="-3")
+    assert body.startswith("_offset")
+
+
+def test_go_agent_fork_links_its_parent_and_compaction_shows_tokens(client, demo, viewer):
+    fork = Session.objects.get(format="go_agent", kind="fork")
+    body = page(client, detail_url(fork))
+    assert f'href="{fork.parent.get_absolute_url()}"' in body
+    parent = page(client, detail_url(fork.parent))
+    assert "Context compacted" in parent and "38214 tokens before" in parent
+    assert '<img class="thumb" src="data:image/png;base64,' in parent
+    assert "edit failed" in parent
+
+
+def test_openclaw_transcript_shows_model_change_and_results(client, demo, viewer):
+    body = page(client, detail_url(next(s for s in Session.objects.all() if s.display_title == "Dana")))
+    assert "claude-opus-4-6" in body
+    assert "job-stock-report" in body
+    assert "Context compacted" in body
+
+
+def test_fluux_room_shows_senders_attachments_and_reactions(client, demo, viewer):
+    room = Session.objects.get(jid="dev@conference.example.com")
+    body = page(client, detail_url(room))
+    assert "carol@muc" in body and "dave@muc" in body
+    assert '<span class="chip attachment"' in body and "ci-log.txt" in body
+    target = transcripts.anchor("6b7c8d9e-0f1a-4b2c-9d3e-4f5a6b7c8d9e")
+    assert f'<a href="#{target}">reacting to a message</a>' in body
+    assert f'id="{target}"' in body
+
+
+def test_anchors_are_safe_and_distinct_for_odd_ids():
+    assert transcripts.anchor("line:9") == "entry-line_3a_9"
+    assert transcripts.anchor('a"b<c') != transcripts.anchor("a_b_c")
+    assert re.fullmatch(r"[A-Za-z0-9_-]+", transcripts.anchor("x y\"<>'&é"))
+
+
+def test_problems_are_listed_with_line_numbers(client, tmp_path, settings, viewer):
+    memory = tmp_path / "memory" / "bob@example.com"
+    memory.mkdir(parents=True)
+    (memory / "history.jsonl").write_text(
+        '{"type":"session","version":1,"created":"2025-03-01T10:00:00Z","jid":"bob@example.com"}\n'
+        '{"type":"message","role":"user","content":"Bread","msg_id":"b-1","ts":"2025-03-01T10:00:01Z"}\n'
+        "{not json\n"
+    )
+    index_roots([RootSpec(tmp_path / "memory", "fluux_xmpp")])
+    body = page(client, detail_url(Session.objects.get()))
+    assert "line 3</a>: not valid JSON" in body
+
+
+# --- Long and growing transcripts -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def long_session(tmp_path) -> Session:
+    root = tmp_path / "go"
+    write_go_session(root, 1000)
+    index_roots([RootSpec(root, "go_agent")])
+    return Session.objects.get()
+
+
+def test_a_long_transcript_renders_only_the_first_chunk(client, long_session, viewer):
+    body = page(client, detail_url(long_session))
+    assert 'id="entry-m00099"' in body
+    assert 'id="entry-m00150"' not in body
+    assert 'hx-trigger="revealed"' in body and "_offset=100" in body
+
+
+def test_the_next_chunk_comes_as_a_fragment(client, long_session, viewer):
+    response = client.get(detail_url(long_session), {"_offset": "100"}, HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert "<html" not in body
+    assert 'id="entry-m00100"' in body and 'id="entry-m00199"' in body
+    assert 'id="entry-m00099"' not in body
+    assert "_offset=200" in body
+
+
+def test_the_last_chunk_ends_with_the_live_poller(client, long_session, viewer):
+    body = client.get(detail_url(long_session), {"_offset": "1000"}, HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="entry-m01000"' in body and 'id="entry-m00999"' not in body
+    assert 'id="live-poller"' in body and 'hx-trigger="every 5s"' in body
+
+
+def test_a_permalink_to_a_late_entry_lands_on_it(client, long_session, viewer):
+    body = page(client, detail_url(long_session), entry="m00876")
+    assert 'id="entry-m00876"' in body
+    assert 'id="entry-m00010"' not in body
+    assert "Show earlier entries" in body
+
+
+def test_earlier_entries_load_as_a_fragment(client, long_session, viewer):
+    body = client.get(
+        detail_url(long_session), {"_offset": "700", "_before": "1"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert 'id="entry-m00700"' in body and 'id="entry-m00799"' in body
+    assert 'id="entry-earlier"' in body and 'id="entry-chunk"' not in body
+
+
+def test_the_live_poller_brings_entries_appended_to_the_file(client, tmp_path, viewer):
+    root = tmp_path / "go"
+    path = write_go_session(root, 4)
+    index_roots([RootSpec(root, "go_agent")])
+    session = Session.objects.get()
+    params = {"_after": "5", "_read": str(session.read_offset)}
+    response = client.get(detail_url(session), params, HTTP_HX_REQUEST="true")
+    assert response.status_code == 204  # nothing new yet
+
+    with path.open("ab") as handle:
+        handle.write(go_line(5, "m00004", "user", "A late question"))
+    index_roots([RootSpec(root, "go_agent")])
+    response = client.get(detail_url(session), params, HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "A late question" in body and 'id="entry-m00005"' in body
+    assert 'id="entry-m00004"' not in body
+    assert 'id="live-poller"' in body
+    session.refresh_from_db()
+    assert f"_read={session.read_offset}" in body
+
+
+def test_the_thread_is_built_once_per_version(long_session, django_assert_num_queries):
+    transcripts.transcript(long_session)
+    with django_assert_num_queries(0):
+        transcripts.transcript(long_session)
+    assert Entry.objects.filter(session=long_session).count() == 1001
+
+
+# --- Exports and activity twins live in test_export.py and test_activity.py ------------------------------
+
+
+def test_detail_page_links_raw_file_and_exports(client, demo, viewer):
+    session = session_titled("Add a cart page")
+    body = page(client, detail_url(session))
+    for name in ("api-session-raw", "session-export-html", "session-export-md", "api-session-detail"):
+        assert reverse(name, args=[session.id]) in body
+
+
+# --- Hostile transcripts ---------------------------------------------------------------------------------
+
+HOSTILE = Path(__file__).parent / "fixtures" / "hostile"
+SAFE_IMAGE = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]*$")
+
+
+class ActiveContent(HTMLParser):
+    """Everything in a page that could run: scripts, handlers, javascript: and data: URLs, frames."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self.in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            value = re.sub(r"[\s\x00-\x1f]", "", value or "").lower()
+            if name.startswith("on"):
+                self.found.append(f"<{tag} {name}>")
+            if name in ("href", "src", "action", "formaction", "xlink:href", "srcdoc"):
+                if value.startswith(("javascript:", "vbscript:")):
+                    self.found.append(f"<{tag} {name}={value[:40]}>")
+                if value.startswith("data:") and not (tag == "img" and SAFE_IMAGE.match(value)):
+                    self.found.append(f"<{tag} {name}={value[:40]}>")
+        if tag == "script":
+            src = dict(attrs).get("src") or ""
+            if not src.startswith("/static/js/"):
+                self.found.append(f"<script src={src!r}>")
+            self.in_script = True
+        if tag in ("iframe", "object", "embed", "svg", "style", "base", "meta") and not (
+            tag == "meta" and dict(attrs).keys() <= {"charset", "name", "content"}
+        ):
+            self.found.append(f"<{tag}>")
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self.in_script = False
+
+    def handle_data(self, data):
+        if self.in_script and data.strip():
+            self.found.append("inline script")
+
+
+def active_content(body: str) -> list[str]:
+    parser = ActiveContent()
+    parser.feed(body)
+    return parser.found
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    import shutil
+
+    shutil.copytree(HOSTILE, tmp_path / "hostile")
+    index_roots(
+        [
+            RootSpec(tmp_path / "hostile" / "go", "go_agent"),
+            RootSpec(tmp_path / "hostile" / "fluux", "fluux_xmpp"),
+        ]
+    )
+    return {s.format: s for s in Session.objects.all()}
+
+
+def test_hostile_go_transcript_renders_nothing_that_runs(client, hostile, viewer):
+    body = page(client, detail_url(hostile["go_agent"]))
+    assert active_content(body) == []
+
+
+def test_hostile_go_transcript_is_still_readable(client, hostile, viewer):
+    body = page(client, detail_url(hostile["go_agent"]))
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body  # shown as text
+    assert "\\u202e" in body and "\u202e" not in body  # the override is made visible
+    assert "\\u0007" in body
+    assert "HUGE" in body
+    assert "Image not shown (image/svg+xml" in body
+    assert "Image not shown (image/png" in body  # data that is not base64
+    assert "onerror=alert(15)" in body  # tool arguments, escaped inside the highlighted JSON
+    assert 'href="https://example.com/docs"' in body  # ordinary links survive
+
+
+def test_hostile_fluux_transcript_renders_nothing_that_runs(client, hostile, viewer):
+    body = page(client, detail_url(hostile["fluux_xmpp"]))
+    assert active_content(body) == []
+    assert "javascript:alert(32)" in body  # the attachment's name, as text in a chip
+    assert "&lt;img src=x onerror=alert(35)&gt;" in body
+
+
+@pytest.mark.parametrize("name", ["session-export-html"])
+def test_hostile_export_renders_nothing_that_runs(client, hostile, viewer, name):
+    body = page(client, reverse(name, args=[hostile["go_agent"].id]))
+    assert [found for found in active_content(body) if found != "<style>"] == []
+
+
+def test_hostile_list_and_search_render_nothing_that_runs(client, hostile, viewer):
+    assert active_content(page(client, reverse("session-list"))) == []
+    body = page(client, reverse("session-list"), q="alert")
+    assert "<mark>alert</mark>" in body
+    assert active_content(body) == []
