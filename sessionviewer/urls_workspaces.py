@@ -1,3 +1,59 @@
-"""URLs of the persona editor and memory audit (/workspaces/ and their /api/ twins)."""
+"""URLs of the persona editor and memory audit (/workspaces/ and their /api/ twins).
 
-urlpatterns: list = []
+A root is its index in memory_roots(). "-" stands where a JID would, for the root's global files.
+Specific routes come before the catch-all <name> ones.
+"""
+
+from django.urls import path
+
+from sessionviewer.views import workspaces as views
+
+JID = "workspaces/<int:root>/<str:jid>/"
+
+urlpatterns = [
+    # /workspaces/: every root, search, secrets report, audit log, revisions
+    path("workspaces/", views.workspace_list, name="workspace-list"),
+    path("workspaces/search/", views.search, name="workspace-search"),
+    path("workspaces/secrets/", views.secrets, name="workspace-secrets"),
+    path("workspaces/audit-log/", views.audit_log, name="workspace-audit-log"),
+    path("workspaces/preview", views.preview, name="workspace-preview"),
+    path("workspaces/revisions/<int:revision_id>/", views.revision_detail, name="workspace-revision"),
+    path(
+        "workspaces/revisions/<int:revision_id>/restore",
+        views.revision_restore,
+        name="workspace-revision-restore",
+    ),
+    # /workspaces/<root>/-/<name>/: the root's global persona files
+    path("workspaces/<int:root>/-/<str:name>/", views.file_source, name="workspace-global-source"),
+    path("workspaces/<int:root>/-/<str:name>/edit/", views.edit_file, name="workspace-global-edit"),
+    path("workspaces/<int:root>/-/<str:name>/save", views.save_file, name="workspace-global-save"),
+    # /workspaces/<root>/<jid>/: one JID
+    path(JID, views.jid_detail, name="workspace-jid"),
+    path(JID + "prompt/", views.prompt_detail, name="workspace-prompt"),
+    path(JID + "new/", views.new_confirm, name="workspace-new"),
+    path(JID + "new/run", views.new_session, name="workspace-new-run"),
+    path(JID + "forget/", views.forget_confirm, name="workspace-forget"),
+    path(JID + "forget/run", views.forget, name="workspace-forget-run"),
+    path(JID + "files/<str:name>", views.stored_file, name="workspace-file"),
+    path(
+        JID + "sessions/<str:name>/",
+        views.file_source,
+        {"subdir": "sessions"},
+        name="workspace-session-source",
+    ),
+    path(JID + "<str:name>/", views.file_source, name="workspace-source"),
+    path(JID + "<str:name>/edit/", views.edit_file, name="workspace-edit"),
+    path(JID + "<str:name>/save", views.save_file, name="workspace-save"),
+    path(JID + "<str:name>/remove/", views.remove_confirm, name="workspace-remove"),
+    path(JID + "<str:name>/remove/run", views.remove_file, name="workspace-remove-run"),
+    # The JSON twins
+    path("api/workspaces", views.api_workspace_list, name="api-workspace-list"),
+    path("api/workspaces/search", views.api_search, name="api-workspace-search"),
+    path(
+        "api/workspaces/revisions/<int:revision_id>", views.api_revision_detail, name="api-workspace-revision"
+    ),
+    path("api/workspaces/<int:root>/<str:jid>", views.api_jid_detail, name="api-workspace-jid"),
+    path("api/workspaces/<int:root>/<str:jid>/prompt", views.api_prompt, name="api-workspace-prompt"),
+    path("api/audit-log", views.api_audit_log, name="api-audit-log"),
+    path("api/secrets", views.api_secrets, name="api-secrets"),
+]

@@ -1,0 +1,46 @@
+"""Template helpers of the workspace pages: Markdown through render.py, and line diffs."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from django import template
+from django.utils.safestring import mark_safe
+
+from sessionviewer.render import render_markdown
+
+register = template.Library()
+
+
+@register.filter
+def markdown(text: str | None) -> str:
+    # render_markdown sanitises with nh3, so its output is safe to mark as such.
+    return mark_safe(render_markdown(text or ""))  # noqa: S308
+
+
+@dataclass(frozen=True, slots=True)
+class DiffLine:
+    kind: str  # "added", "removed", "context", "hunk" or "header"
+    text: str
+
+
+def _kind(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "header"
+    if line.startswith("@@"):
+        return "hunk"
+    return {"+": "added", "-": "removed"}.get(line[:1], "context")
+
+
+def diff_lines(before: str | None, after: str | None, before_name="before", after_name="after"):
+    """A unified diff, line by line; None (no file) diffs as empty text."""
+    old = (before or "").replace("\r\n", "\n").splitlines()
+    new = (after or "").replace("\r\n", "\n").splitlines()
+    diff = difflib.unified_diff(old, new, before_name, after_name, lineterm="")
+    return [DiffLine(_kind(line), line) for line in diff]
+
+
+@register.simple_tag
+def diff_rows(before: str | None, after: str | None, before_name="before", after_name="after"):
+    return diff_lines(before, after, before_name, after_name)

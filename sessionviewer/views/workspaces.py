@@ -1,0 +1,837 @@
+"""Persona editor and memory audit: pages under /workspaces/ and their /api/ twins.
+
+Thin views over sessionviewer.workspaces, which does all the reading and writing. A root is
+named by its index in memory_roots(), never by a path from the request; a JID must name an
+existing folder under it (resolve_jid_dir), and file names come from an allow-list per view,
+or go through resolve_member for files/ and sessions/.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required, permission_required
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from sessionviewer import workspaces as ws
+from sessionviewer.forms import FileForm, PreviewForm, VersionForm
+from sessionviewer.models import AuditEvent, Revision, Session
+from sessionviewer.roots import memory_roots
+from sessionviewer.templatetags.workspace_tags import diff_lines
+from sessionviewer.views.api import api_permission_required, json_error, json_response
+
+VIEW = "sessionviewer.view_workspace"
+EDIT = "sessionviewer.edit_workspace"
+GLOBAL_FILES = ws.PERSONA_FILES
+JID_EDITABLE = (*ws.PERSONA_FILES, ws.PROFILE, ws.MEMORY)
+# What forget_user erases, in its order, to say so before it runs.
+FORGOTTEN = (ws.HISTORY, ws.LEGACY_HISTORY, ws.PROFILE, ws.LEGACY_PROFILE, ws.MEMORY, ws.KNOWLEDGE)
+# Only these are shown inline: SVG and HTML can carry script.
+IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
+TEXT_SUFFIXES = (".md", ".jsonl", ".txt")
+AUDIT_PAGE_SIZE = 50
+
+
+# Locating roots, JIDs and files
+
+
+def _root(index: int) -> Path:
+    roots = memory_roots()
+    if not 0 <= index < len(roots) or not roots[index].is_dir():
+        raise Http404(f"no memory root {index}")
+    return roots[index].resolve()
+
+
+def _jid_dir(root: Path, jid: str) -> Path:
+    try:
+        return ws.resolve_jid_dir(root, jid)
+    except ws.UnsafePath as error:
+        raise Http404(str(error)) from None
+
+
+def _member(folder: Path, name: str, subdir: str | None = None) -> Path:
+    try:
+        return ws.resolve_member(folder, name, subdir)
+    except ws.UnsafePath as error:
+        raise Http404(str(error)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One editable file: a global persona file (jid "") or a JID's own file."""
+
+    root_index: int
+    root: Path
+    jid: str
+    name: str
+    path: Path
+
+    @property
+    def label(self) -> str:
+        return f"{self.jid}/{self.name}" if self.jid else self.name
+
+    @property
+    def is_override(self) -> bool:
+        return bool(self.jid) and self.name in ws.PERSONA_FILES
+
+    def _url(self, action: str) -> str:
+        if self.jid:
+            return reverse(f"workspace-{action}", args=[self.root_index, self.jid, self.name])
+        return reverse(f"workspace-global-{action}", args=[self.root_index, self.name])
+
+    @property
+    def edit_url(self) -> str:
+        return self._url("edit")
+
+    @property
+    def save_url(self) -> str:
+        return self._url("save")
+
+    @property
+    def source_url(self) -> str:
+        return self._url("source")
+
+    @property
+    def remove_url(self) -> str:
+        return reverse("workspace-remove", args=[self.root_index, self.jid, self.name])
+
+    @property
+    def remove_run_url(self) -> str:
+        return reverse("workspace-remove-run", args=[self.root_index, self.jid, self.name])
+
+    def done_url(self) -> str:
+        # After a change, show what the agent will now send.
+        if self.jid:
+            return reverse("workspace-prompt", args=[self.root_index, self.jid])
+        return reverse("workspace-list")
+
+
+def _target(root_index: int, jid: str, name: str) -> Target:
+    if name not in (JID_EDITABLE if jid else GLOBAL_FILES):
+        raise Http404(f"{name!r} cannot be edited here")
+    root = _root(root_index)
+    folder = _jid_dir(root, jid) if jid else root
+    return Target(root_index, root, jid, name, _member(folder, name))
+
+
+def _target_of(revision: Revision) -> Target:
+    for index, root in enumerate(memory_roots()):
+        if root.is_dir() and str(root.resolve()) == revision.root:
+            return _target(index, revision.jid, revision.filename)
+    raise Http404("the memory root of this revision is no longer configured")
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    text: str | None  # None: the file does not exist
+    version: str
+    error: str | None = None
+
+
+def _load(path: Path) -> Loaded:
+    # The version is taken first: if the file changes in between, the text is the newer one
+    # and a save from it is refused, never the other way round.
+    version = ws.file_version(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return Loaded(None, version)
+    except OSError as error:
+        return Loaded(None, version, f"cannot read: {error.strerror or error}")
+    try:
+        return Loaded(data.decode("utf-8"), version)
+    except UnicodeDecodeError as error:
+        return Loaded(
+            data.decode("utf-8", errors="replace"), version, f"not valid UTF-8 (byte {error.start})"
+        )
+
+
+def _record(request: HttpRequest, target: Target, action: str, before, after, **detail) -> Revision:
+    with transaction.atomic():
+        revision = Revision.objects.create(
+            root=str(target.root),
+            jid=target.jid,
+            filename=target.name,
+            user=request.user,
+            before=before,
+            after=after,
+        )
+        AuditEvent.objects.create(
+            user=request.user,
+            action=action,
+            root=str(target.root),
+            jid=target.jid,
+            detail={"file": target.name, "revision": revision.id, **detail},
+        )
+    return revision
+
+
+def _audit(request: HttpRequest, root: Path, jid: str, action: str, **detail) -> None:
+    AuditEvent.objects.create(user=request.user, action=action, root=str(root), jid=jid, detail=detail)
+
+
+# Dictionaries for the API
+
+
+def _file_dict(info: ws.FileInfo) -> dict:
+    return {
+        "name": info.name,
+        "present": info.present,
+        "size": info.size,
+        "mtime": info.mtime,
+        "blank": info.blank,
+        "error": info.error,
+        "in_effect": info.in_effect,
+    }
+
+
+def _root_dict(index: int, root: Path) -> dict:
+    data = {"index": index, "path": str(root), "url": reverse("workspace-list") + f"#root-{index}"}
+    if not root.is_dir():
+        return {**data, "error": "not a folder", "global_files": [], "jids": []}
+    workspace = ws.list_workspace(root)
+    return {
+        **data,
+        "global_files": [_file_dict(info) for info in workspace.global_files],
+        "jids": [
+            {
+                "jid": entry.jid,
+                "is_room": entry.is_room,
+                "files": sorted(entry.files),
+                "dirs": list(entry.dirs),
+                "other": list(entry.other),
+                "overrides": list(entry.overrides),
+                "url": reverse("workspace-jid", args=[index, entry.jid]),
+                "api_url": reverse("api-workspace-jid", args=[index, entry.jid]),
+            }
+            for entry in workspace.jids
+        ],
+        "other": list(workspace.other),
+        "skipped": list(workspace.skipped),
+    }
+
+
+def _section_dict(section: ws.Section) -> dict:
+    return {
+        "kind": section.kind,
+        "title": section.title,
+        "source": section.source,
+        "text": section.text,
+        "error": section.error,
+    }
+
+
+def _prompt_dict(root_index: int, jid: str, prompt: ws.Prompt) -> dict:
+    return {
+        "root": root_index,
+        "jid": jid,
+        "text": prompt.text,
+        "ok": prompt.ok,
+        "errors": list(prompt.errors),
+        "uses_default": prompt.uses_default,
+        "sections": [_section_dict(s) for s in prompt.sections],
+    }
+
+
+# The JID page's pieces, shared by the page and its twin
+
+
+def _jid_entry(workspace: ws.Workspace, jid: str) -> ws.JidDir:
+    entry = next((e for e in workspace.jids if e.jid == jid), None)
+    if entry is None:
+        raise Http404(f"no JID folder {jid!r}")
+    return entry
+
+
+def _sessions(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
+    files = ws.list_sessions(jid_dir)
+    # The index stores the path it walked; the core gives the real one: match either.
+    paths = {str(f.path) for f in files} | {str(jid_dir / f.name) for f in files}
+    indexed = {s.path: s for s in Session.objects.filter(path__in=paths).only("id", "path")}
+    rows = []
+    for f in files:
+        session = indexed.get(str(f.path)) or indexed.get(str(jid_dir / f.name))
+        rows.append(
+            {
+                "name": f.name,
+                "active": f.active,
+                "format": f.format,
+                "size": f.size,
+                "mtime": f.mtime,
+                "session_id": session.id if session else None,
+                "transcript_url": reverse("session-detail", args=[session.id]) if session else None,
+                "source_url": _source_url(root_index, jid, f.name),
+            }
+        )
+    return rows
+
+
+def _stored_files(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
+    return [
+        {
+            "name": f.name,
+            "original_name": f.original_name,
+            "mime_type": f.mime_type,
+            "size": f.size,
+            "mtime": f.mtime,
+            "image": f.mime_type in IMAGE_TYPES,
+            "text": f.mime_type.startswith("text/"),
+            "url": reverse("workspace-file", args=[root_index, jid, f.name]),
+        }
+        for f in ws.list_files(jid_dir)
+    ]
+
+
+def _knowledge(jid_dir: Path) -> ws.Knowledge:
+    return ws.read_knowledge(_member(jid_dir, ws.KNOWLEDGE))
+
+
+def _source_url(root_index: int, jid: str, relative: str) -> str | None:
+    """The page showing a file of the tree with line anchors; relative as scan_tree gives it."""
+    parts = relative.split("/")
+    if not jid and len(parts) == 1:
+        return reverse("workspace-global-source", args=[root_index, parts[0]])
+    if len(parts) == 1:
+        return reverse("workspace-source", args=[root_index, jid, parts[0]])
+    if len(parts) == 2 and parts[0] == ws.SESSIONS_DIR:
+        return reverse("workspace-session-source", args=[root_index, jid, parts[1]])
+    return None
+
+
+def _section_url(root_index: int, jid: str, source: str) -> str | None:
+    """Where a prompt section came from: the JID's file, a global file, or nowhere."""
+    if source in ("default", "runtime"):
+        return None
+    if source.startswith(f"{jid}/"):
+        return _source_url(root_index, jid, source.removeprefix(f"{jid}/"))
+    return _source_url(root_index, "", source)
+
+
+def _finding_url(root_index: int, finding: ws.SecretFinding) -> str | None:
+    jid, _, rest = finding.file.partition("/")
+    url = _source_url(root_index, jid, rest) if rest else _source_url(root_index, "", jid)
+    return f"{url}#L{finding.line}" if url else None
+
+
+def _findings(roots: list[Path]) -> list[dict]:
+    findings = []
+    for index, root in enumerate(roots):
+        if not root.is_dir():
+            continue
+        for finding in ws.scan_tree(root):
+            jid, _, rest = finding.file.partition("/")
+            findings.append(
+                {
+                    "root": index,
+                    "file": finding.file,
+                    "jid": jid if rest else "",
+                    "line": finding.line,
+                    "column": finding.column,
+                    "kind": finding.kind,
+                    "masked": finding.masked,
+                    "url": _finding_url(index, finding),
+                }
+            )
+    return findings
+
+
+def _hits(roots: list[Path], query: str) -> list[dict]:
+    return [
+        {
+            "root": index,
+            "jid": hit.jid,
+            "file": hit.file,
+            "line": hit.line,
+            "text": hit.text,
+            "url": f"{_source_url(index, hit.jid, hit.file)}#L{hit.line}",
+        }
+        for index, root in enumerate(roots)
+        if root.is_dir()
+        for hit in ws.search_memory(root, query)
+    ]
+
+
+def _agent_name() -> str:
+    return settings.SESSIONVIEWER_AGENT_NAME
+
+
+def _page_number(request: HttpRequest) -> int | None:
+    value = request.GET.get("_page", "1")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+# Pages: the workspaces
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+def workspace_list(request: HttpRequest) -> HttpResponse:
+    roots = []
+    for index, root in enumerate(memory_roots()):
+        workspace = ws.list_workspace(root) if root.is_dir() else None
+        roots.append({"index": index, "path": root, "workspace": workspace})
+    return render(request, "workspaces/list.html", {"roots": roots})
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    base = _root(root)
+    jid_dir = _jid_dir(base, jid)
+    workspace = ws.list_workspace(base)
+    entry = _jid_entry(workspace, jid)
+    persona = [
+        {"name": name, "own": entry.files.get(name), "global": workspace.global_file(name)}
+        for name in ws.PERSONA_FILES
+    ]
+    profile_name = (
+        ws.PROFILE if ws.PROFILE in entry.files or ws.LEGACY_PROFILE not in entry.files else ws.LEGACY_PROFILE
+    )
+    context = {
+        "root_index": root,
+        "root": base,
+        "entry": entry,
+        "status": ws.jid_status(base, jid),
+        "persona": persona,
+        "profile_name": profile_name,
+        "profile": _load(_member(jid_dir, profile_name)),
+        "memory": _load(_member(jid_dir, ws.MEMORY)),
+        "knowledge": _knowledge(jid_dir),
+        "stored_files": _stored_files(root, jid, jid_dir),
+        "sessions": _sessions(root, jid, jid_dir),
+        "other": [
+            {"name": name, "url": _source_url(root, jid, name) if name.endswith(TEXT_SUFFIXES) else None}
+            for name in entry.other
+        ],
+    }
+    return render(request, "workspaces/jid.html", context)
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+def prompt_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    base = _root(root)
+    _jid_dir(base, jid)
+    prompt = ws.effective_prompt(base, jid, _agent_name())
+    sections = [{"section": s, "url": _section_url(root, jid, s.source)} for s in prompt.sections]
+    context = {"root_index": root, "jid": jid, "prompt": prompt, "sections": sections}
+    return render(request, "workspaces/prompt.html", context)
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
+    """A memory file or transcript with numbered lines, so findings can link to #L<line>."""
+    base = _root(root)
+    if not jid:
+        if name not in GLOBAL_FILES:
+            raise Http404(f"{name!r} is not a global file")
+        path = _member(base, name)
+    else:
+        jid_dir = _jid_dir(base, jid)
+        if subdir is None and name not in ws.JID_FILES and not name.endswith(TEXT_SUFFIXES):
+            raise Http404(f"{name!r} is not a memory file")
+        path = _member(jid_dir, name, subdir)
+    if not path.is_file():
+        raise Http404(f"no file {name!r}")
+    loaded = _load(path)
+    label = "/".join(part for part in (jid, subdir, name) if part)
+    context = {"root_index": root, "jid": jid, "label": label, "loaded": loaded}
+    context["lines"] = (loaded.text or "").replace("\r\n", "\n").split("\n")
+    return render(request, "workspaces/source.html", context)
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
+    """A preview of a downloaded file: raster images as themselves, text as plain text."""
+    path = _member(_jid_dir(_root(root), jid), name, ws.FILES_DIR)
+    if not path.is_file():
+        raise Http404(f"no file {name!r}")
+    mime_type = mimetypes.guess_type(name)[0] or ""
+    if mime_type in IMAGE_TYPES:
+        content_type = mime_type
+    elif mime_type.startswith("text/"):
+        content_type = "text/plain; charset=utf-8"
+    else:
+        raise Http404(f"no preview for {mime_type or 'this type'}")
+    response = FileResponse(path.open("rb"), content_type=content_type, filename=name)
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    return response
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+@vary_on_headers("HX-Request")
+def search(request: HttpRequest) -> HttpResponse:
+    query = request.GET.get("q", "")
+    hits = _hits(memory_roots(), query) if query.strip() else []
+    template_name = "workspaces/search.html"
+    if request.htmx:
+        template_name += "#search-results"
+    return render(request, template_name, {"q": query, "hits": hits})
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+def secrets(request: HttpRequest) -> HttpResponse:
+    return render(request, "workspaces/secrets.html", {"findings": _findings(memory_roots())})
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+@vary_on_headers("HX-Request")
+def audit_log(request: HttpRequest) -> HttpResponse:
+    number = _page_number(request)
+    if number is None:
+        return HttpResponseBadRequest("_page must be a positive whole number")
+    events = AuditEvent.objects.select_related("user").order_by("-created_at", "-id")
+    page = Paginator(events, AUDIT_PAGE_SIZE).get_page(number)
+    template_name = "workspaces/audit_log.html"
+    if request.htmx:
+        template_name += "#audit-log"
+    return render(request, template_name, {"page": page})
+
+
+# Pages: editing
+
+
+def _edit_context(target: Target, form: FileForm, loaded: Loaded, **extra) -> dict:
+    revisions = Revision.objects.filter(root=str(target.root), jid=target.jid, filename=target.name)
+    return {
+        "target": target,
+        "form": form,
+        "loaded": loaded,
+        "revisions": revisions.select_related("user").order_by("-created_at", "-id")[:20],
+        "preview_text": form["text"].value() or "",
+        **extra,
+    }
+
+
+@require_GET
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
+    target = _target(root, jid, name)
+    loaded = _load(target.path)
+    text = loaded.text
+    if text is None and target.is_override:
+        # A new override starts from the global file it replaces.
+        text = _load(_member(target.root, name)).text
+    elif text is None and name == ws.PROFILE:
+        # user.md replaces the legacy context.md, so it starts from it.
+        text = _load(_member(target.path.parent, ws.LEGACY_PROFILE)).text
+    form = FileForm(
+        initial={"text": text or "", "version": loaded.version}, preview_url=reverse("workspace-preview")
+    )
+    return render(request, "workspaces/edit.html", _edit_context(target, form, loaded))
+
+
+@require_POST
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def save_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
+    target = _target(root, jid, name)
+    preview_url = reverse("workspace-preview")
+    form = FileForm(request.POST, preview_url=preview_url)
+    before = _load(target.path)
+    if not form.is_valid():
+        return render(request, "workspaces/edit.html", _edit_context(target, form, before), status=400)
+    text = form.cleaned_data["text"].replace("\r\n", "\n")
+    unchanged = before.text is not None and before.error is None and before.text.replace("\r\n", "\n") == text
+    if unchanged and before.version == form.cleaned_data["version"]:
+        messages.info(request, f"No change to {target.label}.")
+        return redirect(target.done_url())
+    try:
+        ws.atomic_write(target.path, text, form.cleaned_data["version"])
+    except ws.Conflict as conflict:
+        # Keep the user's text; the form now carries the disk's version, so saving again is a
+        # deliberate choice made with both versions in view.
+        form = FileForm(initial={"text": text, "version": conflict.current_version}, preview_url=preview_url)
+        context = _edit_context(target, form, _load(target.path), conflict=conflict, mine=text)
+        return render(request, "workspaces/edit.html", context, status=409)
+    _record(request, target, "create" if before.text is None else "edit", before.text, text)
+    messages.success(request, f"Saved {target.label}.")
+    return redirect(target.done_url())
+
+
+@require_POST
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def preview(request: HttpRequest) -> HttpResponse:
+    form = PreviewForm(request.POST)
+    text = form.cleaned_data["text"] if form.is_valid() else ""
+    return render(request, "workspaces/edit.html#preview", {"preview_text": text})
+
+
+@require_GET
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
+    target = _target(root, jid, name)
+    if not target.is_override:
+        raise Http404(f"{name!r} is not a persona override")
+    loaded = _load(target.path)
+    if loaded.text is None and loaded.error is None:
+        raise Http404(f"{target.label} does not exist")
+    form = VersionForm(initial={"version": loaded.version})
+    global_file = _load(_member(target.root, name))
+    return render(
+        request,
+        "workspaces/remove.html",
+        {"target": target, "loaded": loaded, "form": form, "global_file": global_file},
+    )
+
+
+@require_POST
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def remove_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
+    target = _target(root, jid, name)
+    if not target.is_override:
+        raise Http404(f"{name!r} is not a persona override")
+    form = VersionForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
+    before = _load(target.path)
+    try:
+        ws.remove_override(_jid_dir(target.root, jid), name, form.cleaned_data["version"])
+    except ws.Conflict as conflict:
+        context = {
+            "target": target,
+            "loaded": before,
+            "form": VersionForm(initial={"version": conflict.current_version}),
+        }
+        return render(request, "workspaces/remove.html", {**context, "conflict": conflict}, status=409)
+    _record(request, target, "remove", before.text, None)
+    messages.success(request, f"Removed {target.label}: the global file applies again.")
+    return redirect(target.done_url())
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+def revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
+    revision = get_object_or_404(Revision.objects.select_related("user"), id=revision_id)
+    try:
+        target = _target_of(revision)
+    except Http404:
+        target, current = None, None
+    else:
+        current = _load(target.path)
+    form = VersionForm(initial={"version": current.version}) if current else None
+    context = {"revision": revision, "target": target, "current": current, "form": form}
+    return render(request, "workspaces/revision.html", context)
+
+
+@require_POST
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def revision_restore(request: HttpRequest, revision_id: int) -> HttpResponse:
+    """Put the file back as this revision left it: a save like any other, version-checked."""
+    revision = get_object_or_404(Revision, id=revision_id)
+    target = _target_of(revision)
+    form = VersionForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
+    before = _load(target.path)
+    try:
+        if revision.after is None:
+            ws.remove_file(target.path, form.cleaned_data["version"])
+        else:
+            ws.atomic_write(target.path, revision.after, form.cleaned_data["version"])
+    except ws.Conflict as conflict:
+        current = _load(target.path)
+        form = VersionForm(initial={"version": current.version})
+        context = {
+            "revision": revision,
+            "target": target,
+            "current": current,
+            "form": form,
+            "conflict": conflict,
+        }
+        return render(request, "workspaces/revision.html", context, status=409)
+    _record(request, target, "restore", before.text, revision.after, restored=revision.id)
+    messages.success(request, f"Restored {target.label} as of revision {revision.id}.")
+    return redirect(target.done_url())
+
+
+# Pages: the agent's own commands
+
+
+def _forgettable(jid_dir: Path) -> list[str]:
+    names = [name for name in FORGOTTEN if (jid_dir / name).exists()]
+    files = jid_dir / ws.FILES_DIR
+    if files.is_dir() and any(entry.is_file() for entry in files.iterdir()):
+        names.append(f"{ws.FILES_DIR}/")
+    return names
+
+
+@require_GET
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    base = _root(root)
+    _jid_dir(base, jid)
+    context = {"root_index": root, "jid": jid, "status": ws.jid_status(base, jid)}
+    return render(request, "workspaces/new.html", context)
+
+
+@require_POST
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    base = _root(root)
+    jid_dir = _jid_dir(base, jid)
+    archived = ws.archive_session(jid_dir, timezone.now())
+    name = f"{ws.SESSIONS_DIR}/{archived.name}" if archived else None
+    _audit(request, base, jid, "new", archived=name)
+    if archived:
+        messages.success(request, f"Archived the session as {name}.")
+    else:
+        messages.info(request, "Session is already empty: nothing was archived.")
+    return redirect("workspace-jid", root, jid)
+
+
+@require_GET
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    jid_dir = _jid_dir(_root(root), jid)
+    context = {"root_index": root, "jid": jid, "erasable": _forgettable(jid_dir)}
+    return render(request, "workspaces/forget.html", context)
+
+
+@require_POST
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    base = _root(root)
+    erased = ws.forget_user(_jid_dir(base, jid))
+    _audit(request, base, jid, "forget", erased=erased)
+    if erased:
+        messages.success(request, f"Erased {', '.join(erased)}.")
+    else:
+        messages.info(request, "There was nothing to forget.")
+    return redirect("workspace-jid", root, jid)
+
+
+# The JSON twins
+
+
+@require_GET
+@api_permission_required(VIEW)
+def api_workspace_list(request: HttpRequest) -> HttpResponse:
+    return json_response({"roots": [_root_dict(i, root) for i, root in enumerate(memory_roots())]})
+
+
+@require_GET
+@api_permission_required(VIEW)
+def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    try:
+        base = _root(root)
+        jid_dir = _jid_dir(base, jid)
+        entry = _jid_entry(ws.list_workspace(base), jid)
+        knowledge = _knowledge(jid_dir)
+    except Http404 as error:
+        return json_error(str(error), 404)
+    status = ws.jid_status(base, jid)
+    return json_response(
+        {
+            "root": root,
+            "jid": jid,
+            "is_room": entry.is_room,
+            "files": [_file_dict(info) for info in entry.files.values()],
+            "overrides": list(entry.overrides),
+            "dirs": list(entry.dirs),
+            "other": list(entry.other),
+            "status": asdict(status),
+            "knowledge": {
+                "entries": [
+                    {"key": k.key, "content": k.content, "ts": k.ts, "line": k.line}
+                    for k in knowledge.entries
+                ],
+                "problems": [{"line": p.line, "message": p.message} for p in knowledge.problems],
+            },
+            "stored_files": _stored_files(root, jid, jid_dir),
+            "sessions": _sessions(root, jid, jid_dir),
+            "url": reverse("workspace-jid", args=[root, jid]),
+            "prompt_url": reverse("api-workspace-prompt", args=[root, jid]),
+        }
+    )
+
+
+@require_GET
+@api_permission_required(VIEW)
+def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    try:
+        base = _root(root)
+        _jid_dir(base, jid)
+    except Http404 as error:
+        return json_error(str(error), 404)
+    return json_response(_prompt_dict(root, jid, ws.effective_prompt(base, jid, _agent_name())))
+
+
+@require_GET
+@api_permission_required(VIEW)
+def api_search(request: HttpRequest) -> HttpResponse:
+    query = request.GET.get("q", "")
+    if not query.strip():
+        return json_error("q: give the text to search for", 400)
+    return json_response({"q": query, "hits": _hits(memory_roots(), query)})
+
+
+@require_GET
+@api_permission_required(VIEW)
+def api_secrets(request: HttpRequest) -> HttpResponse:
+    return json_response({"findings": _findings(memory_roots())})
+
+
+@require_GET
+@api_permission_required(VIEW)
+def api_audit_log(request: HttpRequest) -> HttpResponse:
+    number = _page_number(request)
+    if number is None:
+        return json_error("_page must be a positive whole number", 400)
+    events = AuditEvent.objects.select_related("user").order_by("-created_at", "-id")
+    page = Paginator(events, AUDIT_PAGE_SIZE).get_page(number)
+    return json_response(
+        {
+            "count": page.paginator.count,
+            "page": page.number,
+            "pages": page.paginator.num_pages,
+            "events": [event.to_dict() for event in page.object_list],
+        }
+    )
+
+
+@require_GET
+@api_permission_required(VIEW)
+def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
+    revision = Revision.objects.select_related("user").filter(id=revision_id).first()
+    if revision is None:
+        return json_error(f"no revision {revision_id}", 404)
+    diff = "\n".join(line.text for line in diff_lines(revision.before, revision.after))
+    return json_response(
+        {**revision.to_dict(), "before": revision.before, "after": revision.after, "diff": diff}
+    )

@@ -1,0 +1,540 @@
+"""The persona editor and memory audit pages, and their JSON twins, on a copy of the demo tree."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import pytest
+from django.contrib.auth.models import Group, User
+from django.urls import reverse
+
+from sessionviewer import workspaces as ws
+from sessionviewer.indexer import index_roots
+from sessionviewer.models import AuditEvent, Revision, Session
+from sessionviewer.roots import RootSpec
+
+pytestmark = pytest.mark.django_db
+
+DEMO = Path(__file__).resolve().parents[1] / "demo" / "fluux" / "memory"
+ALICE = "alice@example.com"
+CAROL = "carol@example.com"
+ROOM = "dev@conference.example.com"
+
+
+def copy_tree(source: Path, target: Path) -> Path:
+    # The shared samples are read-only: the copy must be writable.
+    shutil.copytree(source, target)
+    for path in [target, *target.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return target
+
+
+@pytest.fixture
+def memory(tmp_path: Path, settings) -> Path:
+    root = copy_tree(DEMO, tmp_path / "memory")
+    settings.SESSIONVIEWER_MEMORY_ROOTS = [str(root)]
+    return root
+
+
+@pytest.fixture
+def editor(client) -> User:
+    user = User.objects.create_user("edith", password="pw")
+    user.groups.add(Group.objects.get(name="editors"))
+    client.force_login(user)
+    return user
+
+
+def get_json(client, url: str, status: int = 200, **params) -> dict:
+    response = client.get(url, params)
+    assert response.status_code == status, response.content
+    assert response["Content-Type"] == "application/json"
+    return orjson.loads(response.content)
+
+
+def edit_url(jid: str, name: str) -> str:
+    if jid:
+        return reverse("workspace-edit", args=[0, jid, name])
+    return reverse("workspace-global-edit", args=[0, name])
+
+
+def save_url(jid: str, name: str) -> str:
+    if jid:
+        return reverse("workspace-save", args=[0, jid, name])
+    return reverse("workspace-global-save", args=[0, name])
+
+
+def save(client, jid: str, name: str, text: str, version: str | None = None, path: Path | None = None):
+    if version is None:
+        version = ws.file_version(path)
+    return client.post(save_url(jid, name), {"text": text, "version": version})
+
+
+def prompt_of(client, jid: str) -> dict:
+    return get_json(client, reverse("api-workspace-prompt", args=[0, jid]))
+
+
+# The workspace list
+
+
+def test_workspace_list_shows_the_root_its_global_files_and_jid_badges(client, memory, editor):
+    response = client.get(reverse("workspace-list"))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert str(memory) in page
+    assert "identity.md" in page and "personality.md" in page and "instructions.md" in page
+    assert reverse("workspace-jid", args=[0, ALICE]) in page
+    assert "overrides instructions.md" in page  # the room's own instructions
+    assert "personality.md (blank)" in page  # the room's blank override is not in effect
+    assert 'class="badge room"' in page
+
+
+def test_api_workspace_list_lists_roots_and_jids_with_their_files(client, memory, editor):
+    body = get_json(client, reverse("api-workspace-list"))
+    (root,) = body["roots"]
+    assert root["index"] == 0
+    assert [f["name"] for f in root["global_files"]] == list(ws.PERSONA_FILES)
+    jids = {j["jid"]: j for j in root["jids"]}
+    assert set(jids) == {ALICE, CAROL, ROOM}
+    assert jids[ROOM]["overrides"] == ["instructions.md"]
+    assert jids[ROOM]["is_room"] is True
+    assert "knowledge.jsonl" in jids[ALICE]["files"]
+    assert jids[ALICE]["url"] == reverse("workspace-jid", args=[0, ALICE])
+
+
+def test_the_nav_links_to_the_workspaces(client, memory, editor):
+    assert reverse("workspace-list").encode() in client.get(reverse("session-list")).content
+
+
+# The JID page
+
+
+def test_jid_page_shows_status_profile_memory_knowledge_files_and_sessions(client, memory, editor):
+    page = client.get(reverse("workspace-jid", args=[0, ALICE])).content.decode()
+    assert "Archived sessions" in page
+    assert "<li>Role: runs the shop's design" in page  # user.md, rendered
+    assert "Printer wants PDF/X-1a" in page  # memory.md
+    assert "Mollie, with Stripe as a fallback for cards" in page  # the latest line of a repeated key
+    assert "repeats line 1" in page  # and the problem it makes
+    assert "mockup.png" in page and "notes.txt" in page
+    assert "sessions/20250601-143022.jsonl" in page
+    assert "not indexed yet" in page
+
+
+def test_api_jid_gives_files_with_sizes_times_and_whether_each_override_is_in_effect(client, memory, editor):
+    body = get_json(client, reverse("api-workspace-jid", args=[0, ROOM]))
+    files = {f["name"]: f for f in body["files"]}
+    assert files["instructions.md"]["in_effect"] is True
+    assert files["personality.md"]["in_effect"] is False
+    assert files["personality.md"]["blank"] is True
+    assert files["user.md"]["size"] == (memory / ROOM / "user.md").stat().st_size
+    assert files["user.md"]["mtime"]
+    assert body["overrides"] == ["instructions.md"]
+    assert body["status"]["instructions"] is True
+
+
+def test_memory_files_are_sanitised(client, memory, editor):
+    (memory / ALICE / "memory.md").write_text("- <script>alert(1)</script> [x](javascript:alert(2))\n")
+    page = client.get(reverse("workspace-jid", args=[0, ALICE])).content.decode()
+    assert "<script>alert(1)" not in page
+    assert 'href="javascript' not in page
+
+
+def test_an_unknown_jid_is_404_on_the_page_and_in_the_api(client, memory, editor):
+    assert client.get(reverse("workspace-jid", args=[0, "nobody@example.com"])).status_code == 404
+    get_json(client, reverse("api-workspace-jid", args=[0, "nobody@example.com"]), status=404)
+    get_json(client, reverse("api-workspace-prompt", args=[3, ALICE]), status=404)
+
+
+# The effective prompt
+
+
+def test_prompt_page_names_the_file_each_section_came_from(client, memory, editor):
+    page = client.get(reverse("workspace-prompt", args=[0, ROOM])).content.decode()
+    assert f"{ROOM}/instructions.md" in page
+    assert "personality.md" in page
+    assert "added by the agent at run time" in page
+    assert "Current date" in page
+
+
+def test_api_prompt_gives_the_text_and_the_sections_in_order(client, memory, editor):
+    body = prompt_of(client, ROOM)
+    sources = [(s["kind"], s["source"]) for s in body["sections"]]
+    assert sources == [
+        ("identity", "identity.md"),
+        ("personality", "personality.md"),  # the room's blank override falls back to the global file
+        ("instructions", f"{ROOM}/instructions.md"),
+        ("profile", f"{ROOM}/user.md"),
+        ("date", "runtime"),
+    ]
+    assert body["text"].startswith("You are Fluux Agent, the assistant of a small online shop")
+    assert "\nCurrent date: " in body["text"]
+
+
+def test_prompt_uses_the_default_when_no_persona_file_is_in_effect(client, memory, editor, settings):
+    settings.SESSIONVIEWER_AGENT_NAME = "Fluxy"
+    for name in ws.PERSONA_FILES:
+        (memory / name).write_text("  \n")
+    body = prompt_of(client, CAROL)
+    assert [s["source"] for s in body["sections"]] == ["default", f"{CAROL}/context.md", "runtime"]
+    assert body["text"].startswith("You are Fluxy, a personal AI assistant")
+    assert (
+        "the agent's built-in prompt"
+        in client.get(reverse("workspace-prompt", args=[0, CAROL])).content.decode()
+    )
+
+
+def test_a_persona_file_that_is_not_utf8_is_shown_as_an_error(client, memory, editor):
+    (memory / ALICE / "identity.md").write_bytes(b"caf\xe9\n")
+    body = prompt_of(client, ALICE)
+    assert body["ok"] is False and body["text"] == ""
+    assert body["sections"][0]["error"].startswith("not valid UTF-8")
+    page = client.get(reverse("workspace-prompt", args=[0, ALICE])).content.decode()
+    assert "cannot build this prompt" in page
+    assert "not valid UTF-8" in page
+
+
+# Editing
+
+
+def test_the_edit_form_carries_the_version_it_was_loaded_from(client, memory, editor):
+    page = client.get(edit_url("", "identity.md")).content.decode()
+    assert f'value="{ws.file_version(memory / "identity.md")}"' in page
+    assert 'hx-trigger="keyup changed delay:400ms"' in page
+    assert "You are Fluux Agent, the assistant" in page
+
+
+def test_editing_a_global_file_writes_it_records_it_and_changes_the_prompt(client, memory, editor):
+    before = (memory / "identity.md").read_text()
+    response = save(client, "", "identity.md", "You are Mugbot.\n", path=memory / "identity.md")
+    assert response.status_code == 302
+    assert (memory / "identity.md").read_text() == "You are Mugbot.\n"
+    revision = Revision.objects.get()
+    assert (revision.jid, revision.filename, revision.user) == ("", "identity.md", editor)
+    assert (revision.before, revision.after) == (before, "You are Mugbot.\n")
+    event = AuditEvent.objects.get()
+    assert (event.action, event.user, event.detail["file"], event.detail["revision"]) == (
+        "edit",
+        editor,
+        "identity.md",
+        revision.id,
+    )
+    assert prompt_of(client, ALICE)["text"].startswith("You are Mugbot.\n\n")
+
+
+def test_a_save_keeps_crlf_line_endings_and_the_file_mode(client, memory, editor):
+    path = memory / "identity.md"
+    path.write_bytes(b"one\r\ntwo\r\n")
+    path.chmod(0o600)
+    save(client, "", "identity.md", "one\r\nthree\r\n", path=path)
+    assert path.read_bytes() == b"one\r\nthree\r\n"
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_editing_user_md_and_memory_md_of_a_jid(client, memory, editor):
+    save(client, ALICE, "memory.md", "- likes green mugs\n", path=memory / ALICE / "memory.md")
+    assert (memory / ALICE / "memory.md").read_text() == "- likes green mugs\n"
+    assert "## Notes and memory\n- likes green mugs" in prompt_of(client, ALICE)["text"]
+
+
+def test_a_file_outside_the_allow_list_cannot_be_edited(client, memory, editor):
+    assert client.get(edit_url(ALICE, "history.jsonl")).status_code == 404
+    assert client.get(edit_url("", "user.md")).status_code == 404
+    response = client.post(save_url(ALICE, "knowledge.jsonl"), {"text": "x", "version": "absent"})
+    assert response.status_code == 404
+
+
+def test_creating_an_override_then_removing_it_falls_back_to_the_global_file(client, memory, editor):
+    page = client.get(edit_url(ALICE, "personality.md")).content.decode()
+    assert 'value="absent"' in page
+    assert "You are friendly, concise and practical." in page  # starts from the global text
+    response = save(client, ALICE, "personality.md", "You are terse.\n", version="absent")
+    assert response.status_code == 302
+    assert prompt_of(client, ALICE)["sections"][1]["source"] == f"{ALICE}/personality.md"
+    assert AuditEvent.objects.get().action == "create"
+
+    confirm = client.get(reverse("workspace-remove", args=[0, ALICE, "personality.md"]))
+    assert confirm.status_code == 200 and (memory / ALICE / "personality.md").exists()
+    version = ws.file_version(memory / ALICE / "personality.md")
+    response = client.post(
+        reverse("workspace-remove-run", args=[0, ALICE, "personality.md"]), {"version": version}
+    )
+    assert response.status_code == 302
+    assert not (memory / ALICE / "personality.md").exists()
+    assert prompt_of(client, ALICE)["sections"][1]["source"] == "personality.md"
+    removal = Revision.objects.latest("id")
+    assert (removal.before, removal.after) == ("You are terse.\n", None)
+    assert AuditEvent.objects.latest("id").action == "remove"
+
+
+def test_a_save_from_a_stale_version_is_refused_and_shows_both_versions(client, memory, editor):
+    path = memory / "instructions.md"
+    stale = ws.file_version(path)
+    path.write_text("Rules:\n- Someone else saved this\n")
+    response = client.post(save_url("", "instructions.md"), {"text": "Rules:\n- Mine\n", "version": stale})
+    assert response.status_code == 409
+    assert path.read_text() == "Rules:\n- Someone else saved this\n"
+    assert not Revision.objects.exists() and not AuditEvent.objects.exists()
+    page = response.content.decode()
+    assert "changed on disk" in page
+    assert '<span class="diff-removed">-- Someone else saved this</span>' in page
+    assert '<span class="diff-added">+- Mine</span>' in page
+    # The form keeps the user's text, now against the disk's version.
+    assert "Rules:\n- Mine\n</textarea>" in page
+    assert f'value="{ws.file_version(path)}"' in page
+
+
+def test_a_bad_version_is_a_400(client, memory, editor):
+    response = client.post(save_url("", "identity.md"), {"text": "x", "version": "../etc"})
+    assert response.status_code == 400
+    assert (memory / "identity.md").read_text().startswith("You are Fluux Agent")
+
+
+def test_the_preview_endpoint_returns_the_sanitised_partial(client, memory, editor):
+    response = client.post(reverse("workspace-preview"), {"text": "**bold** <script>x()</script>"})
+    page = response.content.decode()
+    assert page.strip().startswith('<section id="preview"')
+    assert "<strong>bold</strong>" in page
+    assert "<script>" not in page
+    assert "<html" not in page
+
+
+# Revisions
+
+
+def test_the_revision_page_shows_an_escaped_diff_with_line_classes(client, memory, editor):
+    save(client, "", "identity.md", "You are <b>Mugbot</b>.\n", path=memory / "identity.md")
+    revision = Revision.objects.get()
+    page = client.get(reverse("workspace-revision", args=[revision.id])).content.decode()
+    assert '<span class="diff-added">+You are &lt;b&gt;Mugbot&lt;/b&gt;.</span>' in page
+    assert '<span class="diff-removed">-You are Fluux Agent, the assistant' in page
+    body = get_json(client, reverse("api-workspace-revision", args=[revision.id]))
+    assert body["after"] == "You are <b>Mugbot</b>.\n"
+    assert "+You are <b>Mugbot</b>." in body["diff"]
+
+
+def test_restoring_a_revision_is_a_recorded_save(client, memory, editor):
+    path = memory / "identity.md"
+    original = path.read_text()
+    save(client, "", "identity.md", "First.\n", path=path)
+    first = Revision.objects.get()
+    save(client, "", "identity.md", "Second.\n", path=path)
+    response = client.post(
+        reverse("workspace-revision-restore", args=[first.id]), {"version": ws.file_version(path)}
+    )
+    assert response.status_code == 302
+    assert path.read_text() == "First.\n"
+    restore = Revision.objects.latest("id")
+    assert (restore.before, restore.after) == ("Second.\n", "First.\n")
+    event = AuditEvent.objects.latest("id")
+    assert (event.action, event.detail["restored"], event.detail["revision"]) == (
+        "restore",
+        first.id,
+        restore.id,
+    )
+    assert original != path.read_text()
+
+
+def test_restoring_from_a_stale_page_is_refused(client, memory, editor):
+    path = memory / "identity.md"
+    save(client, "", "identity.md", "First.\n", path=path)
+    first = Revision.objects.get()
+    stale = ws.file_version(path)
+    path.write_text("Changed elsewhere.\n")
+    response = client.post(reverse("workspace-revision-restore", args=[first.id]), {"version": stale})
+    assert response.status_code == 409
+    assert path.read_text() == "Changed elsewhere.\n"
+    assert Revision.objects.count() == 1
+
+
+# The agent's commands
+
+
+def test_new_asks_for_confirmation_before_archiving(client, memory, editor):
+    response = client.get(reverse("workspace-new", args=[0, ALICE]))
+    assert response.status_code == 200
+    assert b"Archive the session" in response.content
+    assert (memory / ALICE / "history.jsonl").exists()
+    assert not AuditEvent.objects.exists()
+
+
+def test_new_archives_the_session_twice_in_one_second_without_overwriting(
+    client, memory, editor, monkeypatch
+):
+    history = (memory / ALICE / "history.jsonl").read_text()
+    frozen = datetime(2026, 3, 3, 10, 0, 0, tzinfo=UTC)
+    monkeypatch.setattr("sessionviewer.views.workspaces.timezone.now", lambda: frozen)
+    url = reverse("workspace-new-run", args=[0, ALICE])
+    assert client.post(url).status_code == 302
+    (memory / ALICE / "history.jsonl").write_text(history)
+    assert client.post(url).status_code == 302
+    sessions = memory / ALICE / "sessions"
+    assert (sessions / "20260303-100000.jsonl").read_text() == history
+    assert (sessions / "20260303-100000-1.jsonl").read_text() == history
+    assert not (memory / ALICE / "history.jsonl").exists()
+    events = list(AuditEvent.objects.order_by("id").values_list("action", "jid", "detail"))
+    assert events == [
+        ("new", ALICE, {"archived": "sessions/20260303-100000.jsonl"}),
+        ("new", ALICE, {"archived": "sessions/20260303-100000-1.jsonl"}),
+    ]
+
+
+def test_forget_lists_what_it_will_erase_before_doing_it(client, memory, editor):
+    page = client.get(reverse("workspace-forget", args=[0, ALICE])).content.decode()
+    for name in ("history.jsonl", "user.md", "memory.md", "knowledge.jsonl", "files/"):
+        assert f"<code>{name}</code>" in page
+    assert (memory / ALICE / "memory.md").exists()
+
+
+def test_forget_erases_the_memory_and_keeps_sessions_and_overrides(client, memory, editor):
+    (memory / ALICE / "identity.md").write_text("You are Alice's helper.\n")
+    response = client.post(reverse("workspace-forget-run", args=[0, ALICE]), follow=True)
+    assert sorted(p.name for p in (memory / ALICE).iterdir()) == ["identity.md", "sessions"]
+    event = AuditEvent.objects.get()
+    assert (event.action, event.jid, event.user) == ("forget", ALICE, editor)
+    assert event.detail == {"erased": ["history.jsonl", "user.md", "memory.md", "knowledge.jsonl", "files/"]}
+    assert "Erased history.jsonl, user.md, memory.md, knowledge.jsonl, files/." in response.content.decode()
+
+
+# Files, sessions, search, secrets
+
+
+def test_an_image_is_previewed_with_its_own_type_inline_and_nosniff(client, memory, editor):
+    name = "2b9e4c71-8d3a-4f5e-a612-9c7b0d1e3f48_mockup.png"
+    response = client.get(reverse("workspace-file", args=[0, ALICE, name]))
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/png"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Content-Disposition"].startswith("inline")
+
+
+def test_a_text_file_is_previewed_as_plain_text(client, memory, editor):
+    name = "7d3f1a92-5c4e-4b8a-9f21-0e6d8c4b2a17_notes.txt"
+    response = client.get(reverse("workspace-file", args=[0, ALICE, name]))
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response["Content-Disposition"].startswith("inline")
+
+
+def test_svg_gets_no_preview_and_html_is_served_as_plain_text(client, memory, editor):
+    files = memory / ALICE / "files"
+    (files / "0b1e4a52-8c1d-4a57-9e0a-5d3c2f1b7a10_logo.svg").write_text("<svg onload='alert(1)'/>")
+    (files / "0b1e4a52-8c1d-4a57-9e0a-5d3c2f1b7a10_page.html").write_text("<script>alert(1)</script>")
+    svg = client.get(
+        reverse("workspace-file", args=[0, ALICE, "0b1e4a52-8c1d-4a57-9e0a-5d3c2f1b7a10_logo.svg"])
+    )
+    assert svg.status_code == 404
+    html = client.get(
+        reverse("workspace-file", args=[0, ALICE, "0b1e4a52-8c1d-4a57-9e0a-5d3c2f1b7a10_page.html"])
+    )
+    assert html["Content-Type"] == "text/plain; charset=utf-8"
+
+
+def test_sessions_link_to_the_transcript_browser_once_indexed(client, memory, editor):
+    index_roots([RootSpec(memory, "fluux_xmpp")])
+    archived = Session.objects.get(path__endswith="20250601-143022.jsonl")
+    page = client.get(reverse("workspace-jid", args=[0, ALICE])).content.decode()
+    assert reverse("session-detail", args=[archived.id]) in page
+    body = get_json(client, reverse("api-workspace-jid", args=[0, ALICE]))
+    assert {s["name"]: s["session_id"] for s in body["sessions"]}[
+        "sessions/20250601-143022.jsonl"
+    ] == archived.id
+
+
+def test_a_session_file_is_shown_with_line_anchors(client, memory, editor):
+    page = client.get(reverse("workspace-session-source", args=[0, ALICE, "20250601-143022.jsonl"])).content
+    assert b'id="L1"' in page and b'id="L2"' in page
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+def test_memory_search_finds_lines_in_every_jid(client, memory, editor, prefix):
+    url = reverse(f"{prefix}workspace-search")
+    if prefix:
+        hits = get_json(client, url, q="mollie")["hits"]
+        assert {(h["jid"], h["file"]) for h in hits} == {(ALICE, "memory.md"), (ALICE, "knowledge.jsonl")}
+        assert hits[0]["url"].endswith(f"#L{hits[0]['line']}")
+    else:
+        page = client.get(url, {"q": "mollie"}).content.decode()
+        assert "Chose Mollie as payment provider" in page
+        assert reverse("workspace-source", args=[0, ALICE, "memory.md"]) + "#L1" in page
+
+
+def test_the_search_fragment_comes_back_alone_for_htmx(client, memory, editor):
+    response = client.get(reverse("workspace-search"), {"q": "mollie"}, HTTP_HX_REQUEST="true")
+    assert response.content.decode().strip().startswith('<section id="search-results">')
+
+
+def test_api_search_without_q_is_a_400_naming_it(client, memory, editor):
+    assert get_json(client, reverse("api-workspace-search"), status=400)["error"].startswith("q")
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+def test_secrets_report_finds_a_planted_key_and_email_with_file_and_line(client, memory, editor, prefix):
+    (memory / CAROL / "memory.md").write_text(
+        "- nothing here\n- deploy key: sk-ant-api03-abcdefghijklmnop1234\n- wrote from erin@shop.example\n"
+    )
+    if prefix:
+        findings = get_json(client, reverse("api-secrets"))["findings"]
+        planted = {(f["file"], f["line"], f["kind"]) for f in findings if f["jid"] == CAROL}
+        assert planted == {(f"{CAROL}/memory.md", 2, "anthropic_key"), (f"{CAROL}/memory.md", 3, "email")}
+        assert all("abcdefghijklmnop" not in f["masked"] for f in findings)
+    else:
+        page = client.get(reverse("workspace-secrets")).content.decode()
+        assert reverse("workspace-source", args=[0, CAROL, "memory.md"]) + "#L2" in page
+        assert reverse("workspace-source", args=[0, CAROL, "memory.md"]) + "#L3" in page
+        assert "abcdefghijklmnop1234" not in page
+
+
+# The audit log
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+def test_the_audit_log_lists_who_did_what_to_which_jid(client, memory, editor, prefix):
+    save(client, ALICE, "memory.md", "- new note\n", path=memory / ALICE / "memory.md")
+    client.post(reverse("workspace-forget-run", args=[0, CAROL]))
+    if prefix:
+        events = get_json(client, reverse("api-audit-log"))["events"]
+        assert [(e["action"], e["jid"], e["user"]) for e in events] == [
+            ("forget", CAROL, "edith"),
+            ("edit", ALICE, "edith"),
+        ]
+    else:
+        page = client.get(reverse("workspace-audit-log")).content.decode()
+        assert "edith" in page and CAROL in page and "erased history.jsonl, context.md" in page
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+def test_a_bad_audit_log_page_is_a_400_naming_it(client, memory, editor, prefix):
+    response = client.get(reverse(f"{prefix}audit-log" if prefix else "workspace-audit-log"), {"_page": "x"})
+    assert response.status_code == 400
+    assert b"_page" in response.content
+
+
+def test_saving_unchanged_text_records_nothing(client, memory, editor):
+    path = memory / "identity.md"
+    save(client, "", "identity.md", path.read_text(), path=path)
+    assert not Revision.objects.exists() and not AuditEvent.objects.exists()
+
+
+def test_prompt_sections_link_to_the_global_or_the_jid_file(client, memory, editor):
+    page = client.get(reverse("workspace-prompt", args=[0, ROOM])).content.decode()
+    assert reverse("workspace-global-source", args=[0, "identity.md"]) in page
+    assert reverse("workspace-source", args=[0, ROOM, "instructions.md"]) in page
+
+
+def test_a_new_user_md_starts_from_the_legacy_context_md(client, memory, editor):
+    page = client.get(edit_url(CAROL, "user.md")).content.decode()
+    assert "Backend developer, wrote the first version of the shop" in page
+    assert 'value="absent"' in page
+
+
+def test_the_shared_samples_show_a_legacy_archive_and_the_legacy_profile(
+    client, tmp_path, settings, samples_dir, editor
+):
+    root = copy_tree(samples_dir / "fluux" / "memory", tmp_path / "samples")
+    settings.SESSIONVIEWER_MEMORY_ROOTS = [str(root)]
+    page = client.get(reverse("workspace-jid", args=[0, ALICE])).content.decode()
+    assert "sessions/20250601-143022.md" in page and "md (legacy)" in page
+    bob = get_json(client, reverse("api-workspace-prompt", args=[0, "bob@example.com"]))
+    assert "bob@example.com/context.md" in [s["source"] for s in bob["sections"]]
