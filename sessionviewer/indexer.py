@@ -24,6 +24,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC
+from itertools import islice
 from pathlib import Path
 
 import orjson
@@ -93,6 +95,20 @@ def watch_roots(
         on_pass(index_roots(specs))
 
 
+# Files are written in groups, each group one transaction: a commit per file costs
+# more than the writing (and leaves FTS5 many small segments to merge), while one
+# file's rows and its offset still always change together.
+GROUP_BYTES = 32 * 1024 * 1024
+GROUP_FILES = 500
+
+
+@dataclass
+class _Work:
+    found: readers.SessionFile
+    stat: os.stat_result
+    session_id: int | None
+
+
 def index_root(spec: RootSpec, summary: IndexSummary, progress: Progress | None = None) -> Source | None:
     root = spec.path
     if not root.exists():
@@ -112,29 +128,59 @@ def index_root(spec: RootSpec, summary: IndexSummary, progress: Progress | None 
     except OSError as error:
         summary.errors.append(f"{root}: {error}")
         return source
-    known = {s.key: s for s in source.sessions.all()}
-    touched: list[Session] = []
-    for number, session_file in enumerate(found, 1):
+    # Only what the comparison needs: loading whole sessions would cost more than the stats.
+    known = {
+        key: (session_id, state)
+        for session_id, key, *state in source.sessions.values_list(
+            "id", "key", "file_size", "file_mtime_ns", "file_inode"
+        )
+    }
+    work: list[_Work] = []
+    for session_file in found:
         summary.files += 1
-        if progress:
-            progress(number, len(found), session_file.key)
         try:
-            session = index_file(source, session_file, known.get(session_file.key), summary)
-        except OSError as error:  # vanished or unreadable between discovery and reading
+            stat = os.stat(session_file.path)
+        except OSError as error:  # vanished between discovery and now
             summary.errors.append(f"{session_file.path}: {error}")
             continue
-        if session is not None:
-            touched.append(session)
+        session_id, state = known.get(session_file.key, (None, None))
+        if state != [stat.st_size, stat.st_mtime_ns, stat.st_ino]:
+            work.append(_Work(session_file, stat, session_id))
+    touched: list[Session] = []
+    done = 0
+    for group in _groups(work):
+        with transaction.atomic():
+            for item in group:
+                done += 1
+                if progress:
+                    progress(done, len(work), item.found.key)
+                try:
+                    touched.append(index_file(source, item, summary))
+                except OSError as error:  # unreadable: the rest of the group goes on
+                    summary.errors.append(f"{item.found.path}: {error}")
     gone = set(known) - {f.key for f in found}
     if gone:
         summary.removed += len(gone)
         Session.objects.filter(source=source, key__in=gone).delete()
-    if touched or gone:
-        link_sessions(source)
+    if touched:
+        link_sessions(source, touched)
     source.indexed_at = timezone.now()
     source.save(update_fields=["indexed_at"])
     summary.sessions += source.sessions.count()
     return source
+
+
+def _groups(work: list[_Work]) -> Iterable[list[_Work]]:
+    group: list[_Work] = []
+    size = 0
+    for item in work:
+        group.append(item)
+        size += item.stat.st_size
+        if size >= GROUP_BYTES or len(group) >= GROUP_FILES:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
 
 
 def _head_hash(path: Path, length: int) -> str:
@@ -142,41 +188,59 @@ def _head_hash(path: Path, length: int) -> str:
         return hashlib.sha256(handle.read(length)).hexdigest()
 
 
-def index_file(source: Source, found: readers.SessionFile, session: Session | None, summary: IndexSummary):
-    """Index one file's new lines; returns the session when anything was read."""
-    stat = os.stat(found.path)
-    if session is not None and (session.file_size, session.file_mtime_ns, session.file_inode) == (
-        stat.st_size,
-        stat.st_mtime_ns,
-        stat.st_ino,
-    ):
-        return None
+def index_file(source: Source, work: _Work, summary: IndexSummary) -> Session:
+    """Index one changed file's new lines, in the caller's transaction.
+
+    Entries are read, folded into the session's totals and written in batches, so
+    memory stays flat however large the file is.
+    """
+    found, stat = work.found, work.stat
+    session = (
+        Session.objects.get(id=work.session_id) if work.session_id else Session(source=source, key=found.key)
+    )
     start_offset = start_line = 0
-    if session is not None and _can_append(session, found.path, stat):
+    if session.id and _can_append(session, found.path, stat):
         start_offset, start_line = session.read_offset, session.read_line
-    result = readers.read_session(found.path, found.format, start_offset, start_line)
+        # Problems past the offset (a cut-off last line) are looked at again.
+        session.problem_count -= session.problems.filter(offset__gte=start_offset).delete()[0]
+    elif session.id:
+        _reset(session)
+    _apply_discovery(session, found)
+    reader = readers.SessionReader(found.path, found.format, start_offset, start_line)
     summary.opened += 1
-    summary.entries += len(result.entries)
-    summary.problems += len(result.problems)
-    with transaction.atomic():
-        if session is None:
-            session = Session(source=source, key=found.key)
-        elif start_offset == 0:
-            _reset(session)
-        _apply_discovery(session, found)
-        _apply_entries(session, result.entries)
-        session.problem_count += len(result.problems)
-        session.file_size, session.file_mtime_ns, session.file_inode = (
-            stat.st_size,
-            stat.st_mtime_ns,
-            stat.st_ino,
-        )
-        session.read_offset, session.read_line = result.end_offset, result.end_line
-        session.file_head = _head_hash(found.path, min(HEAD_BYTES, result.end_offset))
-        session.indexed_at = timezone.now()
-        session.save()
-        _write_rows(session, result.entries, result.problems)
+    summaries: list[readers.Entry] = []
+    items = iter(reader)
+    batch = list(islice(items, BATCH))
+    while True:
+        following = list(islice(items, BATCH))
+        entries = [item for item in batch if isinstance(item, readers.Entry)]
+        problems = [item for item in batch if not isinstance(item, readers.Entry)]
+        summaries += [e for e in entries if e.kind == readers.SUMMARY and e.leaf_id]
+        _apply_entries(session, entries)
+        session.problem_count += len(problems)
+        summary.entries += len(entries)
+        summary.problems += len(problems)
+        if not following:
+            # The last batch: one save with the file's state (most files are one batch).
+            _record_file_state(session, found.path, stat, reader)
+            session.save()
+            _write_rows(session, entries, problems)
+            break
+        if session.id is None:
+            session.save()  # the rows need its id
+        _write_rows(session, entries, problems)
+        batch = following
+    session.new_summaries = summaries
     return session
+
+
+def _record_file_state(session: Session, path: Path, stat: os.stat_result, reader) -> None:
+    # A last line still being written: keep the file "changed" so the next pass looks again.
+    session.file_size = -1 if reader.pending_tail else stat.st_size
+    session.file_mtime_ns, session.file_inode = stat.st_mtime_ns, stat.st_ino
+    session.read_offset, session.read_line = reader.end_offset, reader.end_line
+    session.file_head = _head_hash(path, min(HEAD_BYTES, reader.end_offset))
+    session.indexed_at = timezone.now()
 
 
 def _can_append(session: Session, path: Path, stat: os.stat_result) -> bool:
@@ -219,7 +283,10 @@ def _apply_discovery(session: Session, found: readers.SessionFile) -> None:
         session.kind = "subagent"
     if found.parent_tool_id:
         session.parent_tool_id = found.parent_tool_id
+    room = session.extra.get("room")
     session.extra = {**session.extra, **found.extra}
+    if room:  # found from "nick@muc" senders: discovery only knows room domains
+        session.extra["room"], session.peer_kind = True, "group"
 
 
 def _apply_entries(session: Session, entries: list[readers.Entry]) -> None:
@@ -301,6 +368,9 @@ def _apply_metadata(session: Session, entry: readers.Entry) -> None:
             session.kind = "fork"
         if fork := extra.get("fork_entry_id"):
             session.fork_entry_id = str(fork)
+    if entry.sender.endswith("@muc") and not session.extra.get("room"):
+        session.extra = {**session.extra, "room": True}
+        session.peer_kind = "group"
     if (agent_id := extra.get("agentId")) and entry.is_sidechain and not session.agent_id:
         session.agent_id = str(agent_id)
 
@@ -339,7 +409,7 @@ def _json(value) -> str:
 def _write_rows(session: Session, entries: list[readers.Entry], problems: list[readers.Problem]) -> None:
     """Insert the rows with executemany: model instances and bulk_create cost several
     times the parse itself, and the indexer writes every line of every file."""
-    adapt_datetime = connection.ops.adapt_datetimefield_value
+    adapt_datetime = _datetime_adapter()
     rows = [
         (
             session.id,
@@ -384,45 +454,68 @@ def _write_rows(session: Session, entries: list[readers.Entry], problems: list[r
     )
 
 
+def _datetime_adapter():
+    """Django's adapt_datetimefield_value reads settings on every call; the indexer calls
+    it for every line. SQLite stores UTC as text, as Django itself would write it."""
+    if connection.vendor == "sqlite":
+        return lambda value: value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+    return connection.ops.adapt_datetimefield_value
+
+
 def _db_text(text: str) -> str:
     # PostgreSQL text cannot hold NUL; the byte is shown as its escape instead.
     return text.replace("\x00", "\\u0000") if "\x00" in text else text
 
 
-def link_sessions(source: Source) -> None:
-    """Links that need more than one file: subagents and forks to their parent, cross-file titles."""
-    sessions = list(source.sessions.all())
-    by_path = {s.path: s for s in sessions}
-    by_name: dict[str, Session] = {}
-    for s in sessions:
-        by_name.setdefault(Path(s.path).name, s)
-    for s in sessions:
-        parent = None
-        if s.parent_path:
-            parent = by_path.get(s.parent_path) or by_name.get(Path(s.parent_path).name)
-        changed = parent != s.parent if parent else s.parent_id is not None
-        if parent and s.kind == "subagent" and s.agent_id:
-            tool_id = parent.extra.get("subagent_links", {}).get(s.agent_id, "")
-            if tool_id and tool_id != s.parent_tool_id:
-                s.parent_tool_id, changed = tool_id, True
-        if changed:
-            s.parent = parent
-            s.save(update_fields=["parent", "parent_tool_id"])
-    _link_summaries(source)
+def link_sessions(source: Source, touched: list[Session]) -> None:
+    """Links that need more than one file: subagents and forks to their parent, cross-file titles.
+
+    Only what this pass touched is looked at: the touched sessions' own parents, the
+    sessions waiting for a touched one as their parent, and the new summary lines.
+    """
+    paths = {s.path for s in touched}
+    names = {Path(path).name for path in paths}
+    candidates = {s.id: s for s in touched if s.parent_path}
+    # Sessions still without their parent are few (the parent was not indexed yet).
+    waiting = Session.objects.filter(source=source, parent__isnull=True).exclude(parent_path="")
+    for session in waiting:
+        if session.parent_path in paths or Path(session.parent_path).name in names:
+            candidates[session.id] = session
+    for session in candidates.values():
+        _link_parent(source, session)
+    _link_summaries(source, [e for s in touched for e in getattr(s, "new_summaries", [])], touched)
 
 
-def _link_summaries(source: Source) -> None:
-    """A summary whose leaf lies in another file of the same project titles that file's session."""
-    summaries = Entry.objects.filter(session__source=source, kind="summary").exclude(leaf_id="")
-    for entry in summaries.select_related("session").iterator():
-        if Entry.objects.filter(session=entry.session, entry_id=entry.leaf_id).exists():
-            owner = entry.session
-        else:
-            owner = Session.objects.filter(
-                source=source, project_dir=entry.session.project_dir, entries__entry_id=entry.leaf_id
-            ).first()
-        if owner:
-            title = " ".join(entry.summary.split())[:TITLE_LENGTH]
-            if owner.summary_title != title:
-                owner.summary_title = title
-                owner.save(update_fields=["summary_title"])
+def _link_parent(source: Source, session: Session) -> None:
+    parents = Session.objects.filter(source=source).exclude(id=session.id)
+    parent = (
+        parents.filter(path=session.parent_path).first()
+        or parents.filter(path__endswith="/" + Path(session.parent_path).name).first()
+    )
+    tool_id = session.parent_tool_id
+    if parent and session.kind == "subagent" and session.agent_id:
+        tool_id = parent.extra.get("subagent_links", {}).get(session.agent_id, "") or tool_id
+    if (parent and parent.id) != session.parent_id or tool_id != session.parent_tool_id:
+        session.parent, session.parent_tool_id = parent, tool_id
+        session.save(update_fields=["parent", "parent_tool_id"])
+
+
+def _link_summaries(source: Source, summaries: list[readers.Entry], touched: list[Session]) -> None:
+    """A summary line titles the session that holds its leaf: its own file's, or
+    another file's of the same project (Claude Code writes them into the next session)."""
+    owner_of = {id(e): s for s in touched for e in getattr(s, "new_summaries", [])}
+    for entry in summaries:
+        session = owner_of[id(entry)]
+        owner = session if session.entries.filter(entry_id=entry.leaf_id).exists() else None
+        if owner is None:
+            owner = (
+                Session.objects.filter(
+                    source=source, project_dir=session.project_dir, entries__entry_id=entry.leaf_id
+                )
+                .exclude(id=session.id)
+                .first()
+            )
+        title = " ".join(entry.summary.split())[:TITLE_LENGTH]
+        if owner and title and owner.summary_title != title:
+            owner.summary_title = title
+            owner.save(update_fields=["summary_title"])

@@ -69,13 +69,13 @@ def test_appended_lines_are_read_from_the_last_indexed_offset(root, monkeypatch)
     run(root)
     size = history(root).stat().st_size
     calls = []
-    real = readers.read_session
 
-    def spy(path, fmt, start_offset=0, start_line=0):
-        calls.append((start_offset, start_line))
-        return real(path, fmt, start_offset, start_line)
+    class Spy(readers.SessionReader):
+        def __init__(self, path, fmt, start_offset=0, start_line=0):
+            calls.append((start_offset, start_line))
+            super().__init__(path, fmt, start_offset, start_line)
 
-    monkeypatch.setattr(indexer.readers, "read_session", spy)
+    monkeypatch.setattr(indexer.readers, "SessionReader", Spy)
     with history(root).open("a") as handle:
         handle.write(message(3))
     summary = run(root)
@@ -213,3 +213,50 @@ def test_the_watcher_indexes_a_line_appended_while_it_runs(root):
         watcher.join()
     assert Entry.objects.filter(text="message number 3").exists()
     assert any(p.opened == 1 for p in passes)
+
+
+def test_a_cut_off_last_line_is_recorded_once_the_file_settles_and_cleared_once_completed(root):
+    line = message(3)
+    with history(root).open("a") as handle:
+        handle.write(line[:25])
+    run(root)
+    assert Problem.objects.count() == 0  # still being written, perhaps
+    long_ago = history(root).stat().st_mtime - 3600
+    os.utime(history(root), (long_ago, long_ago))
+    run(root)
+    (problem,) = Problem.objects.all()
+    assert (problem.line, problem.message[:7]) == (4, "cut off")
+    with history(root).open("a") as handle:
+        handle.write(line[25:])
+    run(root)
+    assert Problem.objects.count() == 0
+    assert Session.objects.get().problem_count == 0
+    assert Entry.objects.filter(line=4, text="message number 3").exists()
+
+
+def test_a_file_larger_than_a_batch_is_written_in_batches_with_the_same_result(root, monkeypatch):
+    monkeypatch.setattr(indexer, "BATCH", 2)
+    history(root).write_text(
+        HEADER + "".join(message(n, "user" if n % 2 else "assistant") for n in range(1, 8))
+    )
+    run(root)
+    session = Session.objects.get()
+    assert [e.line for e in Entry.objects.order_by("line")] == list(range(1, 9))
+    assert (session.entry_count, session.message_count) == (8, 7)
+    assert session.first_prompt == "message number 1"
+
+
+def test_a_jid_on_a_plain_domain_with_muc_senders_is_indexed_as_a_room(tmp_path):
+    folder = tmp_path / "memory" / "team@example.org"
+    folder.mkdir(parents=True)
+    (folder / "history.jsonl").write_text(
+        HEADER.replace("alice@example.com", "team@example.org")
+        + '{"type":"message","role":"user","content":"hi all","sender":"ann@muc","ts":"2025-02-08T19:00:01Z"}\n'
+    )
+    run(tmp_path / "memory")
+    run(tmp_path / "memory")
+    with (folder / "history.jsonl").open("a") as handle:
+        handle.write(message(5, "assistant"))
+    run(tmp_path / "memory")  # discovery again says "direct": the senders still win
+    session = Session.objects.get()
+    assert (session.peer_kind, session.extra["room"]) == ("group", True)

@@ -213,13 +213,15 @@ def test_discover_finds_active_and_archived_sessions(memory):
     assert archive.extra["archived_at"] == "2025-06-01T14:30:22+00:00"
 
 
-def test_discover_marks_rooms_by_domain_or_muc_senders(memory):
+def test_discover_marks_rooms_by_domain_without_opening_files(memory):
+    # Rooms on other domains (team@example.org) are found by the indexer from their
+    # "nick@muc" senders: tests/test_indexer.py.
     rooms = {s.jid: s.extra["room"] for s in fluux_xmpp.discover(memory)}
     assert rooms == {
         "alice@example.com": False,
         "carol@example.com": False,
         "dev@conference.example.com": True,
-        "team@example.org": True,
+        "team@example.org": False,
     }
 
 

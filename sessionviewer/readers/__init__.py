@@ -20,7 +20,6 @@ has no newline yet), and the file goes on.
 from __future__ import annotations
 
 import importlib
-import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -202,21 +201,18 @@ class ReadResult:
     end_line: int  # number of the last complete line read
 
 
-_FRACTION = re.compile(r"(\.\d{6})\d+")
-
-
 def parse_timestamp(value: Any) -> datetime | None:
     """ISO 8601 strings (Z, offsets, nanoseconds) and epoch seconds or milliseconds."""
     if value is None or value == "" or isinstance(value, bool):
         return None
     try:
+        if isinstance(value, str):
+            # Python 3.11 reads Z, offsets and any number of fractional digits itself.
+            parsed = datetime.fromisoformat(value.strip())
+            return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
         if isinstance(value, (int, float)):
             seconds = value / 1000 if value > 1e11 else value
             return datetime.fromtimestamp(seconds, tz=UTC)
-        if isinstance(value, str):
-            text = _FRACTION.sub(r"\1", value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-            parsed = datetime.fromisoformat(text)
-            return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     except (ValueError, OverflowError, OSError):
         return None
     return None
@@ -269,54 +265,78 @@ def decode_line(path: Path, number: int, offset: int, raw: bytes) -> dict | Prob
 SETTLE_SECONDS = 60
 
 
-def read_session(path: Path, fmt: str, start_offset: int = 0, start_line: int = 0) -> ReadResult:
-    """Read a session file (or its new tail) into entries and problems.
+class SessionReader:
+    """A session file's entries and problems from an offset on, one at a time.
+
+    Iterate it; afterwards ``end_offset``/``end_line`` say where the next read must
+    start, and ``pending_tail`` whether an incomplete last line was left unrecorded
+    because the file may still be being written.
 
     A last line without its newline is read when it is a whole JSON object (many
-    writers end a file without one); when it is not, it is left for the next
-    pass, and recorded as a cut-off write once the file has not changed for
-    SETTLE_SECONDS. Either way end_offset stays before it, so a completed line
-    is read whole next time.
+    writers end a file without one); when it is not, it is left for the next pass,
+    and recorded as a cut-off write once the file has not changed for
+    SETTLE_SECONDS. Either way end_offset stays before it, so a completed line is
+    read whole next time.
     """
-    module = format_module(fmt)
-    custom = getattr(module, "read", None)
-    if custom is not None:
-        result = custom(path, start_offset, start_line)
-        if result is not None:
-            return result
+
+    def __init__(self, path: Path, fmt: str, start_offset: int = 0, start_line: int = 0):
+        self.path, self.module = path, format_module(fmt)
+        self.start_offset, self.start_line = start_offset, start_line
+        self.end_offset, self.end_line = start_offset, start_line
+        self.pending_tail = False
+
+    def __iter__(self) -> Iterator[Entry | Problem]:
+        custom = getattr(self.module, "read", None)
+        if custom is not None:
+            result = custom(self.path, self.start_offset, self.start_line)
+            if result is not None:
+                self.end_offset, self.end_line = result.end_offset, result.end_line
+                yield from result.entries
+                yield from result.problems
+                return
+        path, parse_line = self.path, self.module.parse_line
+        for number, offset, end, raw, complete in iter_lines(path, self.start_offset, self.start_line):
+            decoded = decode_line(path, number, offset, raw)
+            if not complete and not isinstance(decoded, dict):
+                if decoded is not None:
+                    if _settled(path):
+                        decoded.message = (
+                            f"cut off: the last line has no newline and is incomplete ({decoded.message})"
+                        )
+                        yield decoded
+                    else:
+                        self.pending_tail = True
+                return
+            self.end_offset, self.end_line = end, number
+            if decoded is None:
+                continue
+            if isinstance(decoded, Problem):
+                yield decoded
+                continue
+            try:
+                entry = parse_line(decoded, number)
+            except Exception as error:  # a reader bug must not lose the file
+                preview = raw[:200].decode("utf-8", "replace")
+                yield Problem(str(path), number, offset, f"reader error: {error!r}", preview)
+                entry = Entry(
+                    id=f"line:{number}",
+                    parent_id=None,
+                    kind=RAW,
+                    subtype=str(decoded.get("type", "")),
+                    raw=decoded,
+                )
+            entry.line, entry.offset = number, offset
+            yield entry
+
+
+def read_session(path: Path, fmt: str, start_offset: int = 0, start_line: int = 0) -> ReadResult:
+    """Read a session file (or its new tail) into entries and problems, all at once."""
+    reader = SessionReader(path, fmt, start_offset, start_line)
     entries: list[Entry] = []
     problems: list[Problem] = []
-    end_offset, end_line = start_offset, start_line
-    for number, offset, end, raw, complete in iter_lines(path, start_offset, start_line):
-        decoded = decode_line(path, number, offset, raw)
-        if not complete and not isinstance(decoded, dict):
-            if decoded is not None and _settled(path):
-                decoded.message = (
-                    f"cut off: the last line has no newline and is incomplete ({decoded.message})"
-                )
-                problems.append(decoded)
-            break
-        end_offset, end_line = end, number
-        if decoded is None:
-            continue
-        if isinstance(decoded, Problem):
-            problems.append(decoded)
-            continue
-        try:
-            entry = module.parse_line(decoded, number)
-        except Exception as error:  # a reader bug must not lose the file
-            preview = raw[:200].decode("utf-8", "replace")
-            problems.append(Problem(str(path), number, offset, f"reader error: {error!r}", preview))
-            entry = Entry(
-                id=f"line:{number}",
-                parent_id=None,
-                kind=RAW,
-                subtype=str(decoded.get("type", "")),
-                raw=decoded,
-            )
-        entry.line, entry.offset = number, offset
-        entries.append(entry)
-    return ReadResult(entries, problems, end_offset, end_line)
+    for item in reader:
+        (entries if isinstance(item, Entry) else problems).append(item)
+    return ReadResult(entries, problems, reader.end_offset, reader.end_line)
 
 
 def _settled(path: Path) -> bool:

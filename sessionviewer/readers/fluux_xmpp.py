@@ -248,7 +248,7 @@ def discover(root: Path) -> Iterator[SessionFile]:
             for path in sorted(archive.iterdir()):
                 if path.suffix in (".jsonl", ".md") and path.is_file() and not path.name.startswith("."):
                     sessions.append(_archived(path, jid))
-        room = _is_room(jid, [s.path for s in sessions])
+        room = is_room_jid(jid)
         for session in sessions:
             session.channel = "xmpp"
             session.peer_kind = "group" if room else "direct"
@@ -281,20 +281,11 @@ def _jid_folders(root: Path) -> list[Path]:
     return [c for c in children if "@" in c.name and not c.name.startswith(".") and c.is_dir()]
 
 
-def _is_room(jid: str, paths: list[Path]) -> bool:
-    """A MUC room: a conference-style domain, or "nick@muc" senders in its history."""
-    domain = jid.partition("@")[2].lower()
-    if domain.startswith(ROOM_DOMAIN_PREFIXES):
-        return True
-    for path in paths:
-        pattern = _MUC_SENDER_MD if path.suffix == ".md" else _MUC_SENDER_JSON
-        try:
-            with open(path, "rb") as handle:
-                if pattern.search(handle.read(_ROOM_SCAN_BYTES)):
-                    return True
-        except OSError:
-            continue
-    return False
+def is_room_jid(jid: str) -> bool:
+    """A MUC room by its domain. Rooms on other domains show themselves by their
+    "nick@muc" senders, which the indexer sees as it reads the lines (discovery
+    opens no file: a re-scan of thousands of JIDs must stay cheap)."""
+    return jid.partition("@")[2].lower().startswith(ROOM_DOMAIN_PREFIXES)
 
 
 # Detection
