@@ -39,7 +39,7 @@ from sessionviewer.roots import RootSpec
 log = logging.getLogger(__name__)
 
 HEAD_BYTES = 4096
-BATCH = 2000
+BATCH = 500
 TITLE_LENGTH = 200
 
 
