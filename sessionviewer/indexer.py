@@ -53,6 +53,7 @@ class IndexSummary:
     removed: int = 0  # sessions whose file is gone
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)  # roots or files that could not be read at all
+    touched: list[int] = field(default_factory=list)  # ids of the sessions read this pass
 
     def line(self) -> str:
         text = (
@@ -164,6 +165,7 @@ def index_root(spec: RootSpec, summary: IndexSummary, progress: Progress | None 
         Session.objects.filter(source=source, key__in=gone).delete()
     if touched:
         link_sessions(source, touched)
+        summary.touched += [s.id for s in touched]
     source.indexed_at = timezone.now()
     source.save(update_fields=["indexed_at"])
     summary.sessions += source.sessions.count()

@@ -270,3 +270,16 @@ class AuditEvent(models.Model):
             "jid": self.jid,
             "detail": self.detail,
         }
+
+
+class ThreadSnapshot(models.Model):
+    """A session's active thread as built by threads.build_thread, without the entries'
+    content: a long transcript's first screen then loads only the rows it shows.
+    Derived data, rebuilt whenever the session's file has moved on (version)."""
+
+    session = models.OneToOneField(Session, on_delete=models.CASCADE, related_name="snapshot")
+    version = models.CharField(max_length=128)
+    data = OrjsonField()
+
+    def __str__(self) -> str:
+        return f"thread of {self.session_id} at {self.version}"

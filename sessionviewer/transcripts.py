@@ -6,16 +6,20 @@ The API and the pages both come through here, so they show the same thread.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from threading import Lock
 
+import orjson
+from django.db import connection
+
 from sessionviewer import readers, threads
-from sessionviewer.models import Entry, Session
+from sessionviewer.models import Entry, Session, ThreadSnapshot
 
 UnknownLeaf = threads.UnknownLeaf
 
-_FIELDS = (
-    "id",
+_COLUMNS = (
     "line",
     "offset",
     "entry_id",
@@ -40,40 +44,68 @@ _FIELDS = (
 
 
 def _block(data: dict) -> readers.Block:
-    return readers.Block(**{k: v for k, v in data.items() if k in readers.Block.__slots__})
+    try:
+        return readers.Block(**data)
+    except TypeError:  # a key written by an older version of the indexer
+        return readers.Block(**{k: v for k, v in data.items() if k in readers.Block.__slots__})
+
+
+def _timestamp(value) -> datetime | None:
+    # SQLite hands back Django's naive UTC text; PostgreSQL an aware datetime.
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(value).replace(tzinfo=UTC)
+
+
+def _select_entries(where: str, params: list) -> list[readers.Entry]:
+    """Entries from a plain cursor rather than the ORM: a long session has tens of
+    thousands of rows, and Django's per-value converters cost several times the query."""
+    table = connection.ops.quote_name(Entry._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(c) for c in _COLUMNS)
+    query = f"SELECT {columns} FROM {table} WHERE {where} ORDER BY line"  # noqa: S608 - names are ours
+    loads, block, make_entry = orjson.loads, _block, readers.Entry
+    entries = []
+    with connection.cursor() as cursor:
+        cursor.execute(query, params)
+        for row in cursor.fetchall():
+            (line, offset, entry_id, parent_id, kind, role, timestamp, blocks, sender, model, usage,
+             message_id, subtype, is_sidechain, is_meta, logical_parent_id, first_kept_id, summary,
+             leaf_id, extra) = row  # fmt: skip
+            entries.append(
+                make_entry(
+                    id=entry_id,
+                    parent_id=parent_id,
+                    kind=kind,
+                    role=role,
+                    timestamp=_timestamp(timestamp),
+                    blocks=[block(b) for b in loads(blocks)] if blocks and blocks != "[]" else [],
+                    line=line,
+                    offset=offset,
+                    sender=sender,
+                    model=model,
+                    usage=loads(usage) if usage and usage != "{}" else {},
+                    message_id=message_id,
+                    subtype=subtype,
+                    is_sidechain=bool(is_sidechain),
+                    is_meta=bool(is_meta),
+                    logical_parent_id=logical_parent_id,
+                    first_kept_id=first_kept_id,
+                    summary=summary,
+                    leaf_id=leaf_id,
+                    extra=loads(extra) if extra and extra != "{}" else {},
+                )
+            )
+    return entries
 
 
 def load_entries(session: Session) -> list[readers.Entry]:
     """The session's entries in file order, as the reader produced them."""
-    rows = Entry.objects.filter(session=session).order_by("line").values_list(*_FIELDS)
-    entries = []
-    for row in rows:
-        values = dict(zip(_FIELDS, row, strict=True))
-        entries.append(
-            readers.Entry(
-                id=values["entry_id"],
-                parent_id=values["parent_id"],
-                kind=values["kind"],
-                role=values["role"],
-                timestamp=values["timestamp"],
-                blocks=[_block(b) for b in values["blocks"] or []],
-                line=values["line"],
-                offset=values["offset"],
-                sender=values["sender"],
-                model=values["model"],
-                usage=values["usage"] or {},
-                message_id=values["message_id"],
-                subtype=values["subtype"],
-                is_sidechain=values["is_sidechain"],
-                is_meta=values["is_meta"],
-                logical_parent_id=values["logical_parent_id"],
-                first_kept_id=values["first_kept_id"],
-                summary=values["summary"],
-                leaf_id=values["leaf_id"],
-                extra=values["extra"] or {},
-            )
-        )
-    return entries
+    return _select_entries("session_id = %s", [session.id])
+
+
+def _load_lines(session_id: int, first: int, last: int) -> dict[int, readers.Entry]:
+    entries = _select_entries("session_id = %s AND line BETWEEN %s AND %s", [session_id, first, last])
+    return {e.line: e for e in entries}
 
 
 def session_thread(session: Session, leaf: str | None = None) -> threads.Thread:
@@ -106,7 +138,7 @@ def item_to_dict(item: threads.ThreadItem) -> dict:
 # --- The transcript page: cached threads and the items of one chunk -------------------------------------
 
 PROBLEM_LIMIT = 500
-CHUNK = 100  # items per screenful; the rest load as the reader scrolls
+CHUNK = 50  # items on the first screen and per fetch; the rest load as the reader scrolls
 _CACHE_SIZE = 16
 _cache: OrderedDict[tuple, Transcript] = OrderedDict()
 _entries_cache: OrderedDict[tuple, list[readers.Entry]] = OrderedDict()
@@ -157,13 +189,174 @@ def cached_entries(session: Session) -> list[readers.Entry]:
 
 
 def transcript(session: Session, leaf: str | None = None) -> Transcript:
-    """The thread ending at leaf (or the active leaf), built once per (session, version, leaf)."""
+    """The thread ending at leaf (or the active leaf), built once per (session, version, leaf).
+
+    The active thread is also kept in the database as a snapshot (ThreadSnapshot), so
+    that after a restart, in another worker, or for a session too long to load whole
+    quickly, the first screen reads only the rows it shows.
+    """
     key = (*_version(session), leaf)
     found = _recall(_cache, key)
     if found is not None:
         return found
-    thread = threads.build_thread(cached_entries(session), leaf)
-    return _remember(_cache, key, _index(thread))
+    if leaf is None and (snapshot := _from_snapshot(session)) is not None:
+        return _remember(_cache, key, snapshot)
+    built = _index(threads.build_thread(cached_entries(session), leaf))
+    if leaf is None:
+        save_snapshot(session, built)
+    return _remember(_cache, key, built)
+
+
+# Sessions shorter than this build their thread faster than a snapshot is worth.
+PREPARE_FROM = 2000
+
+
+def prepare_snapshots(session_ids: list[int]) -> int:
+    """Build the active thread of the long sessions an index pass touched, so their
+    first screen stays fast right after the file grew. Returns how many were built."""
+    built = 0
+    for session in Session.objects.filter(id__in=session_ids, entry_count__gte=PREPARE_FROM).iterator():
+        if not ThreadSnapshot.objects.filter(session=session, version=_version_text(session)).exists():
+            save_snapshot(session, _index(threads.build_thread(load_entries(session))))
+            built += 1
+    return built
+
+
+def _version_text(session: Session) -> str:
+    return ":".join(str(part) for part in _version(session))
+
+
+def save_snapshot(session: Session, t: Transcript) -> None:
+    thread = t.thread
+    compactions = {id(item) for item in thread.compactions}
+    items = thread.items
+    # Parallel arrays and sparse maps: a 20,000-item thread reads back in milliseconds.
+    data = {
+        "lines": [item.entry.line for item in items],
+        "ids": [item.entry.id for item in items],
+        "compacted": [i for i, item in enumerate(items) if item.compacted],
+        "summaries": {i: item.summary for i, item in enumerate(items) if item.summary},
+        "alternatives": {i: list(item.alternatives) for i, item in enumerate(items) if item.alternatives},
+        "current": {i: item.current for i, item in enumerate(items) if item.current is not None},
+        "leaf_id": thread.leaf_id,
+        "leaves": thread.leaves,
+        "branch_points": {k: [list(pair) for pair in v] for k, v in thread.branch_points.items()},
+        "problems": thread.problems,
+        "compactions": [i for i, item in enumerate(items) if id(item) in compactions],
+        "results": [[*call, *result] for call, result in t.results.items()],
+        "owner": [[i, j] for i, j in t.owner.items()],
+    }
+    ThreadSnapshot.objects.update_or_create(
+        session_id=session.id, defaults={"version": _version_text(session), "data": data}
+    )
+
+
+def _from_snapshot(session: Session) -> Transcript | None:
+    snapshot = ThreadSnapshot.objects.filter(session_id=session.id, version=_version_text(session)).first()
+    if snapshot is None:
+        return None
+    data = snapshot.data
+    ids = data["ids"]
+    items = LazyItems(data, _LazyEntries(session.id, data["lines"]))
+    thread = threads.Thread(
+        items=items,
+        leaf_id=data["leaf_id"],
+        leaves=data["leaves"],
+        branch_points={k: [tuple(pair) for pair in v] for k, v in data["branch_points"].items()},
+        compactions=[items[i] for i in data["compactions"]],
+        problems=data["problems"],
+    )
+    results = {(a, b): (c, d) for a, b, c, d in data["results"]}
+    return Transcript(
+        thread,
+        positions=dict(zip(ids, range(len(ids)), strict=True)),
+        results=results,
+        absorbed=set(results.values()),
+        owner=dict(data["owner"]),
+    )
+
+
+class _LazyEntries:
+    """A snapshot's entries, loaded from the index a block of items at a time."""
+
+    BLOCK = 200
+
+    def __init__(self, session_id: int, lines: list[int]):
+        self.session_id, self.lines = session_id, lines
+        self.loaded: dict[int, readers.Entry] = {}
+
+    def entry(self, index: int) -> readers.Entry:
+        line = self.lines[index]
+        if line not in self.loaded:
+            start = index // self.BLOCK * self.BLOCK
+            block = self.lines[start : start + self.BLOCK]
+            self.loaded.update(_load_lines(self.session_id, block[0], block[-1]))
+        return self.loaded[line]
+
+
+class LazyItems(Sequence):
+    """A snapshot's items, each made when first asked for: a 20,000-item thread
+    should not cost 20,000 objects to show its first 50."""
+
+    def __init__(self, data: dict, source: _LazyEntries):
+        self.source = source
+        self.count = len(data["lines"])
+        self.compacted = set(data["compacted"])
+        # JSON keys are strings.
+        self.summaries = {int(k): v for k, v in data["summaries"].items()}
+        self.alternatives = {int(k): tuple(v) for k, v in data["alternatives"].items()}
+        self.current = {int(k): v for k, v in data["current"].items()}
+        self.made: dict[int, LazyItem] = {}
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self.count))]
+        if index < 0:
+            index += self.count
+        if not 0 <= index < self.count:
+            raise IndexError(index)
+        item = self.made.get(index)
+        if item is None:
+            item = self.made[index] = LazyItem(
+                index,
+                self.source,
+                index in self.compacted,
+                self.summaries.get(index, ""),
+                self.alternatives.get(index, ()),
+                self.current.get(index),
+            )
+        return item
+
+
+class LazyItem:
+    """Quacks like threads.ThreadItem; its entry is read from the index when first needed."""
+
+    __slots__ = ("_index", "_source", "compacted", "summary", "alternatives", "current")
+
+    def __init__(self, index, source, compacted, summary, alternatives, current):
+        self._index, self._source = index, source
+        self.compacted, self.summary, self.alternatives, self.current = (
+            compacted,
+            summary,
+            alternatives,
+            current,
+        )
+
+    @property
+    def entry(self) -> readers.Entry:
+        return self._source.entry(self._index)
+
+    @property
+    def line(self) -> int:
+        return self._source.lines[self._index]
+
+
+def item_line(item) -> int:
+    """An item's line without loading a lazy item's entry."""
+    return item.line if isinstance(item, LazyItem) else item.entry.line
 
 
 def clear_cache() -> None:
@@ -396,7 +589,7 @@ def transcript_page(session: Session, params) -> dict:
     total = len(t.items)
     if after is not None:
         # Live updates: what was written after the last line the page shows.
-        start = next((i for i, item in enumerate(t.items) if item.entry.line > after), total)
+        start = next((i for i, item in enumerate(t.items) if item_line(item) > after), total)
         stop, absorb_from = total, None
     else:
         if entry_id:
@@ -416,7 +609,7 @@ def transcript_page(session: Session, params) -> dict:
         "prev_offset": max(start - CHUNK, 0) if start > 0 and after is None else None,
         "leaf": leaf,
         "target": entry_id,
-        "last_line": t.items[stop - 1].entry.line if stop else (after or 0),
+        "last_line": item_line(t.items[stop - 1]) if stop else (after or 0),
         # A page on the active thread follows the file as it grows.
         "live": leaf is None and session.status == "active",
         "children": list(session.children.order_by("id")),

@@ -15,6 +15,7 @@ from sessionviewer import transcripts
 from sessionviewer.indexer import index_roots
 from sessionviewer.models import Entry, Session
 from sessionviewer.roots import RootSpec
+from sessionviewer.transcripts import CHUNK
 
 pytestmark = pytest.mark.django_db
 
@@ -314,18 +315,18 @@ def long_session(tmp_path) -> Session:
 
 def test_a_long_transcript_renders_only_the_first_chunk(client, long_session, viewer):
     body = page(client, detail_url(long_session))
-    assert 'id="entry-m00099"' in body
-    assert 'id="entry-m00150"' not in body
-    assert 'hx-trigger="revealed"' in body and "_offset=100" in body
+    assert f'id="entry-m{CHUNK - 1:05d}"' in body
+    assert f'id="entry-m{CHUNK + CHUNK // 2:05d}"' not in body
+    assert 'hx-trigger="revealed"' in body and f"_offset={CHUNK}" in body
 
 
 def test_the_next_chunk_comes_as_a_fragment(client, long_session, viewer):
-    response = client.get(detail_url(long_session), {"_offset": "100"}, HTTP_HX_REQUEST="true")
+    response = client.get(detail_url(long_session), {"_offset": str(CHUNK)}, HTTP_HX_REQUEST="true")
     body = response.content.decode()
     assert "<html" not in body
-    assert 'id="entry-m00100"' in body and 'id="entry-m00199"' in body
-    assert 'id="entry-m00099"' not in body
-    assert "_offset=200" in body
+    assert f'id="entry-m{CHUNK:05d}"' in body and f'id="entry-m{2 * CHUNK - 1:05d}"' in body
+    assert f'id="entry-m{CHUNK - 1:05d}"' not in body
+    assert f"_offset={2 * CHUNK}" in body
 
 
 def test_the_last_chunk_ends_with_the_live_poller(client, long_session, viewer):
@@ -345,7 +346,7 @@ def test_earlier_entries_load_as_a_fragment(client, long_session, viewer):
     body = client.get(
         detail_url(long_session), {"_offset": "700", "_before": "1"}, HTTP_HX_REQUEST="true"
     ).content.decode()
-    assert 'id="entry-m00700"' in body and 'id="entry-m00799"' in body
+    assert 'id="entry-m00700"' in body and f'id="entry-m{700 + CHUNK - 1:05d}"' in body
     assert 'id="entry-earlier"' in body and 'id="entry-chunk"' not in body
 
 

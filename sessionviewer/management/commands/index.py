@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from sessionviewer.indexer import index_roots, watch_roots
 from sessionviewer.roots import configured_roots, parse_root
+from sessionviewer.transcripts import prepare_snapshots
 
 
 class Command(BaseCommand):
@@ -24,6 +25,7 @@ class Command(BaseCommand):
         for error in summary.errors:
             self.stderr.write(error)
         self.stdout.write(f"Indexed {summary.line()}")
+        prepare_snapshots(summary.touched)
         if watch:
             self._watch(specs)
 
@@ -42,6 +44,7 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
 
     def _report(self, summary) -> None:
+        prepare_snapshots(summary.touched)
         if summary.opened or summary.removed:
             self.stdout.write(f"Indexed {summary.line()}")
             self.stdout.flush()
