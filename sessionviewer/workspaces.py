@@ -39,6 +39,8 @@ Public API:
     resolve_jid_dir(root, jid) -> Path
     resolve_member(folder, name, subdir=None) -> Path       subdir: "files" or "sessions"
     list_workspace(root) -> Workspace                       FileInfo, JidDir
+    jid_entry(root, jid) -> JidDir                          one JID, without listing the root
+    global_file_info(root, name) -> FileInfo                one global persona file
     is_room(jid, jid_dir=None) -> bool
     effective_prompt(root, jid, agent_name, today=None) -> Prompt    Section
     default_prompt(agent_name) -> str, format_current_date(day) -> str
@@ -49,7 +51,8 @@ Public API:
     list_sessions(jid_dir) -> list[SessionFile]
     search_memory(root, query) -> list[SearchHit]
     scan_secrets(text, ignore=()) -> list[SecretFinding]
-    scan_tree(root) -> list[SecretFinding]                  with .file set
+    scan_tree(root, jid=None) -> list[SecretFinding]        with .file set; jid: one folder only
+    iter_tree_findings(root, jid=None)                      the same, lazily, file by file
     file_version(path) -> str                               sha256 hex, or "absent"
     atomic_write(path, text, expected_version) -> str       the new version
     remove_file(path, expected_version), remove_override(jid_dir, name, expected_version)
@@ -348,6 +351,17 @@ def _jid_entry(jid: str, jid_dir: Path) -> JidDir:
             other.append(entry.name + "/" if entry.is_dir() else entry.name)
     overrides = tuple(name for name in PERSONA_FILES if name in files and files[name].in_effect)
     return JidDir(jid, jid_dir, is_room(jid, jid_dir), files, tuple(dirs), tuple(other), overrides)
+
+
+def jid_entry(root: Path, jid: str) -> JidDir:
+    """One JID's listing, as list_workspace gives it, without walking the rest of the root."""
+    return _jid_entry(jid, resolve_jid_dir(root, jid))
+
+
+def global_file_info(root: Path, name: str) -> FileInfo:
+    if name not in PERSONA_FILES:
+        raise UnsafePath(f"{name!r} is not a persona file")
+    return _file_info(_resolve(Path(root)), name)
 
 
 def list_workspace(root: Path) -> Workspace:
@@ -929,30 +943,45 @@ def scan_secrets(text: str, ignore: tuple[str, ...] = ()) -> list[SecretFinding]
     return findings
 
 
-def _memory_files(base: Path):
+def _memory_files(base: Path, only_jid: str | None = None):
     """(jid or None, path relative to the root, real path) of every memory file and transcript."""
-    for name, path in _safe_files(base, (".md",)):
-        yield None, name, path
-    for jid, jid_dir in _jid_dirs(base):
+    if only_jid is None:
+        for name, path in _safe_files(base, (".md",)):
+            yield None, name, path
+        jid_dirs = _jid_dirs(base)
+    else:
+        jid_dirs = [(only_jid, resolve_jid_dir(base, only_jid))]
+    for jid, jid_dir in jid_dirs:
         for name, path in _safe_files(jid_dir, (".md", ".jsonl")):
             yield jid, f"{jid}/{name}", path
         for name, path in _safe_files(jid_dir, (".md", ".jsonl"), SESSIONS_DIR):
             yield jid, f"{jid}/{SESSIONS_DIR}/{name}", path
 
 
-def scan_tree(root: Path) -> list[SecretFinding]:
-    """scan_secrets over every memory file and transcript; a JID's own address is not reported."""
-    findings = []
-    for jid, relative, path in _memory_files(_resolve(Path(root))):
+def _scan_file(path: Path, ignore: tuple[str, ...]):
+    # Line by line, so a large transcript is never held in memory whole.
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            for finding in scan_secrets(line, ignore):
+                yield number, finding
+
+
+def iter_tree_findings(root: Path, jid: str | None = None):
+    """scan_tree, lazily: a caller can stop after enough findings without reading the rest."""
+    for owner, relative, path in _memory_files(_resolve(Path(root)), jid):
+        ignore = (owner,) if owner else ()
         try:
-            text = "\n".join(_lines(path))
+            for number, finding in _scan_file(path, ignore):
+                yield SecretFinding(finding.kind, number, finding.column, finding.masked, relative)
         except OSError:
             continue
-        for finding in scan_secrets(text, ignore=(jid,) if jid else ()):
-            findings.append(
-                SecretFinding(finding.kind, finding.line, finding.column, finding.masked, relative)
-            )
-    return findings
+
+
+def scan_tree(root: Path, jid: str | None = None) -> list[SecretFinding]:
+    """scan_secrets over every memory file and transcript (or one JID's); a JID's own address is
+    not reported in its folder."""
+    return list(iter_tree_findings(root, jid))
 
 
 # Writes and commands

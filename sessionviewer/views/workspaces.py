@@ -8,8 +8,10 @@ or go through resolve_member for files/ and sessions/.
 
 from __future__ import annotations
 
+import itertools
 import mimetypes
 from dataclasses import asdict, dataclass
+from functools import wraps
 from pathlib import Path
 
 from django.conf import settings
@@ -21,6 +23,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpRe
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -41,6 +44,9 @@ FORGOTTEN = (ws.HISTORY, ws.LEGACY_HISTORY, ws.PROFILE, ws.LEGACY_PROFILE, ws.ME
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 TEXT_SUFFIXES = (".md", ".jsonl", ".txt")
 AUDIT_PAGE_SIZE = 50
+AUDIT_ACTIONS = ("create", "edit", "remove", "restore", "new", "forget")
+# The secrets report reads files only until a page is full, so a large tree stays bearable.
+SECRETS_PAGE_SIZE = 200
 
 
 # Locating roots, JIDs and files
@@ -101,6 +107,12 @@ class Target:
     @property
     def source_url(self) -> str:
         return self._url("source")
+
+    @property
+    def api_edit_url(self) -> str:
+        if self.jid:
+            return reverse("api-workspace-edit", args=[self.root_index, self.jid, self.name])
+        return reverse("api-workspace-global-edit", args=[self.root_index, self.name])
 
     @property
     def remove_url(self) -> str:
@@ -247,11 +259,11 @@ def _prompt_dict(root_index: int, jid: str, prompt: ws.Prompt) -> dict:
 # The JID page's pieces, shared by the page and its twin
 
 
-def _jid_entry(workspace: ws.Workspace, jid: str) -> ws.JidDir:
-    entry = next((e for e in workspace.jids if e.jid == jid), None)
-    if entry is None:
-        raise Http404(f"no JID folder {jid!r}")
-    return entry
+def _jid_entry(root: Path, jid: str) -> ws.JidDir:
+    try:
+        return ws.jid_entry(root, jid)
+    except ws.UnsafePath as error:
+        raise Http404(str(error)) from None
 
 
 def _sessions(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
@@ -324,26 +336,84 @@ def _finding_url(root_index: int, finding: ws.SecretFinding) -> str | None:
     return f"{url}#L{finding.line}" if url else None
 
 
-def _findings(roots: list[Path]) -> list[dict]:
-    findings = []
+def _finding_dict(index: int, finding: ws.SecretFinding) -> dict:
+    jid, _, rest = finding.file.partition("/")
+    return {
+        "root": index,
+        "file": finding.file,
+        "jid": jid if rest else "",
+        "line": finding.line,
+        "column": finding.column,
+        "kind": finding.kind,
+        "masked": finding.masked,
+        "url": _finding_url(index, finding),
+    }
+
+
+def _iter_findings(roots: list[Path], jid: str):
     for index, root in enumerate(roots):
         if not root.is_dir():
             continue
-        for finding in ws.scan_tree(root):
-            jid, _, rest = finding.file.partition("/")
-            findings.append(
-                {
-                    "root": index,
-                    "file": finding.file,
-                    "jid": jid if rest else "",
-                    "line": finding.line,
-                    "column": finding.column,
-                    "kind": finding.kind,
-                    "masked": finding.masked,
-                    "url": _finding_url(index, finding),
-                }
-            )
-    return findings
+        if jid:
+            try:
+                ws.resolve_jid_dir(root, jid)
+            except ws.UnsafePath:
+                continue  # this root has no such JID
+        for finding in ws.iter_tree_findings(root, jid or None):
+            yield _finding_dict(index, finding)
+
+
+@dataclass(frozen=True, slots=True)
+class FindingsPage:
+    findings: list[dict]
+    number: int
+    has_next: bool
+    jid: str
+
+    def url(self, name: str, number: int) -> str:
+        query = {"jid": self.jid} if self.jid else {}
+        if number > 1:
+            query["_page"] = number
+        return reverse(name) + (f"?{urlencode(query)}" if query else "")
+
+    @property
+    def first_index(self) -> int:
+        return (self.number - 1) * SECRETS_PAGE_SIZE + 1
+
+    def to_dict(self) -> dict:
+        return {
+            "page": self.number,
+            "page_size": SECRETS_PAGE_SIZE,
+            "has_next": self.has_next,
+            "next_url": self.url("api-secrets", self.number + 1) if self.has_next else None,
+            "jid": self.jid or None,
+            "findings": self.findings,
+        }
+
+
+def _findings_page(request: HttpRequest) -> FindingsPage:
+    """One page of findings; reading stops one finding past it. Raises BadParameter."""
+    number = _page_number(request)
+    if number is None:
+        raise BadParameter("_page must be a positive whole number")
+    jid = request.GET.get("jid", "").strip()
+    roots = memory_roots()
+    if jid and not any(_has_jid(root, jid) for root in roots):
+        raise BadParameter(f"jid: no JID folder {jid!r} in any memory root")
+    start = (number - 1) * SECRETS_PAGE_SIZE
+    rows = list(itertools.islice(_iter_findings(roots, jid), start, start + SECRETS_PAGE_SIZE + 1))
+    return FindingsPage(rows[:SECRETS_PAGE_SIZE], number, len(rows) > SECRETS_PAGE_SIZE, jid)
+
+
+def _has_jid(root: Path, jid: str) -> bool:
+    try:
+        return root.is_dir() and bool(ws.resolve_jid_dir(root, jid))
+    except ws.UnsafePath:
+        return False
+
+
+class BadParameter(ValueError):
+    """A query parameter that cannot be used: a 400 naming it."""
 
 
 def _hits(roots: list[Path], query: str) -> list[dict]:
@@ -391,10 +461,9 @@ def workspace_list(request: HttpRequest) -> HttpResponse:
 def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
     jid_dir = _jid_dir(base, jid)
-    workspace = ws.list_workspace(base)
-    entry = _jid_entry(workspace, jid)
+    entry = _jid_entry(base, jid)
     persona = [
-        {"name": name, "own": entry.files.get(name), "global": workspace.global_file(name)}
+        {"name": name, "own": entry.files.get(name), "global": ws.global_file_info(base, name)}
         for name in ws.PERSONA_FILES
     ]
     profile_name = (
@@ -432,11 +501,8 @@ def prompt_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return render(request, "workspaces/prompt.html", context)
 
 
-@require_GET
-@login_required
-@permission_required(VIEW, raise_exception=True)
-def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
-    """A memory file or transcript with numbered lines, so findings can link to #L<line>."""
+def _source_path(root: int, name: str, jid: str, subdir: str | None) -> Path:
+    """A file the source page may show: a global persona file, or a JID's memory file."""
     base = _root(root)
     if not jid:
         if name not in GLOBAL_FILES:
@@ -449,9 +515,26 @@ def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdi
         path = _member(jid_dir, name, subdir)
     if not path.is_file():
         raise Http404(f"no file {name!r}")
-    loaded = _load(path)
+    return path
+
+
+def _source_api_url(root: int, name: str, jid: str, subdir: str | None) -> str:
+    if not jid:
+        return reverse("api-workspace-global-source", args=[root, name])
+    if subdir:
+        return reverse("api-workspace-session-source", args=[root, jid, name])
+    return reverse("api-workspace-source", args=[root, jid, name])
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
+    """A memory file or transcript with numbered lines, so findings can link to #L<line>."""
+    loaded = _load(_source_path(root, name, jid, subdir))
     label = "/".join(part for part in (jid, subdir, name) if part)
     context = {"root_index": root, "jid": jid, "label": label, "loaded": loaded}
+    context["api_url"] = _source_api_url(root, name, jid, subdir)
     context["lines"] = (loaded.text or "").replace("\r\n", "\n").split("\n")
     return render(request, "workspaces/source.html", context)
 
@@ -494,7 +577,28 @@ def search(request: HttpRequest) -> HttpResponse:
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def secrets(request: HttpRequest) -> HttpResponse:
-    return render(request, "workspaces/secrets.html", {"findings": _findings(memory_roots())})
+    try:
+        page = _findings_page(request)
+    except BadParameter as error:
+        return HttpResponseBadRequest(str(error))
+    return render(request, "workspaces/secrets.html", {"page": page})
+
+
+def _audit_page(request: HttpRequest):
+    """The page of audit events the query asks for: ?jid=&action=&_page=. Raises BadParameter."""
+    number = _page_number(request)
+    if number is None:
+        raise BadParameter("_page must be a positive whole number")
+    jid, action = request.GET.get("jid", "").strip(), request.GET.get("action", "").strip()
+    if action and action not in AUDIT_ACTIONS:
+        raise BadParameter(f"action must be one of {', '.join(AUDIT_ACTIONS)}")
+    events = AuditEvent.objects.select_related("user").order_by("-created_at", "-id")
+    if jid:
+        events = events.filter(jid=jid)
+    if action:
+        events = events.filter(action=action)
+    filters = {key: value for key, value in (("jid", jid), ("action", action)) if value}
+    return Paginator(events, AUDIT_PAGE_SIZE).get_page(number), filters
 
 
 @require_GET
@@ -502,15 +606,15 @@ def secrets(request: HttpRequest) -> HttpResponse:
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
 def audit_log(request: HttpRequest) -> HttpResponse:
-    number = _page_number(request)
-    if number is None:
-        return HttpResponseBadRequest("_page must be a positive whole number")
-    events = AuditEvent.objects.select_related("user").order_by("-created_at", "-id")
-    page = Paginator(events, AUDIT_PAGE_SIZE).get_page(number)
+    try:
+        page, filters = _audit_page(request)
+    except BadParameter as error:
+        return HttpResponseBadRequest(str(error))
     template_name = "workspaces/audit_log.html"
     if request.htmx:
         template_name += "#audit-log"
-    return render(request, template_name, {"page": page})
+    context = {"page": page, "filters": filters, "query": urlencode(filters), "actions": AUDIT_ACTIONS}
+    return render(request, template_name, context)
 
 
 # Pages: editing
@@ -528,21 +632,36 @@ def _edit_context(target: Target, form: FileForm, loaded: Loaded, **extra) -> di
     }
 
 
+def _initial_text(target: Target, loaded: Loaded) -> str:
+    """What the edit form starts from: the file, else what it will replace."""
+    if loaded.text is not None:
+        return loaded.text
+    if target.is_override:
+        # A new override starts from the global file it replaces.
+        return _load(_member(target.root, target.name)).text or ""
+    if target.name == ws.PROFILE:
+        # user.md replaces the legacy context.md, so it starts from it.
+        return _load(_member(target.path.parent, ws.LEGACY_PROFILE)).text or ""
+    return ""
+
+
+def _revision_dict(revision: Revision) -> dict:
+    return {
+        **revision.to_dict(),
+        "url": reverse("workspace-revision", args=[revision.id]),
+        "api_url": reverse("api-workspace-revision", args=[revision.id]),
+    }
+
+
 @require_GET
 @login_required
 @permission_required(EDIT, raise_exception=True)
 def edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
     target = _target(root, jid, name)
     loaded = _load(target.path)
-    text = loaded.text
-    if text is None and target.is_override:
-        # A new override starts from the global file it replaces.
-        text = _load(_member(target.root, name)).text
-    elif text is None and name == ws.PROFILE:
-        # user.md replaces the legacy context.md, so it starts from it.
-        text = _load(_member(target.path.parent, ws.LEGACY_PROFILE)).text
     form = FileForm(
-        initial={"text": text or "", "version": loaded.version}, preview_url=reverse("workspace-preview")
+        initial={"text": _initial_text(target, loaded), "version": loaded.version},
+        preview_url=reverse("workspace-preview"),
     )
     return render(request, "workspaces/edit.html", _edit_context(target, form, loaded))
 
@@ -751,7 +870,7 @@ def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     try:
         base = _root(root)
         jid_dir = _jid_dir(base, jid)
-        entry = _jid_entry(ws.list_workspace(base), jid)
+        entry = _jid_entry(base, jid)
         knowledge = _knowledge(jid_dir)
     except Http404 as error:
         return json_error(str(error), 404)
@@ -804,19 +923,23 @@ def api_search(request: HttpRequest) -> HttpResponse:
 @require_GET
 @api_permission_required(VIEW)
 def api_secrets(request: HttpRequest) -> HttpResponse:
-    return json_response({"findings": _findings(memory_roots())})
+    try:
+        page = _findings_page(request)
+    except BadParameter as error:
+        return json_error(str(error), 400)
+    return json_response(page.to_dict())
 
 
 @require_GET
 @api_permission_required(VIEW)
 def api_audit_log(request: HttpRequest) -> HttpResponse:
-    number = _page_number(request)
-    if number is None:
-        return json_error("_page must be a positive whole number", 400)
-    events = AuditEvent.objects.select_related("user").order_by("-created_at", "-id")
-    page = Paginator(events, AUDIT_PAGE_SIZE).get_page(number)
+    try:
+        page, filters = _audit_page(request)
+    except BadParameter as error:
+        return json_error(str(error), 400)
     return json_response(
         {
+            "filters": filters,
             "count": page.paginator.count,
             "page": page.number,
             "pages": page.paginator.num_pages,
@@ -834,4 +957,127 @@ def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
     diff = "\n".join(line.text for line in diff_lines(revision.before, revision.after))
     return json_response(
         {**revision.to_dict(), "before": revision.before, "after": revision.after, "diff": diff}
+    )
+
+
+def _json_not_found(view):
+    """An API view whose Http404 (unknown root, JID or file) becomes a JSON 404."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except Http404 as error:
+            return json_error(str(error), 404)
+
+    return wrapper
+
+
+@require_GET
+@api_permission_required(VIEW)
+@_json_not_found
+def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
+    path = _source_path(root, name, jid, subdir)
+    loaded = _load(path)
+    return json_response(
+        {
+            "root": root,
+            "jid": jid,
+            "file": "/".join(part for part in (subdir, name) if part),
+            "text": loaded.text,
+            "version": loaded.version,
+            "error": loaded.error,
+            "url": _source_url(root, jid, "/".join(part for part in (subdir, name) if part)),
+        }
+    )
+
+
+@require_GET
+@api_permission_required(EDIT)
+@_json_not_found
+def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
+    """What the edit form holds: the text to start from and the version a save must send."""
+    target = _target(root, jid, name)
+    loaded = _load(target.path)
+    revisions = Revision.objects.filter(root=str(target.root), jid=target.jid, filename=target.name)
+    return json_response(
+        {
+            "root": root,
+            "jid": jid,
+            "file": name,
+            "exists": loaded.text is not None or loaded.error is not None,
+            "is_override": target.is_override,
+            "text": loaded.text,
+            "initial_text": _initial_text(target, loaded),
+            "version": loaded.version,
+            "error": loaded.error,
+            "url": target.edit_url,
+            "save_url": target.save_url,
+            "revisions": [
+                _revision_dict(r)
+                for r in revisions.select_related("user").order_by("-created_at", "-id")[:20]
+            ],
+        }
+    )
+
+
+@require_GET
+@api_permission_required(EDIT)
+@_json_not_found
+def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
+    target = _target(root, jid, name)
+    if not target.is_override:
+        raise Http404(f"{name!r} is not a persona override")
+    loaded = _load(target.path)
+    if loaded.text is None and loaded.error is None:
+        raise Http404(f"{target.label} does not exist")
+    global_file = _load(_member(target.root, name))
+    return json_response(
+        {
+            "root": root,
+            "jid": jid,
+            "file": name,
+            "text": loaded.text,
+            "version": loaded.version,
+            "error": loaded.error,
+            "global_exists": global_file.text is not None or global_file.error is not None,
+            "url": target.remove_url,
+            "run_url": target.remove_run_url,
+        }
+    )
+
+
+@require_GET
+@api_permission_required(EDIT)
+@_json_not_found
+def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    base = _root(root)
+    _jid_dir(base, jid)
+    status = ws.jid_status(base, jid)
+    return json_response(
+        {
+            "root": root,
+            "jid": jid,
+            "messages": status.messages,
+            "will_archive": status.messages > 0,
+            "url": reverse("workspace-new", args=[root, jid]),
+            "run_url": reverse("workspace-new-run", args=[root, jid]),
+        }
+    )
+
+
+@require_GET
+@api_permission_required(EDIT)
+@_json_not_found
+def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    jid_dir = _jid_dir(_root(root), jid)
+    return json_response(
+        {
+            "root": root,
+            "jid": jid,
+            "erasable": _forgettable(jid_dir),
+            "kept": [f"{ws.SESSIONS_DIR}/", *ws.PERSONA_FILES],
+            "url": reverse("workspace-forget", args=[root, jid]),
+            "run_url": reverse("workspace-forget-run", args=[root, jid]),
+        }
     )
