@@ -400,3 +400,16 @@ def first_object(path: Path, max_lines: int = 5) -> dict | None:
     except (OSError, orjson.JSONDecodeError):
         return None
     return None
+
+
+def usage_counts(value: Any, fields: dict[str, str]) -> dict[str, int]:
+    """Token counts under our names (input, output, cache_read, cache_write) from a
+    usage object, given our name -> the file's field name; non-numbers are skipped."""
+    if not isinstance(value, dict):
+        return {}
+    counts = {}
+    for name, field_name in fields.items():
+        count = value.get(field_name)
+        if isinstance(count, int | float) and not isinstance(count, bool):
+            counts[name] = int(count)
+    return counts

@@ -58,6 +58,7 @@ from . import (
     first_object,
     parse_timestamp,
     text_of,
+    usage_counts,
 )
 
 FORMAT = "claude_code"
@@ -180,7 +181,7 @@ def _message(obj: dict, line: int, kind: str) -> Entry:
         entry.role = USER
     entry.model = text_of(message.get("model"))
     entry.message_id = text_of(message.get("id"))
-    entry.usage = _usage(message.get("usage"))
+    entry.usage = usage_counts(message.get("usage"), _USAGE)
     if obj.get("isCompactSummary") is True:
         entry.extra["is_compact_summary"] = True
     _keep_tool_use_result(entry, obj.get("toolUseResult"))
@@ -309,17 +310,6 @@ def _flatten(content: Any) -> str:
         elif isinstance(item, dict) and isinstance(item.get("text"), str):
             parts.append(item["text"])
     return "\n".join(parts)
-
-
-def _usage(usage: Any) -> dict[str, int]:
-    if not isinstance(usage, dict):
-        return {}
-    counts = {}
-    for name, field in _USAGE.items():
-        value = usage.get(field)
-        if isinstance(value, int) and not isinstance(value, bool):
-            counts[name] = value
-    return counts
 
 
 def _summary(obj: dict, line: int) -> Entry:

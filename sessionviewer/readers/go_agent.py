@@ -42,6 +42,7 @@ from . import (
     keep_small,
     parse_timestamp,
     text_of,
+    usage_counts,
 )
 
 FORMAT = "go_agent"
@@ -51,17 +52,6 @@ _ROLES = {"user": USER, "assistant": ASSISTANT, "tool_result": TOOL, "system": S
 _USAGE = {"input": "input", "output": "output", "cache_read": "cache_read", "cache_write": "cache_write"}
 # Tool details can be whole file contents; the page only needs a glimpse.
 _SAMPLE = 20  # files looked into when a folder's names do not say
-
-
-def _usage(value: Any) -> dict[str, int]:
-    if not isinstance(value, dict):
-        return {}
-    usage = {}
-    for source, target in _USAGE.items():
-        count = value.get(source)
-        if isinstance(count, int | float) and not isinstance(count, bool):
-            usage[target] = int(count)
-    return usage
 
 
 def _block(item: Any) -> Block | None:
@@ -123,7 +113,7 @@ def _message(obj: dict, line: int) -> Entry:
         role=role,
         timestamp=parse_timestamp(obj.get("timestamp")) or parse_timestamp(message.get("timestamp")),
         model=text_of(message.get("model")),
-        usage=_usage(message.get("usage")),
+        usage=usage_counts(message.get("usage"), _USAGE),
     )
     entry.blocks = _tool_result(message) if written == "tool_result" else _blocks(message.get("content"))
     extra = {

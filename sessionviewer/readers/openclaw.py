@@ -52,6 +52,7 @@ from . import (
     keep_small,
     parse_timestamp,
     text_of,
+    usage_counts,
 )
 
 FORMAT = "openclaw"
@@ -64,7 +65,7 @@ _ROLES = {
     "bashExecution": TOOL,
     "system": SYSTEM,
 }
-_USAGE = {"input": "input", "output": "output", "cacheRead": "cache_read", "cacheWrite": "cache_write"}
+_USAGE = {"input": "input", "output": "output", "cache_read": "cacheRead", "cache_write": "cacheWrite"}
 # Assistant rows OpenClaw writes itself (gateway notices, delivery copies), not model output.
 _TRANSCRIPT_ONLY_MODELS = ("gateway-injected", "delivery-mirror")
 
@@ -117,17 +118,6 @@ _INDEX_FIELDS = (
 
 def _compact(values: dict) -> dict:
     return {k: v for k, v in values.items() if v not in ("", None)}
-
-
-def _usage(value: Any) -> dict[str, int]:
-    if not isinstance(value, dict):
-        return {}
-    usage = {}
-    for source, target in _USAGE.items():
-        count = value.get(source)
-        if isinstance(count, int | float) and not isinstance(count, bool):
-            usage[target] = int(count)
-    return usage
 
 
 # Session keys
@@ -266,7 +256,7 @@ def _message(obj: dict, line: int) -> Entry:
         role=_ROLES.get(written, written),
         timestamp=parse_timestamp(obj.get("timestamp")) or parse_timestamp(message.get("timestamp")),
         model=text_of(message.get("model")),
-        usage=_usage(message.get("usage")),
+        usage=usage_counts(message.get("usage"), _USAGE),
         extra=_assistant_extra(message),
     )
     entry.is_meta = entry.extra.get("provider") == "openclaw" and entry.model in _TRANSCRIPT_ONLY_MODELS
@@ -313,7 +303,7 @@ def _flat(obj: dict, line: int) -> Entry:
         role=_ROLES.get(written, written),
         timestamp=parse_timestamp(obj.get("ts")) or parse_timestamp(obj.get("timestamp")),
         model=text_of(meta.get("model")),
-        usage=_usage(meta.get("usage")),
+        usage=usage_counts(meta.get("usage"), _USAGE),
         extra=_assistant_extra(meta),
     )
     call_id = text_of(obj.get("toolCallId"))
