@@ -35,11 +35,11 @@ COLUMNS = (
     ("Title", "title"),
     ("Format", "format"),
     ("Project or JID", "project"),
-    ("Agent · channel · peer", None),
+    ("Agent · channel · peer", "agent"),
     ("Started", "started"),
     ("Updated", "updated"),
     ("Messages", "messages"),
-    ("Models", None),
+    ("Models", "models"),
     ("Tokens", "tokens"),
 )
 _RANGE = ("updated_since", "updated_before")
@@ -55,6 +55,7 @@ def _without(params: QueryDict, *names: str) -> QueryDict:
 def _link(params: QueryDict, **values: str | None) -> str:
     query = params.copy()
     query.pop("_page", None)
+    query.pop("_hits_page", None)
     for name, value in values.items():
         query.pop(name, None)
         if value is not None:
@@ -109,7 +110,7 @@ def facets(params: QueryDict) -> list[dict]:
 # --- Charts -------------------------------------------------------------------------------------------
 
 BAR_HEIGHT = 22
-LABEL_WIDTH = 220
+LABEL_WIDTH = 250  # fits the 30 characters _chart.html keeps of a label
 BAR_WIDTH = 300
 DAY_LIMIT = 90
 
@@ -236,6 +237,12 @@ def report(params: QueryDict) -> dict:
             ),
             "sessions_per_place": bar_chart(
                 "Sessions per project or JID", [(r["place"], r["sessions"]) for r in places], "sessions"
+            ),
+            "tokens_per_place": bar_chart(
+                "Tokens per project or JID", [(r["place"], r["tokens"]) for r in places], "tokens"
+            ),
+            "sessions_per_format": bar_chart(
+                "Sessions per format", [(r["format"], r["sessions"]) for r in formats], "sessions"
             ),
             "tokens_per_format": bar_chart(
                 "Tokens per format", [(r["format"], r["tokens"]) for r in formats], "tokens"

@@ -14,6 +14,7 @@ from django.template.loader import render_to_string
 
 from sessionviewer import readers, render, transcripts
 from sessionviewer.models import Session
+from sessionviewer.templatetags.transcript import harness
 
 _STYLES = ("css/app.css", "css/pygments.css")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -49,6 +50,11 @@ def _fence(text: str) -> str:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}\n{text}\n{fence}"
+
+
+def _code(text: str) -> str:
+    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    return f"{ticks} {text} {ticks}"
 
 
 def _block_markdown(block: readers.Block) -> str:
@@ -87,17 +93,29 @@ def as_markdown(session: Session) -> str:
         if value:
             lines.append(f"- {label}: {value}")
     lines.append("")
+    summaries = {c.summary for c in t.thread.compactions if c.summary}
     for item in t.items:
         e = item.entry
         if e.kind == readers.COMPACTION:
             lines += ["---", "", "## Compaction", "", item.summary or e.summary, "", "---", ""]
             continue
-        if e.kind != readers.MESSAGE:
-            continue
+        if e.kind != readers.MESSAGE or (e.extra.get("is_compact_summary") and e.text in summaries):
+            continue  # a compact summary is already under its compaction's heading
+        line = harness(e)
+        if line is not None and line["kind"] in ("caveat", "meta"):
+            continue  # text the harness wrote for the model, not part of the conversation
         who = e.sender or e.role or e.kind
         when = f" · {e.timestamp:%Y-%m-%d %H:%M:%S}" if e.timestamp else ""
         model = f" · {e.model}" if e.model else ""
         compacted = " · compacted" if item.compacted else ""
+        if line is not None:
+            who = "command" if line["kind"] == "command" else "command output"
+            body = _code(line["line"]) if line["kind"] == "command" else _fence(line["text"])
+            lines += [f"## {who}{when}{compacted}", "", body, ""]
+            continue
         lines += [f"## {who}{model}{when}{compacted}", ""]
-        lines += [_block_markdown(b) for b in e.blocks] + [""]
+        lines += [_block_markdown(b) for b in e.blocks]
+        if error := e.extra.get("error_message"):
+            lines += ["", f"**Error:** {error}"]
+        lines += [""]
     return render.neutralise("\n".join(lines))

@@ -28,6 +28,9 @@ SORTS = {
     "tokens": "token_total",
     "format": "format",
     "project": "project",
+    "agent": "agent",
+    "channel": "channel",
+    "models": "models_used",  # the JSON list as stored: by the first model's name on SQLite
 }
 DEFAULT_SIZE = 50
 MAX_SIZE = 500

@@ -280,6 +280,8 @@ def _apply_discovery(session: Session, found: readers.SessionFile) -> None:
         setattr(session, name, getattr(found, name) or getattr(session, name))
     if found.title:
         session.title = found.title[:500]
+    elif description := found.extra.get("description"):
+        session.title = str(description)[:500]  # a subagent's task, from its .meta.json
     if found.parent_path is not None:
         session.parent_path = str(found.parent_path)
         session.kind = "subagent"
@@ -299,7 +301,9 @@ def _apply_entries(session: Session, entries: list[readers.Entry]) -> None:
     last_reply = session.extra.get("last_reply") or {}
     for entry in entries:
         session.entry_count += 1
-        if entry.is_conversational and not entry.is_sidechain:
+        # A subagent's own file is all sidechain: there, sidechain lines are the conversation.
+        main_thread = not entry.is_sidechain or session.kind == "subagent"
+        if entry.is_conversational and main_thread:
             session.message_count += 1
         if entry.timestamp:
             if session.started_at is None or entry.timestamp < session.started_at:
@@ -319,7 +323,7 @@ def _apply_entries(session: Session, entries: list[readers.Entry]) -> None:
                 _add_usage(session, last_reply.get("usage", {}), -1)
             _add_usage(session, entry.usage, 1)
             last_reply = {"id": entry.message_id, "usage": entry.usage}
-        if not session.first_prompt and entry.is_prompt and not entry.is_sidechain:
+        if not session.first_prompt and entry.is_prompt and main_thread and not _is_harness_text(entry):
             prompt = " ".join(entry.text.split())
             if prompt:
                 session.first_prompt = prompt[:TITLE_LENGTH]
@@ -334,6 +338,11 @@ def _apply_entries(session: Session, entries: list[readers.Entry]) -> None:
     if links is not None and (found := links(entries)):
         extra["subagent_links"] = {**found, **extra.get("subagent_links", {})}
     session.extra = extra
+
+
+def _is_harness_text(entry: readers.Entry) -> bool:
+    """A typed slash command or shell escape: a person typed it, but it makes a poor title."""
+    return bool(entry.extra.get("command")) or entry.text.lstrip().startswith(("<bash-input>", "<command-"))
 
 
 def _add_usage(session: Session, usage: dict, sign: int) -> None:

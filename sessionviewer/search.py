@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from django.contrib.postgres.search import SearchQuery, SearchVector
+from django.core.paginator import Page, Paginator
 from django.db import connection
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
@@ -104,3 +105,29 @@ def search_hits(query: str, sessions: QuerySet, limit: int = HIT_LIMIT) -> list[
         .order_by("-session__updated_at", "-session_id", "line")[:limit]
     )
     return [{"entry": e, "session": e.session, "snippet": highlight(e.text, query)} for e in entries]
+
+
+def hit_page(query: str, sessions: QuerySet, number: str | None, size: int = HIT_LIMIT) -> Page | None:
+    """One page of the hits search_hits lists first, for the _hits_page parameter; None without a query.
+
+    Raises BadFilter naming _hits_page for anything but a whole number from 1; past the end
+    gives the last page, as Paginator.get_page does.
+    """
+    from sessionviewer.filters import BadFilter  # filters imports this module
+
+    if number not in (None, "") and (not number.isdigit() or int(number) < 1):
+        raise BadFilter("_hits_page", f"expected a whole number from 1, not {number!r}")
+    if not query.strip():
+        return None
+    entries = (
+        matching_entries(query)
+        .filter(session_id__in=sessions.order_by().values("id"))
+        .select_related("session")
+        .defer("blocks", "raw", "extra", "usage")
+        .order_by("-session__updated_at", "-session_id", "line")
+    )
+    page = Paginator(entries, size).get_page(number)
+    page.object_list = [
+        {"entry": e, "session": e.session, "snippet": highlight(e.text, query)} for e in page.object_list
+    ]
+    return page

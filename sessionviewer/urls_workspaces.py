@@ -46,14 +46,29 @@ urlpatterns = [
     path(JID + "<str:name>/save", views.save_file, name="workspace-save"),
     path(JID + "<str:name>/remove/", views.remove_confirm, name="workspace-remove"),
     path(JID + "<str:name>/remove/run", views.remove_file, name="workspace-remove-run"),
-    # The JSON twins
+    # The JSON twins: the same paths under /api/, without the trailing slash
     path("api/workspaces", views.api_workspace_list, name="api-workspace-list"),
     path("api/workspaces/search", views.api_search, name="api-workspace-search"),
     path(
         "api/workspaces/revisions/<int:revision_id>", views.api_revision_detail, name="api-workspace-revision"
     ),
-    path("api/workspaces/<int:root>/<str:jid>", views.api_jid_detail, name="api-workspace-jid"),
-    path("api/workspaces/<int:root>/<str:jid>/prompt", views.api_prompt, name="api-workspace-prompt"),
+    path("api/workspaces/<int:root>/-/<str:name>", views.api_file_source, name="api-workspace-global-source"),
+    path(
+        "api/workspaces/<int:root>/-/<str:name>/edit", views.api_edit_file, name="api-workspace-global-edit"
+    ),
+    path("api/" + JID.rstrip("/"), views.api_jid_detail, name="api-workspace-jid"),
+    path("api/" + JID + "prompt", views.api_prompt, name="api-workspace-prompt"),
+    path("api/" + JID + "new", views.api_new_confirm, name="api-workspace-new"),
+    path("api/" + JID + "forget", views.api_forget_confirm, name="api-workspace-forget"),
+    path(
+        "api/" + JID + "sessions/<str:name>",
+        views.api_file_source,
+        {"subdir": "sessions"},
+        name="api-workspace-session-source",
+    ),
+    path("api/" + JID + "<str:name>", views.api_file_source, name="api-workspace-source"),
+    path("api/" + JID + "<str:name>/edit", views.api_edit_file, name="api-workspace-edit"),
+    path("api/" + JID + "<str:name>/remove", views.api_remove_confirm, name="api-workspace-remove"),
     path("api/audit-log", views.api_audit_log, name="api-audit-log"),
     path("api/secrets", views.api_secrets, name="api-secrets"),
 ]

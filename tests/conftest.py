@@ -70,5 +70,5 @@ def browser_page(chromium, live_server, admin_user, request):
     page.live_server_url = live_server.url
     yield page
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{request.node.name}.png"), full_page=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{request.node.name}.png"), full_page=True, timeout=60_000)
     context.close()

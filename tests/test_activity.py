@@ -55,3 +55,16 @@ def test_bar_widths_scale_to_the_largest_value():
 def test_columns_of_an_empty_chart_do_not_divide_by_zero():
     chart = column_chart("t", [("2026-01-01", 0)], "tokens")
     assert chart["columns"][0]["height"] == 0
+
+
+def test_activity_charts_tokens_per_project_and_sessions_per_format(client, demo, viewer):
+    body = client.get(reverse("activity")).content.decode()
+    assert '<title id="chart-tokens_per_place-title">Tokens per project or JID</title>' in body
+    assert '<title id="chart-sessions_per_format-title">Sessions per format</title>' in body
+    assert '<td>fluux_xmpp</td><td class="num">5</td>' in body
+
+
+def test_activity_has_the_date_range_form(client, demo, viewer):
+    body = client.get(reverse("activity"), {"updated_since": "2026-03-05"}).content.decode()
+    assert 'class="date-range facet" hx-get="/activity/"' in body
+    assert 'name="updated_since" value="2026-03-05"' in body

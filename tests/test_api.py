@@ -211,3 +211,14 @@ def test_subagent_sessions_name_their_parent_and_the_tool_call_that_started_them
     (child,) = parent["children"]
     calls = [b["call_id"] for e in parent["entries"] for b in e["blocks"] if b["type"] == "tool_call"]
     assert child["parent_tool_id"] in calls
+
+
+def test_a_subagent_is_titled_by_its_task_and_counts_its_messages(client, demo_claude, viewer):
+    subagent = Session.objects.get(kind="subagent")
+    assert subagent.message_count > 0
+    assert subagent.display_title != subagent.key
+
+
+def test_a_slash_command_is_not_taken_for_the_sessions_title(client, demo_claude, viewer):
+    for session in Session.objects.all():
+        assert not session.display_title.startswith("<"), session.key

@@ -99,3 +99,40 @@ def test_a_long_session_loads_to_the_end_as_it_scrolls(browser_page, tmp_path):
     expect(last).to_be_attached()
     expect(page.locator("li.entry")).to_have_count(601)
     expect(page.locator("#live-poller")).to_be_attached()
+
+
+def test_j_and_k_move_between_messages_and_slash_focuses_search(browser_page, demo):
+    page = browser_page
+    open_page(page, titled("Add a cart page").get_absolute_url())
+    entries = page.locator("li.entry")
+    first, second = entries.nth(0).get_attribute("id"), entries.nth(1).get_attribute("id")
+    page.keyboard.press("j")
+    expect(page.locator("li.entry.focused")).to_have_attribute("id", first)
+    page.keyboard.press("j")
+    expect(page.locator("li.entry.focused")).to_have_attribute("id", second)
+    page.keyboard.press("k")
+    expect(page.locator("li.entry.focused")).to_have_attribute("id", first)
+    page.keyboard.press("/")
+    expect(page.locator("#site-search")).to_be_focused()
+    page.keyboard.press("j")  # typed into the box, not a move
+    expect(page.locator("#site-search")).to_have_value("j")
+    expect(page.locator("li.entry.focused")).to_have_attribute("id", first)
+
+
+def test_the_activity_charts_read_in_dark_mode(browser_page, demo):
+    page = browser_page
+    page.emulate_media(color_scheme="dark")
+    open_page(page, "/activity/")
+    bar = page.locator("#chart-sessions_per_format rect.bar").first
+    expect(bar).to_be_visible()
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    label = page.evaluate("getComputedStyle(document.querySelector('.chart text')).fill")
+    assert background != label  # text drawn in the page's foreground, not its background
+
+
+def test_a_slash_command_reads_as_a_command_in_the_transcript(browser_page, demo):
+    page = browser_page
+    open_page(page, titled("one cent off").get_absolute_url())
+    expect(page.locator("li.entry.command .command-line")).to_have_text("/compact")
+    expect(page.locator("li.entry.output pre")).to_contain_text("Compacted")
+    expect(page.locator("details.harness-text").first).not_to_have_attribute("open", "")

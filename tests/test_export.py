@@ -99,3 +99,29 @@ def test_export_needs_login(client, demo, checkout):
 def test_detail_page_offers_the_exports(client, demo, viewer, checkout):
     body = client.get(test_pages.detail_url(checkout)).content.decode()
     assert reverse("session-export-md", args=[checkout.id]) in body
+
+
+def test_markdown_export_shows_slash_commands_and_the_summary_once(client, demo, viewer, checkout):
+    body = export(client, checkout, "md")
+    assert "## command · 2026-03-04 14:04:10\n\n` /compact `" in body
+    assert "## command output" in body and "Compacted (ctrl+o to see full summary)" in body
+    assert "<local-command" not in body and "<command-name>" not in body
+    assert body.count("Primary Request and Intent") == 1
+
+
+def test_html_export_shows_slash_commands_as_commands(client, demo, viewer, checkout):
+    body = export(client, checkout, "html")
+    assert '<p class="command-line"><code>/compact</code></p>' in body
+    assert "&lt;command-name&gt;" not in body
+    assert body.count("Primary Request and Intent") == 1
+
+
+def test_markdown_export_shows_an_empty_error_turn(client, tmp_path, viewer):
+    session = test_pages.index_fixture(
+        tmp_path,
+        "openclaw",
+        "pi_v3_all_kinds.jsonl",
+        "agents/main/sessions",
+        "9a9a9a9a-0000-4000-8000-00000000000a",
+    )
+    assert "**Error:** fetch failed" in export(client, session, "md")

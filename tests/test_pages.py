@@ -179,6 +179,62 @@ def test_search_shows_the_hit_with_the_terms_marked_and_a_link_to_the_entry(clie
     assert f'id="{fragment}"' in landed
 
 
+def test_search_hits_come_in_pages(client, tmp_path, viewer):
+    write_go_session(tmp_path / "go", 50)
+    index_roots([RootSpec(tmp_path / "go", "go_agent")])
+    body = page(client, reverse("session-list"), q="number")
+    assert "1–20 of 50" in body and body.count('<li class="hit">') == 20
+    assert "_hits_page=2" in body
+    last = page(client, reverse("session-list"), q="number", _hits_page="3")
+    assert "41–50 of 50" in last and last.count('<li class="hit">') == 10
+    assert "Previous matches" in last and "More matches" not in last
+
+
+def test_search_hits_page_must_be_a_whole_number(client, demo, viewer):
+    body = page(client, reverse("session-list"), status=400, q="cart", _hits_page="two")
+    assert body.startswith("_hits_page")
+
+
+def test_search_api_twin_pages_its_hits(client, tmp_path, viewer):
+    write_go_session(tmp_path / "go", 50)
+    index_roots([RootSpec(tmp_path / "go", "go_agent")])
+    body = orjson.loads(client.get(reverse("api-search"), {"q": "number", "_hits_page": "2"}).content)
+    assert (body["count"], body["page"], body["pages"], len(body["hits"])) == (50, 2, 3, 20)
+
+
+def test_a_hit_in_a_long_session_opens_the_chunk_that_holds_it(client, long_session, viewer):
+    body = page(client, reverse("session-list"), q="number 876")
+    link = html.unescape(re.search(r'class="hit-link" href="([^"]+)"', body).group(1))
+    path, fragment = link.split("#")
+    assert fragment == transcripts.anchor("m00876")
+    assert f'id="{fragment}"' in page(client, path)
+
+
+@pytest.mark.parametrize("column", ["title", "format", "project", "agent", "started", "updated",
+                                    "messages", "models", "tokens"])  # fmt: skip
+def test_every_column_of_the_list_sorts(client, demo, viewer, column):
+    body = page(client, reverse("session-list"), _sort=column, _sort_desc="0")
+    assert 'aria-sort="ascending"' in body
+    assert "15 sessions" in body
+
+
+def test_list_sorts_by_agent_and_by_models(client, demo, viewer):
+    by_agent = page(client, reverse("session-list"), _sort="agent", _sort_desc="1")
+    assert by_agent.index("#webshop-dev") < by_agent.index("Add a cart page")  # agent "main" before ""
+    by_models = page(client, reverse("session-list"), _sort="models", _sort_desc="0")
+    assert by_models.index("claude-haiku-4-5") < by_models.index("claude-opus-4-6</td>")
+
+
+def test_list_has_a_date_range_form_that_keeps_the_other_filters(client, demo, viewer):
+    body = page(client, reverse("session-list"), format="go_agent", updated_since="2026-03-01")
+    form = re.search(r'<form method="get" action="/" class="date-range.*?</form>', body, re.S).group(0)
+    assert '<input type="hidden" name="format" value="go_agent">' in form
+    assert 'name="updated_since" value="2026-03-01"' in form
+    before = Session.objects.filter(updated_at__lt="2026-03-04T00:00:00Z").count()
+    assert 0 < before < 15
+    assert f"{before} sessions" in page(client, reverse("session-list"), updated_before="2026-03-04")
+
+
 def test_search_snippet_escapes_the_transcript_text():
     from sessionviewer.search import highlight
 
@@ -235,6 +291,19 @@ def test_claude_transcript_pairs_tool_calls_with_results_and_folds_thinking(clie
     assert 'class="tool-result error"' in call  # the failing pytest run, under its call
     assert '<details class="thinking">' in body
     assert "Branch 2 of 2" in body
+
+
+def test_a_permalink_to_an_entry_opens_its_thinking(client, demo, viewer):
+    session = session_titled("Add a cart page")
+    thinking = next(
+        item.entry.id
+        for item in transcripts.transcript(session).items
+        if any(b.type == "thinking" for b in item.entry.blocks)
+    )
+    assert '<details class="thinking">' in page(client, detail_url(session))
+    body = page(client, detail_url(session), entry=thinking)
+    row = re.search(rf'<li id="{transcripts.anchor(thinking)}".*?</li>', body, re.S).group(0)
+    assert '<details class="thinking" open>' in row
 
 
 def test_leaf_switches_the_branch(client, demo, viewer):
@@ -300,6 +369,83 @@ def test_problems_are_listed_with_line_numbers(client, tmp_path, settings, viewe
     index_roots([RootSpec(tmp_path / "memory", "fluux_xmpp")])
     body = page(client, detail_url(Session.objects.get()))
     assert "line 3</a>: not valid JSON" in body
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def index_fixture(tmp_path, fmt: str, name: str, folder: str, stem: str) -> Session:
+    """One fixture file, in the folder layout its format's discovery expects."""
+    import shutil
+
+    target = tmp_path / folder
+    target.mkdir(parents=True)
+    shutil.copy(FIXTURES / fmt / name, target / f"{stem}.jsonl")
+    index_roots([RootSpec(tmp_path / folder.split("/")[0], fmt)])
+    return Session.objects.get()
+
+
+def test_claude_slash_commands_show_as_commands_with_their_output(client, tmp_path, viewer):
+    session = index_fixture(
+        tmp_path,
+        "claude_code",
+        "local_command_wrappers.jsonl",
+        "projects/-home-user-project",
+        "11111111-1111-4111-8111-111111111111",
+    )
+    body = page(client, detail_url(session))
+    assert '<p class="command-line"><code>/mcp</code></p>' in body
+    assert '<p class="command-line"><code>/review src/ only</code></p>' in body
+    assert '<div class="command-output"><pre class="plain">Reconnected to tidewave.</pre></div>' in body
+    thread = body.split('id="entry-list"')[1]  # the title is the indexer's first prompt, tags and all
+    assert "&lt;command-name&gt;" not in thread and "&lt;local-command-stdout&gt;" not in thread
+
+
+def test_claude_local_command_caveats_are_folded(client, tmp_path, viewer):
+    session = index_fixture(
+        tmp_path,
+        "claude_code",
+        "local_command_wrappers.jsonl",
+        "projects/-home-user-project",
+        "11111111-1111-4111-8111-111111111111",
+    )
+    body = page(client, detail_url(session))
+    assert body.count('<details class="harness-text">') == 2
+    assert "&lt;local-command-caveat&gt;" not in body
+    assert body.count('class="entry user ') == 2  # only the two typed commands count as the user's
+
+
+def test_command_output_loses_terminal_colour_codes():
+    from sessionviewer.readers import Block, Entry
+    from sessionviewer.templatetags.transcript import harness
+
+    entry = Entry(
+        id="u", parent_id=None, kind="message", role="user", is_meta=True,
+        blocks=[Block("text", text="<local-command-stdout>\x1b[2mCompacted\x1b[22m</local-command-stdout>")],
+    )  # fmt: skip
+    assert harness(entry) == {"kind": "output", "text": "Compacted", "error": False}
+
+
+def test_the_compact_summary_shows_only_in_the_compaction_banner(client, demo, viewer):
+    session = session_titled("one cent off")
+    body = page(client, detail_url(session))
+    assert body.count("Primary Request and Intent") == 1
+    assert "shown in the compaction banner above" in body
+    assert "Compacted (ctrl+o to see full summary)</pre>" in body
+
+
+def test_an_empty_error_turn_shows_its_error(client, tmp_path, viewer):
+    session = index_fixture(
+        tmp_path,
+        "openclaw",
+        "pi_v3_all_kinds.jsonl",
+        "agents/main/sessions",
+        "9a9a9a9a-0000-4000-8000-00000000000a",
+    )
+    body = page(client, detail_url(session))
+    error = re.search(r'<li id="entry-e0000005"(.*?)</li>', body, re.S).group(0)
+    assert "has-error" in error
+    assert '<span class="badge error">error</span> fetch failed' in error
 
 
 # --- Long and growing transcripts -------------------------------------------------------------------------
@@ -447,6 +593,7 @@ def hostile(tmp_path):
         [
             RootSpec(tmp_path / "hostile" / "go", "go_agent"),
             RootSpec(tmp_path / "hostile" / "fluux", "fluux_xmpp"),
+            RootSpec(tmp_path / "hostile" / "claude", "claude_code"),
         ]
     )
     return {s.format: s for s in Session.objects.all()}
@@ -474,6 +621,19 @@ def test_hostile_fluux_transcript_renders_nothing_that_runs(client, hostile, vie
     assert active_content(body) == []
     assert "javascript:alert(32)" in body  # the attachment's name, as text in a chip
     assert "&lt;img src=x onerror=alert(35)&gt;" in body
+
+
+def test_hostile_claude_harness_lines_render_nothing_that_runs(client, hostile, viewer):
+    body = page(client, detail_url(hostile["claude_code"]))
+    assert active_content(body) == []
+    thread = body.split('id="entry-list"')[1]
+    assert (
+        "<code>/&lt;script&gt;alert(43)&lt;/script&gt; &lt;img src=x onerror=alert(44)&gt;</code>" in thread
+    )
+    assert '<pre class="plain">&lt;script&gt;alert(45)&lt;/script&gt;</pre>' in thread  # colour codes gone
+    assert '<div class="command-output error"><pre class="plain">&lt;iframe' in thread
+    assert "&lt;svg onload=alert(48)&gt;" in thread
+    assert "<code>!echo &#x27;&lt;script&gt;alert(49)&lt;/script&gt;&#x27;</code>" in thread
 
 
 @pytest.mark.parametrize("name", ["session-export-html"])

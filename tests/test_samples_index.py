@@ -99,3 +99,8 @@ def test_the_go_fork_is_linked_to_the_session_it_forked_from(indexed):
 def test_claude_sessions_take_their_project_from_cwd(indexed):
     session = Session.objects.get(key__endswith="spotter/short.jsonl")
     assert session.project == "/home/marco/projects/spotter"
+
+
+def test_a_subagent_session_counts_its_own_messages(indexed):
+    subagent = Session.objects.filter(kind="subagent").exclude(message_count=0)
+    assert subagent.exists()

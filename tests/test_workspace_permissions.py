@@ -37,6 +37,11 @@ EDIT_PAGES = [
     ("workspace-remove", [0, ALICE, "instructions.md"]),
     ("workspace-new", [0, ALICE]),
     ("workspace-forget", [0, ALICE]),
+    ("api-workspace-global-edit", [0, "identity.md"]),
+    ("api-workspace-edit", [0, ALICE, "memory.md"]),
+    ("api-workspace-remove", [0, ALICE, "instructions.md"]),
+    ("api-workspace-new", [0, ALICE]),
+    ("api-workspace-forget", [0, ALICE]),
 ]
 CRAFTED_JIDS = [
     "..",
@@ -66,6 +71,9 @@ READ_PAGES = [
     ("api-secrets", []),
     ("api-audit-log", []),
     ("api-workspace-revision", ["REVISION"]),
+    ("api-workspace-source", [0, ALICE, "memory.md"]),
+    ("api-workspace-global-source", [0, "identity.md"]),
+    ("api-workspace-session-source", [0, ALICE, "20250601-143022.jsonl"]),
 ]
 
 
@@ -173,11 +181,28 @@ def test_crafted_jids_are_refused_and_nothing_is_written(client, tree, revision,
 
 @pytest.mark.parametrize("jid", CRAFTED_JIDS)
 @pytest.mark.parametrize(
-    "name", ["workspace-jid", "workspace-prompt", "api-workspace-jid", "api-workspace-prompt"]
+    ("name", "args"),
+    [
+        ("workspace-jid", [0, PLACEHOLDER]),
+        ("workspace-prompt", [0, PLACEHOLDER]),
+        ("api-workspace-jid", [0, PLACEHOLDER]),
+        ("api-workspace-prompt", [0, PLACEHOLDER]),
+        ("api-workspace-source", [0, PLACEHOLDER, "memory.md"]),
+        ("api-workspace-session-source", [0, PLACEHOLDER, "20250601-143022.jsonl"]),
+        ("api-workspace-edit", [0, PLACEHOLDER, "memory.md"]),
+        ("api-workspace-remove", [0, PLACEHOLDER, "instructions.md"]),
+        ("api-workspace-new", [0, PLACEHOLDER]),
+        ("api-workspace-forget", [0, PLACEHOLDER]),
+    ],
 )
-def test_crafted_jids_are_not_found_when_reading(client, tree, revision, name, jid):
-    client.force_login(make_user("vera", "viewers"))
-    assert client.get(url_for(name, [0, PLACEHOLDER], jid, revision)).status_code in (400, 404)
+def test_crafted_jids_are_not_found_when_reading(client, tree, revision, name, args, jid):
+    client.force_login(make_user("edith", "editors"))
+    assert client.get(url_for(name, args, jid, revision)).status_code in (400, 404)
+
+
+@pytest.mark.parametrize(("name", "args"), [item for item in EDIT_PAGES if item[0].startswith("api-")])
+def test_anonymous_requests_for_the_edit_twins_get_401(client, tree, name, args):
+    assert client.get(reverse(name, args=args)).status_code == 401
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from datetime import UTC, datetime
+from html.parser import HTMLParser
 from pathlib import Path
 
 import orjson
@@ -538,3 +539,296 @@ def test_the_shared_samples_show_a_legacy_archive_and_the_legacy_profile(
     assert "sessions/20250601-143022.md" in page and "md (legacy)" in page
     bob = get_json(client, reverse("api-workspace-prompt", args=[0, "bob@example.com"]))
     assert "bob@example.com/context.md" in [s["source"] for s in bob["sections"]]
+
+
+# JSON twins of the forms, confirmations and file pages
+
+
+def test_api_edit_gives_the_text_and_the_version_a_save_must_send(client, memory, editor):
+    path = memory / ALICE / "memory.md"
+    body = get_json(client, reverse("api-workspace-edit", args=[0, ALICE, "memory.md"]))
+    assert body["text"] == path.read_text()
+    assert body["version"] == ws.file_version(path)
+    assert body["save_url"] == save_url(ALICE, "memory.md")
+    response = client.post(body["save_url"], {"text": "- from the API\n", "version": body["version"]})
+    assert response.status_code == 302
+    assert path.read_text() == "- from the API\n"
+
+
+def test_api_edit_of_a_new_override_starts_from_the_global_file(client, memory, editor):
+    body = get_json(client, reverse("api-workspace-edit", args=[0, ALICE, "identity.md"]))
+    assert body["exists"] is False and body["text"] is None and body["version"] == "absent"
+    assert body["initial_text"] == (memory / "identity.md").read_text()
+    assert body["is_override"] is True
+
+
+def test_api_edit_of_a_global_file_lists_its_revisions(client, memory, editor):
+    save(client, "", "identity.md", "You are Mugbot.\n", path=memory / "identity.md")
+    body = get_json(client, reverse("api-workspace-global-edit", args=[0, "identity.md"]))
+    (revision,) = body["revisions"]
+    assert revision["user"] == "edith"
+    assert revision["url"] == reverse("workspace-revision", args=[revision["id"]])
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "file"),
+    [
+        ("api-workspace-global-source", [0, "identity.md"], "identity.md"),
+        ("api-workspace-source", [0, ALICE, "memory.md"], f"{ALICE}/memory.md"),
+        (
+            "api-workspace-session-source",
+            [0, ALICE, "20250601-143022.jsonl"],
+            f"{ALICE}/sessions/20250601-143022.jsonl",
+        ),
+    ],
+)
+def test_api_source_gives_a_files_text_and_version(client, memory, editor, name, args, file):
+    body = get_json(client, reverse(name, args=args))
+    assert body["text"] == (memory / file).read_text()
+    assert body["version"] == ws.file_version(memory / file)
+    assert body["error"] is None
+
+
+def test_api_source_of_a_file_that_is_not_utf8_gives_the_error(client, memory, editor):
+    (memory / ALICE / "memory.md").write_bytes(b"caf\xe9\n")
+    body = get_json(client, reverse("api-workspace-source", args=[0, ALICE, "memory.md"]))
+    assert body["error"].startswith("not valid UTF-8")
+
+
+def test_api_source_of_a_missing_file_is_a_json_404(client, memory, editor):
+    get_json(client, reverse("api-workspace-source", args=[0, CAROL, "memory.md"]), status=404)
+
+
+def test_api_new_says_how_many_messages_would_be_archived(client, memory, editor):
+    body = get_json(client, reverse("api-workspace-new", args=[0, ALICE]))
+    assert body["messages"] == ws.jid_status(memory, ALICE).messages > 0
+    assert body["will_archive"] is True
+    assert body["run_url"] == reverse("workspace-new-run", args=[0, ALICE])
+    assert (memory / ALICE / "history.jsonl").exists()  # asking changes nothing
+
+
+def test_api_forget_lists_what_would_be_erased_and_kept(client, memory, editor):
+    body = get_json(client, reverse("api-workspace-forget", args=[0, ALICE]))
+    assert body["erasable"] == ["history.jsonl", "user.md", "memory.md", "knowledge.jsonl", "files/"]
+    assert "sessions/" in body["kept"]
+    assert (memory / ALICE / "user.md").exists()
+
+
+def test_api_remove_gives_the_override_and_its_version(client, memory, editor):
+    path = memory / ROOM / "instructions.md"
+    body = get_json(client, reverse("api-workspace-remove", args=[0, ROOM, "instructions.md"]))
+    assert body["text"] == path.read_text()
+    assert body["version"] == ws.file_version(path)
+    assert body["global_exists"] is True
+
+
+@pytest.mark.parametrize(
+    ("page", "twin", "args"),
+    [
+        ("workspace-edit", "api-workspace-edit", [0, ALICE, "memory.md"]),
+        ("workspace-global-edit", "api-workspace-global-edit", [0, "identity.md"]),
+        ("workspace-source", "api-workspace-source", [0, ALICE, "memory.md"]),
+        ("workspace-new", "api-workspace-new", [0, ALICE]),
+        ("workspace-forget", "api-workspace-forget", [0, ALICE]),
+        ("workspace-remove", "api-workspace-remove", [0, ROOM, "instructions.md"]),
+    ],
+)
+def test_each_form_and_confirmation_page_links_to_its_json_twin(client, memory, editor, page, twin, args):
+    assert reverse(twin, args=args).encode() in client.get(reverse(page, args=args)).content
+
+
+# Filtering the audit log
+
+
+@pytest.fixture
+def three_events(client, memory, editor):
+    save(client, ALICE, "memory.md", "- new note\n", path=memory / ALICE / "memory.md")
+    client.post(reverse("workspace-forget-run", args=[0, CAROL]))
+    client.post(reverse("workspace-new-run", args=[0, ALICE]))
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ({"jid": ALICE}, [("new", ALICE), ("edit", ALICE)]),
+        ({"action": "forget"}, [("forget", CAROL)]),
+        ({"jid": ALICE, "action": "edit"}, [("edit", ALICE)]),
+        ({"jid": "nobody@example.com"}, []),
+    ],
+)
+def test_api_audit_log_filters_by_jid_and_action(client, three_events, query, expected):
+    body = get_json(client, reverse("api-audit-log"), **query)
+    assert [(e["action"], e["jid"]) for e in body["events"]] == expected
+    assert body["filters"] == query
+
+
+def test_audit_log_page_filters_and_keeps_the_filter_in_the_json_link(client, three_events):
+    page = client.get(reverse("workspace-audit-log"), {"action": "forget"}).content.decode()
+    assert "erased" in page and "archived as" not in page
+    assert reverse("api-audit-log") + "?action=forget" in page
+
+
+@pytest.mark.parametrize("url_name", ["workspace-audit-log", "api-audit-log"])
+def test_an_unknown_audit_action_is_a_400_naming_it(client, memory, editor, url_name):
+    response = client.get(reverse(url_name), {"action": "delete"})
+    assert response.status_code == 400
+    assert b"action" in response.content
+
+
+def test_the_audit_log_pager_keeps_the_filters(client, memory, editor):
+    AuditEvent.objects.bulk_create(
+        [AuditEvent(user=editor, action="new", root=str(memory), jid=ALICE) for _ in range(60)]
+    )
+    page = client.get(reverse("workspace-audit-log"), {"jid": ALICE}).content.decode()
+    assert f"?jid={ALICE.replace('@', '%40')}&amp;_page=2" in page
+
+
+# A large tree in the secrets report
+
+
+def test_secrets_report_pages_findings_and_reads_only_what_a_page_needs(client, memory, editor, monkeypatch):
+    from sessionviewer.views import workspaces as views
+
+    monkeypatch.setattr(views, "SECRETS_PAGE_SIZE", 3)
+    (memory / CAROL / "memory.md").write_text("".join(f"- u{n}@shop.example\n" for n in range(5)))
+    first = get_json(client, reverse("api-secrets"))
+    assert len(first["findings"]) == 3 and first["has_next"] is True
+    second = get_json(client, first["next_url"])
+    assert second["page"] == 2 and second["has_next"] is False
+    assert [f["line"] for f in first["findings"] + second["findings"] if f["jid"] == CAROL] == [1, 2, 3, 4, 5]
+
+
+def test_secrets_report_stops_reading_once_a_page_is_full(client, memory, editor, monkeypatch):
+    from sessionviewer.views import workspaces as views
+
+    monkeypatch.setattr(views, "SECRETS_PAGE_SIZE", 1)
+    for jid in (ALICE, CAROL):
+        (memory / jid / "memory.md").write_text("- a@shop.example\n- b@shop.example\n")
+    opened = []
+    real_open = Path.open
+
+    def spy(self, *args, **kwargs):
+        opened.append(self.name)
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", spy)
+    get_json(client, reverse("api-secrets"))
+    assert f"{CAROL}" not in str(opened) and "20250601-143022.jsonl" not in opened
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+def test_secrets_report_can_scan_one_jid(client, memory, editor, prefix):
+    (memory / CAROL / "memory.md").write_text("- erin@shop.example\n")
+    (memory / ALICE / "memory.md").write_text("- frank@shop.example\n")
+    if prefix:
+        findings = get_json(client, reverse("api-secrets"), jid=CAROL)["findings"]
+        assert {f["jid"] for f in findings} == {CAROL}
+    else:
+        page = client.get(reverse("workspace-secrets"), {"jid": CAROL}).content.decode()
+        assert "e***@shop.example" in page and "f****@shop.example" not in page
+
+
+@pytest.mark.parametrize("jid", ["nobody@example.com", "..", "a/b"])
+def test_secrets_report_of_an_unknown_jid_is_a_400_naming_it(client, memory, editor, jid):
+    assert get_json(client, reverse("api-secrets"), status=400, jid=jid)["error"].startswith("jid")
+    assert client.get(reverse("workspace-secrets"), {"jid": jid}).status_code == 400
+
+
+# Hostile persona and memory files: everything shown is escaped or sanitised
+
+HOSTILE_MD = (
+    "<script>alert('md')</script>\n"
+    "<img src=x onerror=alert('img')>\n"
+    "[click](javascript:alert('link'))\n"
+    '<a href="javascript:alert(1)">a</a> "><svg onload=alert(2)>\n'
+)
+
+
+@pytest.fixture
+def hostile(client, memory, editor):
+    for name in ("identity.md", "user.md", "memory.md"):
+        (memory / ALICE / name).write_text(HOSTILE_MD)
+    (memory / ALICE / "knowledge.jsonl").write_text(
+        '{"key": "<script>alert(\'key\')</script>", "content": "<img src=x onerror=alert(3)>", "ts": "t"}\n'
+    )
+    # A revision and a conflict, so the diff pages show the hostile text too.
+    save(
+        client,
+        ALICE,
+        "memory.md",
+        HOSTILE_MD + "<script>more()</script>\n",
+        path=memory / ALICE / "memory.md",
+    )
+    return memory
+
+
+def hostile_pages(client) -> list[str]:
+    revision = Revision.objects.get()
+    return [
+        reverse("workspace-list"),
+        reverse("workspace-jid", args=[0, ALICE]),
+        reverse("workspace-prompt", args=[0, ALICE]),
+        reverse("workspace-source", args=[0, ALICE, "identity.md"]),
+        reverse("workspace-source", args=[0, ALICE, "knowledge.jsonl"]),
+        reverse("workspace-edit", args=[0, ALICE, "identity.md"]),
+        reverse("workspace-remove", args=[0, ALICE, "identity.md"]),
+        reverse("workspace-revision", args=[revision.id]),
+        reverse("workspace-search") + "?q=alert",
+        reverse("workspace-secrets"),
+        reverse("workspace-audit-log"),
+    ]
+
+
+class ActiveContent(HTMLParser):
+    """Collects what a browser would run or load from a page: scripts, handlers, script URLs."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self._in_script = tag == "script"
+        for name, value in attrs:
+            value = (value or "").strip().lower()
+            if name.startswith("on") or value.startswith(("javascript:", "data:text/html")):
+                self.found.append(f"<{tag} {name}={value!r}>")
+        if tag in ("svg", "iframe", "object", "embed"):
+            self.found.append(f"<{tag}>")
+        if tag == "img" and dict(attrs).get("src") == "x":
+            self.found.append("<img src=x>")
+
+    def handle_endtag(self, tag):
+        self._in_script = False
+
+    def handle_data(self, data):
+        if self._in_script and ("alert" in data or "more()" in data or "mine()" in data):
+            self.found.append(f"<script>{data}")
+
+
+def assert_inert(page: str) -> None:
+    parser = ActiveContent()
+    parser.feed(page)
+    assert parser.found == []
+
+
+def test_hostile_persona_and_memory_files_are_inert_on_every_page(client, hostile):
+    for url in hostile_pages(client):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert_inert(response.content.decode())
+
+
+def test_a_hostile_override_is_inert_in_the_conflict_view(client, hostile):
+    path = hostile / ALICE / "identity.md"
+    response = save(client, ALICE, "identity.md", "<script>mine()</script>\n", version="0" * 64)
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert_inert(page)
+    assert "<script>mine()" not in page
+    assert path.read_text() == HOSTILE_MD
+
+
+def test_a_hostile_preview_is_sanitised(client, hostile):
+    page = client.post(reverse("workspace-preview"), {"text": HOSTILE_MD}).content.decode()
+    assert_inert(page)

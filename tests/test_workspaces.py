@@ -18,7 +18,10 @@ from sessionviewer.workspaces import (
     file_version,
     forget_user,
     format_current_date,
+    global_file_info,
     is_blank,
+    iter_tree_findings,
+    jid_entry,
     jid_status,
     list_files,
     list_sessions,
@@ -427,6 +430,38 @@ def test_whitespace_only_override_does_not_count_in_the_listing(sample):
     assert room.overrides == ("instructions.md",)
 
 
+def test_jid_entry_matches_the_listing_of_that_jid(sample):
+    listed = next(j for j in list_workspace(sample).jids if j.jid == "room@conference.example.com")
+    entry = jid_entry(sample, "room@conference.example.com")
+    assert (entry.files, entry.dirs, entry.other, entry.overrides, entry.is_room) == (
+        listed.files,
+        listed.dirs,
+        listed.other,
+        listed.overrides,
+        listed.is_room,
+    )
+
+
+def test_jid_entry_does_not_look_at_other_jids(sample, monkeypatch):
+    seen = []
+    real = ws._jid_entry
+    monkeypatch.setattr(ws, "_jid_entry", lambda jid, path: seen.append(jid) or real(jid, path))
+    jid_entry(sample, "bob@example.com")
+    assert seen == ["bob@example.com"]
+
+
+@pytest.mark.parametrize("jid", ["..", "nobody@example.com", "a/b"])
+def test_jid_entry_refuses_what_resolve_jid_dir_refuses(sample, jid):
+    with pytest.raises(UnsafePath):
+        jid_entry(sample, jid)
+
+
+def test_global_file_info_matches_the_listing(sample):
+    assert global_file_info(sample, "identity.md") == list_workspace(sample).global_file("identity.md")
+    with pytest.raises(UnsafePath):
+        global_file_info(sample, "user.md")
+
+
 def test_list_workspace_reports_a_missing_global_file():
     workspace = list_workspace(OVERRIDES)
     assert not workspace.global_file("personality.md").present
@@ -770,6 +805,29 @@ def test_scan_tree_reports_file_and_line_in_memory_and_transcripts(sample):
         ("alice@example.com/memory.md", 3, "aws_access_key"),
         ("alice@example.com/sessions/20250601-143022.md", 14, "phone"),
     }
+
+
+def test_scan_tree_of_one_jid_reads_only_that_folder(sample):
+    (sample / "memory.md").write_text("- root@shop.example\n")
+    (sample / "bob@example.com" / "context.md").write_text("- bob's friend erin@shop.example\n")
+    with (sample / "alice@example.com" / "memory.md").open("a") as handle:
+        handle.write("- frank@shop.example\n")
+    assert {f.file for f in scan_tree(sample, "bob@example.com")} == {"bob@example.com/context.md"}
+
+
+def test_iter_tree_findings_is_lazy(sample):
+    for jid in ("alice@example.com", "bob@example.com"):
+        (sample / jid / "memory.md").write_text("- a@shop.example\n- b@shop.example\n")
+    findings = iter_tree_findings(sample)
+    first = next(findings)
+    assert first.file == "alice@example.com/memory.md" and first.line == 1
+    findings.close()
+
+
+def test_scan_tree_keeps_line_numbers_with_crlf_and_bad_bytes(tmp_path):
+    make_tree(tmp_path, {"a@example.com/memory.md": b"caf\xe9\r\n\r\n- +33 6 12 34 56 78\r\n"})
+    (finding,) = scan_tree(tmp_path)
+    assert (finding.line, finding.column, finding.kind) == (3, 3, "phone")
 
 
 # Atomic writes

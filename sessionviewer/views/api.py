@@ -118,12 +118,16 @@ def search_hits(request: HttpRequest) -> HttpResponse:
     """Matching entries with highlighted snippets (HTML, escaped) and a link into the transcript."""
     try:
         query = filter_sessions(request.GET)
+        page = search.hit_page(query.q, query.queryset, request.GET.get("_hits_page"))
     except BadFilter as error:
         return json_error(str(error), 400)
-    hits = search.search_hits(query.q, query.queryset)
+    hits = page.object_list if page is not None else []
     return json_response(
         {
             "q": query.q,
+            "count": page.paginator.count if page is not None else 0,
+            "page": page.number if page is not None else 1,
+            "pages": page.paginator.num_pages if page is not None else 0,
             "hits": [
                 {
                     "session": hit["session"].id,

@@ -28,10 +28,10 @@ def session_list(request: HttpRequest) -> HttpResponse:
     try:
         query = filter_sessions(request.GET)
         facets = activity.facets(request.GET)
+        hits = search.hit_page(query.q, query.queryset, request.GET.get("_hits_page"))
     except BadFilter as error:
         return HttpResponseBadRequest(str(error))
     page = Paginator(query.queryset.select_related("source"), query.size).get_page(query.page)
-    hits = search.search_hits(query.q, query.queryset) if query.q else []
     template_name = "sessions/list.html"
     if request.htmx:
         template_name += "#session-table"

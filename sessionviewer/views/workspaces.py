@@ -376,9 +376,15 @@ class FindingsPage:
             query["_page"] = number
         return reverse(name) + (f"?{urlencode(query)}" if query else "")
 
+    page_size = SECRETS_PAGE_SIZE
+
     @property
     def first_index(self) -> int:
         return (self.number - 1) * SECRETS_PAGE_SIZE + 1
+
+    @property
+    def last_index(self) -> int:
+        return self.first_index + len(self.findings) - 1
 
     def to_dict(self) -> dict:
         return {
@@ -581,7 +587,13 @@ def secrets(request: HttpRequest) -> HttpResponse:
         page = _findings_page(request)
     except BadParameter as error:
         return HttpResponseBadRequest(str(error))
-    return render(request, "workspaces/secrets.html", {"page": page})
+    context = {
+        "page": page,
+        "api_url": page.url("api-secrets", page.number),
+        "previous_url": page.url("workspace-secrets", page.number - 1),
+        "next_url": page.url("workspace-secrets", page.number + 1),
+    }
+    return render(request, "workspaces/secrets.html", context)
 
 
 def _audit_page(request: HttpRequest):

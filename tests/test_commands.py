@@ -1,0 +1,113 @@
+"""The account commands: `manage.py createuser NAME --role viewer|editor` and `ensureadmin`."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from sessionviewer import workspaces as ws
+
+pytestmark = pytest.mark.django_db
+
+DEMO = Path(__file__).resolve().parents[1] / "demo" / "fluux" / "memory"
+ALICE = "alice@example.com"
+
+
+@pytest.fixture
+def memory(tmp_path: Path, settings) -> Path:
+    root = tmp_path / "memory"
+    shutil.copytree(DEMO, root)
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    settings.SESSIONVIEWER_MEMORY_ROOTS = [str(root)]
+    return root
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def printed_password(output: str) -> str:
+    match = re.search(r"password: (\S+)", output)
+    assert match, output
+    return match.group(1)
+
+
+def save_memory(client, memory: Path, text: str):
+    path = memory / ALICE / "memory.md"
+    url = reverse("workspace-save", args=[0, ALICE, "memory.md"])
+    return client.post(url, {"text": text, "version": ws.file_version(path)})
+
+
+# createuser
+
+
+def test_createuser_viewer_can_read_but_not_write(client, memory):
+    run("createuser", "vera", "--role", "viewer", "--password", "pw-vera-123")
+    assert client.login(username="vera", password="pw-vera-123")
+    assert client.get(reverse("workspace-jid", args=[0, ALICE])).status_code == 200
+    assert client.get(reverse("session-list")).status_code == 200
+    before = (memory / ALICE / "memory.md").read_bytes()
+    assert save_memory(client, memory, "- changed\n").status_code == 403
+    assert (memory / ALICE / "memory.md").read_bytes() == before
+
+
+def test_createuser_editor_can_write(client, memory):
+    run("createuser", "edith", "--role", "editor", "--password", "pw-edith-123")
+    assert client.login(username="edith", password="pw-edith-123")
+    assert save_memory(client, memory, "- changed\n").status_code == 302
+    assert (memory / ALICE / "memory.md").read_text() == "- changed\n"
+
+
+def test_createuser_prints_a_generated_password_that_logs_in(client):
+    output = run("createuser", "gus", "--role", "viewer")
+    assert "shown only this once" in output
+    assert client.login(username="gus", password=printed_password(output))
+
+
+def test_createuser_with_a_given_password_does_not_print_it():
+    assert "pw-secret-123" not in run("createuser", "hal", "--role", "editor", "--password", "pw-secret-123")
+
+
+def test_createuser_makes_neither_staff_nor_superuser():
+    run("createuser", "ivy", "--role", "editor", "--password", "pw")
+    user = User.objects.get(username="ivy")
+    assert not user.is_staff and not user.is_superuser
+    assert [g.name for g in user.groups.all()] == ["editors"]
+
+
+def test_createuser_refuses_an_existing_name():
+    run("createuser", "vera", "--role", "viewer", "--password", "pw")
+    with pytest.raises(CommandError, match="exists already"):
+        run("createuser", "vera", "--role", "editor", "--password", "pw")
+    assert [g.name for g in User.objects.get(username="vera").groups.all()] == ["viewers"]
+
+
+def test_createuser_refuses_an_unknown_role():
+    with pytest.raises(CommandError):
+        run("createuser", "zed", "--role", "admin")
+    assert not User.objects.filter(username="zed").exists()
+
+
+# ensureadmin
+
+
+def test_ensureadmin_creates_a_superuser_and_prints_its_password_once(client, memory):
+    output = run("ensureadmin")
+    admin = User.objects.get(username="admin")
+    assert admin.is_superuser and admin.is_staff
+    assert client.login(username="admin", password=printed_password(output))
+    assert save_memory(client, memory, "- by the admin\n").status_code == 302
+
+    again = run("ensureadmin")
+    assert "exists already" in again and "password" not in again
+    assert User.objects.filter(is_superuser=True).count() == 1
