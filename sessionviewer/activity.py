@@ -15,7 +15,7 @@ from django.db.models import Count, F, Max, Sum
 from django.db.models.functions import TruncDate, TruncMonth
 from django.http import QueryDict
 
-from sessionviewer.filters import filter_sessions
+from sessionviewer.filters import filter_sessions, matching_session_ids
 
 FACET_LIMIT = 12
 # (parameter, label, field): the list page's facets, in the order shown.
@@ -63,12 +63,16 @@ def _link(params: QueryDict, **values: str | None) -> str:
     return "?" + query.urlencode()
 
 
-def facets(params: QueryDict) -> list[dict]:
-    """Each facet's values with counts, whether selected, and the link that toggles it."""
+def facets(params: QueryDict, matched: list[int] | None = None) -> list[dict]:
+    """Each facet's values with counts, whether selected, and the link that toggles it.
+
+    matched: the sessions matching the query's q, when the caller searched already."""
+    if (q := params.get("q", "").strip()) and matched is None:
+        matched = matching_session_ids(q)
     result = []
     for name, label, field in FACETS:
         own = _RANGE if name == "updated" else (name,)
-        qs = filter_sessions(_without(params, *own)).queryset.order_by()
+        qs = filter_sessions(_without(params, *own), matched=matched).queryset.order_by()
         if name == "model":
             counts = Counter(m for used in qs.values_list("models_used", flat=True) for m in used or [])
             rows = [(m, m, n) for m, n in counts.most_common(FACET_LIMIT)]

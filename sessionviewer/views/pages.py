@@ -27,7 +27,7 @@ def _get_session(session_id: int) -> Session:
 def session_list(request: HttpRequest) -> HttpResponse:
     try:
         query = filter_sessions(request.GET)
-        facets = activity.facets(request.GET)
+        facets = activity.facets(request.GET, query.matched)
         hits = search.hit_page(query.q, query.queryset, request.GET.get("_hits_page"))
     except BadFilter as error:
         return HttpResponseBadRequest(str(error))
