@@ -127,7 +127,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # write, and IMMEDIATE transactions with a busy timeout queue writers instead
     # of failing with "database is locked".
     DATABASES["default"]["OPTIONS"] = {
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
         "timeout": envint("SQLITE_BUSY_TIMEOUT", "30"),
     }
