@@ -413,6 +413,10 @@ ENTRY_COLUMNS = (
 )
 
 
+# Fields Claude Code repeats on every line: folded into the session, not kept per entry.
+SESSION_EXTRA = frozenset({"cwd", "gitBranch", "version", "sessionId", "userType", "slug", "requestId"})
+
+
 def _json(value) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
 
@@ -444,7 +448,7 @@ def _write_rows(session: Session, entries: list[readers.Entry], problems: list[r
             e.first_kept_id[:256],
             _db_text(e.summary),
             e.leaf_id[:256],
-            _json(e.extra),
+            _json({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA}) if e.extra else "{}",
             None if e.raw is None else _json(e.raw),
         )
         for e in entries
