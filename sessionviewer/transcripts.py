@@ -112,8 +112,14 @@ def session_thread(session: Session, leaf: str | None = None) -> threads.Thread:
     return threads.build_thread(load_entries(session), leaf)
 
 
-def thread_to_dict(session: Session, thread: threads.Thread) -> dict:
+def thread_to_dict(
+    session: Session, thread: threads.Thread, offset: int = 0, limit: int | None = None
+) -> dict:
+    """The API's view of a thread; offset/limit select a slice of its entries (all by default)."""
+    stop = len(thread.items) if limit is None else min(offset + limit, len(thread.items))
     return {
+        "total": len(thread.items),
+        "offset": offset,
         "session": session.to_dict(),
         "leaf": thread.leaf_id,
         "leaves": thread.leaves,
@@ -123,7 +129,7 @@ def thread_to_dict(session: Session, thread: threads.Thread) -> dict:
             {"id": c.id, "title": c.display_title, "kind": c.kind, "parent_tool_id": c.parent_tool_id}
             for c in session.children.order_by("id")
         ],
-        "entries": [item_to_dict(item) for item in thread.items],
+        "entries": [item_to_dict(thread.items[i]) for i in range(offset, stop)],
     }
 
 

@@ -222,3 +222,18 @@ def test_a_subagent_is_titled_by_its_task_and_counts_its_messages(client, demo_c
 def test_a_slash_command_is_not_taken_for_the_sessions_title(client, demo_claude, viewer):
     for session in Session.objects.all():
         assert not session.display_title.startswith("<"), session.key
+
+
+def test_detail_returns_a_slice_of_the_thread_with_offset_and_limit(client, demo_claude, viewer):
+    session = Session.objects.filter(kind="main").order_by("-entry_count").first()
+    url = reverse("api-session-detail", args=[session.id])
+    whole = get_json(client, url)
+    part = get_json(client, url, _offset=2, _limit=3)
+    assert (part["total"], part["offset"]) == (whole["total"], 2)
+    assert [e["id"] for e in part["entries"]] == [e["id"] for e in whole["entries"][2:5]]
+
+
+def test_detail_with_a_bad_offset_is_400_naming_it(client, demo_claude, viewer):
+    session = Session.objects.filter(kind="main").first()
+    body = get_json(client, reverse("api-session-detail", args=[session.id]), status=400, _offset="-1")
+    assert body["error"].startswith("_offset")

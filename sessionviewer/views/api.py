@@ -83,10 +83,25 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
         return json_error(f"no session {session_id}", 404)
     leaf = request.GET.get("leaf") or None
     try:
-        view = transcripts.session_thread(session, leaf)
+        offset = _whole_param(request, "_offset", 0)
+        limit = _whole_param(request, "_limit", None)
+    except ValueError as error:
+        return json_error(str(error), 400)
+    try:
+        # The cached (or snapshot) thread: a slice of a long session loads only its rows.
+        view = transcripts.transcript(session, leaf).thread
     except transcripts.UnknownLeaf:
         return json_error(f"no entry {leaf!r} in session {session_id}", 404)
-    return json_response(transcripts.thread_to_dict(session, view))
+    return json_response(transcripts.thread_to_dict(session, view, offset, limit))
+
+
+def _whole_param(request: HttpRequest, name: str, default: int | None) -> int | None:
+    value = request.GET.get(name)
+    if value in (None, ""):
+        return default
+    if not value.isdigit():
+        raise ValueError(f"{name}: expected a whole number, not {value!r}")
+    return int(value)
 
 
 @require_GET
