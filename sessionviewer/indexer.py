@@ -460,6 +460,13 @@ def _write_rows(session: Session, entries: list[readers.Entry], problems: list[r
     with connection.cursor() as cursor:
         for start in range(0, len(rows), BATCH):
             cursor.executemany(insert, rows[start : start + BATCH])
+        if rows and connection.vendor == "sqlite":
+            # Full-text rows for what was just written, in one statement (migration 0006).
+            cursor.execute(
+                f"INSERT INTO entry_fts(rowid, text) SELECT id, text FROM {table}"  # noqa: S608 - names are ours
+                " WHERE session_id = %s AND line BETWEEN %s AND %s",
+                [session.id, entries[0].line, entries[-1].line],
+            )
     Problem.objects.bulk_create(
         [
             Problem(session=session, line=p.line, offset=p.offset, message=p.message, text=_db_text(p.text))

@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from django.db import connection
 
 from sessionviewer import indexer, readers
 from sessionviewer.indexer import index_roots, watch_roots
@@ -260,3 +261,40 @@ def test_a_jid_on_a_plain_domain_with_muc_senders_is_indexed_as_a_room(tmp_path)
     run(tmp_path / "memory")  # discovery again says "direct": the senders still win
     session = Session.objects.get()
     assert (session.peer_kind, session.extra["room"]) == ("group", True)
+
+
+def search(word: str) -> list[str]:
+    from sessionviewer.search import matching_entries
+
+    return sorted(matching_entries(word).values_list("text", flat=True))
+
+
+def test_full_text_search_follows_appends_rewrites_and_deletions(root):
+    run(root)
+    with history(root).open("a") as handle:
+        handle.write(message(3).replace("message number 3", "lighthouse keeper"))
+    run(root)
+    assert search("lighthouse") == ["lighthouse keeper"]
+    history(root).write_text(HEADER + message(9).replace("message number 9", "harbour master"))
+    run(root)
+    assert search("lighthouse") == []
+    assert search("harbour") == ["harbour master"]
+    history(root).unlink()
+    run(root)
+    assert search("harbour") == []
+
+
+def test_the_full_text_index_matches_the_entries_after_every_kind_of_change(root):
+    if connection.vendor != "sqlite":
+        pytest.skip("the FTS5 integrity check is SQLite's; PostgreSQL's GIN index is kept by the database")
+    run(root)
+    with history(root).open("a") as handle:
+        handle.write(message(3))
+    run(root)
+    history(root).write_text(HEADER + message(7))
+    run(root)
+    with connection.cursor() as cursor:
+        # Raises when the FTS5 table and the entries it indexes disagree.
+        cursor.execute("INSERT INTO entry_fts(entry_fts, rank) VALUES ('integrity-check', 1)")
+        cursor.execute("SELECT count(*) FROM entry_fts")
+        assert cursor.fetchone()[0] == Entry.objects.count()
