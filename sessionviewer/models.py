@@ -273,13 +273,18 @@ class AuditEvent(models.Model):
 
 
 class ThreadSnapshot(models.Model):
-    """A session's active thread as built by threads.build_thread, without the entries'
-    content: a long transcript's first screen then loads only the rows it shows.
-    Derived data, rebuilt whenever the session's file has moved on (version)."""
+    """A session's thread as built by threads.build_thread, without the entries' content:
+    a long transcript's first screen then loads only the rows it shows. One per leaf
+    shown ("" for the active thread). Derived data, rebuilt whenever the session's
+    file has moved on (version)."""
 
-    session = models.OneToOneField(Session, on_delete=models.CASCADE, related_name="snapshot")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="snapshots")
+    leaf = models.CharField(max_length=256, blank=True)
     version = models.CharField(max_length=128)
     data = OrjsonField()
 
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["session", "leaf"], name="snapshot_session_leaf")]
+
     def __str__(self) -> str:
-        return f"thread of {self.session_id} at {self.version}"
+        return f"thread of {self.session_id} to {self.leaf or 'the active leaf'} at {self.version}"

@@ -197,33 +197,44 @@ def cached_entries(session: Session) -> list[readers.Entry]:
 def transcript(session: Session, leaf: str | None = None) -> Transcript:
     """The thread ending at leaf (or the active leaf), built once per (session, version, leaf).
 
-    The active thread is also kept in the database as a snapshot (ThreadSnapshot), so
-    that after a restart, in another worker, or for a session too long to load whole
-    quickly, the first screen reads only the rows it shows.
+    Threads are also kept in the database as snapshots (ThreadSnapshot): the active
+    one always, other branches of long sessions too. After a restart, in another
+    worker, or for a session too long to load whole quickly, the first screen then
+    reads only the rows it shows.
     """
     key = (*_version(session), leaf)
     found = _recall(_cache, key)
     if found is not None:
         return found
-    if leaf is None and (snapshot := _from_snapshot(session)) is not None:
+    if (snapshot := _from_snapshot(session, leaf)) is not None:
         return _remember(_cache, key, snapshot)
     built = _index(threads.build_thread(cached_entries(session), leaf))
-    if leaf is None:
-        save_snapshot(session, built)
+    if leaf is None or session.entry_count >= PREPARE_FROM:
+        save_snapshot(session, built, leaf)
     return _remember(_cache, key, built)
 
 
 # Sessions shorter than this build their thread faster than a snapshot is worth.
 PREPARE_FROM = 2000
+# Branches prepared per session at most: each costs a pass over the session.
+PREPARE_LEAVES = 20
 
 
 def prepare_snapshots(session_ids: list[int]) -> int:
-    """Build the active thread of the long sessions an index pass touched, so their
-    first screen stays fast right after the file grew. Returns how many were built."""
+    """Build the threads of the long sessions an index pass touched (the active one and
+    every other branch), so their first screen stays fast right after the file grew.
+    Returns how many threads were built."""
     built = 0
     for session in Session.objects.filter(id__in=session_ids, entry_count__gte=PREPARE_FROM).iterator():
-        if not ThreadSnapshot.objects.filter(session=session, version=_version_text(session)).exists():
-            save_snapshot(session, _index(threads.build_thread(load_entries(session))))
+        version = _version_text(session)
+        if ThreadSnapshot.objects.filter(session=session, leaf="", version=version).exists():
+            continue
+        entries = load_entries(session)
+        active = _index(threads.build_thread(entries))
+        save_snapshot(session, active, None)
+        built += 1
+        for leaf in [x for x in active.thread.leaves if x != active.thread.leaf_id][:PREPARE_LEAVES]:
+            save_snapshot(session, _index(threads.build_thread(entries, leaf)), leaf)
             built += 1
     return built
 
@@ -232,7 +243,7 @@ def _version_text(session: Session) -> str:
     return ":".join(str(part) for part in _version(session))
 
 
-def save_snapshot(session: Session, t: Transcript) -> None:
+def save_snapshot(session: Session, t: Transcript, leaf: str | None) -> None:
     thread = t.thread
     compactions = {id(item) for item in thread.compactions}
     items = thread.items
@@ -253,12 +264,14 @@ def save_snapshot(session: Session, t: Transcript) -> None:
         "owner": [[i, j] for i, j in t.owner.items()],
     }
     ThreadSnapshot.objects.update_or_create(
-        session_id=session.id, defaults={"version": _version_text(session), "data": data}
+        session_id=session.id, leaf=leaf or "", defaults={"version": _version_text(session), "data": data}
     )
 
 
-def _from_snapshot(session: Session) -> Transcript | None:
-    snapshot = ThreadSnapshot.objects.filter(session_id=session.id, version=_version_text(session)).first()
+def _from_snapshot(session: Session, leaf: str | None) -> Transcript | None:
+    snapshot = ThreadSnapshot.objects.filter(
+        session_id=session.id, leaf=leaf or "", version=_version_text(session)
+    ).first()
     if snapshot is None:
         return None
     data = snapshot.data

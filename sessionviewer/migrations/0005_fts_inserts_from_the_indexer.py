@@ -22,7 +22,7 @@ def _run(statement):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("sessionviewer", "0005_thread_snapshot")]
+    dependencies = [("sessionviewer", "0004_roles")]
 
     operations = [
         migrations.RunPython(_run("DROP TRIGGER IF EXISTS entry_fts_insert"), _run(INSERT_TRIGGER)),
