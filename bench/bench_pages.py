@@ -18,11 +18,9 @@ import argparse
 import cProfile
 import gc
 import os
-import platform
 import pstats
 import re
 import shutil
-import sqlite3
 import statistics
 import sys
 import sysconfig
@@ -39,6 +37,7 @@ OUT = BENCH / "out"
 sys.path.insert(0, str(ROOT))
 
 import generate  # noqa: E402 (bench/ is not a package: the script's folder is on the path)
+from bench_index import environment  # noqa: E402
 
 LIST_TARGET_MS = 200  # the list and search pages
 SCREEN_TARGET_MS = 100  # the first screen of any transcript, whatever its length
@@ -512,16 +511,6 @@ def table(rows: list[dict]) -> str:
     ]
     text.insert(1, "  ".join("-" * width for width in widths))
     return "\n".join(text)
-
-
-def environment() -> dict:
-    return {
-        "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
 
 
 def main() -> None:
