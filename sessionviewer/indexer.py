@@ -156,7 +156,9 @@ def index_root(spec: RootSpec, summary: IndexSummary, progress: Progress | None 
                 if progress:
                     progress(done, len(work), item.found.key)
                 try:
-                    touched.append(index_file(source, item, summary))
+                    # A savepoint per file: a read that fails halfway leaves none of its rows.
+                    with transaction.atomic():
+                        touched.append(index_file(source, item, summary))
                 except OSError as error:  # unreadable: the rest of the group goes on
                     summary.errors.append(f"{item.found.path}: {error}")
     gone = set(known) - {f.key for f in found}

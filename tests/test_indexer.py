@@ -298,3 +298,27 @@ def test_the_full_text_index_matches_the_entries_after_every_kind_of_change(root
         cursor.execute("INSERT INTO entry_fts(entry_fts, rank) VALUES ('integrity-check', 1)")
         cursor.execute("SELECT count(*) FROM entry_fts")
         assert cursor.fetchone()[0] == Entry.objects.count()
+
+
+def test_a_file_whose_read_fails_halfway_leaves_no_rows_and_the_others_index(root, monkeypatch):
+    other = root / "bob@example.com"
+    other.mkdir()
+    (other / "history.jsonl").write_text(HEADER.replace("alice", "bob") + message(1))
+    monkeypatch.setattr(indexer, "BATCH", 1)
+    real = readers.SessionReader.__iter__
+
+    def failing(self):
+        for number, item in enumerate(real(self)):
+            if "alice" in str(self.path) and number == 2:
+                raise OSError("input/output error")
+            yield item
+
+    monkeypatch.setattr(readers.SessionReader, "__iter__", failing)
+    summary = run(root)
+    assert summary.errors and "input/output error" in summary.errors[0]
+    assert list(Session.objects.values_list("jid", flat=True)) == ["bob@example.com"]
+    assert not Entry.objects.filter(session__jid="alice@example.com").exists()
+    monkeypatch.undo()
+    run(root)
+    assert Session.objects.get(jid="alice@example.com").entry_count == 3
+    assert Entry.objects.filter(session__jid="alice@example.com").count() == 3
