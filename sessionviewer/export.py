@@ -38,6 +38,7 @@ def as_html(session: Session) -> str:
         "groups": transcripts.rows_for(t, 0, len(t.items)),
         "total": len(t.items),
         "export": True,
+        "target": "",  # no entry is singled out in an export
         "styles": _styles(),
         "children": [],
         "problems": list(session.problems.order_by("line")[: transcripts.PROBLEM_LIMIT]),

@@ -480,6 +480,29 @@ class Row:
     def usage_total(self) -> int:
         return sum(int(v or 0) for v in self.entry.usage.values() if isinstance(v, int | float))
 
+    # Plain properties rather than lookups into extra/usage in the template: a key the
+    # dict lacks costs Django an exception per row, and a long export has thousands.
+    @property
+    def usage_title(self) -> str:
+        usage = self.entry.usage
+        return " · ".join(
+            f"{label} {usage.get(key) or 0}"
+            for key, label in (
+                ("input", "input"),
+                ("output", "output"),
+                ("cache_read", "cache read"),
+                ("cache_write", "cache write"),
+            )
+        )
+
+    @property
+    def error_message(self) -> str:
+        return str(self.entry.extra.get("error_message") or "")
+
+    @property
+    def stop_reason(self) -> str:
+        return str(self.entry.extra.get("stop_reason") or "")
+
 
 @dataclass(slots=True)
 class Group:
@@ -629,6 +652,7 @@ def transcript_page(session: Session, params) -> dict:
         "leaf": leaf,
         "target": entry_id,
         "last_line": item_line(t.items[stop - 1]) if stop else (after or 0),
+        "export": False,
         # A page on the active thread follows the file as it grows.
         "live": leaf is None and session.status == "active",
         "children": list(session.children.order_by("id")),
