@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from datetime import date, timedelta
 
+from django.conf import settings
+from django.db import connection
 from django.db.models import Count, F, Max, Sum
-from django.db.models.functions import TruncDate, TruncMonth
+from django.db.models.functions import Substr, TruncDate, TruncMonth
 from django.http import QueryDict
 
 from sessionviewer.filters import filter_sessions, matching_session_ids
@@ -63,6 +65,29 @@ def _link(params: QueryDict, **values: str | None) -> str:
     return "?" + query.urlencode()
 
 
+def _month(field: str):
+    """The month of a date-time column. On SQLite in UTC, the first 7 characters of the
+    stored text: TruncMonth there calls a Python function for every row."""
+    if connection.vendor == "sqlite" and settings.TIME_ZONE == "UTC":
+        return Substr(field, 1, 7)
+    return TruncMonth(field)
+
+
+def _day(field: str):
+    """The day of a date-time column; on SQLite in UTC, without a Python call per row."""
+    if connection.vendor == "sqlite" and settings.TIME_ZONE == "UTC":
+        return Substr(field, 1, 10)
+    return TruncDate(field)
+
+
+def _as_date(value) -> date:
+    return date.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _month_text(value) -> str:
+    return value if isinstance(value, str) else f"{value:%Y-%m}"
+
+
 def facets(params: QueryDict, matched: list[int] | None = None) -> list[dict]:
     """Each facet's values with counts, whether selected, and the link that toggles it.
 
@@ -79,12 +104,12 @@ def facets(params: QueryDict, matched: list[int] | None = None) -> list[dict]:
         elif name == "updated":
             months = (
                 qs.exclude(updated_at=None)
-                .annotate(month=TruncMonth("updated_at"))
+                .annotate(month=_month("updated_at"))
                 .values("month")
                 .annotate(n=Count("id"))
                 .order_by("-month")[:FACET_LIMIT]
             )
-            rows = [(m["month"].date().isoformat(), f"{m['month']:%Y-%m}", m["n"]) for m in months]
+            rows = [(f"{_month_text(m['month'])}-01", _month_text(m["month"]), m["n"]) for m in months]
         elif name == "root":
             found = qs.values("source_id", "source__path").annotate(n=Count("id")).order_by("-n")
             rows = [(str(r["source_id"]), r["source__path"], r["n"]) for r in found[:FACET_LIMIT]]
@@ -168,12 +193,12 @@ def column_chart(title: str, rows: list[tuple[str, int]], unit: str, height: int
 def _days(qs) -> list[dict]:
     found = (
         qs.exclude(started_at=None)
-        .annotate(day=TruncDate("started_at"))
+        .annotate(day=_day("started_at"))
         .values("day")
         .annotate(sessions=Count("id"), tokens=Sum("token_total"))
         .order_by("day")
     )
-    by_day = {row["day"]: row for row in found}
+    by_day = {_as_date(row["day"]): row for row in found}
     if not by_day:
         return []
     last = max(by_day)
