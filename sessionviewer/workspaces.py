@@ -1125,17 +1125,28 @@ def forget_user(jid_dir: Path) -> list[str]:
     Like the agent, files/ goes only when it holds at least one file. Returns what was erased.
     """
     jid_dir = Path(jid_dir)
-    erased = []
-    for name in (HISTORY, LEGACY_HISTORY, PROFILE, LEGACY_PROFILE, MEMORY, KNOWLEDGE):
-        path = jid_dir / name
-        if path.exists():
+    erased = forgettable(jid_dir)
+    for name in erased:
+        path = jid_dir / name.rstrip("/")
+        if name.endswith("/"):
+            # Like Rust's remove_dir_all, a symlinked files/ loses the link, not its target.
+            path.unlink() if path.is_symlink() else shutil.rmtree(path)
+        else:
             path.unlink()
-            erased.append(name)
-    files = jid_dir / FILES_DIR
-    if files.is_dir() and any(entry.is_file() for entry in files.iterdir()):
-        # Like Rust's remove_dir_all, a symlinked files/ loses the link, not its target.
-        files.unlink() if files.is_symlink() else shutil.rmtree(files)
-        erased.append(f"{FILES_DIR}/")
     if erased:
         _fsync_dir(jid_dir)
     return erased
+
+
+FORGOTTEN = (HISTORY, LEGACY_HISTORY, PROFILE, LEGACY_PROFILE, MEMORY, KNOWLEDGE)
+
+
+def forgettable(jid_dir: Path) -> list[str]:
+    """What /forget would erase now: the files of FORGOTTEN that exist, and files/
+    when it holds at least one file (as the agent does); a folder ends with "/"."""
+    jid_dir = Path(jid_dir)
+    names = [name for name in FORGOTTEN if (jid_dir / name).exists()]
+    files = jid_dir / FILES_DIR
+    if files.is_dir() and any(entry.is_file() for entry in files.iterdir()):
+        names.append(f"{FILES_DIR}/")
+    return names

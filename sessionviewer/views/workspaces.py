@@ -39,7 +39,6 @@ EDIT = "sessionviewer.edit_workspace"
 GLOBAL_FILES = ws.PERSONA_FILES
 JID_EDITABLE = (*ws.PERSONA_FILES, ws.PROFILE, ws.MEMORY)
 # What forget_user erases, in its order, to say so before it runs.
-FORGOTTEN = (ws.HISTORY, ws.LEGACY_HISTORY, ws.PROFILE, ws.LEGACY_PROFILE, ws.MEMORY, ws.KNOWLEDGE)
 # Only these are shown inline: SVG and HTML can carry script.
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 TEXT_SUFFIXES = (".md", ".jsonl", ".txt")
@@ -810,14 +809,6 @@ def revision_restore(request: HttpRequest, revision_id: int) -> HttpResponse:
 # Pages: the agent's own commands
 
 
-def _forgettable(jid_dir: Path) -> list[str]:
-    names = [name for name in FORGOTTEN if (jid_dir / name).exists()]
-    files = jid_dir / ws.FILES_DIR
-    if files.is_dir() and any(entry.is_file() for entry in files.iterdir()):
-        names.append(f"{ws.FILES_DIR}/")
-    return names
-
-
 @require_GET
 @login_required
 @permission_required(EDIT, raise_exception=True)
@@ -849,7 +840,7 @@ def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @permission_required(EDIT, raise_exception=True)
 def forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     jid_dir = _jid_dir(_root(root), jid)
-    context = {"root_index": root, "jid": jid, "erasable": _forgettable(jid_dir)}
+    context = {"root_index": root, "jid": jid, "erasable": ws.forgettable(jid_dir)}
     return render(request, "workspaces/forget.html", context)
 
 
@@ -1087,7 +1078,7 @@ def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpRespons
         {
             "root": root,
             "jid": jid,
-            "erasable": _forgettable(jid_dir),
+            "erasable": ws.forgettable(jid_dir),
             "kept": [f"{ws.SESSIONS_DIR}/", *ws.PERSONA_FILES],
             "url": reverse("workspace-forget", args=[root, jid]),
             "run_url": reverse("workspace-forget-run", args=[root, jid]),
