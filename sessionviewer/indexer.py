@@ -33,7 +33,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from sessionviewer import readers
-from sessionviewer.models import Entry, Problem, Session, Source
+from sessionviewer.models import ENTRY_FIELDS, Entry, Problem, Session, Source
 from sessionviewer.roots import RootSpec
 
 log = logging.getLogger(__name__)
@@ -388,31 +388,7 @@ def _apply_metadata(session: Session, entry: readers.Entry) -> None:
         session.agent_id = str(agent_id)
 
 
-ENTRY_COLUMNS = (
-    "session_id",
-    "line",
-    "offset",
-    "entry_id",
-    "parent_id",
-    "kind",
-    "role",
-    "timestamp",
-    "text",
-    "blocks",
-    "sender",
-    "model",
-    "usage",
-    "message_id",
-    "subtype",
-    "is_sidechain",
-    "is_meta",
-    "logical_parent_id",
-    "first_kept_id",
-    "summary",
-    "leaf_id",
-    "extra",
-    "raw",
-)
+ENTRY_COLUMNS = ("session_id", *ENTRY_FIELDS, "text", "raw")
 
 
 # Fields Claude Code repeats on every line: folded into the session, not kept per entry.
@@ -437,7 +413,6 @@ def _write_rows(session: Session, entries: list[readers.Entry], problems: list[r
             e.kind[:64],
             e.role[:32],
             adapt_datetime(e.timestamp) if e.timestamp else None,
-            _db_text(e.text),
             _json([b.to_dict() for b in e.blocks]),
             e.sender[:512],
             e.model[:256],
@@ -451,6 +426,7 @@ def _write_rows(session: Session, entries: list[readers.Entry], problems: list[r
             _db_text(e.summary),
             e.leaf_id[:256],
             _json({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA}) if e.extra else "{}",
+            _db_text(e.text),
             None if e.raw is None else _json(e.raw),
         )
         for e in entries

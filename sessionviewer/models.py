@@ -154,6 +154,32 @@ class Session(models.Model):
         }
 
 
+# The columns that rebuild a readers.Entry, in order: transcripts reads them, and the
+# indexer writes them (with session_id, text and raw) without the ORM.
+ENTRY_FIELDS = (
+    "line",
+    "offset",
+    "entry_id",
+    "parent_id",
+    "kind",
+    "role",
+    "timestamp",
+    "blocks",
+    "sender",
+    "model",
+    "usage",
+    "message_id",
+    "subtype",
+    "is_sidechain",
+    "is_meta",
+    "logical_parent_id",
+    "first_kept_id",
+    "summary",
+    "leaf_id",
+    "extra",
+)
+
+
 class Entry(models.Model):
     """One line of a session file, as the reader normalised it."""
 

@@ -15,32 +15,9 @@ import orjson
 from django.db import connection
 
 from sessionviewer import readers, threads
-from sessionviewer.models import Entry, Session, ThreadSnapshot
+from sessionviewer.models import ENTRY_FIELDS, Entry, Session, ThreadSnapshot
 
 UnknownLeaf = threads.UnknownLeaf
-
-_COLUMNS = (
-    "line",
-    "offset",
-    "entry_id",
-    "parent_id",
-    "kind",
-    "role",
-    "timestamp",
-    "blocks",
-    "sender",
-    "model",
-    "usage",
-    "message_id",
-    "subtype",
-    "is_sidechain",
-    "is_meta",
-    "logical_parent_id",
-    "first_kept_id",
-    "summary",
-    "leaf_id",
-    "extra",
-)
 
 
 def _block(data: dict) -> readers.Block:
@@ -61,7 +38,7 @@ def _select_entries(where: str, params: list) -> list[readers.Entry]:
     """Entries from a plain cursor rather than the ORM: a long session has tens of
     thousands of rows, and Django's per-value converters cost several times the query."""
     table = connection.ops.quote_name(Entry._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(c) for c in _COLUMNS)
+    columns = ", ".join(connection.ops.quote_name(c) for c in ENTRY_FIELDS)
     query = f"SELECT {columns} FROM {table} WHERE {where} ORDER BY line"  # noqa: S608 - names are ours
     loads, block, make_entry = orjson.loads, _block, readers.Entry
     entries = []
@@ -106,10 +83,6 @@ def load_entries(session: Session) -> list[readers.Entry]:
 def _load_lines(session_id: int, first: int, last: int) -> dict[int, readers.Entry]:
     entries = _select_entries("session_id = %s AND line BETWEEN %s AND %s", [session_id, first, last])
     return {e.line: e for e in entries}
-
-
-def session_thread(session: Session, leaf: str | None = None) -> threads.Thread:
-    return threads.build_thread(load_entries(session), leaf)
 
 
 def thread_to_dict(

@@ -54,11 +54,11 @@ def test_a_last_line_without_newline_is_read_when_whole(indexed):
 def test_no_conversational_line_is_lost_from_the_threads(indexed):
     for session in Session.objects.all():
         entries = transcripts.load_entries(session)
-        thread = transcripts.session_thread(session)
+        thread = transcripts.transcript(session).thread
         seen = {id(item.entry) for item in thread.items}
         shown_lines = {item.entry.line for item in thread.items}
         for leaf in thread.leaves:
-            shown_lines |= {item.entry.line for item in transcripts.session_thread(session, leaf).items}
+            shown_lines |= {item.entry.line for item in transcripts.transcript(session, leaf).items}
         lost = [
             e.line
             for e in entries
@@ -71,9 +71,7 @@ def test_no_conversational_line_is_lost_from_the_threads(indexed):
 def test_handmade_files_thread_in_file_order(indexed):
     for session in Session.objects.filter(source__path__endswith="handmade"):
         lines = [
-            item.entry.line
-            for item in transcripts.session_thread(session).items
-            if item.entry.is_conversational
+            item.entry.line for item in transcripts.transcript(session).items if item.entry.is_conversational
         ]
         assert lines == sorted(lines), session.key
 

@@ -16,6 +16,12 @@ from sessionviewer.models import Session
 view_permission = permission_required("sessionviewer.view_session", raise_exception=True)
 
 
+def _download(body: str, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
 def _get_session(session_id: int) -> Session:
     return get_object_or_404(Session.objects.select_related("source", "parent"), id=session_id)
 
@@ -70,9 +76,7 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
 @view_permission
 def session_export_html(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _get_session(session_id)
-    response = HttpResponse(export.as_html(session), content_type="text/html; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{export.filename(session, "html")}"'
-    return response
+    return _download(export.as_html(session), "text/html", export.filename(session, "html"))
 
 
 @require_GET
@@ -80,9 +84,7 @@ def session_export_html(request: HttpRequest, session_id: int) -> HttpResponse:
 @view_permission
 def session_export_md(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _get_session(session_id)
-    response = HttpResponse(export.as_markdown(session), content_type="text/markdown; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{export.filename(session, "md")}"'
-    return response
+    return _download(export.as_markdown(session), "text/markdown", export.filename(session, "md"))
 
 
 @require_GET
