@@ -1,13 +1,15 @@
 """Full-text search over entries: SQLite FTS5, or PostgreSQL's full-text search.
 
-The FTS5 table is external-content over sessionviewer_entry and kept in step by
-triggers (see migration 0002), so the indexer writes entries as usual. On
-PostgreSQL a GIN index over to_tsvector('simple', text) serves the same query.
+The FTS5 table is external-content over sessionviewer_entry: the indexer fills it
+in bulk, triggers keep it in step on delete and update (migrations 0002, 0005), and
+it keeps no token positions (0007). On PostgreSQL a GIN index over
+to_tsvector('simple', text) serves the same query.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.core.paginator import Page, Paginator
@@ -21,37 +23,70 @@ from sessionviewer.models import Entry
 from sessionviewer.render import neutralise
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+# What FTS5's unicode61 tokenizer keeps as one token: letters and digits ("_" splits).
+_FTS_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+# A quoted phrase, or a run of anything but white space.
+_TERM = re.compile(r'"([^"]*)"?|(\S+)')
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """A user's query as the index can answer it.
+
+    fts: an FTS5 query in which every token is quoted, so that nothing a user types
+    turns into an FTS5 operator (AND, NEAR, column filters); a trailing '*' keeps
+    prefix search. literals: what must also appear as written, case aside: quoted
+    phrases and words with punctuation inside ("app.py", "error_code"), which the
+    index only knows as separate tokens (it keeps no positions, see migration 0007).
+    """
+
+    fts: str
+    literals: tuple[str, ...]
+
+
+def parse_query(text: str) -> ParsedQuery:
+    terms: list[str] = []
+    literals: list[str] = []
+    for match in _TERM.finditer(text):
+        phrase, word = match.group(1), match.group(2)
+        prefix = word is not None and word.endswith("*")
+        source = phrase if phrase is not None else word.rstrip("*")
+        tokens = _FTS_TOKEN.findall(source)
+        if not tokens:
+            continue
+        quoted = ['"' + token.replace('"', '""') + '"' for token in tokens]
+        if prefix:
+            quoted[-1] += "*"
+        terms += quoted
+        if phrase is not None or len(tokens) > 1:
+            literal = " ".join(source.split()) if phrase is not None else source.strip("\"'()[]{}<>,;:!?")
+            if len(_FTS_TOKEN.findall(literal)) > 1:
+                literals.append(literal)
+    return ParsedQuery(" ".join(terms), tuple(dict.fromkeys(literals)))
 
 
 def fts5_query(text: str) -> str:
-    """User words to an FTS5 query: every word must match, as a phrase-safe quoted term.
-
-    Quoting keeps FTS5's operators (AND, NEAR, column filters, '*') from being
-    triggered by what a user types; a trailing '*' keeps prefix search.
-    """
-    terms = []
-    for word in text.split():
-        prefix = word.endswith("*")
-        tokens = _TOKEN.findall(word)
-        if not tokens:
-            continue
-        term = '"' + " ".join(tokens).replace('"', '""') + '"'
-        terms.append(term + ("*" if prefix else ""))
-    return " ".join(terms)
+    """User words to an FTS5 query: every token must match (see ParsedQuery)."""
+    return parse_query(text).fts
 
 
 def matching_entries(text: str) -> QuerySet[Entry]:
-    """Entries whose text matches every word of the query."""
+    """Entries whose text holds every word of the query, and every phrase as written."""
+    parsed = parse_query(text)
+    if not parsed.fts:
+        return Entry.objects.none()
     if connection.vendor == "postgresql":
-        return Entry.objects.annotate(search=SearchVector("text", config="simple")).filter(
+        entries = Entry.objects.annotate(search=SearchVector("text", config="simple")).filter(
             search=SearchQuery(text, config="simple", search_type="websearch")
         )
-    query = fts5_query(text)
-    if not query:
-        return Entry.objects.none()
-    return Entry.objects.filter(
-        id__in=RawSQL("SELECT rowid FROM entry_fts WHERE entry_fts MATCH %s", [query])
-    )
+    else:
+        entries = Entry.objects.filter(
+            id__in=RawSQL("SELECT rowid FROM entry_fts WHERE entry_fts MATCH %s", [parsed.fts])
+        )
+    for literal in parsed.literals:
+        # Only rows that already hold all the tokens are tested, so this stays cheap.
+        entries = entries.filter(text__icontains=literal)
+    return entries
 
 
 # --- Results with snippets ------------------------------------------------------------------------------

@@ -1,0 +1,139 @@
+"""What a query matches: every word, and words with punctuation or quoted phrases as written.
+
+The FTS5 index keeps no positions (migration 0007), so phrases are matched by a
+substring test on the rows that hold all of their tokens; these tests pin that down.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from sessionviewer.indexer import index_roots
+from sessionviewer.models import Entry
+from sessionviewer.roots import RootSpec
+from sessionviewer.search import matching_entries, parse_query
+
+HEADER = '{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"alice@example.com"}\n'
+TEXTS = [
+    "I edited src/app.py and ran the tests",
+    "the app crashed; py files were fine",
+    "Error_Code 42 came back from the server",
+    "the error code was logged twice",
+    "Le café était fermé, hélas",
+    "quick brown fox jumps",
+    "brown quick fox sleeps",
+]
+
+
+def test_words_become_quoted_tokens_so_no_operator_reaches_fts5():
+    parsed = parse_query("NEAR(x y) text:foo OR bar*")
+    assert parsed.fts == '"NEAR" "x" "y" "text" "foo" "OR" "bar"*'
+
+
+def test_a_word_with_punctuation_is_matched_as_written():
+    parsed = parse_query("src/app.py")
+    assert parsed.fts == '"src" "app" "py"'
+    assert parsed.literals == ("src/app.py",)
+
+
+def test_surrounding_punctuation_is_not_part_of_the_literal():
+    assert parse_query("(app.py),").literals == ("app.py",)
+    assert parse_query("app.py!").literals == ("app.py",)
+
+
+def test_a_quoted_phrase_is_one_literal_with_its_white_space_collapsed():
+    parsed = parse_query('"quick   brown" fox')
+    assert parsed.fts == '"quick" "brown" "fox"'
+    assert parsed.literals == ("quick brown",)
+
+
+def test_an_unclosed_quote_runs_to_the_end_and_an_empty_one_is_ignored():
+    assert parse_query('"quick brown').literals == ("quick brown",)
+    assert parse_query('"" fox') == parse_query("fox")
+
+
+def test_a_prefix_star_stays_on_the_last_token():
+    parsed = parse_query("app.p*")
+    assert parsed.fts == '"app" "p"*'
+    assert parsed.literals == ("app.p",)
+
+
+def test_a_query_of_punctuation_only_matches_nothing(db):
+    assert parse_query("... -- !!").fts == ""
+    assert list(matching_entries("... -- !!")) == []
+
+
+@pytest.fixture
+def indexed(db, tmp_path: Path):
+    folder = tmp_path / "memory" / "alice@example.com"
+    folder.mkdir(parents=True)
+    lines = [HEADER]
+    for n, text in enumerate(TEXTS, start=1):
+        lines.append(
+            json.dumps(
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": text,
+                    "msg_id": f"m{n}",
+                    "sender": "alice@example.com",
+                    "ts": f"2025-02-08T19:00:{n:02d}Z",
+                }
+            )
+            + "\n"
+        )
+    (folder / "history.jsonl").write_text("".join(lines))
+    index_roots([RootSpec(tmp_path / "memory", "fluux_xmpp")])
+
+
+def found(query: str) -> list[str]:
+    return sorted(matching_entries(query).values_list("text", flat=True))
+
+
+def test_every_word_must_match_in_any_order(indexed):
+    assert found("fox quick") == sorted([TEXTS[5], TEXTS[6]])
+    assert found("fox jumps") == [TEXTS[5]]
+
+
+def test_a_path_matches_only_where_it_is_written_whole(indexed):
+    # "the app crashed; py files were fine" holds the tokens app and py, but not "app.py".
+    assert found("src/app.py") == [TEXTS[0]]
+    if connection.vendor == "sqlite":
+        # PostgreSQL's parser keeps "src/app.py" as one token, so there a part of a path finds nothing.
+        assert found("app.py") == [TEXTS[0]]
+
+
+def test_an_underscored_word_matches_as_written_and_ignores_case(indexed):
+    assert found("error_code") == [TEXTS[2]]
+    assert found("error code") == sorted([TEXTS[2], TEXTS[3]])
+
+
+def test_a_quoted_phrase_matches_the_words_in_that_order_only(indexed):
+    assert found('"quick brown"') == [TEXTS[5]]
+    assert found('"brown quick"') == [TEXTS[6]]
+
+
+def test_accents_and_case_are_folded_for_plain_words(indexed):
+    if connection.vendor != "sqlite":
+        pytest.skip("PostgreSQL's 'simple' configuration keeps accents; this is FTS5's remove_diacritics")
+    assert found("CAFE") == [TEXTS[4]]
+    assert found("helas") == [TEXTS[4]]
+
+
+def test_a_prefix_matches_the_start_of_a_word(indexed):
+    if connection.vendor != "sqlite":
+        pytest.skip("websearch_to_tsquery, used on PostgreSQL, has no prefix syntax")
+    assert found("jump*") == [TEXTS[5]]
+    assert found("jump") == []
+
+
+def test_the_index_keeps_no_positions_and_stays_consistent(indexed):
+    if connection.vendor != "sqlite":
+        pytest.skip("the FTS5 table is SQLite's")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT sql FROM sqlite_master WHERE name = 'entry_fts'")
+        assert "detail=none" in cursor.fetchone()[0]
+        cursor.execute("INSERT INTO entry_fts(entry_fts, rank) VALUES ('integrity-check', 1)")
+    assert Entry.objects.count() == len(TEXTS) + 1
