@@ -22,17 +22,14 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC
-from itertools import islice
 from pathlib import Path
 
-import orjson
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
-from sessionviewer import readers
+from sessionviewer import ingest, readers
 from sessionviewer.models import ENTRY_FIELDS, Entry, Problem, Session, Source
 from sessionviewer.roots import RootSpec
 
@@ -40,7 +37,10 @@ log = logging.getLogger(__name__)
 
 HEAD_BYTES = 4096
 BATCH = 500
-TITLE_LENGTH = 200
+TITLE_LENGTH = ingest.TITLE_LENGTH
+# A pass with this much to read reads in a second process while this one writes (ingest.Reading).
+PARALLEL_BYTES = 16 * 1024 * 1024
+CPUS = os.cpu_count() or 1
 
 
 @dataclass
@@ -73,8 +73,13 @@ def index_roots(specs: Iterable[RootSpec], progress: Progress | None = None) -> 
     """Bring the index up to date with every root; roots not listed are left alone."""
     started = time.perf_counter()
     summary = IndexSummary()
-    for spec in specs:
-        index_root(spec, summary, progress)
+    passes = [found for spec in specs if (found := _find_changes(spec, summary)) is not None]
+    plans = [plan for root_pass in passes for plan in root_pass.plans]
+    parallel = sum(plan.bytes_to_read for plan in plans) >= PARALLEL_BYTES and CPUS > 1
+    with ingest.Reading([plan.job for plan in plans], parallel) as reading:
+        numbers = iter(range(len(plans)))
+        for root_pass in passes:
+            _write_changes(root_pass, reading, numbers, summary, progress, len(plans))
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -110,7 +115,18 @@ class _Work:
     session_id: int | None
 
 
-def index_root(spec: RootSpec, summary: IndexSummary, progress: Progress | None = None) -> Source | None:
+@dataclass
+class _RootPass:
+    """One root's part of a pass: what is there, and the changed files' plans."""
+
+    source: Source
+    found: list[readers.SessionFile]
+    known: set[str]  # keys of the sessions the index had before the pass
+    plans: list[_Plan]
+
+
+def _find_changes(spec: RootSpec, summary: IndexSummary) -> _RootPass | None:
+    """Discover a root's files and plan the changed ones; nothing is read or written yet."""
     root = spec.path
     if not root.exists():
         return None
@@ -128,7 +144,7 @@ def index_root(spec: RootSpec, summary: IndexSummary, progress: Progress | None 
         found = list(readers.format_module(fmt).discover(root))
     except OSError as error:
         summary.errors.append(f"{root}: {error}")
-        return source
+        return None
     # Only what the comparison needs: loading whole sessions would cost more than the stats.
     known = {
         key: (session_id, state)
@@ -136,32 +152,45 @@ def index_root(spec: RootSpec, summary: IndexSummary, progress: Progress | None 
             "id", "key", "file_size", "file_mtime_ns", "file_inode"
         )
     }
-    work: list[_Work] = []
+    plans = []
     for session_file in found:
         summary.files += 1
         try:
             stat = os.stat(session_file.path)
-        except OSError as error:  # vanished between discovery and now
+            session_id, state = known.get(session_file.key, (None, None))
+            if state != [stat.st_size, stat.st_mtime_ns, stat.st_ino]:
+                plans.append(_plan(source, _Work(session_file, stat, session_id)))
+        except OSError as error:  # vanished or unreadable between discovery and now
             summary.errors.append(f"{session_file.path}: {error}")
-            continue
-        session_id, state = known.get(session_file.key, (None, None))
-        if state != [stat.st_size, stat.st_mtime_ns, stat.st_ino]:
-            work.append(_Work(session_file, stat, session_id))
+    return _RootPass(source, found, set(known), plans)
+
+
+def _write_changes(
+    root_pass: _RootPass,
+    reading: ingest.Reading,
+    numbers: Iterator[int],
+    summary: IndexSummary,
+    progress: Progress | None,
+    total: int,
+) -> None:
+    """Write a root's changed files as they are read, drop its vanished ones, link what changed."""
+    source = root_pass.source
     touched: list[Session] = []
-    done = 0
-    for group in _groups(work):
+    for group in _groups(root_pass.plans):
         with transaction.atomic():
-            for item in group:
-                done += 1
+            new_rows = _NewRows()
+            for plan in group:
+                number = next(numbers)
                 if progress:
-                    progress(done, len(work), item.found.key)
+                    progress(number + 1, total, plan.work.found.key)
                 try:
                     # A savepoint per file: a read that fails halfway leaves none of its rows.
                     with transaction.atomic():
-                        touched.append(index_file(source, item, summary))
+                        touched.append(_index_file(plan, reading.batches(number), summary, new_rows))
                 except OSError as error:  # unreadable: the rest of the group goes on
-                    summary.errors.append(f"{item.found.path}: {error}")
-    gone = set(known) - {f.key for f in found}
+                    summary.errors.append(f"{plan.work.found.path}: {error}")
+            new_rows.index_text()
+    gone = root_pass.known - {f.key for f in root_pass.found}
     if gone:
         summary.removed += len(gone)
         Session.objects.filter(source=source, key__in=gone).delete()
@@ -171,15 +200,14 @@ def index_root(spec: RootSpec, summary: IndexSummary, progress: Progress | None 
     source.indexed_at = timezone.now()
     source.save(update_fields=["indexed_at"])
     summary.sessions += source.sessions.count()
-    return source
 
 
-def _groups(work: list[_Work]) -> Iterable[list[_Work]]:
-    group: list[_Work] = []
+def _groups(plans: list[_Plan]) -> Iterable[list[_Plan]]:
+    group: list[_Plan] = []
     size = 0
-    for item in work:
-        group.append(item)
-        size += item.stat.st_size
+    for plan in plans:
+        group.append(plan)
+        size += plan.bytes_to_read
         if size >= GROUP_BYTES or len(group) >= GROUP_FILES:
             yield group
             group, size = [], 0
@@ -192,58 +220,121 @@ def _head_hash(path: Path, length: int) -> str:
         return hashlib.sha256(handle.read(length)).hexdigest()
 
 
-def index_file(source: Source, work: _Work, summary: IndexSummary) -> Session:
-    """Index one changed file's new lines, in the caller's transaction.
+@dataclass
+class _Plan:
+    """What to do with one changed file, decided before any of its lines is read."""
 
-    Entries are read, folded into the session's totals and written in batches, so
-    memory stays flat however large the file is.
-    """
+    work: _Work
+    session: Session
+    reset: bool  # read again whole: its old rows go first
+    job: ingest.Job
+
+    @property
+    def bytes_to_read(self) -> int:
+        return self.work.stat.st_size - self.job.start_offset
+
+
+def _plan(source: Source, work: _Work) -> _Plan:
     found, stat = work.found, work.stat
     session = (
         Session.objects.get(id=work.session_id) if work.session_id else Session(source=source, key=found.key)
     )
     start_offset = start_line = 0
+    reset = False
     if session.id and _can_append(session, found.path, stat):
         start_offset, start_line = session.read_offset, session.read_line
-        # Problems past the offset (a cut-off last line) are looked at again.
-        session.problem_count -= session.problems.filter(offset__gte=start_offset).delete()[0]
     elif session.id:
-        _reset(session)
+        reset = True
+        _reset_totals(session)
     _apply_discovery(session, found)
-    reader = readers.SessionReader(found.path, found.format, start_offset, start_line)
+    job = ingest.Job(
+        found.path,
+        found.format,
+        start_offset,
+        start_line,
+        ingest.SessionState.of(session),
+        batch_size=BATCH,
+        text_datetimes=connection.vendor == "sqlite",
+    )
+    return _Plan(work, session, reset, job)
+
+
+class _NewRows:
+    """The entry rows a group of files adds, for the full-text index.
+
+    FTS5 writes what it holds in memory to disk at every savepoint, and each file
+    has one: indexing the group's text in one statement at its end, rather than
+    per file, halves what FTS5 costs a cold index (bench/bench_index.py).
+
+    Every row this group adds has an id above the lowest of the largest ids seen
+    just before each file's first insert (after its old rows went), and no row
+    from before the group does: a row that survives was there, so at most that
+    largest id, when the lowest was taken.
+    """
+
+    def __init__(self):
+        self.after_id: int | None = None
+
+    def note_largest_id(self) -> None:
+        if connection.vendor != "sqlite":
+            return  # PostgreSQL keeps its GIN index itself
+        largest = Entry.objects.aggregate(largest=models.Max("id"))["largest"] or 0
+        self.after_id = largest if self.after_id is None else min(self.after_id, largest)
+
+    def index_text(self) -> None:
+        if self.after_id is None:
+            return
+        table = connection.ops.quote_name(Entry._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO entry_fts(rowid, text) SELECT id, text FROM {table} WHERE id > %s",  # noqa: S608
+                [self.after_id],
+            )
+
+
+def _index_file(
+    plan: _Plan, batches: Iterable[ingest.Batch], summary: IndexSummary, new_rows: _NewRows
+) -> Session:
+    """Write one changed file's new lines, in the caller's transaction.
+
+    The lines arrive in batches, each folded into the session's totals already, so
+    memory stays flat however large the file is.
+    """
+    session = plan.session
+    retried = 0
+    if plan.reset:
+        session.entries.all().delete()
+        session.problems.all().delete()
+    elif session.id:
+        # Problems past the offset (a cut-off last line) are looked at again.
+        retried = session.problems.filter(offset__gte=plan.job.start_offset).delete()[0]
+    new_rows.note_largest_id()
     summary.opened += 1
     summaries: list[readers.Entry] = []
-    items = iter(reader)
-    batch = list(islice(items, BATCH))
-    while True:
-        following = list(islice(items, BATCH))
-        entries = [item for item in batch if isinstance(item, readers.Entry)]
-        problems = [item for item in batch if not isinstance(item, readers.Entry)]
-        summaries += [e for e in entries if e.kind == readers.SUMMARY and e.leaf_id]
-        _apply_entries(session, entries)
-        session.problem_count += len(problems)
-        summary.entries += len(entries)
-        summary.problems += len(problems)
-        if not following:
+    for batch in batches:
+        batch.state.copy_to(session)
+        session.problem_count -= retried
+        summaries += batch.summaries
+        summary.entries += len(batch.rows)
+        summary.problems += len(batch.problems)
+        if batch.last:
             # The last batch: one save with the file's state (most files are one batch).
-            _record_file_state(session, found.path, stat, reader)
+            _record_file_state(session, plan.work, batch)
             session.save()
-            _write_rows(session, entries, problems)
-            break
-        if session.id is None:
+        elif session.id is None:
             session.save()  # the rows need its id
-        _write_rows(session, entries, problems)
-        batch = following
+        _write_rows(session, batch.rows, batch.problems)
     session.new_summaries = summaries
     return session
 
 
-def _record_file_state(session: Session, path: Path, stat: os.stat_result, reader) -> None:
+def _record_file_state(session: Session, work: _Work, last: ingest.Batch) -> None:
     # A last line still being written: keep the file "changed" so the next pass looks again.
-    session.file_size = -1 if reader.pending_tail else stat.st_size
+    stat = work.stat
+    session.file_size = -1 if last.pending_tail else stat.st_size
     session.file_mtime_ns, session.file_inode = stat.st_mtime_ns, stat.st_ino
-    session.read_offset, session.read_line = reader.end_offset, reader.end_line
-    session.file_head = _head_hash(path, min(HEAD_BYTES, reader.end_offset))
+    session.read_offset, session.read_line = last.end_offset, last.end_line
+    session.file_head = _head_hash(work.found.path, min(HEAD_BYTES, last.end_offset))
     session.indexed_at = timezone.now()
 
 
@@ -254,9 +345,8 @@ def _can_append(session: Session, path: Path, stat: os.stat_result) -> bool:
     return _head_hash(path, min(HEAD_BYTES, session.read_offset)) == session.file_head
 
 
-def _reset(session: Session) -> None:
-    session.entries.all().delete()
-    session.problems.all().delete()
+def _reset_totals(session: Session) -> None:
+    """Forget what the old lines added up to; their rows go when the file is written."""
     for name in (
         "entry_count",
         "message_count",
@@ -295,176 +385,28 @@ def _apply_discovery(session: Session, found: readers.SessionFile) -> None:
         session.extra["room"], session.peer_kind = True, "group"
 
 
-def _apply_entries(session: Session, entries: list[readers.Entry]) -> None:
-    """Fold new entries into the session's totals; additive, so appends stay cheap."""
-    models_used = list(session.models_used)
-    # Every line of a streamed reply repeats the reply's usage: count each reply
-    # once, with its last line's figures, even when its lines span two passes.
-    last_reply = session.extra.get("last_reply") or {}
-    for entry in entries:
-        session.entry_count += 1
-        # A subagent's own file is all sidechain: there, sidechain lines are the conversation.
-        main_thread = not entry.is_sidechain or session.kind == "subagent"
-        if entry.is_conversational and main_thread:
-            session.message_count += 1
-        if entry.timestamp:
-            if session.started_at is None or entry.timestamp < session.started_at:
-                session.started_at = entry.timestamp
-            if session.updated_at is None or entry.timestamp > session.updated_at:
-                session.updated_at = entry.timestamp
-        # Meta rows (gateway-injected turns, "<synthetic>" models) are not models the session used.
-        if (
-            entry.model
-            and not entry.is_meta
-            and entry.model not in models_used
-            and not entry.model.startswith("<")
-        ):
-            models_used.append(entry.model)
-        if entry.usage:
-            if entry.message_id and entry.message_id == last_reply.get("id"):
-                _add_usage(session, last_reply.get("usage", {}), -1)
-            _add_usage(session, entry.usage, 1)
-            last_reply = {"id": entry.message_id, "usage": entry.usage}
-        if not session.first_prompt and entry.is_prompt and main_thread and not _is_harness_text(entry):
-            prompt = " ".join(entry.text.split())
-            if prompt:
-                session.first_prompt = prompt[:TITLE_LENGTH]
-        if entry.kind in TITLE_KINDS and entry.kind != "summary" and entry.summary:
-            session.summary_title = " ".join(entry.summary.split())[:TITLE_LENGTH]
-        _apply_metadata(session, entry)
-    session.models_used = models_used
-    extra = dict(session.extra)
-    if last_reply:
-        extra["last_reply"] = last_reply
-    links = getattr(readers.format_module(session.format), "subagent_links", None)
-    if links is not None and (found := links(entries)):
-        extra["subagent_links"] = {**found, **extra.get("subagent_links", {})}
-    session.extra = extra
-
-
-def _is_harness_text(entry: readers.Entry) -> bool:
-    """A typed slash command or shell escape: a person typed it, but it makes a poor title."""
-    return bool(entry.extra.get("command")) or entry.text.lstrip().startswith(("<bash-input>", "<command-"))
-
-
-def _add_usage(session: Session, usage: dict, sign: int) -> None:
-    session.input_tokens += sign * int(usage.get("input") or 0)
-    session.output_tokens += sign * int(usage.get("output") or 0)
-    session.cache_read_tokens += sign * int(usage.get("cache_read") or 0)
-    session.cache_write_tokens += sign * int(usage.get("cache_write") or 0)
-
-
-# Kinds whose summary is the session's own title. Claude's summary lines are
-# placed by their leafUuid instead, in _link_summaries.
-TITLE_KINDS = {"summary", "custom-title", "ai-title", "title", "session_info"}
-
-
-def _apply_metadata(session: Session, entry: readers.Entry) -> None:
-    extra = entry.extra
-    if cwd := extra.get("cwd"):
-        session.cwd = str(cwd)[:1024]
-        if session.format in ("claude_code", "go_agent", "openclaw"):
-            session.project = session.cwd
-    if branch := extra.get("gitBranch") or extra.get("git_branch"):
-        session.git_branch = str(branch)[:256]
-    uuid = extra.get("sessionId") or extra.get("session_id")
-    if not uuid and entry.kind == readers.HEADER:
-        uuid = extra.get("id")
-    if uuid and not session.session_uuid:
-        session.session_uuid = str(uuid)[:128]
-    if jid := extra.get("jid"):
-        session.jid = session.jid or str(jid)
-    # Go agent forks name their parent on a branch entry, pi transcripts on the header.
-    if entry.kind in (readers.BRANCH, readers.HEADER):
-        if parent := extra.get("parent_session_path"):
-            session.parent_path = str(parent)
-            session.kind = "fork"
-        if fork := extra.get("fork_entry_id"):
-            session.fork_entry_id = str(fork)
-    if entry.sender.endswith("@muc") and not session.extra.get("room"):
-        session.extra = {**session.extra, "room": True}
-        session.peer_kind = "group"
-    if (agent_id := extra.get("agentId")) and entry.is_sidechain and not session.agent_id:
-        session.agent_id = str(agent_id)
-
-
-ENTRY_COLUMNS = ("session_id", *ENTRY_FIELDS, "text", "raw")
-
-
-# Fields Claude Code repeats on every line: folded into the session, not kept per entry.
-SESSION_EXTRA = frozenset({"cwd", "gitBranch", "version", "sessionId", "userType", "slug", "requestId"})
-
-
-def _json(value) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
-
-
-def _write_rows(session: Session, entries: list[readers.Entry], problems: list[readers.Problem]) -> None:
+def _write_rows(session: Session, rows: list[tuple], problems: list[readers.Problem]) -> None:
     """Insert the rows with executemany: model instances and bulk_create cost several
     times the parse itself, and the indexer writes every line of every file."""
-    adapt_datetime = _datetime_adapter()
-    rows = [
-        (
-            session.id,
-            e.line,
-            e.offset,
-            e.id[:256],
-            e.parent_id[:256] if e.parent_id else None,
-            e.kind[:64],
-            e.role[:32],
-            adapt_datetime(e.timestamp) if e.timestamp else None,
-            _json([b.to_dict() for b in e.blocks]),
-            e.sender[:512],
-            e.model[:256],
-            _json(e.usage),
-            e.message_id[:256],
-            e.subtype[:128],
-            e.is_sidechain,
-            e.is_meta,
-            e.logical_parent_id[:256],
-            e.first_kept_id[:256],
-            _db_text(e.summary),
-            e.leaf_id[:256],
-            _json({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA}) if e.extra else "{}",
-            _db_text(e.text),
-            None if e.raw is None else _json(e.raw),
-        )
-        for e in entries
-    ]
     table = connection.ops.quote_name(Entry._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(c) for c in ENTRY_COLUMNS)
     placeholders = ", ".join(["%s"] * len(ENTRY_COLUMNS))
     insert = f"INSERT INTO {table} ({columns}) VALUES ({placeholders})"  # noqa: S608 - names are ours
     with connection.cursor() as cursor:
-        for start in range(0, len(rows), BATCH):
-            cursor.executemany(insert, rows[start : start + BATCH])
-        if rows and connection.vendor == "sqlite":
-            # Full-text rows for what was just written, in one statement (migration 0006).
-            cursor.execute(
-                f"INSERT INTO entry_fts(rowid, text) SELECT id, text FROM {table}"  # noqa: S608 - names are ours
-                " WHERE session_id = %s AND line BETWEEN %s AND %s",
-                [session.id, entries[0].line, entries[-1].line],
-            )
+        cursor.executemany(insert, [(session.id, *row) for row in rows])
+    # The full-text rows follow once per group (_NewRows), in one statement (migration 0005).
     Problem.objects.bulk_create(
         [
-            Problem(session=session, line=p.line, offset=p.offset, message=p.message, text=_db_text(p.text))
+            Problem(
+                session=session, line=p.line, offset=p.offset, message=p.message, text=ingest.db_text(p.text)
+            )
             for p in problems
         ],
         batch_size=BATCH,
     )
 
 
-def _datetime_adapter():
-    """Django's adapt_datetimefield_value reads settings on every call; the indexer calls
-    it for every line. SQLite stores UTC as text, as Django itself would write it."""
-    if connection.vendor == "sqlite":
-        return lambda value: value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
-    return connection.ops.adapt_datetimefield_value
-
-
-def _db_text(text: str) -> str:
-    # PostgreSQL text cannot hold NUL; the byte is shown as its escape instead.
-    return text.replace("\x00", "\\u0000") if "\x00" in text else text
+ENTRY_COLUMNS = ("session_id", *ENTRY_FIELDS, "text", "raw")
 
 
 def link_sessions(source: Source, touched: list[Session]) -> None:

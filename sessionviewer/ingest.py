@@ -1,0 +1,418 @@
+"""Turning a session file's new lines into index rows, in this process or beside it.
+
+Reading is pure Python and writing is mostly SQLite's own C code, so a cold index
+of many megabytes reads in a second process while this one writes: on two cores
+the two halves overlap instead of adding up (bench/bench_index.py). Small passes,
+the usual case for the watcher, read in this process: starting a process would
+cost more than the reading.
+
+Both ways run the same generator, read_job(), over the same Job, so they give the
+same rows. This module imports no Django: the worker (`python -m
+sessionviewer.ingest`) imports only this module, the readers and orjson.
+
+    reading = Reading(jobs, parallel=True)
+    for number, job in enumerate(jobs):
+        for batch in reading.batches(number):
+            ...  # write batch.rows, batch.problems; batch.state is the session so far
+    reading.close()
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sessionviewer import readers
+
+TITLE_LENGTH = 200
+# Kinds whose summary is the session's own title. Claude's summary lines are
+# placed by their leafUuid instead, when sessions are linked.
+TITLE_KINDS = {"summary", "custom-title", "ai-title", "title", "session_info"}
+# Fields Claude Code repeats on every line: folded into the session, not kept per entry.
+SESSION_EXTRA = frozenset({"cwd", "gitBranch", "version", "sessionId", "userType", "slug", "requestId"})
+
+
+@dataclass
+class SessionState:
+    """What reading a file's lines changes on its session: the same names as the
+    Session model's fields, so the indexer copies them across by name."""
+
+    format: str
+    kind: str = "main"
+    entry_count: int = 0
+    message_count: int = 0
+    problem_count: int = 0
+    started_at: datetime | None = None
+    updated_at: datetime | None = None
+    models_used: list[str] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    first_prompt: str = ""
+    summary_title: str = ""
+    cwd: str = ""
+    project: str = ""
+    git_branch: str = ""
+    session_uuid: str = ""
+    jid: str = ""
+    parent_path: str = ""
+    fork_entry_id: str = ""
+    agent_id: str = ""
+    peer_kind: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, session) -> SessionState:
+        return cls(**{name: getattr(session, name) for name in STATE_FIELDS})
+
+    def copy_to(self, session) -> None:
+        for name in STATE_FIELDS:
+            setattr(session, name, getattr(self, name))
+
+
+STATE_FIELDS = tuple(f.name for f in fields(SessionState))
+
+
+@dataclass
+class Job:
+    """One file's new lines to read: from start_offset, into state."""
+
+    path: Path
+    format: str
+    start_offset: int
+    start_line: int
+    state: SessionState
+    batch_size: int = 500
+    # SQLite keeps datetimes as UTC text; other databases take datetime objects.
+    text_datetimes: bool = True
+
+
+@dataclass
+class Batch:
+    """Up to batch_size lines of one file, ready to write."""
+
+    job: int  # the job's number in its Reading
+    rows: list[tuple]  # the entry columns after session_id (models.ENTRY_FIELDS, text, raw)
+    problems: list[readers.Problem]
+    summaries: list[readers.Entry]  # summary lines with a leaf, linked once all files are in
+    state: SessionState  # the session after these lines
+    last: bool = False
+    # Set on the last batch: where the next read starts, and whether a line is still being written.
+    end_offset: int = 0
+    end_line: int = 0
+    pending_tail: bool = False
+
+
+def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
+    """Read a file's new lines in batches, folding each batch into job.state."""
+    reader = readers.SessionReader(job.path, job.format, job.start_offset, job.start_line)
+    items = iter(reader)
+    batch = list(islice(items, job.batch_size))
+    while True:
+        following = list(islice(items, job.batch_size))
+        entries = [item for item in batch if isinstance(item, readers.Entry)]
+        problems = [item for item in batch if not isinstance(item, readers.Entry)]
+        fold_entries(job.state, entries)
+        job.state.problem_count += len(problems)
+        last = not following
+        yield Batch(
+            job=number,
+            rows=entry_rows(entries, job.text_datetimes),
+            problems=problems,
+            summaries=[e for e in entries if e.kind == readers.SUMMARY and e.leaf_id],
+            state=job.state,
+            last=last,
+            end_offset=reader.end_offset if last else 0,
+            end_line=reader.end_line if last else 0,
+            pending_tail=reader.pending_tail if last else False,
+        )
+        if last:
+            return
+        batch = following
+
+
+# --- Folding entries into the session --------------------------------------------------------------------
+
+
+def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
+    """Fold new entries into the session's totals; additive, so appends stay cheap."""
+    models_used = list(state.models_used)
+    # Every line of a streamed reply repeats the reply's usage: count each reply
+    # once, with its last line's figures, even when its lines span two passes.
+    last_reply = state.extra.get("last_reply") or {}
+    for entry in entries:
+        state.entry_count += 1
+        # A subagent's own file is all sidechain: there, sidechain lines are the conversation.
+        main_thread = not entry.is_sidechain or state.kind == "subagent"
+        if entry.is_conversational and main_thread:
+            state.message_count += 1
+        if entry.timestamp:
+            if state.started_at is None or entry.timestamp < state.started_at:
+                state.started_at = entry.timestamp
+            if state.updated_at is None or entry.timestamp > state.updated_at:
+                state.updated_at = entry.timestamp
+        # Meta rows (gateway-injected turns, "<synthetic>" models) are not models the session used.
+        if (
+            entry.model
+            and not entry.is_meta
+            and entry.model not in models_used
+            and not entry.model.startswith("<")
+        ):
+            models_used.append(entry.model)
+        if entry.usage:
+            if entry.message_id and entry.message_id == last_reply.get("id"):
+                _add_usage(state, last_reply.get("usage", {}), -1)
+            _add_usage(state, entry.usage, 1)
+            last_reply = {"id": entry.message_id, "usage": entry.usage}
+        if not state.first_prompt and entry.is_prompt and main_thread and not _is_harness_text(entry):
+            prompt = " ".join(entry.text.split())
+            if prompt:
+                state.first_prompt = prompt[:TITLE_LENGTH]
+        if entry.kind in TITLE_KINDS and entry.kind != "summary" and entry.summary:
+            state.summary_title = " ".join(entry.summary.split())[:TITLE_LENGTH]
+        _fold_metadata(state, entry)
+    state.models_used = models_used
+    extra = dict(state.extra)
+    if last_reply:
+        extra["last_reply"] = last_reply
+    links = getattr(readers.format_module(state.format), "subagent_links", None)
+    if links is not None and (found := links(entries)):
+        extra["subagent_links"] = {**found, **extra.get("subagent_links", {})}
+    state.extra = extra
+
+
+def _is_harness_text(entry: readers.Entry) -> bool:
+    """A typed slash command or shell escape: a person typed it, but it makes a poor title."""
+    return bool(entry.extra.get("command")) or entry.text.lstrip().startswith(("<bash-input>", "<command-"))
+
+
+def _add_usage(state: SessionState, usage: dict, sign: int) -> None:
+    state.input_tokens += sign * int(usage.get("input") or 0)
+    state.output_tokens += sign * int(usage.get("output") or 0)
+    state.cache_read_tokens += sign * int(usage.get("cache_read") or 0)
+    state.cache_write_tokens += sign * int(usage.get("cache_write") or 0)
+
+
+def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
+    extra = entry.extra
+    if cwd := extra.get("cwd"):
+        state.cwd = str(cwd)[:1024]
+        if state.format in ("claude_code", "go_agent", "openclaw"):
+            state.project = state.cwd
+    if branch := extra.get("gitBranch") or extra.get("git_branch"):
+        state.git_branch = str(branch)[:256]
+    uuid = extra.get("sessionId") or extra.get("session_id")
+    if not uuid and entry.kind == readers.HEADER:
+        uuid = extra.get("id")
+    if uuid and not state.session_uuid:
+        state.session_uuid = str(uuid)[:128]
+    if jid := extra.get("jid"):
+        state.jid = state.jid or str(jid)
+    # Go agent forks name their parent on a branch entry, pi transcripts on the header.
+    if entry.kind in (readers.BRANCH, readers.HEADER):
+        if parent := extra.get("parent_session_path"):
+            state.parent_path = str(parent)
+            state.kind = "fork"
+        if fork := extra.get("fork_entry_id"):
+            state.fork_entry_id = str(fork)
+    if entry.sender.endswith("@muc") and not state.extra.get("room"):
+        state.extra = {**state.extra, "room": True}
+        state.peer_kind = "group"
+    if (agent_id := extra.get("agentId")) and entry.is_sidechain and not state.agent_id:
+        state.agent_id = str(agent_id)
+
+
+# --- Rows ------------------------------------------------------------------------------------------------
+
+
+def entry_rows(entries: list[readers.Entry], text_datetimes: bool) -> list[tuple]:
+    """The entry columns after session_id, in models.ENTRY_FIELDS order, then text and raw."""
+    return [
+        (
+            e.line,
+            e.offset,
+            e.id[:256],
+            e.parent_id[:256] if e.parent_id else None,
+            e.kind[:64],
+            e.role[:32],
+            _datetime(e.timestamp, text_datetimes),
+            _json([b.to_dict() for b in e.blocks]),
+            e.sender[:512],
+            e.model[:256],
+            _json(e.usage),
+            e.message_id[:256],
+            e.subtype[:128],
+            e.is_sidechain,
+            e.is_meta,
+            e.logical_parent_id[:256],
+            e.first_kept_id[:256],
+            db_text(e.summary),
+            e.leaf_id[:256],
+            _json({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA}) if e.extra else "{}",
+            db_text(e.text),
+            None if e.raw is None else _json(e.raw),
+        )
+        for e in entries
+    ]
+
+
+def _datetime(value: datetime | None, as_text: bool):
+    if value is None or not as_text:
+        return value
+    # As Django's SQLite backend writes a DateTimeField under USE_TZ: naive UTC text.
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+
+
+def _json(value) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+
+
+def db_text(text: str) -> str:
+    # PostgreSQL text cannot hold NUL; the byte is shown as its escape instead.
+    return text.replace("\x00", "\\u0000") if "\x00" in text else text
+
+
+# --- Reading in this process, or in a worker process -----------------------------------------------------
+
+
+class ReadFailed(OSError):
+    """A file the worker process could not read (it vanished, or is unreadable)."""
+
+
+@dataclass
+class _Failure:
+    job: int
+    error: str
+    os_error: bool
+
+
+class Reading:
+    """The batches of a list of jobs, read here (parallel=False) or by a worker process.
+
+    The worker is `python -m sessionviewer.ingest`: it reads the pickled jobs on its
+    stdin and writes pickled batches to its stdout. Nothing of this process is
+    inherited or imported again (no Django, no open database, no __main__), and the
+    pipe holds only a few batches, so memory stays flat whatever the file sizes.
+
+    batches(n) must be asked for in job order; a job whose batches were not all taken
+    (its write failed) is skipped over.
+    """
+
+    def __init__(self, jobs: list[Job], parallel: bool):
+        self.jobs = jobs
+        self.worker: subprocess.Popen | None = None
+        if parallel and jobs:
+            self.worker = subprocess.Popen(
+                [sys.executable, "-m", "sessionviewer.ingest"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=PROJECT,
+                env={
+                    **os.environ,
+                    "PYTHONPATH": os.pathsep.join([str(PROJECT), os.environ.get("PYTHONPATH", "")]),
+                },
+            )
+            # Jobs are small (paths, offsets, totals) and the worker takes them all
+            # before it writes anything, so this cannot block on a full stdout.
+            pickle.dump(jobs, self.worker.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            self.worker.stdin.close()
+
+    def batches(self, number: int) -> Iterator[Batch]:
+        if self.worker is None:
+            yield from read_job(self.jobs[number], number)
+            return
+        while True:
+            item = self._next()
+            if item.job < number:
+                continue  # what is left of a job the caller gave up on
+            if isinstance(item, _Failure):
+                raise (ReadFailed if item.os_error else RuntimeError)(item.error)
+            yield item
+            if item.last:
+                return
+
+    def _next(self) -> Batch | _Failure:
+        try:
+            return pickle.load(self.worker.stdout)  # noqa: S301 - our own child process wrote it
+        except EOFError:
+            self.worker.wait()
+            error = self.worker.stderr.read().decode("utf-8", "replace").strip()
+            raise RuntimeError(
+                f"the reading process ended early (exit code {self.worker.returncode}): {error[-2000:]}"
+            ) from None
+
+    def close(self) -> None:
+        if self.worker is None:
+            return
+        if self.worker.poll() is None:
+            self.worker.kill()  # the caller stopped early: what it has not taken is not needed
+        self.worker.wait()
+        self.worker.stdout.close()
+        self.worker.stderr.close()
+        self.worker = None
+
+    def __enter__(self) -> Reading:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def serve(jobs_in, batches_out) -> None:
+    """The worker process: read every job in order and hand over the batches.
+
+    A thread writes to the pipe, so that reading runs up to AHEAD batches in front
+    of the writer in the parent: without it the two processes would take turns,
+    since a pipe holds less than one batch.
+    """
+    jobs: list[Job] = pickle.load(jobs_in)  # noqa: S301 - our parent process wrote it
+    pending: queue.Queue[bytes | None] = queue.Queue(maxsize=AHEAD)
+
+    def write() -> None:
+        while (data := pending.get()) is not None:
+            batches_out.write(data)
+        batches_out.flush()
+
+    writer = threading.Thread(target=write, name="ingest-writer")
+    writer.start()
+    try:
+        for number, job in enumerate(jobs):
+            try:
+                for batch in read_job(job, number):
+                    pending.put(pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))
+            except OSError as error:
+                failure = _Failure(number, f"{job.path}: {error}", os_error=True)
+                pending.put(pickle.dumps(failure, protocol=pickle.HIGHEST_PROTOCOL))
+            except Exception as error:  # a bug: the indexer raises it, as it would reading in-process
+                failure = _Failure(number, f"{job.path}: {type(error).__name__}: {error}", os_error=False)
+                pending.put(pickle.dumps(failure, protocol=pickle.HIGHEST_PROTOCOL))
+    finally:
+        pending.put(None)
+        writer.join()
+
+
+AHEAD = 4
+
+
+if __name__ == "__main__":
+    # Through the package, so that what is pickled names sessionviewer.ingest, not __main__.
+    from sessionviewer.ingest import serve as serve_from_package
+
+    serve_from_package(sys.stdin.buffer, sys.stdout.buffer)

@@ -1,0 +1,193 @@
+"""Reading files into rows in a worker process gives exactly what reading in-process gives.
+
+The indexer reads in a second process when a pass has many megabytes to read
+(indexer.PARALLEL_BYTES); these tests force that path on small files and compare.
+"""
+
+import copy
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sessionviewer import indexer, ingest
+from sessionviewer.indexer import index_roots
+from sessionviewer.models import Entry, Problem, Session
+from sessionviewer.roots import RootSpec
+
+from .test_pages import DEMO_SPECS
+
+FIXTURES = Path(__file__).parent / "fixtures"
+FORMAT_OF_FOLDER = {"claude_code": "claude_code", "go_agent": "go_agent", "fluux_xmpp": "fluux_xmpp"}
+
+
+def fixture_jobs(batch_size: int = 3) -> list[ingest.Job]:
+    """One job per fixture transcript, bad lines and cut-off writes included."""
+    return [
+        ingest.Job(path, fmt, 0, 0, ingest.SessionState(format=fmt), batch_size=batch_size)
+        for folder, fmt in FORMAT_OF_FOLDER.items()
+        for path in sorted((FIXTURES / folder).glob("*.jsonl"))
+    ]
+
+
+def read_all(jobs: list[ingest.Job], parallel: bool) -> list[tuple]:
+    seen = []
+    with ingest.Reading(jobs, parallel) as reading:
+        for number in range(len(jobs)):
+            for batch in reading.batches(number):
+                seen.append(
+                    (
+                        number,
+                        batch.rows,
+                        [p.to_dict() for p in batch.problems],
+                        [e.to_dict() for e in batch.summaries],
+                        copy.deepcopy(batch.state),  # in-process, the one state object runs on
+                        (batch.last, batch.end_offset, batch.end_line, batch.pending_tail),
+                    )
+                )
+    return seen
+
+
+def test_the_worker_gives_the_same_batches_as_reading_in_process():
+    in_process = read_all(fixture_jobs(), parallel=False)
+    in_worker = read_all(fixture_jobs(), parallel=True)
+    assert len(in_process) > len(fixture_jobs())  # several files span more than one batch
+    assert any(problems for _n, _r, problems, *_ in in_process)  # bad lines are in there
+    assert in_worker == in_process
+
+
+def test_the_state_runs_on_across_batches_and_ends_with_the_file():
+    job = ingest.Job(
+        FIXTURES / "claude_code/tool_call_and_result.jsonl",
+        "claude_code",
+        0,
+        0,
+        ingest.SessionState(format="claude_code"),
+        batch_size=1,
+    )
+    seen = [(b.last, b.state.entry_count, b.end_offset) for b in ingest.read_job(job)]
+    size = job.path.stat().st_size
+    assert seen == [(False, n, 0) for n in range(1, len(seen))] + [(True, len(seen), size)]
+
+
+def test_a_file_the_worker_cannot_read_fails_alone(tmp_path):
+    jobs = fixture_jobs()[:2]
+    missing = ingest.Job(tmp_path / "gone.jsonl", "claude_code", 0, 0, ingest.SessionState(format="claude_code"))
+    with ingest.Reading([jobs[0], missing, jobs[1]], parallel=True) as reading:
+        assert list(reading.batches(0))[-1].last
+        with pytest.raises(ingest.ReadFailed, match="gone.jsonl"):
+            list(reading.batches(1))
+        assert list(reading.batches(2))[-1].last
+
+
+def test_what_is_left_of_an_abandoned_job_is_skipped():
+    jobs = fixture_jobs(batch_size=1)[:3]
+    with ingest.Reading(jobs, parallel=True) as reading:
+        first = next(iter(reading.batches(0)))  # the writer gave up after one batch
+        assert not first.last
+        rest = list(reading.batches(1))
+    assert {b.job for b in rest} == {1}
+    assert rest[-1].last
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang():
+    with ingest.Reading(fixture_jobs(batch_size=1), parallel=True) as reading:
+        reading.worker.kill()
+        reading.worker.wait()
+        with pytest.raises(RuntimeError, match="reading process ended early"):
+            for number in range(len(reading.jobs)):
+                list(reading.batches(number))
+
+
+def test_stopping_early_ends_the_worker():
+    reading = ingest.Reading(fixture_jobs(batch_size=1), parallel=True)
+    worker = reading.worker
+    next(iter(reading.batches(0)))
+    reading.close()
+    assert worker.returncode is not None
+
+
+def index_snapshot() -> list[tuple]:
+    sessions = list(
+        Session.objects.order_by("source__path", "key").values_list(
+            "source__path",
+            "key",
+            "entry_count",
+            "message_count",
+            "problem_count",
+            "started_at",
+            "updated_at",
+            "models_used",
+            "input_tokens",
+            "output_tokens",
+            "first_prompt",
+            "summary_title",
+            "project",
+            "jid",
+            "kind",
+            "parent__key",
+            "parent_tool_id",
+            "read_offset",
+            "extra",
+        )
+    )
+    entries = list(
+        Entry.objects.order_by("session__source__path", "session__key", "line").values_list(
+            "session__key", "line", "entry_id", "parent_id", "kind", "timestamp", "text", "blocks", "extra"
+        )
+    )
+    problems = list(Problem.objects.order_by("session__key", "line").values_list("session__key", "line", "message"))
+    return [sessions, entries, problems]
+
+
+@pytest.mark.django_db
+def test_indexing_through_the_worker_gives_the_same_index(tmp_path, monkeypatch):
+    specs = []
+    for spec in DEMO_SPECS:
+        copy = tmp_path / spec.path.relative_to(spec.path.parents[1])
+        shutil.copytree(spec.path, copy)
+        specs.append(RootSpec(copy, spec.format))
+    index_roots(specs)
+    in_process = index_snapshot()
+    Session.objects.all().delete()
+    monkeypatch.setattr(indexer, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(indexer, "CPUS", 2)
+    spawned = []
+    monkeypatch.setattr(ingest.subprocess, "Popen", _recording(spawned))
+    summary = index_roots(specs)
+    assert len(spawned) == 1  # one worker for the whole pass, every root
+    assert summary.opened == len(in_process[0]) and not summary.errors
+    assert index_snapshot() == in_process
+
+
+@pytest.mark.django_db
+def test_a_file_gone_before_the_worker_reads_it_is_an_error_and_the_rest_index(tmp_path, monkeypatch):
+    folder = tmp_path / "memory"
+    for jid in ("alice@example.com", "bob@example.com"):
+        (folder / jid).mkdir(parents=True)
+        (folder / jid / "history.jsonl").write_text(
+            '{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"%s"}\n'
+            '{"type":"message","role":"user","content":"hello","ts":"2025-02-08T19:00:01Z"}\n' % jid
+        )
+    monkeypatch.setattr(indexer, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(indexer, "CPUS", 2)
+    real_reading = ingest.Reading
+
+    def reading_after_a_removal(jobs, parallel):
+        (folder / "alice@example.com" / "history.jsonl").unlink()  # planned, not read yet
+        return real_reading(jobs, parallel)
+
+    monkeypatch.setattr(ingest, "Reading", reading_after_a_removal)
+    summary = index_roots([RootSpec(folder, "fluux_xmpp")])
+    assert len(summary.errors) == 1 and "alice@example.com" in summary.errors[0]
+    assert list(Session.objects.values_list("jid", "entry_count")) == [("bob@example.com", 2)]
+
+
+def _recording(spawned: list):
+    real = ingest.subprocess.Popen
+
+    def popen(*args, **kwargs):
+        spawned.append(args)
+        return real(*args, **kwargs)
+
+    return popen
