@@ -5,6 +5,7 @@ The indexer reads in a second process when a pass has many megabytes to read
 """
 
 import copy
+import json
 import shutil
 from pathlib import Path
 
@@ -72,7 +73,9 @@ def test_the_state_runs_on_across_batches_and_ends_with_the_file():
 
 def test_a_file_the_worker_cannot_read_fails_alone(tmp_path):
     jobs = fixture_jobs()[:2]
-    missing = ingest.Job(tmp_path / "gone.jsonl", "claude_code", 0, 0, ingest.SessionState(format="claude_code"))
+    missing = ingest.Job(
+        tmp_path / "gone.jsonl", "claude_code", 0, 0, ingest.SessionState(format="claude_code")
+    )
     with ingest.Reading([jobs[0], missing, jobs[1]], parallel=True) as reading:
         assert list(reading.batches(0))[-1].last
         with pytest.raises(ingest.ReadFailed, match="gone.jsonl"):
@@ -136,7 +139,9 @@ def index_snapshot() -> list[tuple]:
             "session__key", "line", "entry_id", "parent_id", "kind", "timestamp", "text", "blocks", "extra"
         )
     )
-    problems = list(Problem.objects.order_by("session__key", "line").values_list("session__key", "line", "message"))
+    problems = list(
+        Problem.objects.order_by("session__key", "line").values_list("session__key", "line", "message")
+    )
     return [sessions, entries, problems]
 
 
@@ -165,10 +170,9 @@ def test_a_file_gone_before_the_worker_reads_it_is_an_error_and_the_rest_index(t
     folder = tmp_path / "memory"
     for jid in ("alice@example.com", "bob@example.com"):
         (folder / jid).mkdir(parents=True)
-        (folder / jid / "history.jsonl").write_text(
-            '{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"%s"}\n'
-            '{"type":"message","role":"user","content":"hello","ts":"2025-02-08T19:00:01Z"}\n' % jid
-        )
+        header = {"type": "session", "version": 1, "created": "2025-02-08T19:00:00Z", "jid": jid}
+        hello = {"type": "message", "role": "user", "content": "hello", "ts": "2025-02-08T19:00:01Z"}
+        (folder / jid / "history.jsonl").write_text(f"{json.dumps(header)}\n{json.dumps(hello)}\n")
     monkeypatch.setattr(indexer, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(indexer, "CPUS", 2)
     real_reading = ingest.Reading
