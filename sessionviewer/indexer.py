@@ -37,7 +37,6 @@ log = logging.getLogger(__name__)
 
 HEAD_BYTES = 4096
 BATCH = 500
-TITLE_LENGTH = ingest.TITLE_LENGTH
 # A pass with this much to read reads in a second process while this one writes (ingest.Reading).
 PARALLEL_BYTES = 16 * 1024 * 1024
 CPUS = os.cpu_count() or 1
@@ -348,21 +347,13 @@ def _can_append(session: Session, path: Path, stat: os.stat_result) -> bool:
 
 
 def _reset_totals(session: Session) -> None:
-    """Forget what the old lines added up to; their rows go when the file is written."""
-    for name in (
-        "entry_count",
-        "message_count",
-        "problem_count",
-        "input_tokens",
-        "output_tokens",
-        "cache_read_tokens",
-        "cache_write_tokens",
-    ):
-        setattr(session, name, 0)
-    session.models_used = []
-    session.started_at = session.updated_at = None
-    session.title = session.summary_title = session.first_prompt = ""
-    session.extra = {}
+    """Forget what the old lines said; their rows go when the file is written.
+
+    Everything reading the lines sets starts again from SessionState's defaults;
+    discovery then puts back what the file's location says.
+    """
+    ingest.SessionState(format=session.format).copy_to(session)
+    session.title = ""
 
 
 def _apply_discovery(session: Session, found: readers.SessionFile) -> None:
@@ -459,7 +450,7 @@ def _link_summaries(source: Source, summaries: list[readers.Entry], touched: lis
                 .exclude(id=session.id)
                 .first()
             )
-        title = " ".join(entry.summary.split())[:TITLE_LENGTH]
+        title = " ".join(entry.summary.split())[: ingest.TITLE_LENGTH]
         if owner and title and owner.summary_title != title:
             owner.summary_title = title
             owner.save(update_fields=["summary_title"])

@@ -323,7 +323,7 @@ class Reading:
                 cwd=PROJECT,
                 env={
                     **os.environ,
-                    "PYTHONPATH": os.pathsep.join([str(PROJECT), os.environ.get("PYTHONPATH", "")]),
+                    "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT), os.environ.get("PYTHONPATH")])),
                 },
             )
             # Jobs are small (paths, offsets, totals) and the worker takes them all

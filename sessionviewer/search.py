@@ -65,11 +65,6 @@ def parse_query(text: str) -> ParsedQuery:
     return ParsedQuery(" ".join(terms), tuple(dict.fromkeys(literals)))
 
 
-def fts5_query(text: str) -> str:
-    """User words to an FTS5 query: every token must match (see ParsedQuery)."""
-    return parse_query(text).fts
-
-
 def matching_entries(text: str) -> QuerySet[Entry]:
     """Entries whose text holds every word of the query, and every phrase as written."""
     parsed = parse_query(text)
