@@ -240,33 +240,66 @@ def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
 
 def entry_rows(entries: list[readers.Entry], text_datetimes: bool) -> list[tuple]:
     """The entry columns after session_id, in models.ENTRY_FIELDS order, then text and raw."""
-    return [
-        (
-            e.line,
-            e.offset,
-            e.id[:256],
-            e.parent_id[:256] if e.parent_id else None,
-            e.kind[:64],
-            e.role[:32],
-            _datetime(e.timestamp, text_datetimes),
-            _json([b.to_dict() for b in e.blocks]),
-            e.sender[:512],
-            e.model[:256],
-            _json(e.usage),
-            e.message_id[:256],
-            e.subtype[:128],
-            e.is_sidechain,
-            e.is_meta,
-            e.logical_parent_id[:256],
-            e.first_kept_id[:256],
-            db_text(e.summary),
-            e.leaf_id[:256],
-            _json({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA}) if e.extra else "{}",
-            db_text(e.text),
-            None if e.raw is None else _json(e.raw),
+    rows = []
+    for e in entries:
+        text = e.text
+        stored_text = db_text(text)
+        rows.append(
+            (
+                e.line,
+                e.offset,
+                e.id[:256],
+                e.parent_id[:256] if e.parent_id else None,
+                e.kind[:64],
+                e.role[:32],
+                _datetime(e.timestamp, text_datetimes),
+                _json(stored_blocks(e.blocks, text_in_column="\x00" not in text)),
+                e.sender[:512],
+                e.model[:256],
+                _json(e.usage),
+                e.message_id[:256],
+                e.subtype[:128],
+                e.is_sidechain,
+                e.is_meta,
+                e.logical_parent_id[:256],
+                e.first_kept_id[:256],
+                db_text(e.summary),
+                e.leaf_id[:256],
+                _json({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA}) if e.extra else "{}",
+                stored_text,
+                None if e.raw is None else _json(e.raw),
+            )
         )
-        for e in entries
-    ]
+    return rows
+
+
+# A block's text is kept once, in the entry's text column, which joins the blocks'
+# texts in order (readers.Entry.text): the block keeps its length under this key.
+# The text is most of what the index holds, and writing it twice cost the indexer
+# a tenth of its time (bench/bench_index.py).
+TEXT_LENGTH = "text_length"
+
+
+def stored_blocks(blocks: list[readers.Block], text_in_column: bool) -> list[dict]:
+    """The blocks as the index stores them; text_in_column: the text column holds the
+    blocks' texts unchanged (db_text escapes NUL, which changes lengths)."""
+    stored = [b.to_dict() for b in blocks]
+    if text_in_column:
+        for data in stored:
+            if "text" in data:
+                data[TEXT_LENGTH] = len(data.pop("text"))
+    return stored
+
+
+def blocks_from_stored(stored: list[dict], text: str) -> list[dict]:
+    """stored_blocks undone: each block's text cut back out of the entry's text."""
+    start = 0
+    for data in stored:
+        length = data.pop(TEXT_LENGTH, None)
+        if length is not None:
+            data["text"] = text[start : start + length]
+            start += length + 1  # the newline readers.Entry.text puts between them
+    return stored
 
 
 def _datetime(value: datetime | None, as_text: bool):

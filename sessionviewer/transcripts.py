@@ -14,7 +14,7 @@ from threading import Lock
 import orjson
 from django.db import connection
 
-from sessionviewer import readers, threads
+from sessionviewer import ingest, readers, threads
 from sessionviewer.models import ENTRY_FIELDS, Entry, Session, ThreadSnapshot
 
 UnknownLeaf = threads.UnknownLeaf
@@ -28,26 +28,28 @@ def _block(data: dict) -> readers.Block:
 
 
 def _timestamp(value) -> datetime | None:
-    # SQLite hands back Django's naive UTC text; PostgreSQL an aware datetime.
-    if value is None or isinstance(value, datetime):
-        return value
-    return datetime.fromisoformat(value).replace(tzinfo=UTC)
+    # SQLite hands back naive UTC (Django's converter parses its text); PostgreSQL an aware datetime.
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def _select_entries(where: str, params: list) -> list[readers.Entry]:
     """Entries from a plain cursor rather than the ORM: a long session has tens of
     thousands of rows, and Django's per-value converters cost several times the query."""
     table = connection.ops.quote_name(Entry._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(c) for c in ENTRY_FIELDS)
+    columns = ", ".join(connection.ops.quote_name(c) for c in (*ENTRY_FIELDS, "text"))
     query = f"SELECT {columns} FROM {table} WHERE {where} ORDER BY line"  # noqa: S608 - names are ours
-    loads, block, make_entry = orjson.loads, _block, readers.Entry
+    loads, block, make_entry, unstore = orjson.loads, _block, readers.Entry, ingest.blocks_from_stored
     entries = []
     with connection.cursor() as cursor:
         cursor.execute(query, params)
         for row in cursor.fetchall():
             (line, offset, entry_id, parent_id, kind, role, timestamp, blocks, sender, model, usage,
              message_id, subtype, is_sidechain, is_meta, logical_parent_id, first_kept_id, summary,
-             leaf_id, extra) = row  # fmt: skip
+             leaf_id, extra, text) = row  # fmt: skip
             entries.append(
                 make_entry(
                     id=entry_id,
@@ -55,7 +57,9 @@ def _select_entries(where: str, params: list) -> list[readers.Entry]:
                     kind=kind,
                     role=role,
                     timestamp=_timestamp(timestamp),
-                    blocks=[block(b) for b in loads(blocks)] if blocks and blocks != "[]" else [],
+                    blocks=[block(b) for b in unstore(loads(blocks), text)]
+                    if blocks and blocks != "[]"
+                    else [],
                     line=line,
                     offset=offset,
                     sender=sender,

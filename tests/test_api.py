@@ -127,6 +127,12 @@ def test_detail_returns_the_thread_with_the_files_own_ids(client, root, viewer):
     assert body["session"]["jid"] == "alice@example.com"
 
 
+def test_detail_gives_each_entrys_time_with_its_offset(client, root, viewer):
+    body = get_json(client, reverse("api-session-detail", args=[session_of("alice@example.com").id]))
+    times = [e["timestamp"] for e in body["entries"] if e["kind"] == "message"]
+    assert times == ["2025-02-08T19:00:01+00:00", "2025-02-08T19:00:02+00:00"]
+
+
 def test_detail_lists_the_bad_lines_of_the_file(client, root, viewer):
     body = get_json(client, reverse("api-session-detail", args=[session_of("bob@example.com").id]))
     assert [p["line"] for p in body["problems"]] == [3]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionviewer import indexer, ingest
+from sessionviewer import indexer, ingest, readers, transcripts
 from sessionviewer.indexer import index_roots
 from sessionviewer.models import Entry, Problem, Session
 from sessionviewer.roots import RootSpec
@@ -195,3 +195,94 @@ def _recording(spawned: list):
         return real(*args, **kwargs)
 
     return popen
+
+
+# --- What the index keeps of an entry ---------------------------------------------------------------------
+
+
+def read_back_shape(entry) -> tuple:
+    return (
+        entry.line,
+        entry.offset,
+        entry.id,
+        entry.parent_id,
+        entry.kind,
+        entry.role,
+        entry.timestamp,
+        [b.to_dict() for b in entry.blocks],
+        entry.text,
+        entry.sender,
+        entry.model,
+        entry.usage,
+        entry.message_id,
+        entry.subtype,
+        (entry.is_sidechain, entry.is_meta),
+        (entry.logical_parent_id, entry.first_kept_id, entry.summary, entry.leaf_id),
+    )
+
+
+@pytest.mark.django_db
+def test_every_entry_reads_back_from_the_index_as_the_reader_gave_it():
+    hostile = FIXTURES / "hostile"
+    specs = [RootSpec(FIXTURES / folder, fmt) for folder, fmt in FORMAT_OF_FOLDER.items()]
+    specs += [RootSpec(hostile / "claude", "claude_code"), RootSpec(hostile / "go", "go_agent")]
+    specs += [RootSpec(hostile / "fluux", "fluux_xmpp")]
+    assert index_roots(specs).errors == []
+    checked = 0
+    for session in Session.objects.all():
+        read = [
+            item
+            for item in readers.SessionReader(Path(session.path), session.format, 0, 0)
+            if isinstance(item, readers.Entry)
+        ]
+        assert [read_back_shape(e) for e in transcripts.load_entries(session)] == [
+            read_back_shape(e) for e in read
+        ], session.path
+        checked += len(read)
+    assert checked > 100
+
+
+@pytest.mark.django_db
+def test_a_blocks_text_is_stored_once_and_cut_back_out(tmp_path):
+    lines = [
+        {"type": "session", "version": 1, "id": "s1", "timestamp": "2026-02-01T10:00:00Z", "cwd": "/w"},
+        {
+            "type": "message",
+            "id": "m1",
+            "parentId": None,
+            "timestamp": "2026-02-01T10:00:01Z",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "first\nthought"},
+                    {"type": "text", "text": ""},
+                    {"type": "tool_call", "id": "c1", "name": "read", "arguments": {"path": "a.py"}},
+                    {"type": "text", "text": "é ✓ 🚀 done"},
+                ],
+            },
+        },
+        {
+            "type": "message",
+            "id": "m2",
+            "parentId": "m1",
+            "timestamp": "2026-02-01T10:00:02Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": "a NUL \u0000 here"}]},
+        },
+    ]
+    (tmp_path / "20260201-100000-0000abcd.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in lines)
+    )
+    index_roots([RootSpec(tmp_path, "go_agent")])
+    stored = dict(Entry.objects.values_list("entry_id", "blocks"))
+    assert stored["m1"][0] == {"type": "thinking", ingest.TEXT_LENGTH: len("first\nthought")}
+    # The text column escapes NUL (PostgreSQL cannot hold it), so that block keeps its own text.
+    assert stored["m2"] == [{"type": "text", "text": "a NUL \x00 here"}]
+    session = Session.objects.get()
+    by_id = {e.id: e for e in transcripts.load_entries(session)}
+    assert [(b.type, b.text) for b in by_id["m1"].blocks] == [
+        ("thinking", "first\nthought"),
+        ("text", ""),
+        ("tool_call", ""),
+        ("text", "é ✓ 🚀 done"),
+    ]
+    assert by_id["m2"].blocks[0].text == "a NUL \x00 here"
