@@ -10,11 +10,12 @@ Both ways run the same generator, read_job(), over the same Job, so they give th
 same rows. This module imports no Django: the worker (`python -m
 sessionviewer.ingest`) imports only this module, the readers and orjson.
 
-    reading = Reading(jobs, parallel=True)
-    for number, job in enumerate(jobs):
-        for batch in reading.batches(number):
-            ...  # write batch.rows, batch.problems; batch.state is the session so far
-    reading.close()
+    with Reading(parallel_from=16 * 1024 * 1024) as reading:
+        numbers = [reading.add(job, bytes_to_read) for job, bytes_to_read in planned]
+        reading.close_jobs()
+        for number in numbers:
+            for batch in reading.batches(number):
+                ...  # write batch.rows, batch.problems; batch.state is the session so far
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ import queue
 import subprocess
 import sys
 import threading
+from collections import deque
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from itertools import islice
@@ -96,8 +99,10 @@ class Job:
     start_line: int
     state: SessionState
     batch_size: int = 500
-    # SQLite keeps datetimes as UTC text; other databases take datetime objects.
-    text_datetimes: bool = True
+    # Rows for SQLite: datetimes as UTC text and booleans as 0/1, as Django's backend
+    # writes them (sqlite3 binds a bool through its adapter lookup, which cost a cold
+    # index a twentieth of its time). Other databases take datetimes and booleans.
+    for_sqlite: bool = True
 
 
 @dataclass
@@ -130,7 +135,7 @@ def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
         last = not following
         yield Batch(
             job=number,
-            rows=entry_rows(entries, job.text_datetimes),
+            rows=entry_rows(entries, job.for_sqlite),
             problems=problems,
             summaries=[e for e in entries if e.kind == readers.SUMMARY and e.leaf_id],
             state=job.state,
@@ -238,8 +243,9 @@ def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
 # --- Rows ------------------------------------------------------------------------------------------------
 
 
-def entry_rows(entries: list[readers.Entry], text_datetimes: bool) -> list[tuple]:
+def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[tuple]:
     """The entry columns after session_id, in models.ENTRY_FIELDS order, then text and raw."""
+    flag = int if for_sqlite else bool
     rows = []
     for e in entries:
         text = e.text
@@ -252,15 +258,15 @@ def entry_rows(entries: list[readers.Entry], text_datetimes: bool) -> list[tuple
                 e.parent_id[:256] if e.parent_id else None,
                 e.kind[:64],
                 e.role[:32],
-                _datetime(e.timestamp, text_datetimes),
+                _datetime(e.timestamp, for_sqlite),
                 _json(stored_blocks(e.blocks, text_in_column="\x00" not in text)),
                 e.sender[:512],
                 e.model[:256],
                 _json(e.usage),
                 e.message_id[:256],
                 e.subtype[:128],
-                e.is_sidechain,
-                e.is_meta,
+                flag(e.is_sidechain),
+                flag(e.is_meta),
                 e.logical_parent_id[:256],
                 e.first_kept_id[:256],
                 db_text(e.summary),
@@ -333,36 +339,76 @@ class _Failure:
 
 
 class Reading:
-    """The batches of a list of jobs, read here (parallel=False) or by a worker process.
+    """The batches of the jobs added to it, read here or by a worker process.
 
-    The worker is `python -m sessionviewer.ingest`: it reads the pickled jobs on its
+    parallel_from: once the jobs added have this many bytes to read, a worker
+    process starts and reads them, and the jobs added after; None: read here.
+    The worker is `python -m sessionviewer.ingest`: it takes pickled jobs on its
     stdin and writes pickled batches to its stdout. Nothing of this process is
-    inherited or imported again (no Django, no open database, no __main__), and the
-    pipe holds only a few batches, so memory stays flat whatever the file sizes.
+    inherited or imported again (no Django, no open database, no __main__), and at
+    most AHEAD_BYTES of batches wait in it, so memory stays flat whatever the file
+    sizes. It starts while the caller is still planning the rest of the pass, so
+    the interpreter's start is not waited for.
 
     batches(n) must be asked for in job order; a job whose batches were not all taken
     (its write failed) is skipped over.
     """
 
-    def __init__(self, jobs: list[Job], parallel: bool):
-        self.jobs = jobs
+    def __init__(self, parallel_from: int | None = None):
+        self.parallel_from = parallel_from
+        self.jobs: list[Job] = []
+        self.bytes_to_read = 0
         self.worker: subprocess.Popen | None = None
-        if parallel and jobs:
-            self.worker = subprocess.Popen(
-                [sys.executable, "-m", "sessionviewer.ingest"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=PROJECT,
-                env={
-                    **os.environ,
-                    "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT), os.environ.get("PYTHONPATH")])),
-                },
-            )
-            # Jobs are small (paths, offsets, totals) and the worker takes them all
-            # before it writes anything, so this cannot block on a full stdout.
-            pickle.dump(jobs, self.worker.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-            self.worker.stdin.close()
+        self.all_added = False
+
+    @classmethod
+    def of(cls, jobs: list[Job], parallel: bool) -> Reading:
+        reading = cls(parallel_from=0 if parallel else None)
+        for job in jobs:
+            reading.add(job)
+        reading.close_jobs()
+        return reading
+
+    def add(self, job: Job, bytes_to_read: int = 0) -> int:
+        """Queue a job; its number is what batches() takes."""
+        if self.all_added:
+            raise RuntimeError("no job can be added after close_jobs()")
+        self.jobs.append(job)
+        self.bytes_to_read += bytes_to_read
+        if self.worker is not None:
+            self._send(job)
+        elif self.parallel_from is not None and self.bytes_to_read >= self.parallel_from:
+            self._start_worker()
+        return len(self.jobs) - 1
+
+    def close_jobs(self) -> None:
+        """No more jobs: the worker ends once it has read the last one."""
+        self.all_added = True
+        if self.worker is not None and not self.worker.stdin.closed:
+            with suppress(BrokenPipeError):  # the worker died: batches() says so
+                self.worker.stdin.close()
+
+    def _start_worker(self) -> None:
+        self.worker = subprocess.Popen(
+            [sys.executable, "-m", "sessionviewer.ingest"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=PROJECT,
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT), os.environ.get("PYTHONPATH")])),
+            },
+        )
+        for job in self.jobs:
+            self._send(job)
+
+    def _send(self, job: Job) -> None:
+        # The worker takes jobs in a thread of their own as they come, so this never
+        # waits on the worker's reading, nor the worker on this process's writing.
+        with suppress(BrokenPipeError):  # the worker died: batches() says so
+            pickle.dump(job, self.worker.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            self.worker.stdin.flush()
 
     def batches(self, number: int) -> Iterator[Batch]:
         if self.worker is None:
@@ -394,8 +440,9 @@ class Reading:
         if self.worker.poll() is None:
             self.worker.kill()  # the caller stopped early: what it has not taken is not needed
         self.worker.wait()
-        self.worker.stdout.close()
-        self.worker.stderr.close()
+        for pipe in (self.worker.stdin, self.worker.stdout, self.worker.stderr):
+            with suppress(BrokenPipeError):  # jobs the killed worker never took
+                pipe.close()
         self.worker = None
 
     def __enter__(self) -> Reading:
@@ -408,40 +455,85 @@ class Reading:
 PROJECT = Path(__file__).resolve().parent.parent
 
 
+class _ReadAhead:
+    """Pickled batches waiting for the pipe: at most `limit` bytes of them, and always one."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.waiting: deque[bytes | None] = deque()
+        self.size = 0
+        self.changed = threading.Condition()
+
+    def put(self, data: bytes | None) -> None:
+        size = len(data or b"")
+        with self.changed:
+            while self.waiting and self.size + size > self.limit:
+                self.changed.wait()
+            self.waiting.append(data)
+            self.size += size
+            self.changed.notify_all()
+
+    def get(self) -> bytes | None:
+        with self.changed:
+            while not self.waiting:
+                self.changed.wait()
+            data = self.waiting.popleft()
+            self.size -= len(data or b"")
+            self.changed.notify_all()
+            return data
+
+
 def serve(jobs_in, batches_out) -> None:
     """The worker process: read every job in order and hand over the batches.
 
-    A thread writes to the pipe, so that reading runs up to AHEAD batches in front
-    of the writer in the parent: without it the two processes would take turns,
-    since a pipe holds less than one batch.
+    One thread takes the jobs as the parent sends them, and one writes the batches
+    to the pipe, so that reading runs up to AHEAD_BYTES in front of the writer in
+    the parent. Without that the two processes would take turns (a pipe holds less
+    than one batch), and a stretch of files slow to read could not use the time
+    the writer spent on a stretch slow to write.
     """
-    jobs: list[Job] = pickle.load(jobs_in)  # noqa: S301 - our parent process wrote it
-    pending: queue.Queue[bytes | None] = queue.Queue(maxsize=AHEAD)
+    jobs: queue.Queue[Job | None] = queue.Queue()
+    ahead = _ReadAhead(AHEAD_BYTES)
+
+    def take_jobs() -> None:
+        try:
+            while True:
+                jobs.put(pickle.load(jobs_in))  # noqa: S301 - our parent process wrote it
+        except EOFError:
+            pass
+        finally:
+            jobs.put(None)
 
     def write() -> None:
-        while (data := pending.get()) is not None:
+        while (data := ahead.get()) is not None:
             batches_out.write(data)
         batches_out.flush()
 
-    writer = threading.Thread(target=write, name="ingest-writer")
-    writer.start()
+    threads = [
+        threading.Thread(target=take_jobs, name="ingest-jobs", daemon=True),
+        threading.Thread(target=write, name="ingest-writer"),
+    ]
+    for thread in threads:
+        thread.start()
     try:
-        for number, job in enumerate(jobs):
+        number = 0
+        while (job := jobs.get()) is not None:
             try:
                 for batch in read_job(job, number):
-                    pending.put(pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))
+                    ahead.put(pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))
             except OSError as error:
                 failure = _Failure(number, f"{job.path}: {error}", os_error=True)
-                pending.put(pickle.dumps(failure, protocol=pickle.HIGHEST_PROTOCOL))
+                ahead.put(pickle.dumps(failure, protocol=pickle.HIGHEST_PROTOCOL))
             except Exception as error:  # a bug: the indexer raises it, as it would reading in-process
                 failure = _Failure(number, f"{job.path}: {type(error).__name__}: {error}", os_error=False)
-                pending.put(pickle.dumps(failure, protocol=pickle.HIGHEST_PROTOCOL))
+                ahead.put(pickle.dumps(failure, protocol=pickle.HIGHEST_PROTOCOL))
+            number += 1
     finally:
-        pending.put(None)
-        writer.join()
+        ahead.put(None)
+        threads[1].join()
 
 
-AHEAD = 4
+AHEAD_BYTES = 16 * 1024 * 1024
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ The indexer reads in a second process when a pass has many megabytes to read
 import copy
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,7 @@ def fixture_jobs(batch_size: int = 3) -> list[ingest.Job]:
 
 def read_all(jobs: list[ingest.Job], parallel: bool) -> list[tuple]:
     seen = []
-    with ingest.Reading(jobs, parallel) as reading:
+    with ingest.Reading.of(jobs, parallel) as reading:
         for number in range(len(jobs)):
             for batch in reading.batches(number):
                 seen.append(
@@ -76,7 +77,7 @@ def test_a_file_the_worker_cannot_read_fails_alone(tmp_path):
     missing = ingest.Job(
         tmp_path / "gone.jsonl", "claude_code", 0, 0, ingest.SessionState(format="claude_code")
     )
-    with ingest.Reading([jobs[0], missing, jobs[1]], parallel=True) as reading:
+    with ingest.Reading.of([jobs[0], missing, jobs[1]], parallel=True) as reading:
         assert list(reading.batches(0))[-1].last
         with pytest.raises(ingest.ReadFailed, match="gone.jsonl"):
             list(reading.batches(1))
@@ -85,7 +86,7 @@ def test_a_file_the_worker_cannot_read_fails_alone(tmp_path):
 
 def test_what_is_left_of_an_abandoned_job_is_skipped():
     jobs = fixture_jobs(batch_size=1)[:3]
-    with ingest.Reading(jobs, parallel=True) as reading:
+    with ingest.Reading.of(jobs, parallel=True) as reading:
         first = next(iter(reading.batches(0)))  # the writer gave up after one batch
         assert not first.last
         rest = list(reading.batches(1))
@@ -94,7 +95,7 @@ def test_what_is_left_of_an_abandoned_job_is_skipped():
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang():
-    with ingest.Reading(fixture_jobs(batch_size=1), parallel=True) as reading:
+    with ingest.Reading.of(fixture_jobs(batch_size=1), parallel=True) as reading:
         reading.worker.kill()
         reading.worker.wait()
         with pytest.raises(RuntimeError, match="reading process ended early"):
@@ -103,11 +104,59 @@ def test_a_worker_that_dies_is_an_error_not_a_hang():
 
 
 def test_stopping_early_ends_the_worker():
-    reading = ingest.Reading(fixture_jobs(batch_size=1), parallel=True)
+    reading = ingest.Reading.of(fixture_jobs(batch_size=1), parallel=True)
     worker = reading.worker
     next(iter(reading.batches(0)))
     reading.close()
     assert worker.returncode is not None
+
+
+def test_the_worker_starts_once_the_jobs_hold_enough_to_read_and_takes_the_later_ones():
+    jobs = fixture_jobs()
+    expected = read_all(fixture_jobs(), parallel=False)
+    seen = []
+    with ingest.Reading(parallel_from=300) as reading:
+        assert reading.add(jobs[0], 200) == 0
+        assert reading.worker is None  # 200 bytes to read: not worth a process yet
+        reading.add(jobs[1], 200)
+        assert reading.worker is not None
+        for job in jobs[2:]:
+            reading.add(job, 200)
+        reading.close_jobs()
+        with pytest.raises(RuntimeError, match="after close_jobs"):
+            reading.add(jobs[0])
+        for number in range(len(jobs)):
+            seen += [(b.job, b.rows, b.last) for b in reading.batches(number)]
+    assert seen == [(number, rows, last) for number, rows, *_, (last, *_) in expected]
+
+
+def test_jobs_handed_over_before_any_batch_is_taken_do_not_block_either_process():
+    # Far more than a pipe holds in either direction: the worker takes jobs in a
+    # thread of its own, so adding them cannot wait on the batches nobody reads yet.
+    jobs = fixture_jobs() * 60
+    with ingest.Reading(parallel_from=0) as reading:
+        adding = threading.Thread(target=lambda: [reading.add(job) for job in jobs], daemon=True)
+        adding.start()
+        adding.join(timeout=60)
+        assert not adding.is_alive(), "adding jobs blocked"
+        reading.close_jobs()
+        last = [list(reading.batches(number))[-1] for number in range(len(jobs))]
+    assert all(batch.last for batch in last)
+    assert [batch.job for batch in last] == list(range(len(jobs)))
+
+
+def test_the_read_ahead_holds_at_most_its_bytes_but_always_one_batch():
+    ahead = ingest._ReadAhead(limit=10)
+    ahead.put(b"x" * 25)  # larger than the limit, and alone: taken
+    blocked = threading.Thread(target=ahead.put, args=(b"y" * 5,), daemon=True)
+    blocked.start()
+    blocked.join(timeout=0.2)
+    assert blocked.is_alive()  # 25 + 5 bytes would be over the limit
+    assert ahead.get() == b"x" * 25
+    blocked.join(timeout=5)
+    assert not blocked.is_alive()
+    ahead.put(b"z" * 5)  # 5 + 5 fit
+    assert [ahead.get(), ahead.get()] == [b"y" * 5, b"z" * 5]
 
 
 def index_snapshot() -> list[tuple]:
@@ -175,13 +224,13 @@ def test_a_file_gone_before_the_worker_reads_it_is_an_error_and_the_rest_index(t
         (folder / jid / "history.jsonl").write_text(f"{json.dumps(header)}\n{json.dumps(hello)}\n")
     monkeypatch.setattr(indexer, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(indexer, "CPUS", 2)
-    real_reading = ingest.Reading
+    real_start = ingest.Reading._start_worker
 
-    def reading_after_a_removal(jobs, parallel):
+    def start_after_a_removal(reading):
         (folder / "alice@example.com" / "history.jsonl").unlink()  # planned, not read yet
-        return real_reading(jobs, parallel)
+        real_start(reading)
 
-    monkeypatch.setattr(ingest, "Reading", reading_after_a_removal)
+    monkeypatch.setattr(ingest.Reading, "_start_worker", start_after_a_removal)
     summary = index_roots([RootSpec(folder, "fluux_xmpp")])
     assert len(summary.errors) == 1 and "alice@example.com" in summary.errors[0]
     assert list(Session.objects.values_list("jid", "entry_count")) == [("bob@example.com", 2)]
