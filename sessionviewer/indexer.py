@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import connection, transaction
+from django.db import DataError, connection, transaction
 from django.utils import timezone
 
 from sessionviewer import ingest, readers
@@ -191,7 +191,8 @@ def _write_changes(
                     # A savepoint per file: a read that fails halfway leaves none of its rows.
                     with transaction.atomic():
                         touched.append(_index_file(plan, reading.batches(number), summary, new_rows))
-                except OSError as error:  # unreadable: the rest of the group goes on
+                except (OSError, DataError) as error:
+                    # Unreadable, or a value the database refuses: the rest of the group goes on.
                     summary.errors.append(f"{plan.work.found.path}: {error}")
             new_rows.index_text()
     gone = root_pass.known - {f.key for f in root_pass.found}
@@ -390,6 +391,7 @@ def _save_session(session: Session) -> None:
     fields = [f for f in Session._meta.concrete_fields if not f.primary_key]
     adding = session.id is None
     values = [f.get_db_prep_save(f.pre_save(session, adding), connection) for f in fields]
+    values = [ingest.db_text(v) if isinstance(v, str) else v for v in values]  # titles, paths: from files
     table = quote(Session._meta.db_table)
     with connection.cursor() as cursor:
         if adding:
@@ -416,7 +418,11 @@ def _write_rows(session: Session, rows: list[tuple], problems: list[readers.Prob
     Problem.objects.bulk_create(
         [
             Problem(
-                session=session, line=p.line, offset=p.offset, message=p.message, text=ingest.db_text(p.text)
+                session=session,
+                line=p.line,
+                offset=p.offset,
+                message=ingest.db_text(p.message),
+                text=ingest.db_text(p.text),
             )
             for p in problems
         ],
@@ -466,16 +472,17 @@ def _link_summaries(source: Source, summaries: list[readers.Entry], touched: lis
     owner_of = {id(e): s for s in touched for e in getattr(s, "new_summaries", [])}
     for entry in summaries:
         session = owner_of[id(entry)]
-        owner = session if session.entries.filter(entry_id=entry.leaf_id).exists() else None
+        leaf_id = ingest.db_text(entry.leaf_id[:256])  # as entry_rows stored the ids
+        owner = session if session.entries.filter(entry_id=leaf_id).exists() else None
         if owner is None:
             owner = (
                 Session.objects.filter(
-                    source=source, project_dir=session.project_dir, entries__entry_id=entry.leaf_id
+                    source=source, project_dir=session.project_dir, entries__entry_id=leaf_id
                 )
                 .exclude(id=session.id)
                 .first()
             )
-        title = " ".join(entry.summary.split())[: ingest.TITLE_LENGTH]
+        title = ingest.db_text(" ".join(entry.summary.split())[: ingest.TITLE_LENGTH])
         if owner and title and owner.summary_title != title:
             owner.summary_title = title
             owner.save(update_fields=["summary_title"])

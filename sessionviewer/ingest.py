@@ -246,33 +246,33 @@ def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
 def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[tuple]:
     """The entry columns after session_id, in models.ENTRY_FIELDS order, then text and raw."""
     flag = int if for_sqlite else bool
+    clean = db_text
     rows = []
     for e in entries:
         text = e.text
-        stored_text = db_text(text)
         rows.append(
             (
                 e.line,
                 e.offset,
-                e.id[:256],
-                e.parent_id[:256] if e.parent_id else None,
-                e.kind[:64],
-                e.role[:32],
+                clean(e.id[:256]),
+                clean(e.parent_id[:256]) if e.parent_id else None,
+                clean(e.kind[:64]),
+                clean(e.role[:32]),
                 _datetime(e.timestamp, for_sqlite),
                 _json(stored_blocks(e.blocks, text_in_column="\x00" not in text)),
-                e.sender[:512],
-                e.model[:256],
+                clean(e.sender[:512]),
+                clean(e.model[:256]),
                 _json(e.usage),
-                e.message_id[:256],
-                e.subtype[:128],
+                clean(e.message_id[:256]),
+                clean(e.subtype[:128]),
                 flag(e.is_sidechain),
                 flag(e.is_meta),
-                e.logical_parent_id[:256],
-                e.first_kept_id[:256],
-                db_text(e.summary),
-                e.leaf_id[:256],
+                clean(e.logical_parent_id[:256]),
+                clean(e.first_kept_id[:256]),
+                clean(e.summary),
+                clean(e.leaf_id[:256]),
                 _json({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA}) if e.extra else "{}",
-                stored_text,
+                clean(text),
                 None if e.raw is None else _json(e.raw),
             )
         )
@@ -320,7 +320,8 @@ def _json(value) -> str:
 
 
 def db_text(text: str) -> str:
-    # PostgreSQL text cannot hold NUL; the byte is shown as its escape instead.
+    # PostgreSQL text cannot hold NUL, and a file may put one in any string (an id,
+    # a title): the character is kept as its escape instead, on every database.
     return text.replace("\x00", "\\u0000") if "\x00" in text else text
 
 

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from django.db import DataError
 
 from sessionviewer import indexer, ingest, readers, transcripts
 from sessionviewer.indexer import index_roots
@@ -335,3 +336,72 @@ def test_a_blocks_text_is_stored_once_and_cut_back_out(tmp_path):
         ("text", "é ✓ 🚀 done"),
     ]
     assert by_id["m2"].blocks[0].text == "a NUL \x00 here"
+
+
+@pytest.mark.django_db
+def test_a_nul_anywhere_in_a_file_indexes_on_every_database(tmp_path):
+    # PostgreSQL text cannot hold NUL: ids, prompts, titles and bad lines keep it as its escape.
+    project = tmp_path / "projects" / "-w"
+    project.mkdir(parents=True)
+    lines = [
+        {"type": "summary", "summary": "title\u0000one", "leafUuid": "a\u00002"},
+        {
+            "type": "user",
+            "uuid": "u\u00001",
+            "parentUuid": None,
+            "sessionId": "s",
+            "cwd": "/w\u0000",
+            "timestamp": "2026-02-01T10:00:00Z",
+            "message": {"role": "user", "content": "first\u0000prompt"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a\u00002",
+            "parentUuid": "u\u00001",
+            "sessionId": "s",
+            "timestamp": "2026-02-01T10:00:01Z",
+            "message": {"role": "assistant", "model": "m\u0000", "content": [{"type": "text", "text": "ok"}]},
+        },
+    ]
+    body = "".join(json.dumps(line) + "\n" for line in lines) + '{"bad\u0000line\n'
+    (project / "s.jsonl").write_text(body)
+    assert index_roots([RootSpec(tmp_path / "projects", "claude_code")]).errors == []
+    session = Session.objects.get()
+    assert session.first_prompt == "first\\u0000prompt"
+    assert session.summary_title == "title\\u0000one"
+    assert session.problem_count == 1
+    thread = transcripts.transcript(session).thread
+    assert [item.entry.id for item in thread.items if item.entry.is_conversational] == [
+        "u\\u00001",
+        "a\\u00002",
+    ]
+
+
+@pytest.mark.django_db
+def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch):
+    folder = tmp_path / "memory"
+    for jid in ("alice@example.com", "bob@example.com"):
+        (folder / jid).mkdir(parents=True)
+        hello = {
+            "type": "message",
+            "role": "user",
+            "content": f"hello from {jid}",
+            "ts": "2025-02-08T19:00:01Z",
+        }
+        (folder / jid / "history.jsonl").write_text(json.dumps(hello) + "\n")
+    real_write_rows = indexer._write_rows
+
+    def refusing_alice(session, rows, problems):
+        real_write_rows(session, rows, problems)
+        if session.jid == "alice@example.com":
+            raise DataError("value too long")
+
+    monkeypatch.setattr(indexer, "_write_rows", refusing_alice)
+    summary = index_roots([RootSpec(folder, "fluux_xmpp")])
+    assert len(summary.errors) == 1 and "alice@example.com" in summary.errors[0]
+    assert list(Session.objects.values_list("jid", flat=True)) == ["bob@example.com"]
+    assert list(Entry.objects.values_list("text", flat=True)) == ["hello from bob@example.com"]
+    # Nothing of alice's file was kept, so the next pass tries it again whole.
+    monkeypatch.setattr(indexer, "_write_rows", real_write_rows)
+    index_roots([RootSpec(folder, "fluux_xmpp")])
+    assert Session.objects.count() == 2
