@@ -80,6 +80,7 @@ def index_roots(specs: Iterable[RootSpec], progress: Progress | None = None) -> 
                 passes.append(root_pass)
                 for plan in root_pass.plans:
                     reading.add(plan.job, plan.bytes_to_read)
+                reading.send_jobs()  # to read while the next root is planned
         reading.close_jobs()
         numbers = iter(range(len(reading.jobs)))
         for root_pass in passes:

@@ -360,6 +360,7 @@ class Reading:
         self.jobs: list[Job] = []
         self.bytes_to_read = 0
         self.worker: subprocess.Popen | None = None
+        self.jobs_sent = 0
         self.all_added = False
 
     @classmethod
@@ -376,16 +377,21 @@ class Reading:
             raise RuntimeError("no job can be added after close_jobs()")
         self.jobs.append(job)
         self.bytes_to_read += bytes_to_read
-        if self.worker is not None:
-            self._send(job)
-        elif self.parallel_from is not None and self.bytes_to_read >= self.parallel_from:
+        if (
+            self.worker is None
+            and self.parallel_from is not None
+            and self.bytes_to_read >= self.parallel_from
+        ):
             self._start_worker()
+        elif self.worker is not None and len(self.jobs) - self.jobs_sent >= SEND_JOBS:
+            self.send_jobs()
         return len(self.jobs) - 1
 
     def close_jobs(self) -> None:
         """No more jobs: the worker ends once it has read the last one."""
         self.all_added = True
-        if self.worker is not None and not self.worker.stdin.closed:
+        self.send_jobs()
+        if self.worker is not None:
             with suppress(BrokenPipeError):  # the worker died: batches() says so
                 self.worker.stdin.close()
 
@@ -401,15 +407,20 @@ class Reading:
                 "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT), os.environ.get("PYTHONPATH")])),
             },
         )
-        for job in self.jobs:
-            self._send(job)
+        self.send_jobs()
 
-    def _send(self, job: Job) -> None:
-        # The worker takes jobs in a thread of their own as they come, so this never
-        # waits on the worker's reading, nor the worker on this process's writing.
-        with suppress(BrokenPipeError):  # the worker died: batches() says so
-            pickle.dump(job, self.worker.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-            self.worker.stdin.flush()
+    def send_jobs(self) -> None:
+        """Hand the jobs added so far to the worker, if it runs (add() does, every SEND_JOBS)."""
+        # Jobs go over in lists: the worker takes them in a thread of its own, which
+        # waits its turn for the interpreter between two reads of the pipe, so one
+        # job per write left this process waiting on a full pipe.
+        if self.worker is None:
+            return
+        jobs, self.jobs_sent = self.jobs[self.jobs_sent :], len(self.jobs)
+        if jobs:
+            with suppress(BrokenPipeError):  # the worker died: batches() says so
+                pickle.dump(jobs, self.worker.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+                self.worker.stdin.flush()
 
     def batches(self, number: int) -> Iterator[Batch]:
         if self.worker is None:
@@ -499,7 +510,8 @@ def serve(jobs_in, batches_out) -> None:
     def take_jobs() -> None:
         try:
             while True:
-                jobs.put(pickle.load(jobs_in))  # noqa: S301 - our parent process wrote it
+                for job in pickle.load(jobs_in):  # noqa: S301 - our parent process wrote it
+                    jobs.put(job)
         except EOFError:
             pass
         finally:
@@ -535,6 +547,7 @@ def serve(jobs_in, batches_out) -> None:
 
 
 AHEAD_BYTES = 16 * 1024 * 1024
+SEND_JOBS = 256  # jobs that wait to be sent together once the worker runs
 
 
 if __name__ == "__main__":
