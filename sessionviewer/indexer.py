@@ -17,6 +17,7 @@ starts exactly where the last commit ended.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import DataError, connection, transaction
+from django.db import DataError, connection, models, transaction
 from django.utils import timezone
 
 from sessionviewer import ingest, readers
@@ -388,46 +389,79 @@ def _apply_discovery(session: Session, found: readers.SessionFile) -> None:
 def _save_session(session: Session) -> None:
     """Session.save() in one plain statement: the ORM's save compiles its SQL on every
     call, which cost a cold index two thirds of what its ~400 session saves took."""
-    quote = connection.ops.quote_name
-    fields = [f for f in Session._meta.concrete_fields if not f.primary_key]
+    sql = _statements(connection.vendor)
     adding = session.id is None
-    values = [f.get_db_prep_save(f.pre_save(session, adding), connection) for f in fields]
-    values = [ingest.db_text(v) if isinstance(v, str) else v for v in values]  # titles, paths: from files
-    table = quote(Session._meta.db_table)
+    values = []
+    for f, plain in sql.session_fields:
+        value = getattr(session, f.attname)
+        if plain and (value is None or type(value) is int or type(value) is str):
+            values.append(ingest.db_text(value) if type(value) is str else value)  # titles, paths: from files
+        else:
+            value = f.get_db_prep_save(f.pre_save(session, adding), connection)
+            values.append(ingest.db_text(value) if isinstance(value, str) else value)
     with connection.cursor() as cursor:
         if adding:
-            columns = ", ".join(quote(f.column) for f in fields)
-            placeholders = ", ".join(["%s"] * len(fields))
-            cursor.execute(f"INSERT INTO {table} ({columns}) VALUES ({placeholders}) RETURNING id", values)  # noqa: S608
+            cursor.execute(sql.insert_session, values)
             session.id = cursor.fetchone()[0]
             session._state.adding, session._state.db = False, connection.alias
         else:
-            assignments = ", ".join(f"{quote(f.column)} = %s" for f in fields)
-            cursor.execute(f"UPDATE {table} SET {assignments} WHERE id = %s", [*values, session.id])  # noqa: S608
+            cursor.execute(sql.update_session, [*values, session.id])
 
 
 def _write_rows(session: Session, rows: list[tuple], problems: list[readers.Problem]) -> None:
     """Insert the rows with executemany: model instances and bulk_create cost several
     times the parse itself, and the indexer writes every line of every file."""
-    table = connection.ops.quote_name(Entry._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(c) for c in ENTRY_COLUMNS)
-    placeholders = ", ".join(["%s"] * len(ENTRY_COLUMNS))
-    insert = f"INSERT INTO {table} ({columns}) VALUES ({placeholders})"  # noqa: S608 - names are ours
+    session_id = session.id
     with connection.cursor() as cursor:
-        cursor.executemany(insert, [(session.id, *row) for row in rows])
+        cursor.executemany(_statements(connection.vendor).insert_entry, [(session_id, *row) for row in rows])
     # The full-text rows follow once per group (_NewRows), in one statement (migration 0005).
-    Problem.objects.bulk_create(
-        [
-            Problem(
-                session=session,
-                line=p.line,
-                offset=p.offset,
-                message=ingest.db_text(p.message),
-                text=ingest.db_text(p.text),
-            )
-            for p in problems
-        ],
-        batch_size=BATCH,
+    if problems:
+        Problem.objects.bulk_create(
+            [
+                Problem(
+                    session=session,
+                    line=p.line,
+                    offset=p.offset,
+                    message=ingest.db_text(p.message),
+                    text=ingest.db_text(p.text),
+                )
+                for p in problems
+            ],
+            batch_size=BATCH,
+        )
+
+
+@dataclass(frozen=True)
+class _Statements:
+    """The SQL the indexer runs for every file, built once per database vendor."""
+
+    session_fields: tuple[tuple[models.Field, bool], ...]  # with: its value goes in as it is
+    insert_session: str
+    update_session: str
+    insert_entry: str
+
+
+# Fields whose str, int or None value the ORM would pass on unchanged.
+_PLAIN_FIELDS = (models.CharField, models.TextField, models.IntegerField, models.BigIntegerField)
+_PLAIN_FIELDS += (models.PositiveIntegerField,)
+
+
+@functools.cache
+def _statements(vendor: str) -> _Statements:
+    quote = connection.ops.quote_name
+    fields = [f for f in Session._meta.concrete_fields if not f.primary_key]
+    session_table, entry_table = quote(Session._meta.db_table), quote(Entry._meta.db_table)
+    session_columns = ", ".join(quote(f.column) for f in fields)
+    assignments = ", ".join(f"{quote(f.column)} = %s" for f in fields)
+    entry_columns = ", ".join(quote(c) for c in ENTRY_COLUMNS)
+    # The names are ours, not a request's.
+    return _Statements(
+        session_fields=tuple((f, type(f) in _PLAIN_FIELDS) for f in fields),
+        insert_session=f"INSERT INTO {session_table} ({session_columns}) "  # noqa: S608
+        f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING id",
+        update_session=f"UPDATE {session_table} SET {assignments} WHERE id = %s",  # noqa: S608
+        insert_entry=f"INSERT INTO {entry_table} ({entry_columns}) "  # noqa: S608
+        f"VALUES ({', '.join(['%s'] * len(ENTRY_COLUMNS))})",
     )
 
 
