@@ -419,8 +419,7 @@ class Reading:
         jobs, self.jobs_sent = self.jobs[self.jobs_sent :], len(self.jobs)
         if jobs:
             with suppress(BrokenPipeError):  # the worker died: batches() says so
-                pickle.dump(jobs, self.worker.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-                self.worker.stdin.flush()
+                write_all(self.worker.stdin.fileno(), pickle.dumps(jobs, protocol=pickle.HIGHEST_PROTOCOL))
 
     def batches(self, number: int) -> Iterator[Batch]:
         if self.worker is None:
@@ -519,8 +518,7 @@ def serve(jobs_in, batches_out) -> None:
 
     def write() -> None:
         while (data := ahead.get()) is not None:
-            batches_out.write(data)
-        batches_out.flush()
+            write_all(batches_out.fileno(), data)
 
     threads = [
         threading.Thread(target=take_jobs, name="ingest-jobs", daemon=True),
@@ -544,6 +542,19 @@ def serve(jobs_in, batches_out) -> None:
     finally:
         ahead.put(None)
         threads[1].join()
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of data to a pipe, a write at a time.
+
+    Not through a buffered file: stopping and continuing a process (Ctrl-Z then fg,
+    or a profiler sampling it) can cut a large write to a pipe short, and Python's
+    BufferedWriter was seen to drop the rest, leaving the reader a corrupt stream
+    (tests/test_ingest.py stops and continues a worker to check).
+    """
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 AHEAD_BYTES = 16 * 1024 * 1024

@@ -4,10 +4,14 @@ The indexer reads in a second process when a pass has many megabytes to read
 (indexer.PARALLEL_BYTES); these tests force that path on small files and compare.
 """
 
+import contextlib
 import copy
 import json
+import os
 import shutil
+import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -158,6 +162,47 @@ def test_the_read_ahead_holds_at_most_its_bytes_but_always_one_batch():
     assert not blocked.is_alive()
     ahead.put(b"z" * 5)  # 5 + 5 fit
     assert [ahead.get(), ahead.get()] == [b"y" * 5, b"z" * 5]
+
+
+def test_a_worker_stopped_and_continued_still_hands_over_every_batch_whole(tmp_path):
+    # Stopping a process (Ctrl-Z, a profiler) cuts its large pipe writes short: a
+    # buffered file was seen to drop the rest, and the parent then read garbage.
+    history = tmp_path / "bob@example.com" / "history.jsonl"
+    history.parent.mkdir()
+    words = " ".join(f"word{n}" for n in range(400))
+    lines = [
+        {"type": "message", "role": "user", "content": f"{n} {words}", "ts": "2025-02-08T19:00:01Z"}
+        for n in range(1500)
+    ]
+    history.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    jobs = [ingest.Job(history, "fluux_xmpp", 0, 0, ingest.SessionState(format="fluux_xmpp"), batch_size=200)]
+    expected = [batch.rows for batch in ingest.Reading.of(copy.deepcopy(jobs), parallel=False).batches(0)]
+    done = threading.Event()
+    with ingest.Reading.of(jobs, parallel=True) as reading:
+        pid = reading.worker.pid
+
+        def stop_and_continue() -> None:
+            try:
+                while not done.is_set():
+                    os.kill(pid, signal.SIGSTOP)
+                    time.sleep(0.002)
+                    os.kill(pid, signal.SIGCONT)
+                    time.sleep(0.003)
+            except ProcessLookupError:
+                pass
+            finally:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
+
+        pesterer = threading.Thread(target=stop_and_continue, daemon=True)
+        pesterer.start()
+        try:
+            seen = [batch.rows for batch in reading.batches(0)]
+        finally:
+            done.set()
+            pesterer.join()
+    assert len(expected) == 8
+    assert seen == expected
 
 
 def index_snapshot() -> list[tuple]:
