@@ -262,7 +262,7 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[tuple]:
                 _json(stored_blocks(e.blocks, text_in_column="\x00" not in text)),
                 clean(e.sender[:512]),
                 clean(e.model[:256]),
-                _json(e.usage),
+                _json(e.usage) if e.usage else "{}",
                 clean(e.message_id[:256]),
                 clean(e.subtype[:128]),
                 flag(e.is_sidechain),
@@ -312,7 +312,9 @@ def _datetime(value: datetime | None, as_text: bool):
     if value is None or not as_text:
         return value
     # As Django's SQLite backend writes a DateTimeField under USE_TZ: naive UTC text.
-    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+    if value.tzinfo is not UTC:  # most files write Z, which reads back as UTC itself
+        value = value.astimezone(UTC)
+    return value.replace(tzinfo=None).isoformat(" ")
 
 
 def _json(value) -> str:

@@ -244,20 +244,25 @@ def iter_lines(
 
 def decode_line(path: Path, number: int, offset: int, raw: bytes) -> dict | Problem | None:
     """One line to a JSON object, a Problem saying why not, or None when blank."""
-    if not raw.strip():
+    if not raw or raw.isspace():  # isspace, not strip: no copy of a long line
         return None
-    preview = raw[:200].decode("utf-8", "replace")
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError as bad:
-            return Problem(str(path), number, offset, f"not valid UTF-8 at byte {bad.start}", preview)
-        return Problem(str(path), number, offset, f"not valid JSON: {error}", preview)
+            return Problem(str(path), number, offset, f"not valid UTF-8 at byte {bad.start}", _preview(raw))
+        return Problem(str(path), number, offset, f"not valid JSON: {error}", _preview(raw))
     if not isinstance(obj, dict):
-        return Problem(str(path), number, offset, f"not a JSON object but {type(obj).__name__}", preview)
+        return Problem(
+            str(path), number, offset, f"not a JSON object but {type(obj).__name__}", _preview(raw)
+        )
     return obj
+
+
+def _preview(raw: bytes) -> str:
+    return raw[:200].decode("utf-8", "replace")
 
 
 # A last line with no newline that is not yet a whole JSON object is taken for a
@@ -316,8 +321,7 @@ class SessionReader:
             try:
                 entry = parse_line(decoded, number)
             except Exception as error:  # a reader bug must not lose the file
-                preview = raw[:200].decode("utf-8", "replace")
-                yield Problem(str(path), number, offset, f"reader error: {error!r}", preview)
+                yield Problem(str(path), number, offset, f"reader error: {error!r}", _preview(raw))
                 entry = Entry(
                     id=f"line:{number}",
                     parent_id=None,
