@@ -12,8 +12,9 @@ COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 
 COPY . .
-# static (collectstatic needs a key at build time only; the real one comes at run time)
+# static (collectstatic needs a key at build time only; the real one comes at run time), compile
 RUN SECRET_KEY=build-only python manage.py collectstatic --noinput --verbosity 0 \
+    && python -m compileall -q sessionviewer \
     && mkdir -p /app/data && cp -R demo /app/data/demo && chown -R viewer /app/data
 
 USER viewer

@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 
 export DJANGO_SETTINGS_MODULE := sessionviewer.settings
 
-.PHONY: run test lint format install install-dev serve watch index migrate static admin bench clean
+.PHONY: run test lint format install install-dev serve watch index migrate static compile admin bench clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -41,6 +41,12 @@ migrate: install $(DATA)/secret_key
 static: install $(DATA)/secret_key
 	$(SECRET) $(PY) manage.py collectstatic --noinput --verbosity 0
 
+# Bytecode for the project's own modules, written once: where PYTHONDONTWRITEBYTECODE is set
+# (the Dockerfile, some machines) every process would compile them again at its start,
+# the indexer's reading worker among them (about 50 ms of a cold index).
+compile: install
+	$(PY) -m compileall -q sessionviewer
+
 # The demo data is copied once, so that what the persona editor writes stays out of git.
 $(DATA)/demo:
 	mkdir -p $(DATA)
@@ -53,7 +59,7 @@ admin: migrate
 	$(SECRET) $(PY) manage.py ensureadmin
 
 # Serve as in production: gunicorn and whitenoise, with the watcher beside it so the index stays current.
-run: migrate static index admin
+run: migrate static compile index admin
 	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C to stop)"
 	@$(SECRET) $(PY) manage.py index --watch > $(DATA)/watcher.log 2>&1 & watcher=$$!; \
 	trap 'kill $$watcher 2>/dev/null' EXIT INT TERM; \
@@ -72,7 +78,7 @@ format: install-dev
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-bench: install-dev
+bench: install-dev compile
 	SECRET_KEY=bench-only $(PY) bench/bench_index.py
 
 clean:
