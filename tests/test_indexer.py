@@ -3,6 +3,7 @@ rewrites and deletions are noticed, and a failed write leaves the index as it wa
 
 import os
 import shutil
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -322,3 +323,71 @@ def test_a_file_whose_read_fails_halfway_leaves_no_rows_and_the_others_index(roo
     run(root)
     assert Session.objects.get(jid="alice@example.com").entry_count == 3
     assert Entry.objects.filter(session__jid="alice@example.com").count() == 3
+
+
+# --- Checkpoints in a thread of their own ----------------------------------------------------------------
+
+
+def _wal_database(path):
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")  # as the indexer sets it for a big pass
+    writer.execute("CREATE TABLE t(x)")
+    writer.execute("BEGIN")
+    writer.executemany("INSERT INTO t VALUES (?)", [("x" * 1000,)] * 500)
+    writer.execute("COMMIT")
+    return writer
+
+
+def _rows_in_the_database_file(path, tmp_path) -> int:
+    """What the database file holds without its log: what checkpoints copied."""
+    alone = tmp_path / "alone.sqlite3"
+    shutil.copyfile(path, alone)
+    try:
+        return sqlite3.connect(alone).execute("SELECT count(*) FROM t").fetchone()[0]
+    except sqlite3.OperationalError:  # no such table: not even the CREATE was copied
+        return 0
+
+
+def test_the_checkpointer_copies_committed_pages_into_the_database_file(tmp_path):
+    path = tmp_path / "index.sqlite3"
+    writer = _wal_database(path)
+    assert _rows_in_the_database_file(path, tmp_path) == 0
+    checkpointer = indexer.WalCheckpointer(str(path), log_limit=10**9)
+    checkpointer.request()
+    checkpointer.requests.join()
+    assert _rows_in_the_database_file(path, tmp_path) == 500
+    writer.execute("INSERT INTO t VALUES ('last')")
+    checkpointer.close()  # copies what the last commit left
+    assert not checkpointer.thread.is_alive()
+    assert _rows_in_the_database_file(path, tmp_path) == 501
+
+
+def test_past_its_limit_the_log_is_copied_before_the_next_write(tmp_path):
+    path = tmp_path / "index.sqlite3"
+    _wal_database(path)
+    checkpointer = indexer.WalCheckpointer(str(path), log_limit=100_000)
+    checkpointer.keep_log_bounded()  # ~500 KB of log: waits for the copy
+    assert _rows_in_the_database_file(path, tmp_path) == 500
+    checkpointer.close()
+
+
+def test_a_big_pass_checkpoints_in_a_thread_and_gives_sqlite_its_own_back_after():
+    with indexer._checkpointing(big=False) as checkpointer:
+        assert checkpointer is None  # the watcher's small passes: SQLite's own checkpoints
+    if connection.vendor != "sqlite":
+        with indexer._checkpointing(big=True) as checkpointer:
+            assert checkpointer is None  # PostgreSQL has no such log to copy
+        return
+
+    def automatic() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA wal_autocheckpoint")
+            return cursor.fetchone()[0]
+
+    before = automatic()
+    with indexer._checkpointing(big=True) as checkpointer:
+        assert isinstance(checkpointer, indexer.WalCheckpointer)
+        assert automatic() == 0
+    assert not checkpointer.thread.is_alive()
+    assert automatic() == before > 0
