@@ -194,14 +194,17 @@ def _write_changes(
             checkpointer.keep_log_bounded()
         with transaction.atomic():
             new_rows = _NewRows()
+            new_rows.start()
             for plan in group:
                 number = next(numbers)
+                if not reading.ready():
+                    new_rows.index_text()  # while the worker reads on: outside any file's savepoint
                 if progress:
                     progress(number + 1, total, plan.work.found.key)
                 try:
                     # A savepoint per file: a read that fails halfway leaves none of its rows.
                     with transaction.atomic():
-                        touched.append(_index_file(plan, reading.batches(number), summary, new_rows))
+                        touched.append(_index_file(plan, reading.batches(number), summary))
                 except (OSError, DataError) as error:
                     # Unreadable, or a value the database refuses: the rest of the group goes on.
                     summary.errors.append(f"{plan.work.found.path}: {error}")
@@ -361,40 +364,47 @@ class _NewRows:
     """The entry rows a group of files adds, for the full-text index.
 
     FTS5 writes what it holds in memory to disk at every savepoint, and each file
-    has one: indexing the group's text in one statement at its end, rather than
-    per file, halves what FTS5 costs a cold index (bench/bench_index.py).
+    has one: indexing the group's text in few statements, rather than one per
+    file, halves what FTS5 costs a cold index (bench/bench_index.py). The indexer
+    calls index_text() at the end of the group, and between two files when the
+    reading worker has nothing ready yet, so that waiting time goes to FTS5.
 
-    Every row this group adds has an id above the lowest of the largest ids seen
-    just before each file's first insert (after its old rows went), and no row
-    from before the group does: a row that survives was there, so at most that
-    largest id, when the lowest was taken.
+    The new rows are those above the largest entry id at the group's start: the
+    entry table's id is AUTOINCREMENT (Django's SQLite schema; a test checks it),
+    so a new row's id is above every id the table ever held, even when a file
+    read again whole deleted the rows that held the largest. Each call indexes
+    the rows added since the last, so none is indexed twice.
     """
 
     def __init__(self):
-        self.after_id: int | None = None
+        self.indexed_up_to: int | None = None
 
-    def note_largest_id(self) -> None:
-        if connection.vendor != "sqlite":
-            return  # PostgreSQL keeps its GIN index itself
-        with connection.cursor() as cursor:  # once per file: the ORM's aggregate costs 20x this
-            cursor.execute(f"SELECT max(id) FROM {connection.ops.quote_name(Entry._meta.db_table)}")  # noqa: S608
-            largest = cursor.fetchone()[0] or 0
-        self.after_id = largest if self.after_id is None else min(self.after_id, largest)
+    def start(self) -> None:
+        if connection.vendor == "sqlite":  # PostgreSQL keeps its GIN index itself
+            self.indexed_up_to = self._largest_id()
 
     def index_text(self) -> None:
-        if self.after_id is None:
+        if self.indexed_up_to is None:
+            return
+        largest = self._largest_id()
+        if largest <= self.indexed_up_to:
             return
         table = connection.ops.quote_name(Entry._meta.db_table)
         with connection.cursor() as cursor:
             cursor.execute(
-                f"INSERT INTO entry_fts(rowid, text) SELECT id, text FROM {table} WHERE id > %s",  # noqa: S608
-                [self.after_id],
+                f"INSERT INTO entry_fts(rowid, text) SELECT id, text FROM {table} WHERE id > %s AND id <= %s",  # noqa: S608
+                [self.indexed_up_to, largest],
             )
+        self.indexed_up_to = largest
+
+    @staticmethod
+    def _largest_id() -> int:
+        with connection.cursor() as cursor:  # a plain query: the ORM's aggregate costs 20x this
+            cursor.execute(f"SELECT max(id) FROM {connection.ops.quote_name(Entry._meta.db_table)}")  # noqa: S608
+            return cursor.fetchone()[0] or 0
 
 
-def _index_file(
-    plan: _Plan, batches: Iterable[ingest.Batch], summary: IndexSummary, new_rows: _NewRows
-) -> Session:
+def _index_file(plan: _Plan, batches: Iterable[ingest.Batch], summary: IndexSummary) -> Session:
     """Write one changed file's new lines, in the caller's transaction.
 
     The lines arrive in batches, each folded into the session's totals already, so
@@ -408,7 +418,6 @@ def _index_file(
     elif session.id:
         # Problems past the offset (a cut-off last line) are looked at again.
         retried = session.problems.filter(offset__gte=plan.job.start_offset).delete()[0]
-    new_rows.note_largest_id()
     summary.opened += 1
     summaries: list[readers.Entry] = []
     for batch in batches:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import pickle
 import queue
+import select
 import subprocess
 import sys
 import threading
@@ -422,6 +423,17 @@ class Reading:
         if jobs:
             with suppress(BrokenPipeError):  # the worker died: batches() says so
                 write_all(self.worker.stdin.fileno(), pickle.dumps(jobs, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def ready(self) -> bool:
+        """Whether the next batch can be taken without waiting for the worker.
+
+        The pipe is asked, not the buffer in front of it: a small batch already in
+        the buffer reads as not ready, which only costs the caller a wait not taken.
+        """
+        if self.worker is None:
+            return True
+        readable, _, _ = select.select([self.worker.stdout], [], [], 0)
+        return bool(readable)
 
     def batches(self, number: int) -> Iterator[Batch]:
         if self.worker is None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from sessionviewer import indexer, readers
+from sessionviewer import indexer, ingest, readers
 from sessionviewer.indexer import index_roots, watch_roots
 from sessionviewer.models import Entry, Problem, Session
 from sessionviewer.roots import RootSpec
@@ -299,6 +299,50 @@ def test_the_full_text_index_matches_the_entries_after_every_kind_of_change(root
         cursor.execute("INSERT INTO entry_fts(entry_fts, rank) VALUES ('integrity-check', 1)")
         cursor.execute("SELECT count(*) FROM entry_fts")
         assert cursor.fetchone()[0] == Entry.objects.count()
+
+
+def test_text_indexed_between_files_while_the_worker_reads_is_indexed_once(root, monkeypatch):
+    if connection.vendor != "sqlite":
+        pytest.skip("the FTS5 table is SQLite's; PostgreSQL's GIN index is kept by the database")
+    for name in ("bob", "carol", "dave"):
+        folder = root / f"{name}@example.com"
+        folder.mkdir()
+        (folder / "history.jsonl").write_text(
+            HEADER.replace("alice", name) + message(1).replace("message number 1", f"{name} writes")
+        )
+    monkeypatch.setattr(indexer, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(indexer, "CPUS", 2)
+    monkeypatch.setattr(ingest.Reading, "ready", lambda reading: False)  # never ready: index between files
+    run(root)
+    history(root).write_text(
+        HEADER + message(5).replace("message number 5", "alice again")
+    )  # read again whole
+    with (root / "bob@example.com" / "history.jsonl").open("a") as handle:
+        handle.write(message(6).replace("message number 6", "bob appends"))
+    run(root)
+    with connection.cursor() as cursor:
+        cursor.execute("INSERT INTO entry_fts(entry_fts, rank) VALUES ('integrity-check', 1)")
+        cursor.execute("SELECT count(*) FROM entry_fts")
+        assert cursor.fetchone()[0] == Entry.objects.count()
+    assert search("writes") == ["bob writes", "carol writes", "dave writes"]
+    assert search("again") == ["alice again"]
+    assert search("appends") == ["bob appends"]
+
+
+def test_entry_ids_are_never_reused(root):
+    # The full-text index takes a group's new rows as those above the largest id at
+    # its start (indexer._NewRows): that holds because SQLite's AUTOINCREMENT never
+    # hands out an id again, even after the rows with the largest ids are deleted.
+    if connection.vendor != "sqlite":
+        pytest.skip("PostgreSQL keeps its GIN index itself; its sequences never go back either")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT sql FROM sqlite_master WHERE name = %s", [Entry._meta.db_table])
+        assert "AUTOINCREMENT" in cursor.fetchone()[0]
+    run(root)
+    largest = Entry.objects.order_by("-id").first().id
+    history(root).write_text(HEADER + message(3))
+    run(root)  # the old rows, the largest ids among them, are gone
+    assert Entry.objects.order_by("id").first().id > largest
 
 
 def test_a_file_whose_read_fails_halfway_leaves_no_rows_and_the_others_index(root, monkeypatch):
