@@ -577,22 +577,39 @@ def link_sessions(source: Source, touched: list[Session]) -> None:
     paths = {s.path for s in touched}
     names = {Path(path).name for path in paths}
     candidates = {s.id: s for s in touched if s.parent_path}
-    # Sessions still without their parent are few (the parent was not indexed yet).
+    # Sessions still without their parent: their ids and parent paths only (after a
+    # first index every subagent is one), then the few whose parent was just indexed.
     waiting = Session.objects.filter(source=source, parent__isnull=True).exclude(parent_path="")
-    for session in waiting:
-        if session.parent_path in paths or Path(session.parent_path).name in names:
-            candidates[session.id] = session
+    wanted = [
+        session_id
+        for session_id, parent_path in waiting.values_list("id", "parent_path")
+        if session_id not in candidates and (parent_path in paths or Path(parent_path).name in names)
+    ]
+    for session in Session.objects.filter(id__in=wanted).only(*_LINK_FIELDS):
+        candidates[session.id] = session
+    parents = {
+        parent.path: parent
+        for parent in Session.objects.filter(
+            source=source, path__in={s.parent_path for s in candidates.values()}
+        ).only("id", "path", "extra")
+    }
     for session in candidates.values():
-        _link_parent(source, session)
+        _link_parent(source, session, parents.get(session.parent_path))
     _link_summaries(source, [e for s in touched for e in getattr(s, "new_summaries", [])], touched)
 
 
-def _link_parent(source: Source, session: Session) -> None:
-    parents = Session.objects.filter(source=source).exclude(id=session.id)
-    parent = (
-        parents.filter(path=session.parent_path).first()
-        or parents.filter(path__endswith="/" + Path(session.parent_path).name).first()
-    )
+_LINK_FIELDS = ("id", "source", "path", "kind", "parent_path", "parent", "parent_tool_id", "agent_id")
+
+
+def _link_parent(source: Source, session: Session, parent: Session | None) -> None:
+    """parent: the session at exactly session.parent_path, if there is one."""
+    if parent is None or parent.id == session.id:
+        parent = (
+            Session.objects.filter(source=source, path__endswith="/" + Path(session.parent_path).name)
+            .exclude(id=session.id)
+            .only("id", "path", "extra")
+            .first()
+        )
     tool_id = session.parent_tool_id
     if parent and session.kind == "subagent" and session.agent_id:
         tool_id = parent.extra.get("subagent_links", {}).get(session.agent_id, "") or tool_id
