@@ -288,22 +288,27 @@ class WalCheckpointer:
     waited for that after every group (a sixth of its time writing, measured in
     bench/). For a big pass the indexer turns those automatic checkpoints off and
     asks this thread after each commit, so the copy and the syncs overlap the next
-    group's writing. Its connection is SQLite's own, not Django's: it only copies
-    committed pages, and never blocks the writer or the readers (PASSIVE).
+    group's writing. Its connection is SQLite's own, not Django's; it only copies
+    committed pages and never waits for the writer or the readers (PASSIVE).
+
+    The log cannot start over while the writer keeps adding to it, so past
+    log_limit bytes the writer waits for the copy before its next group, which then
+    starts the log over. At the end the log file is emptied if nobody is reading
+    it at that moment; otherwise SQLite starts it over at the next write.
     """
 
     def __init__(self, path: str, log_limit: int):
         self.path, self.log_limit = path, log_limit
-        self.requests: queue.Queue[bool | None] = queue.Queue()
+        self.requests: queue.Queue[str | None] = queue.Queue()
         self.thread = threading.Thread(target=self._run, name="wal-checkpoint", daemon=True)
         self.thread.start()
 
     def request(self) -> None:
-        self.requests.put(True)
+        """A commit is done: copy it while the writer goes on."""
+        self.requests.put("PASSIVE")
 
     def keep_log_bounded(self) -> None:
-        """Before a write: past log_limit bytes, wait until the log is copied, so that
-        this write starts it over instead of making it grow with the pass."""
+        """Before a write: past log_limit bytes of log, wait until all of it is copied."""
         try:
             size = os.path.getsize(f"{self.path}-wal")
         except OSError:
@@ -313,17 +318,20 @@ class WalCheckpointer:
             self.requests.join()
 
     def close(self) -> None:
-        """Copy what the last commit left, then end the thread."""
+        """Copy what the last commit left, empty the log file if it is free, end the thread."""
         self.request()
+        self.requests.put("TRUNCATE")
         self.requests.put(None)
         self.thread.join()
 
     def _run(self) -> None:
         database = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         try:
-            while self.requests.get() is not None:
+            while (mode := self.requests.get()) is not None:
                 try:
-                    database.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    if mode == "TRUNCATE":  # only if nobody reads or writes: never wait for them
+                        database.execute("PRAGMA busy_timeout=0")
+                    database.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
                 except sqlite3.Error as error:  # busy or gone: the next request, or SQLite, copies it
                     log.warning("checkpoint of %s failed: %s", self.path, error)
                 finally:
@@ -350,7 +358,11 @@ def _checkpointing(big: bool) -> Iterator[WalCheckpointer | None]:
             return
         cursor.execute("PRAGMA wal_autocheckpoint")
         automatic = cursor.fetchone()[0]
+        cursor.execute("PRAGMA journal_size_limit")
+        size_limit = cursor.fetchone()[0]
         cursor.execute("PRAGMA wal_autocheckpoint=0")
+        # When the log starts over, its file shrinks back to this: it grew with the pass.
+        cursor.execute(f"PRAGMA journal_size_limit={WAL_LIMIT // 4}")
     checkpointer = WalCheckpointer(str(connection.settings_dict["NAME"]), WAL_LIMIT)
     try:
         yield checkpointer
@@ -358,6 +370,7 @@ def _checkpointing(big: bool) -> Iterator[WalCheckpointer | None]:
         checkpointer.close()
         with connection.cursor() as cursor:
             cursor.execute(f"PRAGMA wal_autocheckpoint={int(automatic)}")
+            cursor.execute(f"PRAGMA journal_size_limit={int(size_limit)}")
 
 
 class _NewRows:

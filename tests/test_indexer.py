@@ -405,15 +405,20 @@ def test_the_checkpointer_copies_committed_pages_into_the_database_file(tmp_path
     checkpointer.close()  # copies what the last commit left
     assert not checkpointer.thread.is_alive()
     assert _rows_in_the_database_file(path, tmp_path) == 501
+    assert (tmp_path / "index.sqlite3-wal").stat().st_size == 0
 
 
 def test_past_its_limit_the_log_is_copied_before_the_next_write(tmp_path):
     path = tmp_path / "index.sqlite3"
-    _wal_database(path)
+    writer = _wal_database(path)  # open, as the indexer's connection is: the log stays
     checkpointer = indexer.WalCheckpointer(str(path), log_limit=100_000)
     checkpointer.keep_log_bounded()  # ~500 KB of log: waits for the copy
     assert _rows_in_the_database_file(path, tmp_path) == 500
+    writer.execute("PRAGMA journal_size_limit=0")  # as _checkpointing sets it, smaller
+    writer.execute("INSERT INTO t VALUES ('next')")  # starts the log over, and shrinks it
+    assert (tmp_path / "index.sqlite3-wal").stat().st_size < 100_000
     checkpointer.close()
+    writer.close()
 
 
 def test_a_big_pass_checkpoints_in_a_thread_and_gives_sqlite_its_own_back_after():
