@@ -77,14 +77,20 @@ def index_roots(specs: Iterable[RootSpec], progress: Progress | None = None) -> 
     started = time.perf_counter()
     summary = IndexSummary()
     with ingest.Reading(parallel_from=PARALLEL_BYTES if CPUS > 1 else None) as reading:
-        passes = []
+        surveys = []
         for spec in specs:
-            root_pass = _find_changes(spec, summary)
-            if root_pass is not None:
-                passes.append(root_pass)
-                for plan in root_pass.plans:
-                    reading.add(plan.job, plan.bytes_to_read)
-                reading.send_jobs()  # to read while the next root is planned
+            if (survey := _survey(spec, summary)) is not None:
+                surveys.append(survey)
+                # Once a pass is big enough its worker starts: its interpreter comes up
+                # while the other roots are surveyed and the files planned.
+                reading.expect(sum(s.bytes_to_read for s in surveys))
+        passes = []
+        for survey in surveys:
+            root_pass = _plan_changes(survey, summary)
+            passes.append(root_pass)
+            for plan in root_pass.plans:
+                reading.add(plan.job, plan.bytes_to_read)
+            reading.send_jobs()  # to read while the next root is planned
         reading.close_jobs()
         numbers = iter(range(len(reading.jobs)))
         with _checkpointing(big=reading.worker is not None) as checkpointer:
@@ -128,17 +134,18 @@ class _Work:
 
 
 @dataclass
-class _RootPass:
-    """One root's part of a pass: what is there, and the changed files' plans."""
+class _Survey:
+    """A root's files and which of them changed, before anything is planned or read."""
 
     source: Source
     found: list[readers.SessionFile]
     known: set[str]  # keys of the sessions the index had before the pass
-    plans: list[_Plan]
+    changed: list[_Work]
+    bytes_to_read: int  # about: what a changed file has past its last indexed byte, or all of it
 
 
-def _find_changes(spec: RootSpec, summary: IndexSummary) -> _RootPass | None:
-    """Discover a root's files and plan the changed ones; nothing is read or written yet."""
+def _survey(spec: RootSpec, summary: IndexSummary) -> _Survey | None:
+    """Discover a root's files and stat them; nothing is read or written yet."""
     root = spec.path
     if not root.exists():
         return None
@@ -159,22 +166,44 @@ def _find_changes(spec: RootSpec, summary: IndexSummary) -> _RootPass | None:
         return None
     # Only what the comparison needs: loading whole sessions would cost more than the stats.
     known = {
-        key: (session_id, state)
-        for session_id, key, *state in source.sessions.values_list(
-            "id", "key", "file_size", "file_mtime_ns", "file_inode"
+        key: (session_id, state, read_offset)
+        for session_id, key, read_offset, *state in source.sessions.values_list(
+            "id", "key", "read_offset", "file_size", "file_mtime_ns", "file_inode"
         )
     }
-    plans = []
+    changed, bytes_to_read = [], 0
     for session_file in found:
         summary.files += 1
         try:
             stat = os.stat(session_file.path)
-            session_id, state = known.get(session_file.key, (None, None))
-            if state != [stat.st_size, stat.st_mtime_ns, stat.st_ino]:
-                plans.append(_plan(source, _Work(session_file, stat, session_id)))
         except OSError as error:  # vanished or unreadable between discovery and now
             summary.errors.append(f"{session_file.path}: {error}")
-    return _RootPass(source, found, set(known), plans)
+            continue
+        session_id, state, read_offset = known.get(session_file.key, (None, None, 0))
+        if state != [stat.st_size, stat.st_mtime_ns, stat.st_ino]:
+            changed.append(_Work(session_file, stat, session_id))
+            grew = state is not None and stat.st_ino == state[2] and stat.st_size >= read_offset
+            bytes_to_read += stat.st_size - (read_offset if grew else 0)
+    return _Survey(source, found, set(known), changed, bytes_to_read)
+
+
+@dataclass
+class _RootPass:
+    """One root's part of a pass: its survey, and the changed files' plans."""
+
+    survey: _Survey
+    plans: list[_Plan]
+
+
+def _plan_changes(survey: _Survey, summary: IndexSummary) -> _RootPass:
+    """Plan each changed file of a surveyed root: where to read from, into which session."""
+    plans = []
+    for work in survey.changed:
+        try:
+            plans.append(_plan(survey.source, work))
+        except OSError as error:  # vanished or unreadable between discovery and now
+            summary.errors.append(f"{work.found.path}: {error}")
+    return _RootPass(survey, plans)
 
 
 def _write_changes(
@@ -187,7 +216,7 @@ def _write_changes(
     checkpointer: WalCheckpointer | None = None,
 ) -> None:
     """Write a root's changed files as they are read, drop its vanished ones, link what changed."""
-    source = root_pass.source
+    source = root_pass.survey.source
     touched: list[Session] = []
     for group in _groups(root_pass.plans):
         if checkpointer is not None:
@@ -211,7 +240,7 @@ def _write_changes(
             new_rows.index_text()
         if checkpointer is not None:
             checkpointer.request()  # the group is committed: its pages can go into the database
-    gone = root_pass.known - {f.key for f in root_pass.found}
+    gone = root_pass.survey.known - {f.key for f in root_pass.survey.found}
     if gone:
         summary.removed += len(gone)
         Session.objects.filter(source=source, key__in=gone).delete()

@@ -390,6 +390,17 @@ class Reading:
             self.send_jobs()
         return len(self.jobs) - 1
 
+    def expect(self, bytes_to_read: int) -> None:
+        """The jobs to come will read about this much: enough, and the worker starts now,
+        so that its interpreter comes up while the caller plans them."""
+        if (
+            self.worker is None
+            and self.parallel_from is not None
+            and bytes_to_read > 0
+            and bytes_to_read >= self.parallel_from
+        ):
+            self._start_worker()
+
     def close_jobs(self) -> None:
         """No more jobs: the worker ends once it has read the last one."""
         self.all_added = True

@@ -55,6 +55,16 @@ def read_all(jobs: list[ingest.Job], parallel: bool) -> list[tuple]:
     return seen
 
 
+def copied_demo_specs(tmp_path: Path) -> list[RootSpec]:
+    """The demo roots, copied: indexing them must not touch the tracked files."""
+    specs = []
+    for spec in DEMO_SPECS:
+        copy = tmp_path / spec.path.relative_to(spec.path.parents[1])
+        shutil.copytree(spec.path, copy)
+        specs.append(RootSpec(copy, spec.format))
+    return specs
+
+
 def test_the_worker_gives_the_same_batches_as_reading_in_process():
     in_process = read_all(fixture_jobs(), parallel=False)
     in_worker = read_all(fixture_jobs(), parallel=True)
@@ -133,6 +143,35 @@ def test_the_worker_starts_once_the_jobs_hold_enough_to_read_and_takes_the_later
         for number in range(len(jobs)):
             seen += [(b.job, b.rows, b.last) for b in reading.batches(number)]
     assert seen == [(number, rows, last) for number, rows, *_, (last, *_) in expected]
+
+
+def test_a_pass_expected_to_read_enough_starts_the_worker_before_any_job_is_added():
+    with ingest.Reading(parallel_from=1000) as reading:
+        reading.expect(0)
+        reading.expect(999)
+        assert reading.worker is None
+        reading.expect(1000)
+        assert reading.worker is not None
+        reading.add(fixture_jobs()[0])
+        reading.close_jobs()
+        assert list(reading.batches(0))[-1].last
+    with ingest.Reading(parallel_from=0) as reading:
+        reading.expect(0)  # nothing to read: no process, whatever the threshold
+        assert reading.worker is None
+
+
+@pytest.mark.django_db
+def test_a_big_pass_starts_its_worker_before_it_plans_the_files(tmp_path, monkeypatch):
+    specs = copied_demo_specs(tmp_path)
+    monkeypatch.setattr(indexer, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(indexer, "CPUS", 2)
+    order = []
+    real_start, real_plan = ingest.Reading._start_worker, indexer._plan
+    monkeypatch.setattr(ingest.Reading, "_start_worker", lambda r: (order.append("start"), real_start(r))[1])
+    monkeypatch.setattr(indexer, "_plan", lambda *a: (order.append("plan"), real_plan(*a))[1])
+    summary = index_roots(specs)
+    assert not summary.errors and summary.opened > 3
+    assert order[0] == "start" and order.count("start") == 1 and order.count("plan") == summary.opened
 
 
 def test_jobs_handed_over_before_any_batch_is_taken_do_not_block_either_process():
@@ -242,11 +281,7 @@ def index_snapshot() -> list[tuple]:
 
 @pytest.mark.django_db
 def test_indexing_through_the_worker_gives_the_same_index(tmp_path, monkeypatch):
-    specs = []
-    for spec in DEMO_SPECS:
-        copy = tmp_path / spec.path.relative_to(spec.path.parents[1])
-        shutil.copytree(spec.path, copy)
-        specs.append(RootSpec(copy, spec.format))
+    specs = copied_demo_specs(tmp_path)
     index_roots(specs)
     in_process = index_snapshot()
     Session.objects.all().delete()
