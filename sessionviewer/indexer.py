@@ -89,15 +89,12 @@ def index_roots(specs: Iterable[RootSpec], progress: Progress | None = None) -> 
             root_pass = _plan_changes(survey, summary)
             passes.append(root_pass)
             for plan in root_pass.plans:
-                reading.add(plan.job, plan.bytes_to_read)
+                plan.number = reading.add(plan.job)
             reading.send_jobs()  # to read while the next root is planned
         reading.close_jobs()
-        numbers = iter(range(len(reading.jobs)))
         with _checkpointing(big=reading.worker is not None) as checkpointer:
             for root_pass in passes:
-                _write_changes(
-                    root_pass, reading, numbers, summary, progress, len(reading.jobs), checkpointer
-                )
+                _write_changes(root_pass, reading, summary, progress, len(reading.jobs), checkpointer)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -182,7 +179,7 @@ def _survey(spec: RootSpec, summary: IndexSummary) -> _Survey | None:
         session_id, state, read_offset = known.get(session_file.key, (None, None, 0))
         if state != [stat.st_size, stat.st_mtime_ns, stat.st_ino]:
             changed.append(_Work(session_file, stat, session_id))
-            grew = state is not None and stat.st_ino == state[2] and stat.st_size >= read_offset
+            grew = state is not None and _grew(read_offset, state[2], stat)
             bytes_to_read += stat.st_size - (read_offset if grew else 0)
     return _Survey(source, found, set(known), changed, bytes_to_read)
 
@@ -209,7 +206,6 @@ def _plan_changes(survey: _Survey, summary: IndexSummary) -> _RootPass:
 def _write_changes(
     root_pass: _RootPass,
     reading: ingest.Reading,
-    numbers: Iterator[int],
     summary: IndexSummary,
     progress: Progress | None,
     total: int,
@@ -225,15 +221,14 @@ def _write_changes(
             new_rows = _NewRows()
             new_rows.start()
             for plan in group:
-                number = next(numbers)
                 if not reading.ready():
                     new_rows.index_text()  # while the worker reads on: outside any file's savepoint
                 if progress:
-                    progress(number + 1, total, plan.work.found.key)
+                    progress(plan.number + 1, total, plan.work.found.key)
                 try:
                     # A savepoint per file: a read that fails halfway leaves none of its rows.
                     with transaction.atomic():
-                        touched.append(_index_file(plan, reading.batches(number), summary))
+                        touched.append(_index_file(plan, reading.batches(plan.number), summary))
                 except (OSError, DataError) as error:
                     # Unreadable, or a value the database refuses: the rest of the group goes on.
                     summary.errors.append(f"{plan.work.found.path}: {error}")
@@ -278,6 +273,7 @@ class _Plan:
     session: Session
     reset: bool  # read again whole: its old rows go first
     job: ingest.Job
+    number: int = -1  # the job's number in the pass's ingest.Reading
 
     @property
     def bytes_to_read(self) -> int:
@@ -461,7 +457,7 @@ def _index_file(plan: _Plan, batches: Iterable[ingest.Batch], summary: IndexSumm
         # Problems past the offset (a cut-off last line) are looked at again.
         retried = session.problems.filter(offset__gte=plan.job.start_offset).delete()[0]
     summary.opened += 1
-    summaries: list[readers.Entry] = []
+    summaries: list[ingest.SummaryLink] = []
     for batch in batches:
         batch.state.copy_to(session)
         session.problem_count -= retried
@@ -489,9 +485,14 @@ def _record_file_state(session: Session, work: _Work, last: ingest.Batch) -> Non
     session.indexed_at = timezone.now()
 
 
+def _grew(read_offset: int, inode: int, stat: os.stat_result) -> bool:
+    """Same file, not shorter than what was read: an append, if its first bytes match too."""
+    return read_offset > 0 and stat.st_ino == inode and stat.st_size >= read_offset
+
+
 def _can_append(session: Session, path: Path, stat: os.stat_result) -> bool:
     """A true append: same file, not shorter than what was read, same first bytes."""
-    if session.read_offset == 0 or stat.st_ino != session.file_inode or stat.st_size < session.read_offset:
+    if not _grew(session.read_offset, session.file_inode, stat):
         return False
     return _head_hash(path, min(HEAD_BYTES, session.read_offset)) == session.file_head
 
@@ -637,7 +638,7 @@ def link_sessions(source: Source, touched: list[Session]) -> None:
     }
     for session in candidates.values():
         _link_parent(source, session, parents.get(session.parent_path))
-    _link_summaries(source, [e for s in touched for e in getattr(s, "new_summaries", [])], touched)
+    _link_summaries(source, touched)
 
 
 _LINK_FIELDS = ("id", "source", "path", "kind", "parent_path", "parent", "parent_tool_id", "agent_id")
@@ -660,23 +661,20 @@ def _link_parent(source: Source, session: Session, parent: Session | None) -> No
         session.save(update_fields=["parent", "parent_tool_id"])
 
 
-def _link_summaries(source: Source, summaries: list[readers.Entry], touched: list[Session]) -> None:
+def _link_summaries(source: Source, touched: list[Session]) -> None:
     """A summary line titles the session that holds its leaf: its own file's, or
     another file's of the same project (Claude Code writes them into the next session)."""
-    owner_of = {id(e): s for s in touched for e in getattr(s, "new_summaries", [])}
-    for entry in summaries:
-        session = owner_of[id(entry)]
-        leaf_id = ingest.db_text(entry.leaf_id[:256])  # as entry_rows stored the ids
-        owner = session if session.entries.filter(entry_id=leaf_id).exists() else None
-        if owner is None:
-            owner = (
-                Session.objects.filter(
-                    source=source, project_dir=session.project_dir, entries__entry_id=leaf_id
+    for session in touched:
+        for link in getattr(session, "new_summaries", []):
+            owner = session if session.entries.filter(entry_id=link.leaf_id).exists() else None
+            if owner is None:
+                owner = (
+                    Session.objects.filter(
+                        source=source, project_dir=session.project_dir, entries__entry_id=link.leaf_id
+                    )
+                    .exclude(id=session.id)
+                    .first()
                 )
-                .exclude(id=session.id)
-                .first()
-            )
-        title = ingest.db_text(" ".join(entry.summary.split())[: ingest.TITLE_LENGTH])
-        if owner and title and owner.summary_title != title:
-            owner.summary_title = title
-            owner.save(update_fields=["summary_title"])
+            if owner and link.title and owner.summary_title != link.title:
+                owner.summary_title = link.title
+                owner.save(update_fields=["summary_title"])

@@ -11,7 +11,8 @@ same rows. This module imports no Django: the worker (`python -m
 sessionviewer.ingest`) imports only this module, the readers and orjson.
 
     with Reading(parallel_from=16 * 1024 * 1024) as reading:
-        numbers = [reading.add(job, bytes_to_read) for job, bytes_to_read in planned]
+        reading.expect(bytes_to_read)  # starts the worker when that is enough
+        numbers = [reading.add(job) for job in jobs]
         reading.close_jobs()
         for number in numbers:
             for batch in reading.batches(number):
@@ -106,6 +107,15 @@ class Job:
     for_sqlite: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class SummaryLink:
+    """A summary line that names its leaf: the leaf's id as the index stores it, and the
+    title it gives the session holding that leaf (Claude Code writes them into the next file)."""
+
+    leaf_id: str
+    title: str
+
+
 @dataclass
 class Batch:
     """Up to batch_size lines of one file, ready to write."""
@@ -113,7 +123,7 @@ class Batch:
     job: int  # the job's number in its Reading
     rows: list[tuple]  # the entry columns after session_id (models.ENTRY_FIELDS, text, raw)
     problems: list[readers.Problem]
-    summaries: list[readers.Entry]  # summary lines with a leaf, linked once all files are in
+    summaries: list[SummaryLink]  # summary lines with a leaf, linked once all files are in
     state: SessionState  # the session after these lines
     last: bool = False
     # Set on the last batch: where the next read starts, and whether a line is still being written.
@@ -138,7 +148,11 @@ def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
             job=number,
             rows=entry_rows(entries, job.for_sqlite),
             problems=problems,
-            summaries=[e for e in entries if e.kind == readers.SUMMARY and e.leaf_id],
+            summaries=[
+                SummaryLink(stored_id(e.leaf_id), db_text(title_of(e.summary)))
+                for e in entries
+                if e.kind == readers.SUMMARY and e.leaf_id
+            ],
             state=job.state,
             last=last,
             end_offset=reader.end_offset if last else 0,
@@ -183,12 +197,11 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
                 _add_usage(state, last_reply.get("usage", {}), -1)
             _add_usage(state, entry.usage, 1)
             last_reply = {"id": entry.message_id, "usage": entry.usage}
-        if not state.first_prompt and entry.is_prompt and main_thread and not _is_harness_text(entry):
-            prompt = " ".join(entry.text.split())
-            if prompt:
-                state.first_prompt = prompt[:TITLE_LENGTH]
+        typed = not state.first_prompt and entry.is_prompt and main_thread and not _is_harness_text(entry)
+        if typed and (prompt := title_of(entry.text)):
+            state.first_prompt = prompt
         if entry.kind in TITLE_KINDS and entry.kind != "summary" and entry.summary:
-            state.summary_title = " ".join(entry.summary.split())[:TITLE_LENGTH]
+            state.summary_title = title_of(entry.summary)
         _fold_metadata(state, entry)
     state.models_used = models_used
     extra = dict(state.extra)
@@ -198,6 +211,11 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
     if links is not None and (found := links(entries)):
         extra["subagent_links"] = {**found, **extra.get("subagent_links", {})}
     state.extra = extra
+
+
+def title_of(text: str) -> str:
+    """A session title from a prompt or a summary: whitespace folded, cut to TITLE_LENGTH."""
+    return " ".join(text.split())[:TITLE_LENGTH]
 
 
 def _is_harness_text(entry: readers.Entry) -> bool:
@@ -255,8 +273,8 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[tuple]:
             (
                 e.line,
                 e.offset,
-                clean(e.id[:256]),
-                clean(e.parent_id[:256]) if e.parent_id else None,
+                stored_id(e.id),
+                stored_id(e.parent_id) if e.parent_id else None,
                 clean(e.kind[:64]),
                 clean(e.role[:32]),
                 _datetime(e.timestamp, for_sqlite),
@@ -264,14 +282,14 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[tuple]:
                 clean(e.sender[:512]),
                 clean(e.model[:256]),
                 _json(e.usage) if e.usage else "{}",
-                clean(e.message_id[:256]),
+                stored_id(e.message_id),
                 clean(e.subtype[:128]),
                 flag(e.is_sidechain),
                 flag(e.is_meta),
-                clean(e.logical_parent_id[:256]),
-                clean(e.first_kept_id[:256]),
+                stored_id(e.logical_parent_id),
+                stored_id(e.first_kept_id),
                 clean(e.summary),
-                clean(e.leaf_id[:256]),
+                stored_id(e.leaf_id),
                 _json({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA}) if e.extra else "{}",
                 clean(text),
                 None if e.raw is None else _json(e.raw),
@@ -322,6 +340,14 @@ def _json(value) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
 
 
+def stored_id(value: str) -> str:
+    """An entry id as the index keeps it, so that links between entries still meet."""
+    return db_text(value[:ID_LENGTH])
+
+
+ID_LENGTH = 256  # the entry model's id columns
+
+
 def db_text(text: str) -> str:
     # PostgreSQL text cannot hold NUL, and a file may put one in any string (an id,
     # a title): the character is kept as its escape instead, on every database.
@@ -345,8 +371,8 @@ class _Failure:
 class Reading:
     """The batches of the jobs added to it, read here or by a worker process.
 
-    parallel_from: once the jobs added have this many bytes to read, a worker
-    process starts and reads them, and the jobs added after; None: read here.
+    parallel_from: once expect() is told the jobs will read this many bytes, a
+    worker process starts and reads every job; None: read here.
     The worker is `python -m sessionviewer.ingest`: it takes pickled jobs on its
     stdin and writes pickled batches to its stdout. Nothing of this process is
     inherited or imported again (no Django, no open database, no __main__), and at
@@ -361,34 +387,20 @@ class Reading:
     def __init__(self, parallel_from: int | None = None):
         self.parallel_from = parallel_from
         self.jobs: list[Job] = []
-        self.bytes_to_read = 0
         self.worker: subprocess.Popen | None = None
         self.jobs_sent = 0
         self.all_added = False
 
     @classmethod
     def of(cls, jobs: list[Job], parallel: bool) -> Reading:
+        """These jobs, all read by a worker process (parallel) or all here."""
         reading = cls(parallel_from=0 if parallel else None)
+        if parallel and jobs:
+            reading._start_worker()
         for job in jobs:
             reading.add(job)
         reading.close_jobs()
         return reading
-
-    def add(self, job: Job, bytes_to_read: int = 0) -> int:
-        """Queue a job; its number is what batches() takes."""
-        if self.all_added:
-            raise RuntimeError("no job can be added after close_jobs()")
-        self.jobs.append(job)
-        self.bytes_to_read += bytes_to_read
-        if (
-            self.worker is None
-            and self.parallel_from is not None
-            and self.bytes_to_read >= self.parallel_from
-        ):
-            self._start_worker()
-        elif self.worker is not None and len(self.jobs) - self.jobs_sent >= SEND_JOBS:
-            self.send_jobs()
-        return len(self.jobs) - 1
 
     def expect(self, bytes_to_read: int) -> None:
         """The jobs to come will read about this much: enough, and the worker starts now,
@@ -400,6 +412,15 @@ class Reading:
             and bytes_to_read >= self.parallel_from
         ):
             self._start_worker()
+
+    def add(self, job: Job) -> int:
+        """Queue a job; its number is what batches() takes."""
+        if self.all_added:
+            raise RuntimeError("no job can be added after close_jobs()")
+        self.jobs.append(job)
+        if self.worker is not None and len(self.jobs) - self.jobs_sent >= SEND_JOBS:
+            self.send_jobs()
+        return len(self.jobs) - 1
 
     def close_jobs(self) -> None:
         """No more jobs: the worker ends once it has read the last one."""

@@ -47,7 +47,7 @@ def read_all(jobs: list[ingest.Job], parallel: bool) -> list[tuple]:
                         number,
                         batch.rows,
                         [p.to_dict() for p in batch.problems],
-                        [e.to_dict() for e in batch.summaries],
+                        batch.summaries,
                         copy.deepcopy(batch.state),  # in-process, the one state object runs on
                         (batch.last, batch.end_offset, batch.end_line, batch.pending_tail),
                     )
@@ -126,17 +126,19 @@ def test_stopping_early_ends_the_worker():
     assert worker.returncode is not None
 
 
-def test_the_worker_starts_once_the_jobs_hold_enough_to_read_and_takes_the_later_ones():
+def test_the_worker_starts_once_the_jobs_hold_enough_to_read_and_takes_the_earlier_and_later_ones():
     jobs = fixture_jobs()
     expected = read_all(fixture_jobs(), parallel=False)
     seen = []
     with ingest.Reading(parallel_from=300) as reading:
-        assert reading.add(jobs[0], 200) == 0
+        assert reading.add(jobs[0]) == 0
+        reading.expect(200)
         assert reading.worker is None  # 200 bytes to read: not worth a process yet
-        reading.add(jobs[1], 200)
+        reading.add(jobs[1])
+        reading.expect(400)
         assert reading.worker is not None
         for job in jobs[2:]:
-            reading.add(job, 200)
+            reading.add(job)
         reading.close_jobs()
         with pytest.raises(RuntimeError, match="after close_jobs"):
             reading.add(jobs[0])
