@@ -1,4 +1,5 @@
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,27 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLES = Path(
     os.environ.get("SESSIONVIEWER_SAMPLES", Path(__file__).resolve().parents[2] / "shared" / "samples")
 )
+
+
+# The demo memory tree the persona editor and the commands work on, copied for each test.
+DEMO_MEMORY = Path(__file__).resolve().parents[1] / "demo" / "fluux" / "memory"
+
+
+def copy_tree(source: Path, target: Path) -> Path:
+    # The shared samples are read-only: the copy must be writable.
+    shutil.copytree(source, target)
+    for path in [target, *target.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return target
+
+
+@pytest.fixture
+def memory(tmp_path: Path, settings) -> Path:
+    """A writable copy of the demo memory tree, configured as the only memory root
+    (the live server of the browser tests runs in this process: it sees it too)."""
+    root = copy_tree(DEMO_MEMORY, tmp_path / "memory")
+    settings.SESSIONVIEWER_MEMORY_ROOTS = [str(root)]
+    return root
 
 
 @pytest.fixture

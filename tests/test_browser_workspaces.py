@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 from django.urls import reverse
 
@@ -12,17 +9,7 @@ from sessionviewer.models import Revision
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-DEMO = Path(__file__).resolve().parents[1] / "demo" / "fluux" / "memory"
 ALICE = "alice@example.com"
-
-
-@pytest.fixture
-def memory(tmp_path: Path, settings) -> Path:
-    # The live server runs in a thread of this process, so it sees these settings too.
-    root = tmp_path / "memory"
-    shutil.copytree(DEMO, root)
-    settings.SESSIONVIEWER_MEMORY_ROOTS = [str(root)]
-    return root
 
 
 def open_page(page, path: str) -> None:

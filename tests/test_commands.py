@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 from io import StringIO
 from pathlib import Path
 
@@ -16,18 +15,7 @@ from sessionviewer import workspaces as ws
 
 pytestmark = pytest.mark.django_db
 
-DEMO = Path(__file__).resolve().parents[1] / "demo" / "fluux" / "memory"
 ALICE = "alice@example.com"
-
-
-@pytest.fixture
-def memory(tmp_path: Path, settings) -> Path:
-    root = tmp_path / "memory"
-    shutil.copytree(DEMO, root)
-    for path in [root, *root.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    settings.SESSIONVIEWER_MEMORY_ROOTS = [str(root)]
-    return root
 
 
 def run(*args: str) -> str:

@@ -385,15 +385,20 @@ def index_fixture(tmp_path, fmt: str, name: str, folder: str, stem: str) -> Sess
     return Session.objects.get()
 
 
-def test_claude_slash_commands_show_as_commands_with_their_output(client, tmp_path, viewer):
-    session = index_fixture(
+@pytest.fixture
+def command_wrappers(tmp_path) -> Session:
+    """A Claude Code session with typed slash commands, their output and the harness caveats."""
+    return index_fixture(
         tmp_path,
         "claude_code",
         "local_command_wrappers.jsonl",
         "projects/-home-user-project",
         "11111111-1111-4111-8111-111111111111",
     )
-    body = page(client, detail_url(session))
+
+
+def test_claude_slash_commands_show_as_commands_with_their_output(client, command_wrappers, viewer):
+    body = page(client, detail_url(command_wrappers))
     assert '<p class="command-line"><code>/mcp</code></p>' in body
     assert '<p class="command-line"><code>/review src/ only</code></p>' in body
     assert '<div class="command-output"><pre class="plain">Reconnected to tidewave.</pre></div>' in body
@@ -401,15 +406,8 @@ def test_claude_slash_commands_show_as_commands_with_their_output(client, tmp_pa
     assert "&lt;command-name&gt;" not in thread and "&lt;local-command-stdout&gt;" not in thread
 
 
-def test_claude_local_command_caveats_are_folded(client, tmp_path, viewer):
-    session = index_fixture(
-        tmp_path,
-        "claude_code",
-        "local_command_wrappers.jsonl",
-        "projects/-home-user-project",
-        "11111111-1111-4111-8111-111111111111",
-    )
-    body = page(client, detail_url(session))
+def test_claude_local_command_caveats_are_folded(client, command_wrappers, viewer):
+    body = page(client, detail_url(command_wrappers))
     assert body.count('<details class="harness-text">') == 2
     assert "&lt;local-command-caveat&gt;" not in body
     assert body.count('class="entry user ') == 2  # only the two typed commands count as the user's

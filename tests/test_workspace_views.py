@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
@@ -17,27 +16,13 @@ from sessionviewer.indexer import index_roots
 from sessionviewer.models import AuditEvent, Revision, Session
 from sessionviewer.roots import RootSpec
 
+from .conftest import copy_tree
+
 pytestmark = pytest.mark.django_db
 
-DEMO = Path(__file__).resolve().parents[1] / "demo" / "fluux" / "memory"
 ALICE = "alice@example.com"
 CAROL = "carol@example.com"
 ROOM = "dev@conference.example.com"
-
-
-def copy_tree(source: Path, target: Path) -> Path:
-    # The shared samples are read-only: the copy must be writable.
-    shutil.copytree(source, target)
-    for path in [target, *target.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return target
-
-
-@pytest.fixture
-def memory(tmp_path: Path, settings) -> Path:
-    root = copy_tree(DEMO, tmp_path / "memory")
-    settings.SESSIONVIEWER_MEMORY_ROOTS = [str(root)]
-    return root
 
 
 @pytest.fixture

@@ -136,6 +136,23 @@ def _target(root_index: int, jid: str, name: str) -> Target:
     return Target(root_index, root, jid, name, _member(folder, name))
 
 
+def _override_target(root_index: int, jid: str, name: str) -> Target:
+    """A JID's own copy of a global persona file: what remove works on."""
+    target = _target(root_index, jid, name)
+    if not target.is_override:
+        raise Http404(f"{name!r} is not a persona override")
+    return target
+
+
+def _existing_override(root_index: int, jid: str, name: str) -> tuple[Target, Loaded]:
+    """The override and its file as it is now; 404 when there is none to remove."""
+    target = _override_target(root_index, jid, name)
+    loaded = _load(target.path)
+    if loaded.text is None and loaded.error is None:
+        raise Http404(f"{target.label} does not exist")
+    return target, loaded
+
+
 def _target_of(revision: Revision) -> Target:
     for index, root in enumerate(memory_roots()):
         if root.is_dir() and str(root.resolve()) == revision.root:
@@ -718,12 +735,7 @@ def preview(request: HttpRequest) -> HttpResponse:
 @login_required
 @permission_required(EDIT, raise_exception=True)
 def remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
-    target = _target(root, jid, name)
-    if not target.is_override:
-        raise Http404(f"{name!r} is not a persona override")
-    loaded = _load(target.path)
-    if loaded.text is None and loaded.error is None:
-        raise Http404(f"{target.label} does not exist")
+    target, loaded = _existing_override(root, jid, name)
     form = VersionForm(initial={"version": loaded.version})
     global_file = _load(_member(target.root, name))
     return render(
@@ -737,9 +749,7 @@ def remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> Http
 @login_required
 @permission_required(EDIT, raise_exception=True)
 def remove_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
-    target = _target(root, jid, name)
-    if not target.is_override:
-        raise Http404(f"{name!r} is not a persona override")
+    target = _override_target(root, jid, name)
     form = VersionForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
@@ -1028,12 +1038,7 @@ def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> 
 @api_permission_required(EDIT)
 @_json_not_found
 def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
-    target = _target(root, jid, name)
-    if not target.is_override:
-        raise Http404(f"{name!r} is not a persona override")
-    loaded = _load(target.path)
-    if loaded.text is None and loaded.error is None:
-        raise Http404(f"{target.label} does not exist")
+    target, loaded = _existing_override(root, jid, name)
     global_file = _load(_member(target.root, name))
     return json_response(
         {
