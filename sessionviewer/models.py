@@ -183,7 +183,9 @@ ENTRY_FIELDS = (
 class Entry(models.Model):
     """One line of a session file, as the reader normalised it."""
 
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="entries")
+    # No index of its own: entry_session_line starts with the session, and serves
+    # every lookup by session. A second index cost a cold index its upkeep per row.
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="entries", db_index=False)
     line = models.PositiveIntegerField()
     offset = models.BigIntegerField()
     entry_id = models.CharField(max_length=256)  # the file's own id, or line:<n>
@@ -222,7 +224,7 @@ class Entry(models.Model):
 class Problem(models.Model):
     """A line the reader could not use: shown on the session with its line number."""
 
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="problems")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="problems", db_index=False)
     line = models.PositiveIntegerField()
     offset = models.BigIntegerField()
     message = models.TextField()

@@ -345,6 +345,33 @@ def test_entry_ids_are_never_reused(root):
     assert Entry.objects.order_by("id").first().id > largest
 
 
+def test_no_index_repeats_the_start_of_another():
+    # Every index costs each inserted row its upkeep: one on the session alone would
+    # only repeat what (session, line) already serves.
+    with connection.cursor() as cursor:
+        for table in (Entry._meta.db_table, "sessionviewer_problem"):
+            constraints = connection.introspection.get_constraints(cursor, table)
+            indexes = [  # an expression index (PostgreSQL's full-text one) names no column
+                c["columns"]
+                for c in constraints.values()
+                if c["index"] and c["columns"] and not c["primary_key"]
+            ]
+            for columns in indexes:
+                longer = [other for other in indexes if other != columns and other[: len(columns)] == columns]
+                assert not longer, f"{table}: the index on {columns} repeats the start of {longer}"
+
+
+def test_a_new_sqlite_database_gets_large_pages():
+    # settings set the page size before WAL, which fixes it: the other order leaves 4 KB.
+    if connection.vendor != "sqlite":
+        pytest.skip("a page size is SQLite's own setting")
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA page_size")
+        assert cursor.fetchone()[0] == 16384
+        cursor.execute("PRAGMA journal_mode")
+        assert cursor.fetchone()[0] == "wal"
+
+
 def test_a_file_whose_read_fails_halfway_leaves_no_rows_and_the_others_index(root, monkeypatch):
     other = root / "bob@example.com"
     other.mkdir()
