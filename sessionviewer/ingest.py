@@ -265,33 +265,51 @@ def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
 def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[tuple]:
     """The entry columns after session_id, in models.ENTRY_FIELDS order, then text and raw."""
     flag = int if for_sqlite else bool
-    clean = db_text
     rows = []
     for e in entries:
         text = e.text
+        text_in_column = "\x00" not in text
+        kind, role, sender, model, subtype = (
+            e.kind[:64],
+            e.role[:32],
+            e.sender[:512],
+            e.model[:256],
+            e.subtype[:128],
+        )
+        ids = (e.id, e.parent_id or "", e.message_id, e.logical_parent_id, e.first_kept_id, e.leaf_id)
+        # One test for NUL over the short strings: almost no line has one (db_text).
+        if "\x00" in "".join((kind, role, sender, model, subtype, e.summary, *ids)):
+            kind, role, sender, model, subtype = map(db_text, (kind, role, sender, model, subtype))
+            summary = db_text(e.summary)
+            id_, parent_id, message_id, logical_parent_id, first_kept_id, leaf_id = map(stored_id, ids)
+        else:
+            summary = e.summary
+            id_, parent_id, message_id, logical_parent_id, first_kept_id, leaf_id = (
+                i[:ID_LENGTH] for i in ids
+            )
         rows.append(
             (
                 e.line,
                 e.offset,
-                stored_id(e.id),
-                stored_id(e.parent_id) if e.parent_id else None,
-                clean(e.kind[:64]),
-                clean(e.role[:32]),
+                id_,
+                parent_id if e.parent_id else None,
+                kind,
+                role,
                 _datetime(e.timestamp, for_sqlite),
-                _json(stored_blocks(e.blocks, text_in_column="\x00" not in text)),
-                clean(e.sender[:512]),
-                clean(e.model[:256]),
+                _json(stored_blocks(e.blocks, text_in_column)),
+                sender,
+                model,
                 _json(e.usage) if e.usage else "{}",
-                stored_id(e.message_id),
-                clean(e.subtype[:128]),
+                message_id,
+                subtype,
                 flag(e.is_sidechain),
                 flag(e.is_meta),
-                stored_id(e.logical_parent_id),
-                stored_id(e.first_kept_id),
-                clean(e.summary),
-                stored_id(e.leaf_id),
+                logical_parent_id,
+                first_kept_id,
+                summary,
+                leaf_id,
                 _json({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA}) if e.extra else "{}",
-                clean(text),
+                text if text_in_column else db_text(text),
                 None if e.raw is None else _json(e.raw),
             )
         )
@@ -331,9 +349,9 @@ def _datetime(value: datetime | None, as_text: bool):
     if value is None or not as_text:
         return value
     # As Django's SQLite backend writes a DateTimeField under USE_TZ: naive UTC text.
-    if value.tzinfo is not UTC:  # most files write Z, which reads back as UTC itself
-        value = value.astimezone(UTC)
-    return value.replace(tzinfo=None).isoformat(" ")
+    if value.tzinfo is UTC:  # most files write Z, which reads back as UTC itself
+        return value.isoformat(" ")[:-6]  # without its "+00:00": a third faster than replace()
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
 
 
 def _json(value) -> str:

@@ -6,6 +6,7 @@ The indexer reads in a second process when a pass has many megabytes to read
 
 import contextlib
 import copy
+import dataclasses
 import json
 import os
 import shutil
@@ -330,6 +331,27 @@ def _recording(spawned: list):
 
 
 # --- What the index keeps of an entry ---------------------------------------------------------------------
+
+
+def test_a_block_keeps_every_field_that_says_something():
+    # Block.to_dict names each field by hand: a field added to Block must be added there too.
+    filled = readers.Block(
+        readers.TOOL_CALL,
+        text="out",
+        name="bash",
+        call_id="c1",
+        arguments={"command": "ls"},
+        is_error=True,
+        mime_type="image/png",
+        data="iVBOR",
+        size="926KB",
+        target_id="m1",
+        emojis=["+1"],
+    )
+    assert set(filled.to_dict()) == {f.name for f in dataclasses.fields(readers.Block)}
+    for empty in ("", False, [], None):
+        assert readers.Block(readers.TOOL_CALL, arguments=empty).to_dict() == {"type": readers.TOOL_CALL}
+    assert readers.Block(readers.TOOL_CALL, arguments=0).to_dict()["arguments"] == 0
 
 
 def read_back_shape(entry) -> tuple:
