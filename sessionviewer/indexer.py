@@ -76,7 +76,8 @@ def index_roots(specs: Iterable[RootSpec], progress: Progress | None = None) -> 
     """Bring the index up to date with every root; roots not listed are left alone."""
     started = time.perf_counter()
     summary = IndexSummary()
-    with ingest.Reading(parallel_from=PARALLEL_BYTES if CPUS > 1 else None) as reading:
+    parallel_from = PARALLEL_BYTES if CPUS > 1 else None
+    with ingest.Reading(parallel_from=parallel_from, read_while_starting=True) as reading:
         surveys = []
         for spec in specs:
             if (survey := _survey(spec, summary)) is not None:
@@ -221,7 +222,7 @@ def _write_changes(
             new_rows = _NewRows()
             new_rows.start()
             for plan in group:
-                if not reading.ready():
+                if not reading.ready(plan.number):
                     new_rows.index_text()  # while the worker reads on: outside any file's savepoint
                 if progress:
                     progress(plan.number + 1, total, plan.work.found.key)

@@ -386,11 +386,22 @@ class _Failure:
     os_error: bool
 
 
+@dataclass(frozen=True)
+class _SkipTo:
+    """To the worker: the jobs before this number were read by the parent."""
+
+    number: int
+
+
 class Reading:
     """The batches of the jobs added to it, read here or by a worker process.
 
     parallel_from: once expect() is told the jobs will read this many bytes, a
     worker process starts and reads every job; None: read here.
+    read_while_starting: until the worker has handed over its first batch, the
+    jobs asked for are read here instead, and the worker is told to skip them.
+    Its interpreter and imports take a tenth of a second, which the caller
+    otherwise spent waiting for the first batch (bench/bench_index.py).
     The worker is `python -m sessionviewer.ingest`: it takes pickled jobs on its
     stdin and writes pickled batches to its stdout. Nothing of this process is
     inherited or imported again (no Django, no open database, no __main__), and at
@@ -402,12 +413,15 @@ class Reading:
     (its write failed) is skipped over.
     """
 
-    def __init__(self, parallel_from: int | None = None):
+    def __init__(self, parallel_from: int | None = None, read_while_starting: bool = False):
         self.parallel_from = parallel_from
         self.jobs: list[Job] = []
         self.worker: subprocess.Popen | None = None
         self.jobs_sent = 0
         self.all_added = False
+        self.reading_here = read_while_starting  # until the worker hands over a batch wanted
+        self.read_here = 0  # jobs read here while the worker started
+        self.pending: Batch | _Failure | None = None  # taken from the pipe, not yet given out
 
     @classmethod
     def of(cls, jobs: list[Job], parallel: bool) -> Reading:
@@ -445,8 +459,7 @@ class Reading:
         self.all_added = True
         self.send_jobs()
         if self.worker is not None:
-            with suppress(BrokenPipeError):  # the worker died: batches() says so
-                self.worker.stdin.close()
+            self._send(None)  # the pipe stays open for skips; the worker ends after the last job
 
     def _start_worker(self) -> None:
         self.worker = subprocess.Popen(
@@ -471,28 +484,53 @@ class Reading:
             return
         jobs, self.jobs_sent = self.jobs[self.jobs_sent :], len(self.jobs)
         if jobs:
-            with suppress(BrokenPipeError):  # the worker died: batches() says so
-                write_all(self.worker.stdin.fileno(), pickle.dumps(jobs, protocol=pickle.HIGHEST_PROTOCOL))
+            self._send(jobs)
 
-    def ready(self) -> bool:
-        """Whether the next batch can be taken without waiting for the worker.
+    def _send(self, message: list[Job] | _SkipTo | None) -> None:
+        """Jobs, a skip, or None: no more jobs."""
+        with suppress(BrokenPipeError):  # the worker died: batches() says so
+            write_all(self.worker.stdin.fileno(), pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def ready(self, number: int) -> bool:
+        """Whether job number's first batch can be taken without waiting for the worker.
 
         The pipe is asked, not the buffer in front of it: a small batch already in
         the buffer reads as not ready, which only costs the caller a wait not taken.
         """
-        if self.worker is None:
+        if self.worker is None or self._reads_here(number):
             return True
         readable, _, _ = select.select([self.worker.stdout], [], [], 0)
         return bool(readable)
+
+    def _reads_here(self, number: int) -> bool:
+        """While the worker starts: true until it hands over a batch of this job or a later one.
+
+        What it hands over of the jobs read here already is dropped on the way.
+        """
+        while self.reading_here:
+            readable, _, _ = select.select([self.worker.stdout], [], [], 0)
+            if not readable:
+                return True
+            item = self._take()
+            if item is not None and item.job < number:
+                continue  # a job read here, which the worker had begun before its skip came
+            self.pending, self.reading_here = item, False
+        return False
 
     def batches(self, number: int) -> Iterator[Batch]:
         if self.worker is None:
             yield from read_job(self.jobs[number], number)
             return
+        if self._reads_here(number):
+            self.read_here += 1
+            if number < len(self.jobs) - 1:
+                self._send(_SkipTo(number + 1))
+            yield from read_job(self.jobs[number], number)
+            return
         while True:
             item = self._next()
             if item.job < number:
-                continue  # what is left of a job the caller gave up on
+                continue  # what is left of a job the caller gave up on, or read here
             if isinstance(item, _Failure):
                 raise (ReadFailed if item.os_error else RuntimeError)(item.error)
             yield item
@@ -500,14 +538,21 @@ class Reading:
                 return
 
     def _next(self) -> Batch | _Failure:
-        try:
-            return pickle.load(self.worker.stdout)  # noqa: S301 - our own child process wrote it
-        except EOFError:
+        item, self.pending = self.pending or self._take(), None
+        if item is None:
             self.worker.wait()
             error = self.worker.stderr.read().decode("utf-8", "replace").strip()
             raise RuntimeError(
                 f"the reading process ended early (exit code {self.worker.returncode}): {error[-2000:]}"
-            ) from None
+            )
+        return item
+
+    def _take(self) -> Batch | _Failure | None:
+        """The worker's next item; None once it has ended."""
+        try:
+            return pickle.load(self.worker.stdout)  # noqa: S301 - our own child process wrote it
+        except EOFError:
+            return None
 
     def close(self) -> None:
         if self.worker is None:
@@ -569,16 +614,27 @@ def serve(jobs_in, batches_out) -> None:
     """
     jobs: queue.Queue[Job | None] = queue.Queue()
     ahead = _ReadAhead(AHEAD_BYTES)
+    skip_to = 0  # jobs before this one the parent read itself
 
     def take_jobs() -> None:
+        nonlocal skip_to
+        ended = False
         try:
             while True:
-                for job in pickle.load(jobs_in):  # noqa: S301 - our parent process wrote it
-                    jobs.put(job)
+                message = pickle.load(jobs_in)  # noqa: S301 - our parent process wrote it
+                if message is None:  # no more jobs; skips may still come
+                    jobs.put(None)
+                    ended = True
+                elif isinstance(message, _SkipTo):
+                    skip_to = max(skip_to, message.number)
+                else:
+                    for job in message:
+                        jobs.put(job)
         except EOFError:
             pass
         finally:
-            jobs.put(None)
+            if not ended:  # the parent went away
+                jobs.put(None)
 
     def write() -> None:
         while (data := ahead.get()) is not None:
@@ -593,6 +649,9 @@ def serve(jobs_in, batches_out) -> None:
     try:
         number = 0
         while (job := jobs.get()) is not None:
+            if number < skip_to:
+                number += 1
+                continue
             try:
                 for batch in read_job(job, number):
                     ahead.put(pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))

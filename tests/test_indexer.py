@@ -312,7 +312,7 @@ def test_text_indexed_between_files_while_the_worker_reads_is_indexed_once(root,
         )
     monkeypatch.setattr(indexer, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(indexer, "CPUS", 2)
-    monkeypatch.setattr(ingest.Reading, "ready", lambda reading: False)  # never ready: index between files
+    monkeypatch.setattr(ingest.Reading, "ready", lambda reading, number: False)  # index between files
     run(root)
     history(root).write_text(
         HEADER + message(5).replace("message number 5", "alice again")

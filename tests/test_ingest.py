@@ -9,6 +9,8 @@ import copy
 import dataclasses
 import json
 import os
+import pickle
+import select
 import shutil
 import signal
 import threading
@@ -190,6 +192,48 @@ def test_jobs_handed_over_before_any_batch_is_taken_do_not_block_either_process(
         last = [list(reading.batches(number))[-1] for number in range(len(jobs))]
     assert all(batch.last for batch in last)
     assert [batch.job for batch in last] == list(range(len(jobs)))
+
+
+def test_jobs_asked_for_while_the_worker_starts_are_read_here_and_skipped_there():
+    jobs = fixture_jobs()
+    expected = read_all(fixture_jobs(), parallel=False)
+    seen = []
+    with ingest.Reading(parallel_from=0, read_while_starting=True) as reading:
+        reading.expect(1)
+        os.kill(reading.worker.pid, signal.SIGSTOP)  # a worker still starting: nothing in the pipe
+        try:
+            for job in jobs:
+                reading.add(job)
+            reading.close_jobs()
+            assert reading.ready(0), "the next job is read here: no wait"
+            for number in range(2):
+                seen += [(b.job, b.rows, b.last) for b in reading.batches(number)]
+            assert reading.read_here == 2
+        finally:
+            os.kill(reading.worker.pid, signal.SIGCONT)
+        # Once the worker has handed over a batch, every later job comes from it.
+        select.select([reading.worker.stdout], [], [], 30)
+        for number in range(2, len(jobs)):
+            seen += [(b.job, b.rows, b.last) for b in reading.batches(number)]
+        assert reading.read_here == 2
+    assert seen == [(number, rows, last) for number, rows, *_, (last, *_) in expected]
+
+
+def test_a_worker_told_to_skip_jobs_reads_only_the_others():
+    jobs = fixture_jobs()
+    with ingest.Reading(parallel_from=0) as reading:
+        reading.expect(1)
+        os.kill(reading.worker.pid, signal.SIGSTOP)  # the skip is in before it reads anything
+        for job in jobs:
+            reading.add(job)
+        reading._send(ingest._SkipTo(3))
+        reading.close_jobs()
+        os.kill(reading.worker.pid, signal.SIGCONT)
+        handed_over = []
+        with contextlib.suppress(EOFError):  # the worker ends after the last job
+            while True:
+                handed_over.append(pickle.load(reading.worker.stdout).job)  # noqa: S301
+    assert set(handed_over) == set(range(3, len(jobs)))
 
 
 def test_the_read_ahead_holds_at_most_its_bytes_but_always_one_batch():
