@@ -220,7 +220,6 @@ def _write_changes(
             checkpointer.keep_log_bounded()
         with transaction.atomic():
             new_rows = _NewRows()
-            new_rows.start()
             for plan in group:
                 if not reading.ready(plan.number):
                     new_rows.index_text()  # while the worker reads on: outside any file's savepoint
@@ -416,11 +415,8 @@ class _NewRows:
     """
 
     def __init__(self):
-        self.indexed_up_to: int | None = None
-
-    def start(self) -> None:
-        if connection.vendor == "sqlite":  # PostgreSQL keeps its GIN index itself
-            self.indexed_up_to = self._largest_id()
+        # Made at the group's start, in its transaction. PostgreSQL keeps its GIN index itself.
+        self.indexed_up_to = self._largest_id() if connection.vendor == "sqlite" else None
 
     def index_text(self) -> None:
         if self.indexed_up_to is None:

@@ -10,10 +10,11 @@ rebuilds the whole table and with it would drop the full-text triggers.
 
 from django.db import migrations, models
 
-# Django's own names for the indexes db_index=True made (the same on every database).
-INDEXES = [
-    ("sessionviewer_entry", "sessionviewer_entry_session_id_4a2b5994"),
-    ("sessionviewer_problem", "sessionviewer_problem_session_id_f7c866f8"),
+# The model, its related name, its table, and Django's own name for the index
+# db_index=True made (the same on every database).
+SESSION_INDEXES = [
+    ("entry", "entries", "sessionviewer_entry", "sessionviewer_entry_session_id_4a2b5994"),
+    ("problem", "problems", "sessionviewer_problem", "sessionviewer_problem_session_id_f7c866f8"),
 ]
 
 
@@ -24,32 +25,23 @@ class Migration(migrations.Migration):
         migrations.SeparateDatabaseAndState(
             state_operations=[
                 migrations.AlterField(
-                    model_name="entry",
+                    model_name=model,
                     name="session",
                     field=models.ForeignKey(
                         db_index=False,
                         on_delete=models.deletion.CASCADE,
-                        related_name="entries",
+                        related_name=related_name,
                         to="sessionviewer.session",
                     ),
-                ),
-                migrations.AlterField(
-                    model_name="problem",
-                    name="session",
-                    field=models.ForeignKey(
-                        db_index=False,
-                        on_delete=models.deletion.CASCADE,
-                        related_name="problems",
-                        to="sessionviewer.session",
-                    ),
-                ),
+                )
+                for model, related_name, _table, _index in SESSION_INDEXES
             ],
             database_operations=[
                 migrations.RunSQL(
                     f'DROP INDEX IF EXISTS "{index}"',
                     reverse_sql=f'CREATE INDEX "{index}" ON "{table}" ("session_id")',
                 )
-                for table, index in INDEXES
+                for _model, _related_name, table, index in SESSION_INDEXES
             ],
         )
     ]

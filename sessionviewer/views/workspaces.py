@@ -38,7 +38,6 @@ VIEW = "sessionviewer.view_workspace"
 EDIT = "sessionviewer.edit_workspace"
 GLOBAL_FILES = ws.PERSONA_FILES
 JID_EDITABLE = (*ws.PERSONA_FILES, ws.PROFILE, ws.MEMORY)
-# What forget_user erases, in its order, to say so before it runs.
 # Only these are shown inline: SVG and HTML can carry script.
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 TEXT_SUFFIXES = (".md", ".jsonl", ".txt")
