@@ -28,13 +28,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from django.db import DataError, connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, DataError, connection, connections, models, transaction
 from django.utils import timezone
 
 from sessionviewer import ingest, readers
-from sessionviewer.models import ENTRY_FIELDS, Entry, Problem, Session, Source
+from sessionviewer.models import ENTRY_FIELDS, Entry, OrjsonField, Problem, Session, Source
 from sessionviewer.roots import RootSpec
 
 log = logging.getLogger(__name__)
@@ -226,8 +228,7 @@ def _write_changes(
                 if progress:
                     progress(plan.number + 1, total, plan.work.found.key)
                 try:
-                    # A savepoint per file: a read that fails halfway leaves none of its rows.
-                    with transaction.atomic():
+                    with _file_savepoint():
                         touched.append(_index_file(plan, reading.batches(plan.number), summary))
                 except (OSError, DataError) as error:
                     # Unreadable, or a value the database refuses: the rest of the group goes on.
@@ -245,6 +246,55 @@ def _write_changes(
     source.indexed_at = timezone.now()
     source.save(update_fields=["indexed_at"])
     summary.sessions += source.sessions.count()
+
+
+@contextmanager
+def _file_savepoint() -> Iterator[None]:
+    """A savepoint per file: a read that fails halfway leaves none of its rows.
+
+    On SQLite it is two plain statements on the driver's connection: a nested
+    atomic() costs more in Python than the savepoint costs SQLite, once per file.
+    """
+    if connection.vendor != "sqlite":
+        with transaction.atomic():
+            yield
+        return
+    with _driver_cursor() as cursor:
+        cursor.execute('SAVEPOINT "indexer_file"')
+    try:
+        yield
+    except BaseException:
+        with _driver_cursor() as cursor:
+            cursor.execute('ROLLBACK TO "indexer_file"')
+            cursor.execute('RELEASE "indexer_file"')
+        # The file's ORM statements may have marked the group for rollback; the savepoint undid them.
+        transaction.set_rollback(False)
+        raise
+    with _driver_cursor() as cursor:
+        cursor.execute('RELEASE "indexer_file"')
+
+
+@contextmanager
+def _driver_cursor() -> Iterator[Any]:
+    """A cursor for the statements the indexer runs per file and per batch, which
+    _Statements writes in the driver's own placeholders.
+
+    On SQLite it is sqlite3's own cursor: Django's rewrites the placeholders of
+    every statement with a regular expression. Errors still come out as Django's.
+    """
+    db = connections[DEFAULT_DB_ALIAS]  # once: each use of the proxy looks the connection up
+    if db.vendor != "sqlite":
+        with db.cursor() as cursor:
+            yield cursor
+        return
+    if db.connection is None:
+        db.ensure_connection()
+    with db.wrap_database_errors:
+        cursor = db.connection.cursor()
+        try:
+            yield cursor
+        finally:
+            cursor.close()
 
 
 def _groups(plans: list[_Plan]) -> Iterable[list[_Plan]]:
@@ -424,18 +474,14 @@ class _NewRows:
         largest = self._largest_id()
         if largest <= self.indexed_up_to:
             return
-        table = connection.ops.quote_name(Entry._meta.db_table)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"INSERT INTO entry_fts(rowid, text) SELECT id, text FROM {table} WHERE id > %s AND id <= %s",  # noqa: S608
-                [self.indexed_up_to, largest],
-            )
+        with _driver_cursor() as cursor:
+            cursor.execute(_statements(connection.vendor).index_new_text, [self.indexed_up_to, largest])
         self.indexed_up_to = largest
 
     @staticmethod
     def _largest_id() -> int:
-        with connection.cursor() as cursor:  # a plain query: the ORM's aggregate costs 20x this
-            cursor.execute(f"SELECT max(id) FROM {connection.ops.quote_name(Entry._meta.db_table)}")  # noqa: S608
+        with _driver_cursor() as cursor:  # a plain query: the ORM's aggregate costs 20x this
+            cursor.execute(_statements(connection.vendor).largest_entry_id)
             return cursor.fetchone()[0] or 0
 
 
@@ -527,19 +573,13 @@ def _apply_discovery(session: Session, found: readers.SessionFile) -> None:
 
 
 def _save_session(session: Session) -> None:
-    """Session.save() in one plain statement: the ORM's save compiles its SQL on every
-    call, which cost a cold index two thirds of what its ~400 session saves took."""
+    """Session.save() in one plain statement: the ORM's save compiles its SQL and
+    prepares every field's value on every call, which cost a cold index most of what
+    its ~400 session saves took (bench/bench_index.py)."""
     sql = _statements(connection.vendor)
     adding = session.id is None
-    values = []
-    for f, plain in sql.session_fields:
-        value = getattr(session, f.attname)
-        if plain and (value is None or type(value) is int or type(value) is str):
-            values.append(ingest.db_text(value) if type(value) is str else value)  # titles, paths: from files
-        else:
-            value = f.get_db_prep_save(f.pre_save(session, adding), connection)
-            values.append(ingest.db_text(value) if isinstance(value, str) else value)
-    with connection.cursor() as cursor:
+    values = [to_db(session, attname) for attname, to_db in sql.session_values]
+    with _driver_cursor() as cursor:
         if adding:
             cursor.execute(sql.insert_session, values)
             session.id = cursor.fetchone()[0]
@@ -548,11 +588,51 @@ def _save_session(session: Session) -> None:
             cursor.execute(sql.update_session, [*values, session.id])
 
 
+def _value_to_db(field: models.Field, for_sqlite: bool) -> Callable[[Session, str], Any]:
+    """How one Session field's value goes into the statement: as the ORM would send it.
+
+    The usual types take a short way; anything else goes through the field itself.
+    Strings come from files (titles, paths), so NUL is escaped as ingest.db_text does.
+    """
+
+    def by_field(session: Session, attname: str):
+        value = field.get_db_prep_save(getattr(session, attname), connection)
+        return ingest.db_text(value) if isinstance(value, str) else value
+
+    if isinstance(field, OrjsonField):
+
+        def to_db(session: Session, attname: str):
+            value = getattr(session, attname)
+            return None if value is None else ingest.json_text(value)
+
+    elif isinstance(field, models.DateTimeField):
+
+        def to_db(session: Session, attname: str):
+            value = getattr(session, attname)
+            if value is None or (type(value) is datetime and value.tzinfo is not None):
+                return ingest.db_datetime(value, for_sqlite)
+            return by_field(session, attname)  # naive: Django warns, and says how it is taken
+
+    elif isinstance(field, (*_PLAIN_FIELDS, models.ForeignKey)):
+
+        def to_db(session: Session, attname: str):
+            value = getattr(session, attname)
+            if value is None or type(value) is int:
+                return value
+            if type(value) is str:
+                return ingest.db_text(value)
+            return by_field(session, attname)
+
+    else:
+        to_db = by_field
+    return to_db
+
+
 def _write_rows(session: Session, rows: list[tuple], problems: list[readers.Problem]) -> None:
     """Insert the rows with executemany: model instances and bulk_create cost several
     times the parse itself, and the indexer writes every line of every file."""
     session_id = session.id
-    with connection.cursor() as cursor:
+    with _driver_cursor() as cursor:
         cursor.executemany(_statements(connection.vendor).insert_entry, [(session_id, *row) for row in rows])
     # The full-text rows follow once per group (_NewRows), in one statement (migration 0005).
     if problems:
@@ -573,12 +653,17 @@ def _write_rows(session: Session, rows: list[tuple], problems: list[readers.Prob
 
 @dataclass(frozen=True)
 class _Statements:
-    """The SQL the indexer runs for every file, built once per database vendor."""
+    """The SQL the indexer runs for every file, built once per database vendor, in
+    its driver's placeholders (_driver_cursor runs them)."""
 
-    session_fields: tuple[tuple[models.Field, bool], ...]  # with: its value goes in as it is
+    session_values: tuple[
+        tuple[str, Callable[[Session, str], Any]], ...
+    ]  # attname, its value for the database
     insert_session: str
     update_session: str
     insert_entry: str
+    largest_entry_id: str
+    index_new_text: str  # SQLite: the entries in an id range, into the full-text index
 
 
 # Fields whose str, int or None value the ORM would pass on unchanged.
@@ -589,19 +674,23 @@ _PLAIN_FIELDS += (models.PositiveIntegerField,)
 @functools.cache
 def _statements(vendor: str) -> _Statements:
     quote = connection.ops.quote_name
+    mark = "?" if vendor == "sqlite" else "%s"
     fields = [f for f in Session._meta.concrete_fields if not f.primary_key]
     session_table, entry_table = quote(Session._meta.db_table), quote(Entry._meta.db_table)
     session_columns = ", ".join(quote(f.column) for f in fields)
-    assignments = ", ".join(f"{quote(f.column)} = %s" for f in fields)
+    assignments = ", ".join(f"{quote(f.column)} = {mark}" for f in fields)
     entry_columns = ", ".join(quote(c) for c in ENTRY_COLUMNS)
     # The names are ours, not a request's.
     return _Statements(
-        session_fields=tuple((f, type(f) in _PLAIN_FIELDS) for f in fields),
+        session_values=tuple((f.attname, _value_to_db(f, vendor == "sqlite")) for f in fields),
         insert_session=f"INSERT INTO {session_table} ({session_columns}) "  # noqa: S608
-        f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING id",
-        update_session=f"UPDATE {session_table} SET {assignments} WHERE id = %s",  # noqa: S608
+        f"VALUES ({', '.join([mark] * len(fields))}) RETURNING id",
+        update_session=f"UPDATE {session_table} SET {assignments} WHERE id = {mark}",  # noqa: S608
         insert_entry=f"INSERT INTO {entry_table} ({entry_columns}) "  # noqa: S608
-        f"VALUES ({', '.join(['%s'] * len(ENTRY_COLUMNS))})",
+        f"VALUES ({', '.join([mark] * len(ENTRY_COLUMNS))})",
+        largest_entry_id=f"SELECT max(id) FROM {entry_table}",  # noqa: S608
+        index_new_text=f"INSERT INTO entry_fts(rowid, text) SELECT id, text FROM {entry_table} "  # noqa: S608
+        f"WHERE id > {mark} AND id <= {mark}",
     )
 
 

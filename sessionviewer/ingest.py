@@ -295,11 +295,11 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[tuple]:
                 parent_id if e.parent_id else None,
                 kind,
                 role,
-                _datetime(e.timestamp, for_sqlite),
-                _json(stored_blocks(e.blocks, text_in_column)),
+                db_datetime(e.timestamp, for_sqlite),
+                json_text(stored_blocks(e.blocks, text_in_column)),
                 sender,
                 model,
-                _json(e.usage) if e.usage else "{}",
+                json_text(e.usage) if e.usage else "{}",
                 message_id,
                 subtype,
                 flag(e.is_sidechain),
@@ -308,9 +308,9 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[tuple]:
                 first_kept_id,
                 summary,
                 leaf_id,
-                _json({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA}) if e.extra else "{}",
+                json_text({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA}) if e.extra else "{}",
                 text if text_in_column else db_text(text),
-                None if e.raw is None else _json(e.raw),
+                None if e.raw is None else json_text(e.raw),
             )
         )
     return rows
@@ -345,7 +345,7 @@ def blocks_from_stored(stored: list[dict], text: str) -> list[dict]:
     return stored
 
 
-def _datetime(value: datetime | None, as_text: bool):
+def db_datetime(value: datetime | None, as_text: bool):
     if value is None or not as_text:
         return value
     # As Django's SQLite backend writes a DateTimeField under USE_TZ: naive UTC text.
@@ -354,7 +354,7 @@ def _datetime(value: datetime | None, as_text: bool):
     return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
 
 
-def _json(value) -> str:
+def json_text(value) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
 
 

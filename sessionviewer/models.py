@@ -6,6 +6,8 @@ import orjson
 from django.db import models
 from django.urls import reverse
 
+from sessionviewer.ingest import json_text
+
 
 class OrjsonField(models.TextField):
     """JSON kept as text and encoded with orjson: the indexer writes millions of these."""
@@ -19,9 +21,7 @@ class OrjsonField(models.TextField):
         return value
 
     def get_prep_value(self, value):
-        if value is None:
-            return None
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+        return None if value is None else json_text(value)
 
 
 class Source(models.Model):

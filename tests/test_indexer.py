@@ -5,6 +5,7 @@ import os
 import shutil
 import sqlite3
 import threading
+from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -370,6 +371,62 @@ def test_a_new_sqlite_database_gets_large_pages():
         assert cursor.fetchone()[0] == 16384
         cursor.execute("PRAGMA journal_mode")
         assert cursor.fetchone()[0] == "wal"
+
+
+def _session_with_every_kind_of_value(source, key: str, parent=None) -> Session:
+    return Session(
+        source=source,
+        key=key,
+        format="claude_code",
+        path=f"/sessions/{key}.jsonl",
+        title="Réunion 📅 du matin",
+        parent=parent,
+        started_at=datetime(2025, 2, 8, 21, 0, 5, 250, tzinfo=timezone(timedelta(hours=2))),
+        updated_at=datetime(2025, 2, 8, 19, 30, tzinfo=UTC),
+        indexed_at=None,
+        entry_count=12,
+        input_tokens=2**40,
+        models_used=["claude-sonnet-4", "gpt-5"],
+        extra={"room": True, 7: "a key that is not a string", "when": date(2025, 2, 8)},
+    )
+
+
+def _stored_row(session_id: int) -> dict:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM {Session._meta.db_table} WHERE id = %s", [session_id])  # noqa: S608
+        names = [column[0] for column in cursor.description]
+        return dict(zip(names, cursor.fetchone(), strict=True))
+
+
+def test_the_indexers_session_statement_stores_what_the_orm_would(root):
+    # _save_session skips the ORM's save for speed: every field must still reach the
+    # database as the ORM sends it, whatever its type (dates in any zone, JSON, keys).
+    run(root)
+    source = Session.objects.get().source
+    parent = Session.objects.get()
+    by_orm = _session_with_every_kind_of_value(source, "by-orm", parent)
+    by_orm.save()
+    by_indexer = _session_with_every_kind_of_value(source, "by-indexer", parent)
+    indexer._save_session(by_indexer)  # an insert
+    orm_row, indexer_row = _stored_row(by_orm.id), _stored_row(by_indexer.id)
+    for row in (orm_row, indexer_row):
+        del row["id"], row["key"], row["path"]
+    assert indexer_row == orm_row
+    by_indexer.title, by_indexer.started_at = "Second title", None
+    indexer._save_session(by_indexer)  # an update
+    by_indexer.refresh_from_db()
+    assert by_indexer.title == "Second title"
+    assert (by_indexer.started_at, by_indexer.parent_id) == (None, parent.id)
+    assert by_indexer.extra == {"room": True, "7": "a key that is not a string", "when": "2025-02-08"}
+
+
+def test_the_indexers_session_statement_escapes_nul_in_text_from_files(root):
+    run(root)
+    session = Session.objects.get()
+    session.title = "a title with \x00 in it"
+    indexer._save_session(session)
+    session.refresh_from_db()
+    assert session.title == "a title with \\u0000 in it"
 
 
 def test_a_file_whose_read_fails_halfway_leaves_no_rows_and_the_others_index(root, monkeypatch):

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from django.db import DataError
+from django.db import DataError, transaction
 
 from sessionviewer import indexer, ingest, readers, transcripts
 from sessionviewer.indexer import index_roots
@@ -526,7 +526,11 @@ def test_a_nul_anywhere_in_a_file_indexes_on_every_database(tmp_path):
 
 
 @pytest.mark.django_db
-def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch):
+@pytest.mark.parametrize("inside_orm_call", [False, True])
+def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch, inside_orm_call):
+    # inside_orm_call: the error comes out of an ORM call that runs in the group's
+    # transaction without a savepoint of its own, as bulk_create and delete do, which
+    # marks the whole group for rollback; the file's savepoint must undo that mark.
     folder = tmp_path / "memory"
     for jid in ("alice@example.com", "bob@example.com"):
         (folder / jid).mkdir(parents=True)
@@ -542,6 +546,9 @@ def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch
     def refusing_alice(session, rows, problems):
         real_write_rows(session, rows, problems)
         if session.jid == "alice@example.com":
+            if inside_orm_call:
+                with transaction.atomic(savepoint=False):
+                    raise DataError("value too long")
             raise DataError("value too long")
 
     monkeypatch.setattr(indexer, "_write_rows", refusing_alice)
