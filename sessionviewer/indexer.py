@@ -18,7 +18,6 @@ starts exactly where the last commit ended.
 from __future__ import annotations
 
 import functools
-import hashlib
 import logging
 import os
 import queue
@@ -41,7 +40,6 @@ from sessionviewer.roots import RootSpec
 
 log = logging.getLogger(__name__)
 
-HEAD_BYTES = 4096
 BATCH = 500
 # A pass with this much to read reads in a second process while this one writes (ingest.Reading).
 PARALLEL_BYTES = 16 * 1024 * 1024
@@ -310,11 +308,6 @@ def _groups(plans: list[_Plan]) -> Iterable[list[_Plan]]:
         yield group
 
 
-def _head_hash(path: Path, length: int) -> str:
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read(length)).hexdigest()
-
-
 @dataclass
 class _Plan:
     """What to do with one changed file, decided before any of its lines is read."""
@@ -524,7 +517,7 @@ def _record_file_state(session: Session, work: _Work, last: ingest.Batch) -> Non
     session.file_size = -1 if last.pending_tail else stat.st_size
     session.file_mtime_ns, session.file_inode = stat.st_mtime_ns, stat.st_ino
     session.read_offset, session.read_line = last.end_offset, last.end_line
-    session.file_head = _head_hash(work.found.path, min(HEAD_BYTES, last.end_offset))
+    session.file_head = last.head_hash
     session.indexed_at = timezone.now()
 
 
@@ -537,7 +530,7 @@ def _can_append(session: Session, path: Path, stat: os.stat_result) -> bool:
     """A true append: same file, not shorter than what was read, same first bytes."""
     if not _grew(session.read_offset, session.file_inode, stat):
         return False
-    return _head_hash(path, min(HEAD_BYTES, session.read_offset)) == session.file_head
+    return ingest.head_hash(path, session.read_offset) == session.file_head
 
 
 def _reset_totals(session: Session) -> None:
@@ -632,8 +625,10 @@ def _write_rows(session: Session, rows: list[tuple], problems: list[readers.Prob
     """Insert the rows with executemany: model instances and bulk_create cost several
     times the parse itself, and the indexer writes every line of every file."""
     session_id = session.id
+    for row in rows:
+        row[0] = session_id
     with _driver_cursor() as cursor:
-        cursor.executemany(_statements(connection.vendor).insert_entry, [(session_id, *row) for row in rows])
+        cursor.executemany(_statements(connection.vendor).insert_entry, rows)
     # The full-text rows follow once per group (_NewRows), in one statement (migration 0005).
     if problems:
         Problem.objects.bulk_create(
@@ -722,16 +717,20 @@ def link_sessions(source: Source, touched: list[Session]) -> None:
             source=source, path__in={s.parent_path for s in candidates.values()}
         ).only("id", "path", "extra")
     }
-    for session in candidates.values():
-        _link_parent(source, session, parents.get(session.parent_path))
+    # One statement for all the changes: a save per session cost a cold index more than its queries.
+    linked = [s for s in candidates.values() if _link_parent(source, s, parents.get(s.parent_path))]
+    Session.objects.bulk_update(linked, ["parent", "parent_tool_id"])
     _link_summaries(source, touched)
 
 
 _LINK_FIELDS = ("id", "source", "path", "kind", "parent_path", "parent", "parent_tool_id", "agent_id")
 
 
-def _link_parent(source: Source, session: Session, parent: Session | None) -> None:
-    """parent: the session at exactly session.parent_path, if there is one."""
+def _link_parent(source: Source, session: Session, parent: Session | None) -> bool:
+    """Set the session's parent and the tool call that started it; whether they changed.
+
+    parent: the session at exactly session.parent_path, if there is one.
+    """
     if parent is None or parent.id == session.id:
         parent = (
             Session.objects.filter(source=source, path__endswith="/" + Path(session.parent_path).name)
@@ -742,14 +741,16 @@ def _link_parent(source: Source, session: Session, parent: Session | None) -> No
     tool_id = session.parent_tool_id
     if parent and session.kind == "subagent" and session.agent_id:
         tool_id = parent.extra.get("subagent_links", {}).get(session.agent_id, "") or tool_id
-    if (parent and parent.id) != session.parent_id or tool_id != session.parent_tool_id:
-        session.parent, session.parent_tool_id = parent, tool_id
-        session.save(update_fields=["parent", "parent_tool_id"])
+    if (parent and parent.id) == session.parent_id and tool_id == session.parent_tool_id:
+        return False
+    session.parent, session.parent_tool_id = parent, tool_id
+    return True
 
 
 def _link_summaries(source: Source, touched: list[Session]) -> None:
     """A summary line titles the session that holds its leaf: its own file's, or
     another file's of the same project (Claude Code writes them into the next session)."""
+    wanted: dict[int, tuple[Session, str]] = {}  # by id: the last summary to name a session wins
     for session in touched:
         for link in getattr(session, "new_summaries", []):
             owner = session if session.entries.filter(entry_id=link.leaf_id).exists() else None
@@ -761,6 +762,11 @@ def _link_summaries(source: Source, touched: list[Session]) -> None:
                     .exclude(id=session.id)
                     .first()
                 )
-            if owner and link.title and owner.summary_title != link.title:
-                owner.summary_title = link.title
-                owner.save(update_fields=["summary_title"])
+            if owner and link.title:
+                wanted[owner.id] = (owner, link.title)
+    titled = []
+    for owner, title in wanted.values():  # nothing was saved in the loop: each compares with the stored title
+        if owner.summary_title != title:
+            owner.summary_title = title
+            titled.append(owner)
+    Session.objects.bulk_update(titled, ["summary_title"])

@@ -21,6 +21,7 @@ sessionviewer.ingest`) imports only this module, the readers and orjson.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import queue
@@ -121,15 +122,18 @@ class Batch:
     """Up to batch_size lines of one file, ready to write."""
 
     job: int  # the job's number in its Reading
-    rows: list[tuple]  # the entry columns after session_id (models.ENTRY_FIELDS, text, raw)
+    rows: list[list]  # the entry columns (entry_rows), session_id still None
     problems: list[readers.Problem]
     summaries: list[SummaryLink]  # summary lines with a leaf, linked once all files are in
     state: SessionState  # the session after these lines
     last: bool = False
-    # Set on the last batch: where the next read starts, and whether a line is still being written.
+    # Set on the last batch: where the next read starts, whether a line is still being
+    # written, and the hash of the file's first bytes (head_hash), by which the next
+    # pass tells an append from a rewrite.
     end_offset: int = 0
     end_line: int = 0
     pending_tail: bool = False
+    head_hash: str = ""
 
 
 def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
@@ -158,10 +162,20 @@ def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
             end_offset=reader.end_offset if last else 0,
             end_line=reader.end_line if last else 0,
             pending_tail=reader.pending_tail if last else False,
+            head_hash=head_hash(job.path, reader.end_offset) if last else "",
         )
         if last:
             return
         batch = following
+
+
+def head_hash(path: Path, read_to: int) -> str:
+    """The hash of a file's first HEAD_BYTES, or of what was read of it if less."""
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read(min(HEAD_BYTES, read_to))).hexdigest()
+
+
+HEAD_BYTES = 4096
 
 
 # --- Folding entries into the session --------------------------------------------------------------------
@@ -262,8 +276,9 @@ def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
 # --- Rows ------------------------------------------------------------------------------------------------
 
 
-def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[tuple]:
-    """The entry columns after session_id, in models.ENTRY_FIELDS order, then text and raw."""
+def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[list]:
+    """The entry columns: session_id (None here: the writer fills it in, in place), then
+    models.ENTRY_FIELDS in order, then text and raw."""
     flag = int if for_sqlite else bool
     rows = []
     for e in entries:
@@ -288,7 +303,8 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[tuple]:
                 i[:ID_LENGTH] for i in ids
             )
         rows.append(
-            (
+            [
+                None,
                 e.line,
                 e.offset,
                 id_,
@@ -311,7 +327,7 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[tuple]:
                 json_text({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA}) if e.extra else "{}",
                 text if text_in_column else db_text(text),
                 None if e.raw is None else json_text(e.raw),
-            )
+            ]
         )
     return rows
 

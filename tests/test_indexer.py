@@ -8,6 +8,7 @@ import threading
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 
+import orjson
 import pytest
 from django.db import connection
 
@@ -371,6 +372,69 @@ def test_a_new_sqlite_database_gets_large_pages():
         assert cursor.fetchone()[0] == 16384
         cursor.execute("PRAGMA journal_mode")
         assert cursor.fetchone()[0] == "wal"
+
+
+def _claude_line(uuid: str, parent: str | None, role: str, text: str, session: str) -> str:
+    return orjson.dumps(
+        {
+            "type": role,
+            "uuid": uuid,
+            "parentUuid": parent,
+            "sessionId": session,
+            "cwd": "/work/project",
+            "timestamp": "2025-02-08T19:00:00Z",
+            "message": {"role": role, "content": text},
+        }
+    ).decode()
+
+
+def _summary_line(title: str, leaf: str) -> str:
+    return orjson.dumps({"type": "summary", "summary": title, "leafUuid": leaf}).decode()
+
+
+@pytest.fixture
+def claude_project(tmp_path: Path) -> Path:
+    folder = tmp_path / "projects" / "-work-project"
+    folder.mkdir(parents=True)
+    lines = [
+        _claude_line("a1", None, "user", "first question", "A"),
+        _claude_line("a2", "a1", "assistant", "x", "A"),
+    ]
+    (folder / "A.jsonl").write_text("\n".join(lines) + "\n")
+    return tmp_path / "projects"
+
+
+def _titles() -> dict[str, str]:
+    return {Path(key).stem: title for key, title in Session.objects.values_list("key", "summary_title")}
+
+
+def test_a_summary_whose_leaf_is_in_another_file_titles_that_files_session(claude_project):
+    # Claude Code writes the summary of one session at the top of the next one's file.
+    folder = claude_project / "-work-project"
+    lines = [_summary_line("Fixing the parser", "a2"), _claude_line("b1", None, "user", "next", "B")]
+    (folder / "B.jsonl").write_text("\n".join(lines) + "\n")
+    index_roots([RootSpec(claude_project, "claude_code")])
+    titles = _titles()
+    assert titles["A"] == "Fixing the parser"
+    assert titles["B"] == ""
+
+
+def test_of_several_summaries_naming_one_session_the_last_written_wins(claude_project):
+    folder = claude_project / "-work-project"
+    first = [_summary_line("Old title", "a2"), _claude_line("b1", None, "user", "next", "B")]
+    (folder / "B.jsonl").write_text("\n".join(first) + "\n")
+    index_roots([RootSpec(claude_project, "claude_code")])
+    assert _titles()["A"] == "Old title"
+    # Two more: a new title, then the stored one again, which must win as the last.
+    more = [_summary_line("Newer title", "a2"), _summary_line("Old title", "a2")]
+    with open(folder / "B.jsonl", "a") as handle:
+        handle.write("\n".join(more) + "\n")
+    index_roots([RootSpec(claude_project, "claude_code")])
+    assert _titles()["A"] == "Old title"
+    with open(folder / "B.jsonl", "a") as handle:
+        handle.write(_summary_line("Newest title", "a2") + "\n")
+    index_roots([RootSpec(claude_project, "claude_code")])
+    assert _titles()["A"] == "Newest title"
 
 
 def _session_with_every_kind_of_value(source, key: str, parent=None) -> Session:
