@@ -21,6 +21,7 @@ sessionviewer.ingest`) imports only this module, the readers and orjson.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import pickle
@@ -489,6 +490,11 @@ class Reading:
                 "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT), os.environ.get("PYTHONPATH")])),
             },
         )
+        # The jobs are sent while the worker's interpreter starts, when nothing reads
+        # them yet: a pipe of the usual 64 KB held a fifth of a cold index's jobs, and
+        # the writer waited for the worker instead of reading the first jobs itself.
+        with suppress(AttributeError, OSError):  # not Linux, or past the system's limit: it only waits more
+            fcntl.fcntl(self.worker.stdin.fileno(), fcntl.F_SETPIPE_SZ, JOBS_PIPE_BYTES)
         self.send_jobs()
 
     def send_jobs(self) -> None:
@@ -697,6 +703,7 @@ def write_all(fd: int, data: bytes) -> None:
 
 
 AHEAD_BYTES = 16 * 1024 * 1024
+JOBS_PIPE_BYTES = 1024 * 1024  # Linux's default limit for an unprivileged process
 SEND_JOBS = 256  # jobs that wait to be sent together once the worker runs
 
 

@@ -219,6 +219,30 @@ def test_jobs_asked_for_while_the_worker_starts_are_read_here_and_skipped_there(
     assert seen == [(number, rows, last) for number, rows, *_, (last, *_) in expected]
 
 
+def test_a_big_pass_of_jobs_goes_into_the_pipe_while_the_worker_is_still_starting(tmp_path):
+    # The writer reads the first jobs itself while the worker starts (above): sending
+    # the rest must not wait for the worker to begin reading its pipe.
+    jobs = [
+        ingest.Job(
+            tmp_path / f"session-{n:04d}.jsonl", "fluux_xmpp", 0, 0, ingest.SessionState(format="fluux_xmpp")
+        )
+        for n in range(2500)
+    ]
+    # Four times the 64 KB of a pipe by default, and less than the pipe Reading asks for.
+    assert 256 * 1024 < len(pickle.dumps(jobs)) < ingest.JOBS_PIPE_BYTES
+    with ingest.Reading(parallel_from=0) as reading:
+        reading.expect(1)
+        os.kill(reading.worker.pid, signal.SIGSTOP)
+        sent = threading.Thread(target=lambda: [reading.add(job) for job in jobs] and reading.close_jobs())
+        try:
+            sent.start()
+            sent.join(timeout=10)
+            assert not sent.is_alive(), "adding the jobs waited for the stopped worker"
+        finally:
+            os.kill(reading.worker.pid, signal.SIGCONT)
+            sent.join()
+
+
 def test_a_worker_told_to_skip_jobs_reads_only_the_others():
     jobs = fixture_jobs()
     with ingest.Reading(parallel_from=0) as reading:
