@@ -682,7 +682,7 @@ def _statements(vendor: str) -> _Statements:
         f"VALUES ({', '.join([mark] * len(fields))}) RETURNING id",
         update_session=f"UPDATE {session_table} SET {assignments} WHERE id = {mark}",  # noqa: S608
         insert_entry=f"INSERT INTO {entry_table} ({entry_columns}) "  # noqa: S608
-        f"VALUES ({', '.join([mark] * len(ENTRY_COLUMNS))})",
+        f"VALUES ({', '.join(_entry_value(column, vendor) for column in ENTRY_COLUMNS)})",
         largest_entry_id=f"SELECT max(id) FROM {entry_table}",  # noqa: S608
         index_new_text=f"INSERT INTO entry_fts(rowid, text) SELECT id, text FROM {entry_table} "  # noqa: S608
         f"WHERE id > {mark} AND id <= {mark}",
@@ -690,6 +690,15 @@ def _statements(vendor: str) -> _Statements:
 
 
 ENTRY_COLUMNS = ("session_id", *ENTRY_FIELDS, "text", "raw")
+
+
+def _entry_value(column: str, vendor: str) -> str:
+    """A column's placeholder in the entry insert (ingest.entry_rows makes the rows)."""
+    if vendor != "sqlite":
+        return "%s"
+    if column != "session_id" and Entry._meta.get_field(column).null:
+        return f"NULLIF(?, {ingest.SQLITE_NULL})"  # ingest.SQLITE_NULL: NULL, bound cheaply
+    return "?"
 
 
 def link_sessions(source: Source, touched: list[Session]) -> None:

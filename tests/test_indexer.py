@@ -437,6 +437,32 @@ def test_of_several_summaries_naming_one_session_the_last_written_wins(claude_pr
     assert _titles()["A"] == "Newest title"
 
 
+def test_missing_values_are_stored_as_null_and_text_that_looks_like_zero_as_text(tmp_path):
+    # The SQLite insert binds a stand-in for NULL (ingest.SQLITE_NULL): no text may be taken for it.
+    folder = tmp_path / "projects" / "-work-project"
+    folder.mkdir(parents=True)
+    lines = [
+        {"type": "user", "uuid": "0", "parentUuid": None, "cwd": "/w", "message": {"role": "user", "content": "0"}},
+        {"type": "assistant", "uuid": "a", "parentUuid": "0", "timestamp": "2025-02-08T19:00:00Z",
+         "message": {"role": "assistant", "content": "0"}},
+        {"type": "a-kind-nobody-knows", "uuid": "b", "parentUuid": "a", "value": 0},
+    ]  # fmt: skip
+    (folder / "S.jsonl").write_text("".join(orjson.dumps(line).decode() + "\n" for line in lines))
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT entry_id, parent_id, timestamp IS NULL, raw IS NULL, text FROM {Entry._meta.db_table} ORDER BY line"  # noqa: S608
+        )
+        rows = cursor.fetchall()
+    assert [row[:4] for row in rows] == [
+        ("0", None, True, True),
+        ("a", "0", False, True),
+        ("b", "a", True, False),
+    ]
+    assert [row[4] for row in rows[:2]] == ["0", "0"]
+    assert Entry.objects.get(entry_id="b").raw["value"] == 0
+
+
 def _session_with_every_kind_of_value(source, key: str, parent=None) -> Session:
     return Session(
         source=source,
