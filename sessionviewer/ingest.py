@@ -7,8 +7,8 @@ the usual case for the watcher, read in this process: starting a process would
 cost more than the reading.
 
 Both ways run the same generator, read_job(), over the same Job, so they give the
-same rows. This module imports no Django: the worker (`python -m
-sessionviewer.ingest`) imports only this module, the readers and orjson.
+same rows. This module imports no Django: the worker (serve(), in `python -c
+WORKER`) imports only this module, the readers and orjson.
 
     with Reading(parallel_from=16 * 1024 * 1024) as reading:
         reading.expect(bytes_to_read)  # starts the worker when that is enough
@@ -27,7 +27,6 @@ import os
 import pickle
 import queue
 import select
-import subprocess
 import sys
 import threading
 from collections import deque
@@ -37,11 +36,14 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from sessionviewer import readers
+
+if TYPE_CHECKING:
+    import subprocess
 
 TITLE_LENGTH = 200
 # Kinds whose summary is the session's own title. Claude's summary lines are
@@ -428,7 +430,7 @@ class Reading:
     jobs asked for are read here instead, and the worker is told to skip them.
     Its interpreter and imports take a tenth of a second, which the caller
     otherwise spent waiting for the first batch (bench/bench_index.py).
-    The worker is `python -m sessionviewer.ingest`: it takes pickled jobs on its
+    The worker is `python -c WORKER` (serve()): it takes pickled jobs on its
     stdin and writes pickled batches to its stdout. Nothing of this process is
     inherited or imported again (no Django, no open database, no __main__), and at
     most AHEAD_BYTES of batches wait in it, so memory stays flat whatever the file
@@ -488,8 +490,10 @@ class Reading:
             self._send(None)  # the pipe stays open for skips; the worker ends after the last job
 
     def _start_worker(self) -> None:
+        import subprocess  # here: the worker itself has no use for it, and it costs its start 10 ms
+
         self.worker = subprocess.Popen(
-            [sys.executable, "-m", "sessionviewer.ingest"],
+            [sys.executable, "-c", WORKER],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -716,8 +720,7 @@ JOBS_PIPE_BYTES = 1024 * 1024  # Linux's default limit for an unprivileged proce
 SEND_JOBS = 256  # jobs that wait to be sent together once the worker runs
 
 
-if __name__ == "__main__":
-    # Through the package, so that what is pickled names sessionviewer.ingest, not __main__.
-    from sessionviewer.ingest import serve as serve_from_package
-
-    serve_from_package(sys.stdin.buffer, sys.stdout.buffer)
+# The worker's program. Not `python -m sessionviewer.ingest`: that runs this module
+# twice, as __main__ and then as the package's (what is pickled must name the
+# latter), and the worker's start is time the writer reads jobs itself.
+WORKER = "import sys; from sessionviewer.ingest import serve; serve(sys.stdin.buffer, sys.stdout.buffer)"

@@ -13,6 +13,7 @@ import pickle
 import select
 import shutil
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -359,7 +360,7 @@ def test_indexing_through_the_worker_gives_the_same_index(tmp_path, monkeypatch)
     monkeypatch.setattr(indexer, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(indexer, "CPUS", 2)
     spawned = []
-    monkeypatch.setattr(ingest.subprocess, "Popen", _recording(spawned))
+    monkeypatch.setattr(subprocess, "Popen", _recording(spawned))
     summary = index_roots(specs)
     assert len(spawned) == 1  # one worker for the whole pass, every root
     assert summary.opened == len(in_process[0]) and not summary.errors
@@ -389,7 +390,7 @@ def test_a_file_gone_before_the_worker_reads_it_is_an_error_and_the_rest_index(t
 
 
 def _recording(spawned: list):
-    real = ingest.subprocess.Popen
+    real = subprocess.Popen
 
     def popen(*args, **kwargs):
         spawned.append(args)
