@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import marshal
 import os
 import pickle
 import queue
@@ -125,7 +126,7 @@ class Batch:
     """Up to batch_size lines of one file, ready to write."""
 
     job: int  # the job's number in its Reading
-    rows: list[list]  # the entry columns (entry_rows), session_id still None
+    rows: list[list]  # the entry columns (entry_rows), session_id still None; marshalled in the pipe
     problems: list[readers.Problem]
     summaries: list[SummaryLink]  # summary lines with a leaf, linked once all files are in
     state: SessionState  # the session after these lines
@@ -585,9 +586,12 @@ class Reading:
     def _take(self) -> Batch | _Failure | None:
         """The worker's next item; None once it has ended."""
         try:
-            return pickle.load(self.worker.stdout)  # noqa: S301 - our own child process wrote it
+            item = pickle.load(self.worker.stdout)  # noqa: S301 - our own child process wrote it
         except EOFError:
             return None
+        if isinstance(item, Batch):
+            item.rows = marshal.loads(item.rows)  # noqa: S302 - as above: see _for_the_pipe()
+        return item
 
     def close(self) -> None:
         if self.worker is None:
@@ -689,7 +693,7 @@ def serve(jobs_in, batches_out) -> None:
                 continue
             try:
                 for batch in read_job(job, number):
-                    ahead.put(pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL))
+                    ahead.put(_for_the_pipe(batch))
             except OSError as error:
                 failure = _Failure(number, f"{job.path}: {error}", os_error=True)
                 ahead.put(pickle.dumps(failure, protocol=pickle.HIGHEST_PROTOCOL))
@@ -700,6 +704,14 @@ def serve(jobs_in, batches_out) -> None:
     finally:
         ahead.put(None)
         threads[1].join()
+
+
+def _for_the_pipe(batch: Batch) -> bytes:
+    """A batch pickled, its rows marshalled inside it: rows are lists of str, int and
+    None, which marshal writes and reads back in about 0.7x the time pickle takes,
+    and the writer, which a cold index waits for, reads every row (Reading._take)."""
+    batch.rows = marshal.dumps(batch.rows)
+    return pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def write_all(fd: int, data: bytes) -> None:
