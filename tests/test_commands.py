@@ -40,8 +40,8 @@ def save_memory(client, memory: Path, text: str):
 
 
 def test_createuser_viewer_can_read_but_not_write(client, memory):
-    run("createuser", "vera", "--role", "viewer", "--password", "pw-vera-123")
-    assert client.login(username="vera", password="pw-vera-123")
+    run("createuser", "vera", "--role", "viewer", "--password", "quiet orchard lantern")
+    assert client.login(username="vera", password="quiet orchard lantern")
     assert client.get(reverse("workspace-jid", args=[0, ALICE])).status_code == 200
     assert client.get(reverse("session-list")).status_code == 200
     before = (memory / ALICE / "memory.md").read_bytes()
@@ -50,8 +50,8 @@ def test_createuser_viewer_can_read_but_not_write(client, memory):
 
 
 def test_createuser_editor_can_write(client, memory):
-    run("createuser", "edith", "--role", "editor", "--password", "pw-edith-123")
-    assert client.login(username="edith", password="pw-edith-123")
+    run("createuser", "edith", "--role", "editor", "--password", "copper meadow violin")
+    assert client.login(username="edith", password="copper meadow violin")
     assert save_memory(client, memory, "- changed\n").status_code == 302
     assert (memory / ALICE / "memory.md").read_text() == "- changed\n"
 
@@ -63,20 +63,32 @@ def test_createuser_prints_a_generated_password_that_logs_in(client):
 
 
 def test_createuser_with_a_given_password_does_not_print_it():
-    assert "pw-secret-123" not in run("createuser", "hal", "--role", "editor", "--password", "pw-secret-123")
+    assert "silent harbor compass" not in run(
+        "createuser", "hal", "--role", "editor", "--password", "silent harbor compass"
+    )
+
+
+@pytest.mark.parametrize(
+    ("password", "reason"),
+    [("pw", "too short"), ("password123", "too common"), ("veronica-smith", "too similar")],
+)
+def test_createuser_refuses_a_password_the_rules_refuse_and_creates_no_user(password, reason):
+    with pytest.raises(CommandError, match=reason):
+        run("createuser", "veronica-smith", "--role", "viewer", "--password", password)
+    assert not User.objects.filter(username="veronica-smith").exists()
 
 
 def test_createuser_makes_neither_staff_nor_superuser():
-    run("createuser", "ivy", "--role", "editor", "--password", "pw")
+    run("createuser", "ivy", "--role", "editor", "--password", "amber tundra pilot")
     user = User.objects.get(username="ivy")
     assert not user.is_staff and not user.is_superuser
     assert [g.name for g in user.groups.all()] == ["editors"]
 
 
 def test_createuser_refuses_an_existing_name():
-    run("createuser", "vera", "--role", "viewer", "--password", "pw")
+    run("createuser", "vera", "--role", "viewer", "--password", "quiet orchard lantern")
     with pytest.raises(CommandError, match="exists already"):
-        run("createuser", "vera", "--role", "editor", "--password", "pw")
+        run("createuser", "vera", "--role", "editor", "--password", "quiet orchard lantern")
     assert [g.name for g in User.objects.get(username="vera").groups.all()] == ["viewers"]
 
 

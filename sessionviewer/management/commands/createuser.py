@@ -1,7 +1,8 @@
 import secrets
 
-from django.contrib.auth import get_user_model
+from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 ROLES = {"viewer": "viewers", "editor": "editors"}
@@ -13,14 +14,23 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("username")
         parser.add_argument("--role", choices=sorted(ROLES), required=True)
-        parser.add_argument("--password", help="default: a generated one, printed once")
+        parser.add_argument(
+            "--password",
+            help="default: a generated one, printed once; a given one must pass the password rules",
+        )
 
     def handle(self, *args, username, role, password, **options):
         users = get_user_model()
         if users.objects.filter(username=username).exists():
             raise CommandError(f"a user named {username!r} exists already")
         generated = password is None
-        password = password or secrets.token_urlsafe(12)
+        if generated:
+            password = secrets.token_urlsafe(12)
+        else:  # the same rules as the admin's forms: length, not common, not like the name
+            try:
+                password_validation.validate_password(password, users(username=username))
+            except ValidationError as error:
+                raise CommandError(f"the password is refused: {' '.join(error.messages)}") from None
         user = users.objects.create_user(username=username, password=password)
         user.groups.add(Group.objects.get(name=ROLES[role]))
         message = f"Created {role} {username!r}"
