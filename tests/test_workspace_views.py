@@ -668,6 +668,23 @@ def test_the_audit_log_pager_keeps_the_filters(client, memory, editor):
     assert f"?jid={ALICE.replace('@', '%40')}&amp;_page=2" in page
 
 
+def test_the_audit_log_shows_and_filters_the_root_of_each_event(client, memory, editor, tmp_path):
+    # Two memory trees can hold the same JID: an event names the tree it happened in.
+    other = str(tmp_path / "other-memory")
+    AuditEvent.objects.create(user=editor, action="new", root=str(memory), jid=ALICE)
+    AuditEvent.objects.create(user=editor, action="forget", root=other, jid=ALICE)
+    page = client.get(reverse("workspace-audit-log")).content.decode()
+    assert f'<code title="{memory}">{memory}</code>' in page
+    assert f'<code title="{other}">{other}</code>' in page
+    assert f'<option value="{other}">' in page  # the root filter, with more than one root
+    body = get_json(client, reverse("api-audit-log"), root=other)
+    assert [(e["action"], e["root"]) for e in body["events"]] == [("forget", other)]
+    assert body["filters"] == {"root": other}
+    page = client.get(reverse("workspace-audit-log"), {"root": other}).content.decode()
+    assert "nothing to erase" in page and "session was empty" not in page  # forget in other, new elsewhere
+    assert f'<code title="{memory}">' not in page and f'<option value="{other}" selected>' in page
+
+
 # A large tree in the secrets report
 
 

@@ -612,20 +612,31 @@ def secrets(request: HttpRequest) -> HttpResponse:
 
 
 def _audit_page(request: HttpRequest):
-    """The page of audit events the query asks for: ?jid=&action=&_page=. Raises BadParameter."""
+    """The page of audit events the query asks for: ?root=&jid=&action=&_page=. Raises BadParameter.
+
+    root is compared with the roots the events recorded, as text: it opens no file.
+    """
     number = _page_number(request)
     if number is None:
         raise BadParameter("_page must be a positive whole number")
-    jid, action = request.GET.get("jid", "").strip(), request.GET.get("action", "").strip()
+    root, jid, action = (request.GET.get(name, "").strip() for name in ("root", "jid", "action"))
     if action and action not in AUDIT_ACTIONS:
         raise BadParameter(f"action must be one of {', '.join(AUDIT_ACTIONS)}")
     events = AuditEvent.objects.select_related("user").order_by("-created_at", "-id")
+    if root:
+        events = events.filter(root=root)
     if jid:
         events = events.filter(jid=jid)
     if action:
         events = events.filter(action=action)
-    filters = {key: value for key, value in (("jid", jid), ("action", action)) if value}
+    filters = {key: value for key, value in (("root", root), ("jid", jid), ("action", action)) if value}
     return Paginator(events, AUDIT_PAGE_SIZE).get_page(number), filters
+
+
+def _audit_roots() -> list[str]:
+    """The roots events were recorded in, and the configured ones: the root filter's choices."""
+    recorded = AuditEvent.objects.order_by().values_list("root", flat=True).distinct()
+    return sorted({*recorded, *(str(root) for root in memory_roots())})
 
 
 @require_GET
@@ -640,7 +651,13 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     template_name = "workspaces/audit_log.html"
     if request.htmx:
         template_name += "#audit-log"
-    context = {"page": page, "filters": filters, "query": urlencode(filters), "actions": AUDIT_ACTIONS}
+    context = {
+        "page": page,
+        "filters": filters,
+        "query": urlencode(filters),
+        "actions": AUDIT_ACTIONS,
+        "roots": _audit_roots(),
+    }
     return render(request, template_name, context)
 
 
