@@ -126,7 +126,8 @@ class Batch:
     """Up to batch_size lines of one file, ready to write."""
 
     job: int  # the job's number in its Reading
-    rows: list[list]  # the entry columns (entry_rows), session_id still None; marshalled in the pipe
+    # The entry columns (entry_rows), session_id still None; marshalled in the pipe for SQLite.
+    rows: list[list]
     problems: list[readers.Problem]
     summaries: list[SummaryLink]  # summary lines with a leaf, linked once all files are in
     state: SessionState  # the session after these lines
@@ -589,7 +590,7 @@ class Reading:
             item = pickle.load(self.worker.stdout)  # noqa: S301 - our own child process wrote it
         except EOFError:
             return None
-        if isinstance(item, Batch):
+        if isinstance(item, Batch) and isinstance(item.rows, bytes):
             item.rows = marshal.loads(item.rows)  # noqa: S302 - as above: see _for_the_pipe()
         return item
 
@@ -707,10 +708,15 @@ def serve(jobs_in, batches_out) -> None:
 
 
 def _for_the_pipe(batch: Batch) -> bytes:
-    """A batch pickled, its rows marshalled inside it: rows are lists of str, int and
-    None, which marshal writes and reads back in about 0.7x the time pickle takes,
-    and the writer, which a cold index waits for, reads every row (Reading._take)."""
-    batch.rows = marshal.dumps(batch.rows)
+    """A batch pickled, its rows marshalled inside it when they can be.
+
+    Rows for SQLite are lists of str, int and None, which marshal writes and reads
+    back in about 0.7x the time pickle takes, and the writer, which a cold index
+    waits for, reads every row (Reading._take). Rows for PostgreSQL hold datetimes
+    and booleans, which marshal refuses: they are pickled with the rest.
+    """
+    with suppress(ValueError):
+        batch.rows = marshal.dumps(batch.rows)
     return pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
 
 

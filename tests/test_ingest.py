@@ -32,10 +32,12 @@ FIXTURES = Path(__file__).parent / "fixtures"
 FORMAT_OF_FOLDER = {"claude_code": "claude_code", "go_agent": "go_agent", "fluux_xmpp": "fluux_xmpp"}
 
 
-def fixture_jobs(batch_size: int = 3) -> list[ingest.Job]:
+def fixture_jobs(batch_size: int = 3, for_sqlite: bool = True) -> list[ingest.Job]:
     """One job per fixture transcript, bad lines and cut-off writes included."""
     return [
-        ingest.Job(path, fmt, 0, 0, ingest.SessionState(format=fmt), batch_size=batch_size)
+        ingest.Job(
+            path, fmt, 0, 0, ingest.SessionState(format=fmt), batch_size=batch_size, for_sqlite=for_sqlite
+        )
         for folder, fmt in FORMAT_OF_FOLDER.items()
         for path in sorted((FIXTURES / folder).glob("*.jsonl"))
     ]
@@ -69,9 +71,11 @@ def copied_demo_specs(tmp_path: Path) -> list[RootSpec]:
     return specs
 
 
-def test_the_worker_gives_the_same_batches_as_reading_in_process():
-    in_process = read_all(fixture_jobs(), parallel=False)
-    in_worker = read_all(fixture_jobs(), parallel=True)
+@pytest.mark.parametrize("for_sqlite", [True, False])
+def test_the_worker_gives_the_same_batches_as_reading_in_process(for_sqlite):
+    # for_sqlite=False: rows for PostgreSQL, with datetimes and booleans in them.
+    in_process = read_all(fixture_jobs(for_sqlite=for_sqlite), parallel=False)
+    in_worker = read_all(fixture_jobs(for_sqlite=for_sqlite), parallel=True)
     assert len(in_process) > len(fixture_jobs())  # several files span more than one batch
     assert any(problems for _n, _r, problems, *_ in in_process)  # bad lines are in there
     assert in_worker == in_process
