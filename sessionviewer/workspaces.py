@@ -77,6 +77,7 @@ import re
 import shutil
 import stat
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -968,14 +969,72 @@ def _scan_file(path: Path, ignore: tuple[str, ...]):
 
 
 def iter_tree_findings(root: Path, jid: str | None = None):
-    """scan_tree, lazily: a caller can stop after enough findings without reading the rest."""
+    """scan_tree, lazily: a caller can stop after enough findings without reading the rest.
+
+    A file scanned to its end keeps its findings in _FINDINGS, under its size, mtime
+    and inode: the report's later pages, and the next visit, read only what changed.
+    """
     for owner, relative, path in _memory_files(_resolve(Path(root)), jid):
         ignore = (owner,) if owner else ()
         try:
-            for number, finding in _scan_file(path, ignore):
-                yield SecretFinding(finding.kind, number, finding.column, finding.masked, relative)
+            yield from _file_findings(path, relative, ignore)
         except OSError:
             continue
+
+
+def _file_findings(path: Path, relative: str, ignore: tuple[str, ...]):
+    info = path.stat()
+    version = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, ignore)
+    cached = _FINDINGS.get(path, version)
+    if cached is not None:
+        yield from cached
+        return
+    found = []
+    for number, finding in _scan_file(path, ignore):
+        found.append(SecretFinding(finding.kind, number, finding.column, finding.masked, relative))
+        yield found[-1]
+    _FINDINGS.put(
+        path, version, found
+    )  # only once the whole file was read: a caller that stops keeps nothing
+
+
+class _FindingsCache:
+    """The findings of files read whole, one entry per file, at most `limit` findings in all.
+
+    An entry holds for one version of its file (size, mtime, ctime, inode, and the
+    address not to report); a changed file's scan replaces it. Once full, the files
+    already kept stay and later ones are read each time: the report reads the files
+    in one order, and dropping the oldest would drop the next one it needs. Shared by
+    a process's threads, so every change holds the lock.
+    """
+
+    def __init__(self, limit: int):
+        self.limit, self.size = limit, 0
+        self.entries: dict[Path, tuple[tuple, list[SecretFinding]]] = {}
+        self.lock = threading.Lock()
+
+    def get(self, path: Path, version: tuple) -> list[SecretFinding] | None:
+        with self.lock:
+            kept_version, found = self.entries.get(path, (None, None))
+            return found if kept_version == version else None
+
+    def put(self, path: Path, version: tuple, found: list[SecretFinding]) -> None:
+        with self.lock:
+            _, old = self.entries.pop(path, (None, None))
+            if old is not None:
+                self.size -= len(old) + 1
+            if self.size + len(found) + 1 <= self.limit:  # an empty file costs its entry
+                self.entries[path] = (version, found)
+                self.size += len(found) + 1
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.size = 0
+
+
+# About 150 bytes a finding: a worker keeps at most some 8 MB of them.
+_FINDINGS = _FindingsCache(limit=50_000)
 
 
 def scan_tree(root: Path, jid: str | None = None) -> list[SecretFinding]:

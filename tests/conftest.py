@@ -11,6 +11,15 @@ SAMPLES = Path(
 )
 
 
+@pytest.fixture(autouse=True)
+def _no_findings_from_another_test():
+    """The secrets report's per-file cache lives as long as the process: each test starts
+    without it, as a server does, so that no test sees findings another one left."""
+    from sessionviewer import workspaces
+
+    workspaces._FINDINGS.clear()
+
+
 # The demo memory tree the persona editor and the commands work on, copied for each test.
 DEMO_MEMORY = Path(__file__).resolve().parents[1] / "demo" / "fluux" / "memory"
 

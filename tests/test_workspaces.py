@@ -824,6 +824,56 @@ def test_iter_tree_findings_is_lazy(sample):
     findings.close()
 
 
+def _counting_scans(monkeypatch) -> list[str]:
+    scanned = []
+    real = ws._scan_file
+
+    def counting(path, ignore):
+        scanned.append(path.name if path.parent.name != "sessions" else f"sessions/{path.name}")
+        return real(path, ignore)
+
+    monkeypatch.setattr(ws, "_scan_file", counting)
+    return scanned
+
+
+def test_a_second_scan_reads_only_the_files_that_changed(sample, monkeypatch):
+    (sample / "alice@example.com" / "memory.md").write_text("- a@shop.example\n")
+    (sample / "bob@example.com" / "memory.md").write_text("- b@shop.example\n")
+    first = scan_tree(sample)
+    scanned = _counting_scans(monkeypatch)
+    assert scan_tree(sample) == first and scanned == []
+    with (sample / "bob@example.com" / "memory.md").open("a") as handle:
+        handle.write("- c@shop.example\n")
+    third = scan_tree(sample)
+    assert scanned == ["memory.md"]  # bob's, alone
+    ws._FINDINGS.clear()
+    assert third == scan_tree(sample)  # what a scan without the cache finds
+    assert len(third) == len(first) + 1
+
+
+def test_a_scan_stopped_inside_a_file_keeps_nothing_of_that_file(sample, monkeypatch):
+    (sample / "alice@example.com" / "memory.md").write_text("- a@shop.example\n- b@shop.example\n")
+    findings = iter_tree_findings(sample, "alice@example.com")
+    assert next(findings).line == 1
+    findings.close()
+    assert [f.line for f in scan_tree(sample, "alice@example.com") if f.file.endswith("memory.md")] == [1, 2]
+
+
+def test_the_findings_cache_keeps_one_version_per_file_and_what_fits_its_limit():
+    cache = ws._FindingsCache(limit=5)
+    finding = ws.SecretFinding("email", 1, 1, "a*@x")
+    a, b, c = Path("a.md"), Path("b.md"), Path("c.md")
+    cache.put(a, (1,), [finding] * 2)  # 3 with its entry
+    cache.put(b, (1,), [finding])  # 2: full
+    assert cache.get(a, (1,)) is not None and cache.get(a, (2,)) is None  # another version of a
+    cache.put(c, (1,), [])  # over the limit: c is read again next time, a and b stay
+    assert cache.get(c, (1,)) is None and cache.get(b, (1,)) is not None
+    cache.put(a, (2,), [])  # a changed: its new findings replace the old, which frees room
+    assert cache.get(a, (1,)) is None and cache.get(a, (2,)) == []
+    cache.put(c, (1,), [finding])
+    assert cache.get(c, (1,)) == [finding] and cache.size == 5
+
+
 def test_scan_tree_keeps_line_numbers_with_crlf_and_bad_bytes(tmp_path):
     make_tree(tmp_path, {"a@example.com/memory.md": b"caf\xe9\r\n\r\n- +33 6 12 34 56 78\r\n"})
     (finding,) = scan_tree(tmp_path)
