@@ -651,9 +651,8 @@ class _Statements:
     """The SQL the indexer runs for every file, built once per database vendor, in
     its driver's placeholders (_driver_cursor runs them)."""
 
-    session_values: tuple[
-        tuple[str, Callable[[Session, str], Any]], ...
-    ]  # attname, its value for the database
+    # Each field's attname, and how its value goes to the database (_value_to_db).
+    session_values: tuple[tuple[str, Callable[[Session, str], Any]], ...]
     insert_session: str
     update_session: str
     insert_entry: str
