@@ -712,8 +712,8 @@ def _for_the_pipe(batch: Batch) -> bytes:
 
     Rows for SQLite are lists of str, int and None, which marshal writes and reads
     back in about 0.7x the time pickle takes, and the writer, which a cold index
-    waits for, reads every row (Reading._take). Rows for PostgreSQL hold datetimes
-    and booleans, which marshal refuses: they are pickled with the rest.
+    waits for, reads every row (Reading._take). Rows for PostgreSQL hold datetimes,
+    which marshal refuses: they are pickled with the rest.
     """
     with suppress(ValueError):
         batch.rows = marshal.dumps(batch.rows)

@@ -73,7 +73,7 @@ def copied_demo_specs(tmp_path: Path) -> list[RootSpec]:
 
 @pytest.mark.parametrize("for_sqlite", [True, False])
 def test_the_worker_gives_the_same_batches_as_reading_in_process(for_sqlite):
-    # for_sqlite=False: rows for PostgreSQL, with datetimes and booleans in them.
+    # for_sqlite=False: rows for PostgreSQL, with datetimes in them (marshal refuses those).
     in_process = read_all(fixture_jobs(for_sqlite=for_sqlite), parallel=False)
     in_worker = read_all(fixture_jobs(for_sqlite=for_sqlite), parallel=True)
     assert len(in_process) > len(fixture_jobs())  # several files span more than one batch
