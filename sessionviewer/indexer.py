@@ -668,7 +668,7 @@ _PLAIN_FIELDS += (models.PositiveIntegerField,)
 @functools.cache
 def _statements(vendor: str) -> _Statements:
     quote = connection.ops.quote_name
-    mark = "?" if vendor == "sqlite" else "%s"
+    mark = _placeholder(vendor)
     fields = [f for f in Session._meta.concrete_fields if not f.primary_key]
     session_table, entry_table = quote(Session._meta.db_table), quote(Entry._meta.db_table)
     session_columns = ", ".join(quote(f.column) for f in fields)
@@ -691,13 +691,16 @@ def _statements(vendor: str) -> _Statements:
 ENTRY_COLUMNS = ("session_id", *ENTRY_FIELDS, "text", "raw")
 
 
+def _placeholder(vendor: str) -> str:
+    """A parameter in the driver's own style (_driver_cursor runs the statements)."""
+    return "?" if vendor == "sqlite" else "%s"
+
+
 def _entry_value(column: str, vendor: str) -> str:
     """A column's placeholder in the entry insert (ingest.entry_rows makes the rows)."""
-    if vendor != "sqlite":
-        return "%s"
-    if column != "session_id" and Entry._meta.get_field(column).null:
+    if vendor == "sqlite" and column != "session_id" and Entry._meta.get_field(column).null:
         return f"NULLIF(?, {ingest.SQLITE_NULL})"  # ingest.SQLITE_NULL: NULL, bound cheaply
-    return "?"
+    return _placeholder(vendor)
 
 
 def link_sessions(source: Source, touched: list[Session]) -> None:
@@ -780,16 +783,14 @@ def _link_summaries(source: Source, touched: list[Session]) -> None:
 
 
 def _update_sessions(sessions: list[Session], attnames: tuple[str, ...]) -> None:
-    """Write these fields of these sessions in one executemany: a save() per session
-    cost a cold index more than the queries that found the links, and bulk_update's
-    CASE expressions took as long to compile. The fields hold ids and text from files."""
+    """Write these fields (attnames) of these sessions in one executemany: a save() per
+    session cost a cold index more than the queries that found the links, and
+    bulk_update's CASE expressions took as long to compile."""
     if not sessions:
         return
-    quote, mark = connection.ops.quote_name, "?" if connection.vendor == "sqlite" else "%s"
+    quote, mark = connection.ops.quote_name, _placeholder(connection.vendor)
+    to_db = dict(_statements(connection.vendor).session_values)  # as the session saves send them
     columns = ", ".join(f"{quote(Session._meta.get_field(name).column)} = {mark}" for name in attnames)
-    rows = [
-        [*(ingest.db_text(v) if isinstance(v := getattr(s, name), str) else v for name in attnames), s.id]
-        for s in sessions
-    ]
+    rows = [[*(to_db[name](s, name) for name in attnames), s.id] for s in sessions]
     with _driver_cursor() as cursor:
         cursor.executemany(f"UPDATE {quote(Session._meta.db_table)} SET {columns} WHERE id = {mark}", rows)  # noqa: S608

@@ -685,6 +685,14 @@ def test_the_audit_log_shows_and_filters_the_root_of_each_event(client, memory, 
     assert f'<code title="{memory}">' not in page and f'<option value="{other}" selected>' in page
 
 
+def test_the_audit_log_fragment_for_htmx_is_the_table_alone(client, memory, editor, tmp_path):
+    AuditEvent.objects.create(user=editor, action="new", root=str(tmp_path / "other-memory"), jid=ALICE)
+    fragment = client.get(reverse("workspace-audit-log"), {"action": "new"}, HTTP_HX_REQUEST="true")
+    body = fragment.content.decode()
+    assert body.lstrip().startswith('<section id="audit-log">') and "other-memory" in body
+    assert "<form" not in body and "<select" not in body
+
+
 # A large tree in the secrets report
 
 

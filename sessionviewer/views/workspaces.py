@@ -648,17 +648,10 @@ def audit_log(request: HttpRequest) -> HttpResponse:
         page, filters = _audit_page(request)
     except BadParameter as error:
         return HttpResponseBadRequest(str(error))
-    template_name = "workspaces/audit_log.html"
-    if request.htmx:
-        template_name += "#audit-log"
-    context = {
-        "page": page,
-        "filters": filters,
-        "query": urlencode(filters),
-        "actions": AUDIT_ACTIONS,
-        "roots": _audit_roots(),
-    }
-    return render(request, template_name, context)
+    context = {"page": page, "filters": filters, "query": urlencode(filters), "actions": AUDIT_ACTIONS}
+    if request.htmx:  # the table alone: the filter form, with its roots, stays on the page
+        return render(request, "workspaces/audit_log.html#audit-log", context)
+    return render(request, "workspaces/audit_log.html", {**context, "roots": _audit_roots()})
 
 
 # Pages: editing
