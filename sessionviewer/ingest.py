@@ -288,28 +288,27 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[list]:
     for NULL in the columns that can hold it."""
     flag = int if for_sqlite else bool
     null = SQLITE_NULL if for_sqlite else None
+    stamps = [e.timestamp for e in entries]
+    if for_sqlite:
+        stamps = db_datetimes(stamps, null)
     rows = []
-    for e in entries:
+    for e, stamp in zip(entries, stamps, strict=True):
         text = e.text
         text_in_column = "\x00" not in text
-        kind, role, sender, model, subtype = (
-            e.kind[:64],
-            e.role[:32],
-            e.sender[:512],
-            e.model[:256],
-            e.subtype[:128],
-        )
+        kind, role, sender, model, subtype, summary = e.kind, e.role, e.sender, e.model, e.subtype, e.summary
         ids = (e.id, e.parent_id or "", e.message_id, e.logical_parent_id, e.first_kept_id, e.leaf_id)
         # One test for NUL over the short strings: almost no line has one (db_text).
-        if "\x00" in "".join((kind, role, sender, model, subtype, e.summary, *ids)):
-            kind, role, sender, model, subtype = map(db_text, (kind, role, sender, model, subtype))
-            summary = db_text(e.summary)
+        if "\x00" in "".join((kind, role, sender, model, subtype, summary, *ids)):
+            kind, role, sender, model, subtype, summary = map(
+                db_text, (kind, role, sender, model, subtype, summary)
+            )
             id_, parent_id, message_id, logical_parent_id, first_kept_id, leaf_id = map(stored_id, ids)
         else:
-            summary = e.summary
-            id_, parent_id, message_id, logical_parent_id, first_kept_id, leaf_id = (
-                i[:ID_LENGTH] for i in ids
-            )
+            id_, parent_id, message_id, logical_parent_id, first_kept_id, leaf_id = ids
+            # Slices spelt out: a generator over the six cost more than the slicing.
+            id_, parent_id, message_id = id_[:ID_LENGTH], parent_id[:ID_LENGTH], message_id[:ID_LENGTH]
+            logical_parent_id, first_kept_id = logical_parent_id[:ID_LENGTH], first_kept_id[:ID_LENGTH]
+            leaf_id = leaf_id[:ID_LENGTH]
         rows.append(
             [
                 None,
@@ -317,15 +316,15 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[list]:
                 e.offset,
                 id_,
                 parent_id if e.parent_id else null,
-                kind,
-                role,
-                db_datetime(e.timestamp, for_sqlite) if e.timestamp else null,
+                kind[:64],
+                role[:32],
+                stamp,
                 json_text(stored_blocks(e.blocks, text_in_column)),
-                sender,
-                model,
+                sender[:512],
+                model[:256],
                 json_text(e.usage) if e.usage else "{}",
                 message_id,
-                subtype,
+                subtype[:128],
                 flag(e.is_sidechain),
                 flag(e.is_meta),
                 logical_parent_id,
@@ -383,6 +382,18 @@ def db_datetime(value: datetime | None, as_text: bool):
     if value.tzinfo is UTC:  # most files write Z, which reads back as UTC itself
         return value.isoformat(" ")[:-6]  # without its "+00:00": a third faster than replace()
     return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+
+
+def db_datetimes(values: list[datetime | None], null) -> list:
+    """db_datetime(value, as_text=True) of each value, null for None, in one orjson call.
+
+    isoformat() on an aware datetime took 3 µs, a tenth of what reading a line
+    takes; orjson writes the same text (microseconds only when there are some) in a
+    fifth of that. The naive UTC text is what orjson writes for a UTC datetime,
+    with " " for "T" and without its "+00:00".
+    """
+    utc = [null if v is None else v if v.tzinfo is UTC else v.astimezone(UTC) for v in values]
+    return orjson.loads(orjson.dumps(utc).replace(b"T", b" ").replace(b'+00:00"', b'"'))
 
 
 def json_text(value) -> str:

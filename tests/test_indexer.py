@@ -1,6 +1,7 @@
 """The incremental index: unchanged files are not opened, appends read only new bytes,
 rewrites and deletions are noticed, and a failed write leaves the index as it was."""
 
+import gc
 import os
 import shutil
 import sqlite3
@@ -59,6 +60,21 @@ def test_index_reads_a_new_file_into_a_session_with_entries(root):
     assert session.jid == "alice@example.com"
     assert session.message_count == 2
     assert session.first_prompt == "message number 1"
+
+
+def test_a_pass_keeps_the_collector_off_older_objects_and_gives_them_back(root, monkeypatch):
+    frozen_while_writing = []
+    write_rows = indexer._write_rows
+
+    def noting(*args):
+        frozen_while_writing.append(gc.get_freeze_count())
+        return write_rows(*args)
+
+    monkeypatch.setattr(indexer, "_write_rows", noting)
+    before = gc.get_freeze_count()
+    run(root)
+    assert frozen_while_writing and all(count > 0 for count in frozen_while_writing)
+    assert gc.get_freeze_count() == before
 
 
 def test_indexing_twice_changes_nothing(root):

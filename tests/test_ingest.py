@@ -16,6 +16,7 @@ import signal
 import subprocess
 import threading
 import time
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -425,6 +426,24 @@ def test_a_block_keeps_every_field_that_says_something():
     for empty in ("", False, [], None):
         assert readers.Block(readers.TOOL_CALL, arguments=empty).to_dict() == {"type": readers.TOOL_CALL}
     assert readers.Block(readers.TOOL_CALL, arguments=0).to_dict()["arguments"] == 0
+
+
+def test_timestamps_for_sqlite_in_one_call_are_the_text_of_one_at_a_time():
+    # db_datetimes trusts orjson to write what isoformat() writes: check that it does.
+    cet = timezone(timedelta(hours=1))
+    values = [
+        datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC),
+        datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),  # no microseconds: isoformat writes none
+        datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=UTC),
+        datetime(2026, 1, 1, 0, 30, tzinfo=cet),  # the day before, in UTC
+        datetime(1, 1, 1, 12, tzinfo=UTC),
+        datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        None,
+    ]
+    texts = ingest.db_datetimes(values, ingest.SQLITE_NULL)
+    assert texts == [ingest.db_datetime(v, as_text=True) or ingest.SQLITE_NULL for v in values]
+    assert texts[1] == "2026-01-02 03:04:05" and texts[3] == "2025-12-31 23:30:00"
+    assert ingest.db_datetimes([], ingest.SQLITE_NULL) == []
 
 
 def read_back_shape(entry) -> tuple:

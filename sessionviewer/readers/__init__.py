@@ -133,8 +133,11 @@ class Entry:
     @property
     def text(self) -> str:
         """The entry's searchable text: text, thinking, tool output and summaries."""
-        parts = [b.text for b in self.blocks if b.text]
-        parts += [b.name for b in self.blocks if b.type == TOOL_CALL and b.name]
+        blocks = self.blocks
+        if len(blocks) == 1 and blocks[0].type != TOOL_CALL and not self.summary:
+            return blocks[0].text  # most entries: the indexer asks for every one
+        parts = [b.text for b in blocks if b.text]
+        parts += [b.name for b in blocks if b.type == TOOL_CALL and b.name]
         if self.summary:
             parts.append(self.summary)
         return "\n".join(parts)
