@@ -144,13 +144,16 @@ class Batch:
 
 def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
     """Read a file's new lines in batches, folding each batch into job.state."""
-    reader = readers.SessionReader(job.path, job.format, job.start_offset, job.start_line)
+    reader = readers.SessionReader(
+        job.path, job.format, job.start_offset, job.start_line, keep_head=HEAD_BYTES
+    )
     items = iter(reader)
     batch = list(islice(items, job.batch_size))
     while True:
         following = list(islice(items, job.batch_size))
-        entries = [item for item in batch if isinstance(item, readers.Entry)]
-        problems = [item for item in batch if not isinstance(item, readers.Entry)]
+        entries, problems = [], []
+        for item in batch:
+            (entries if type(item) is readers.Entry else problems).append(item)
         fold_entries(job.state, entries)
         job.state.problem_count += len(problems)
         last = not following
@@ -168,17 +171,24 @@ def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
             end_offset=reader.end_offset if last else 0,
             end_line=reader.end_line if last else 0,
             pending_tail=reader.pending_tail if last else False,
-            head_hash=head_hash(job.path, reader.end_offset) if last else "",
+            head_hash=head_hash(job.path, reader.end_offset, reader.head) if last else "",
         )
         if last:
             return
         batch = following
 
 
-def head_hash(path: Path, read_to: int) -> str:
-    """The hash of a file's first HEAD_BYTES, or of what was read of it if less."""
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read(min(HEAD_BYTES, read_to))).hexdigest()
+def head_hash(path: Path, read_to: int, head: bytes = b"") -> str:
+    """The hash of a file's first HEAD_BYTES, or of what was read of it if less.
+
+    head: the file's first bytes as a reader kept them (SessionReader.keep_head),
+    used when they cover what is hashed; otherwise the file is opened for them.
+    """
+    size = min(HEAD_BYTES, read_to)
+    if len(head) < size:
+        with open(path, "rb") as handle:
+            head = handle.read(size)
+    return hashlib.sha256(head[:size]).hexdigest()
 
 
 HEAD_BYTES = 4096
@@ -193,17 +203,18 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
     # Every line of a streamed reply repeats the reply's usage: count each reply
     # once, with its last line's figures, even when its lines span two passes.
     last_reply = state.extra.get("last_reply") or {}
+    state.entry_count += len(entries)
+    if stamps := [e.timestamp for e in entries if e.timestamp]:
+        if state.started_at is not None:
+            stamps.append(state.started_at)
+        if state.updated_at is not None:
+            stamps.append(state.updated_at)
+        state.started_at, state.updated_at = min(stamps), max(stamps)
     for entry in entries:
-        state.entry_count += 1
         # A subagent's own file is all sidechain: there, sidechain lines are the conversation.
         main_thread = not entry.is_sidechain or state.kind == "subagent"
         if entry.is_conversational and main_thread:
             state.message_count += 1
-        if entry.timestamp:
-            if state.started_at is None or entry.timestamp < state.started_at:
-                state.started_at = entry.timestamp
-            if state.updated_at is None or entry.timestamp > state.updated_at:
-                state.updated_at = entry.timestamp
         # Meta rows (gateway-injected turns, "<synthetic>" models) are not models the session used.
         if (
             entry.model

@@ -91,9 +91,9 @@ def test_appended_lines_are_read_from_the_last_indexed_offset(root, monkeypatch)
     calls = []
 
     class Spy(readers.SessionReader):
-        def __init__(self, path, fmt, start_offset=0, start_line=0):
+        def __init__(self, path, fmt, start_offset=0, start_line=0, **options):
             calls.append((start_offset, start_line))
-            super().__init__(path, fmt, start_offset, start_line)
+            super().__init__(path, fmt, start_offset, start_line, **options)
 
     monkeypatch.setattr(indexer.readers, "SessionReader", Spy)
     with history(root).open("a") as handle:

@@ -7,6 +7,7 @@ The indexer reads in a second process when a pass has many megabytes to read
 import contextlib
 import copy
 import dataclasses
+import hashlib
 import json
 import os
 import pickle
@@ -94,6 +95,27 @@ def test_the_state_runs_on_across_batches_and_ends_with_the_file():
     seen = [(b.last, b.state.entry_count, b.end_offset) for b in ingest.read_job(job)]
     size = job.path.stat().st_size
     assert seen == [(False, n, 0) for n in range(1, len(seen))] + [(True, len(seen), size)]
+
+
+@pytest.mark.parametrize("start_offset", [0, "second line"])
+def test_the_head_hash_from_the_bytes_the_reader_kept_is_the_files_own(tmp_path, start_offset):
+    # The reader keeps the first bytes it reads, so that the head is not read twice;
+    # the hash must be the one a later pass computes by opening the file.
+    lines = [
+        json.dumps({"type": "user", "uuid": f"u{n}", "message": {"content": "x" * 900}}) for n in range(9)
+    ]
+    path = tmp_path / "long.jsonl"
+    path.write_text("\n".join(lines) + "\n" + '{"type": "user", "uu')  # and a last line being written
+    start = 0 if start_offset == 0 else len(lines[0]) + 1
+    job = ingest.Job(path, "claude_code", start, 1 if start else 0, ingest.SessionState(format="claude_code"))
+    last = list(ingest.read_job(job))[-1]
+    assert last.pending_tail and last.end_offset > ingest.HEAD_BYTES
+    assert last.head_hash == hashlib.sha256(path.read_bytes()[: ingest.HEAD_BYTES]).hexdigest()
+    short = tmp_path / "short.jsonl"
+    short.write_text(lines[0] + "\n" + '{"type": "user", "uu')
+    job = ingest.Job(short, "claude_code", 0, 0, ingest.SessionState(format="claude_code"))
+    last = list(ingest.read_job(job))[-1]
+    assert last.head_hash == hashlib.sha256(short.read_bytes()[: last.end_offset]).hexdigest()
 
 
 def test_a_file_the_worker_cannot_read_fails_alone(tmp_path):

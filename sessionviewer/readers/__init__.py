@@ -306,11 +306,15 @@ class SessionReader:
     read whole next time.
     """
 
-    def __init__(self, path: Path, fmt: str, start_offset: int = 0, start_line: int = 0):
+    def __init__(self, path: Path, fmt: str, start_offset: int = 0, start_line: int = 0, keep_head: int = 0):
         self.path, self.module = path, format_module(fmt)
         self.start_offset, self.start_line = start_offset, start_line
         self.end_offset, self.end_line = start_offset, start_line
         self.pending_tail = False
+        # The file's first keep_head bytes (or all of it, if shorter), when read from
+        # its start as JSON Lines; b"" otherwise. Callers that hash a file's head need
+        # not open it again.
+        self.keep_head, self.head = keep_head, b""
 
     def __iter__(self) -> Iterator[Entry | Problem]:
         custom = getattr(self.module, "read", None)
@@ -322,37 +326,58 @@ class SessionReader:
                 yield from result.problems
                 return
         path, parse_line = self.path, self.module.parse_line
-        for number, offset, end, raw, complete in iter_lines(path, self.start_offset, self.start_line):
-            decoded = decode_line(path, number, offset, raw)
-            if not complete and not isinstance(decoded, dict):
-                if decoded is not None:
-                    if _settled(path):
-                        decoded.message = (
-                            f"cut off: the last line has no newline and is incomplete ({decoded.message})"
-                        )
-                        yield decoded
-                    else:
-                        self.pending_tail = True
-                return
-            self.end_offset, self.end_line = end, number
-            if decoded is None:
-                continue
-            if isinstance(decoded, Problem):
-                yield decoded
-                continue
-            try:
-                entry = parse_line(decoded, number)
-            except Exception as error:  # a reader bug must not lose the file
-                yield Problem(str(path), number, offset, f"reader error: {error!r}", _preview(raw))
-                entry = Entry(
-                    id=f"line:{number}",
-                    parent_id=None,
-                    kind=RAW,
-                    subtype=str(decoded.get("type", "")),
-                    raw=decoded,
-                )
-            entry.line, entry.offset = number, offset
-            yield entry
+        head, keep_head = [], self.keep_head if self.start_offset == 0 else 0
+        # iter_lines and decode_line, spelt out: this loop runs for every line indexed.
+        with open(path, "rb") as handle:
+            handle.seek(self.start_offset)
+            offset, number = self.start_offset, self.start_line
+            for raw in handle:
+                number, start = number + 1, offset
+                offset += len(raw)
+                if keep_head:
+                    head.append(raw)
+                    keep_head = max(0, keep_head - len(raw))
+                    if not keep_head:
+                        self.head = b"".join(head)
+                try:
+                    decoded = orjson.loads(raw)  # JSON allows the line's own "\n" or "\r\n" after it
+                except orjson.JSONDecodeError:
+                    decoded = decode_line(path, number, start, raw.rstrip(b"\r\n"))  # blank, or why not
+                else:
+                    if type(decoded) is not dict:
+                        decoded = decode_line(path, number, start, raw.rstrip(b"\r\n"))
+                if raw[-1:] != b"\n" and type(decoded) is not dict:  # a last line with no newline
+                    if decoded is not None:
+                        if _settled(path):
+                            decoded.message = (
+                                f"cut off: the last line has no newline and is incomplete ({decoded.message})"
+                            )
+                            yield decoded
+                        else:
+                            self.pending_tail = True
+                    break
+                self.end_offset, self.end_line = offset, number
+                if decoded is None:
+                    continue
+                if type(decoded) is Problem:
+                    yield decoded
+                    continue
+                try:
+                    entry = parse_line(decoded, number)
+                except Exception as error:  # a reader bug must not lose the file
+                    preview = _preview(raw.rstrip(b"\r\n"))
+                    yield Problem(str(path), number, start, f"reader error: {error!r}", preview)
+                    entry = Entry(
+                        id=f"line:{number}",
+                        parent_id=None,
+                        kind=RAW,
+                        subtype=str(decoded.get("type", "")),
+                        raw=decoded,
+                    )
+                entry.line, entry.offset = number, start
+                yield entry
+        if head and not self.head:  # the file is shorter than keep_head
+            self.head = b"".join(head)
 
 
 def read_session(path: Path, fmt: str, start_offset: int = 0, start_line: int = 0) -> ReadResult:

@@ -129,11 +129,11 @@ def _message(obj: dict, line: int) -> Entry:
 
 def parse_line(obj: dict, line: int) -> Entry:
     kind = obj.get("type")
+    if kind == "message":  # most lines: _message reads the fields below itself
+        return _message(obj, line)
     entry_id = id_of(obj.get("id")) or f"line:{line}"
     parent_id = id_of(obj.get("parent_id"))
     timestamp = parse_timestamp(obj.get("timestamp"))
-    if kind == "message":
-        return _message(obj, line)
     if kind == "session":
         extra = {
             "session_id": text_of(obj.get("id")),

@@ -379,11 +379,11 @@ def parse_line(obj: dict, line: int) -> Entry:
     kind = obj.get("type")
     if kind is None and "role" in obj:
         return _flat(obj, line)
+    if kind == "message":  # most lines
+        return _message(obj, line)
     entry_id = id_of(obj.get("id")) or f"line:{line}"
     if kind == "session":
         return _header(obj, entry_id)
-    if kind == "message":
-        return _message(obj, line)
     entry = Entry(
         id=entry_id,
         parent_id=id_of(obj.get("parentId")),
