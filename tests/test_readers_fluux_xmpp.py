@@ -347,3 +347,14 @@ def test_demo_memory_tree_reads_without_problems():
         result = read_session(session.path, "fluux_xmpp")
         assert result.problems == [], session.key
         assert any(e.kind == MESSAGE for e in result.entries), session.key
+
+
+def test_an_archive_named_like_a_time_that_is_no_time_keeps_its_name(tmp_path):
+    sessions = tmp_path / "alice@example.com" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "20251340-250000.jsonl").write_text('{"type":"message","role":"user","content":"hi"}\n')
+    (sessions / "20251231-235959.jsonl").write_text('{"type":"message","role":"user","content":"hi"}\n')
+    found = {s.path.name: s for s in fluux_xmpp.discover(tmp_path)}
+    odd = found["20251340-250000.jsonl"]
+    assert (odd.status, odd.title, "archived_at" in odd.extra) == ("archived", "20251340-250000", False)
+    assert found["20251231-235959.jsonl"].extra["archived_at"] == "2025-12-31T23:59:59+00:00"
