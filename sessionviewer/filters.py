@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, time
 
-from django.db.models import F, QuerySet
+from django.db.models import F, QuerySet, Value
+from django.db.models.functions import Coalesce, NullIf
 from django.http import QueryDict
 from django.utils.dateparse import parse_date, parse_datetime
 
@@ -27,7 +28,8 @@ SORTS = {
     "entries": "entry_count",
     "tokens": "token_total",
     "format": "format",
-    "project": "project",
+    # As the column shows it: the project, or the JID where there is none (Fluux sessions).
+    "project": Coalesce(NullIf("project", Value("")), "jid"),
     "agent": "agent",
     "channel": "channel",
     "models": "models_used",  # the JSON list as stored: by the first model's name on SQLite
@@ -117,7 +119,7 @@ def filter_sessions(
     )
     if descending not in ("0", "1"):
         raise BadFilter("_sort_desc", f"expected 0 or 1, not {descending!r}")
-    field = F(SORTS[sort])
+    field = F(SORTS[sort]) if isinstance(SORTS[sort], str) else SORTS[sort]
     order = field.desc(nulls_last=True) if descending == "1" else field.asc(nulls_last=True)
     qs = qs.order_by(order, "-id")
     page = _positive_int("_page", params.get("_page"), 1)
