@@ -142,10 +142,16 @@ def bench_cold(db: Database, corpus: dict, repeat: int) -> dict:
     # Each cold index is paired with a floor taken just before it: this machine's
     # speed drifts by 2x within minutes, and a ratio of two figures taken apart
     # measures the drift as much as the indexer.
+    writer_cpu, worker_cpu = [], []
     for _ in range(repeat):
         floor = parse_floor(paths)
         db.fresh()
+        own, children = cpu_seconds(resource.RUSAGE_SELF), cpu_seconds(resource.RUSAGE_CHILDREN)
         seconds, summary = timed_index(specs)
+        # This process (the writer, with its checkpoint thread) and the reading worker,
+        # which index_roots has waited for: where both cores' time went.
+        writer_cpu.append(cpu_seconds(resource.RUSAGE_SELF) - own)
+        worker_cpu.append(cpu_seconds(resource.RUSAGE_CHILDREN) - children)
         times.append(seconds)
         floors.append(floor)
         ratios.append(seconds / floor)
@@ -170,7 +176,14 @@ def bench_cold(db: Database, corpus: dict, repeat: int) -> dict:
         "ratios": [round(r, 1) for r in ratios],
         "ratio_to_floor": round(statistics.median(ratios), 1),  # the median of the paired ratios
         "database_mb": round(database_bytes / generate.MB, 1),
+        "writer_cpu_seconds": round(statistics.median(writer_cpu), 3),
+        "worker_cpu_seconds": round(statistics.median(worker_cpu), 3),
     }
+
+
+def cpu_seconds(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 def bench_rescan(db: Database, small: dict, repeat: int) -> dict:
@@ -348,6 +361,11 @@ def table(results: dict) -> str:
             (
                 "parse floor (orjson.loads per line)",
                 f"{cold['floor_mb_per_s']} MB/s, {cold['floor_lines_per_s']:,} lines/s ({cold['floor_seconds']} s)",
+                "",
+            ),
+            (
+                "  CPU: writer (and its checkpoints), worker",
+                f"{cold['writer_cpu_seconds']} s, {cold['worker_cpu_seconds']} s (medians)",
                 "",
             ),
             ("index size on disk (SQLite + WAL)", f"{cold['database_mb']} MB", ""),
