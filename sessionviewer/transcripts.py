@@ -400,6 +400,23 @@ def anchor(entry_id: str) -> str:
     return "entry-" + "".join(c if c in _ANCHOR_SAFE else f"_{ord(c):x}_" for c in entry_id)
 
 
+def result_slot(call_id: str) -> str:
+    """The element id of the place a tool call keeps for its result while it has none."""
+    return "result-of-" + anchor(call_id).removeprefix("entry-")
+
+
+@dataclass(slots=True)
+class LateResult:
+    """A tool result that live polling brought for a call the page already shows:
+    it takes the place the call kept for it (an out-of-band swap)."""
+
+    slot: str
+    position: tuple[int, int]  # the result's (item, block) in the transcript
+    result: readers.Block
+    result_entry: readers.Entry
+    result_anchor: str = ""
+
+
 @dataclass(slots=True)
 class Piece:
     """One block of an entry as the page shows it, with its tool result when paired."""
@@ -509,9 +526,11 @@ def rows_for(
     children_by_tool: dict[str, list] | None = None,
     absorb_from: int | None = 0,
     target: str = "",
+    shown_with_call: frozenset[tuple[int, int]] = frozenset(),
 ) -> list[Group]:
     """The rows of items[start:stop]. A tool result whose call is at absorb_from or later is shown
-    under its call instead of on its own; None shows every result on its own (live updates)."""
+    under its call instead of on its own; None shows every result on its own. shown_with_call:
+    (item, block) results shown under a call elsewhere (live updates: LateResult)."""
     items = t.items
     children_by_tool = children_by_tool or {}
     groups: list[Group] = []
@@ -521,7 +540,7 @@ def rows_for(
         pieces = []
         absorb = absorb_from is not None and t.owner.get(i, -1) >= absorb_from
         for b, block in enumerate(entry.blocks):
-            if absorb and (i, b) in t.absorbed:
+            if (absorb and (i, b) in t.absorbed) or (i, b) in shown_with_call:
                 continue
             piece = Piece(block)
             if block.type == readers.TOOL_CALL:
@@ -534,7 +553,9 @@ def rows_for(
                     if (r_item, r_block) == _first_absorbed(t, r_item):
                         piece.result_anchor = anchor(result_entry.id)
             pieces.append(piece)
-        hidden = absorb and not pieces and any((i, b) in t.absorbed for b in range(len(entry.blocks)))
+        hidden = not pieces and any(
+            (absorb and (i, b) in t.absorbed) or (i, b) in shown_with_call for b in range(len(entry.blocks))
+        )
         nxt = items[i + 1].entry if i + 1 < len(items) else None
         show_usage = bool(entry.usage) and not (
             entry.message_id and nxt is not None and nxt.message_id == entry.message_id
@@ -547,6 +568,20 @@ def rows_for(
         if target and entry.id == target:
             groups[-1].open = True
     return groups
+
+
+def _late_results(t: Transcript, start: int, pending: set[str]) -> list[LateResult]:
+    """Results at start or later whose call is before start and among the pending calls."""
+    if not pending:
+        return []
+    late = []
+    for (call_item, call_block), (r_item, r_block) in t.results.items():
+        if call_item < start <= r_item:
+            call_id = t.items[call_item].entry.blocks[call_block].call_id
+            if call_id in pending:
+                entry = t.items[r_item].entry
+                late.append(LateResult(result_slot(call_id), (r_item, r_block), entry.blocks[r_block], entry))
+    return sorted(late, key=lambda result: result.position)
 
 
 def display_index(t: Transcript, entry_id: str) -> int:
@@ -606,16 +641,26 @@ def transcript_page(session: Session, params) -> dict:
         if child.parent_tool_id:
             children_by_tool.setdefault(child.parent_tool_id, []).append(child)
     total = len(t.items)
+    late_results: list[LateResult] = []
     if after is not None:
-        # Live updates: what was written after the last line the page shows.
+        # Live updates: what was written after the last line the page shows. A result whose
+        # call came in the same poll goes under it; one whose call the page shows already
+        # and still waits for (_pending: the calls' ids) takes the place the call kept.
         start = next((i for i, item in enumerate(t.items) if item_line(item) > after), total)
-        stop, absorb_from = total, None
+        stop, absorb_from = total, start
+        late_results = _late_results(t, start, set(params.getlist("_pending")))
     else:
         if entry_id:
             offset = display_index(t, entry_id) // CHUNK * CHUNK
         start = min(offset or 0, max(total - 1, 0))
         stop, absorb_from = start + CHUNK, start
-    groups = rows_for(t, start, stop, children_by_tool, absorb_from, entry_id or "")
+    shown_with_call = frozenset(late.position for late in late_results)
+    groups = rows_for(t, start, stop, children_by_tool, absorb_from, entry_id or "", shown_with_call)
+    hidden = {row.index for group in groups for row in group.rows if row.hidden}
+    for late in late_results:  # a result whose entry has no row left keeps its permalink
+        item = late.position[0]
+        if item in hidden and late.position == _first_absorbed(t, item):
+            late.result_anchor = anchor(late.result_entry.id)
     stop = min(stop, total)
     return {
         "transcript": t,
@@ -624,6 +669,7 @@ def transcript_page(session: Session, params) -> dict:
         "start": start,
         "stop": stop,
         "total": total,
+        "late_results": late_results,
         "next_offset": stop if stop < total else None,
         "prev_offset": max(start - CHUNK, 0) if start > 0 and after is None else None,
         "leaf": leaf,

@@ -9,7 +9,7 @@ from sessionviewer import transcripts
 from sessionviewer.indexer import index_roots
 from sessionviewer.models import Session
 from sessionviewer.roots import RootSpec
-from tests.test_pages import DEMO_SPECS, write_go_session
+from tests.test_pages import DEMO_SPECS, go_line, go_tool_line, write_go_session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -136,3 +136,26 @@ def test_a_slash_command_reads_as_a_command_in_the_transcript(browser_page, demo
     expect(page.locator("li.entry.command .command-line")).to_have_text("/compact")
     expect(page.locator("li.entry.output pre")).to_contain_text("Compacted")
     expect(page.locator("details.harness-text").first).not_to_have_attribute("open", "")
+
+
+def test_a_tool_result_written_after_the_page_opened_appears_under_its_call(browser_page, tmp_path):
+    root = tmp_path / "go"
+    path = write_go_session(root, 3)
+    with path.open("ab") as handle:
+        handle.write(go_tool_line(4, "m00003", "call-1"))
+    transcripts.clear_cache()
+    index_roots([RootSpec(root, "go_agent")])
+    page = browser_page
+    open_page(page, Session.objects.get().get_absolute_url())
+    call = page.locator("#entry-m00004 .tool-call")
+    expect(call.locator(".no-result")).to_have_count(1)
+    with path.open("ab") as handle:
+        handle.write(go_tool_line(5, "m00004", "call-1", "polled-in output"))
+        handle.write(go_line(6, "m00005", "assistant", "Seen it."))
+    index_roots([RootSpec(root, "go_agent")])
+    # The poller asks every 5 s: the result takes the place its call kept, and has no row of its own.
+    expect(page.locator("#entry-m00006")).to_be_attached(timeout=12_000)
+    expect(call.locator(".tool-result")).to_contain_text("polled-in output")
+    expect(call.locator(".no-result")).to_have_count(0)
+    expect(page.locator("li#entry-m00005")).to_have_count(0)
+    expect(page.locator("#live-poller")).to_be_attached()

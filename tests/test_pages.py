@@ -537,6 +537,92 @@ def test_the_live_poller_brings_entries_appended_to_the_file(client, tmp_path, v
     assert f"_read={session.read_offset}" in body
 
 
+def go_tool_line(number: int, parent: str, call_id: str, result: str | None = None) -> bytes:
+    """An assistant line calling bash (result None), or the tool's result line."""
+    if result is None:
+        call = {"type": "tool_call", "id": call_id, "name": "bash", "arguments": {"command": "ls"}}
+        message = {"role": "assistant", "content": [call], "model": "test-model"}
+    else:
+        message = {"role": "tool_result", "tool_call_id": call_id, "tool_name": "bash", "content": result}
+    entry = {"type": "message", "id": f"m{number:05d}", "parent_id": parent, "message": message}
+    return orjson.dumps(entry | {"timestamp": f"2026-01-01T00:00:{number:02d}Z"}) + b"\n"
+
+
+@pytest.fixture
+def waiting_call(tmp_path):
+    """A Go session whose last line calls a tool that has not answered yet."""
+    root = tmp_path / "go"
+    path = write_go_session(root, 3)
+    with path.open("ab") as handle:
+        handle.write(go_tool_line(4, "m00003", "call<1>"))
+    index_roots([RootSpec(root, "go_agent")])
+    return root, path, Session.objects.get()
+
+
+def grow(waiting_call, *lines: bytes) -> tuple[Session, int]:
+    """Append lines to the session's file and index them: the session, and where its file was read to before."""
+    root, path, session = waiting_call
+    read = session.read_offset
+    with path.open("ab") as handle:
+        handle.write(b"".join(lines))
+    index_roots([RootSpec(root, "go_agent")])
+    return session, read
+
+
+def live_poll(client, session, after: int, read: int, **extra) -> str:
+    params = {"_after": str(after), "_read": str(read), **extra}
+    response = client.get(detail_url(session), params, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_a_call_still_waiting_keeps_a_place_for_its_result_that_the_poller_names(
+    client, waiting_call, viewer
+):
+    _root, _path, session = waiting_call
+    body = page(client, detail_url(session))
+    slot = transcripts.result_slot("call<1>")
+    assert slot == "result-of-call_3c_1_3e_"  # an element id, whatever the file wrote
+    assert f'<p class="no-result" id="{slot}">' in body
+    assert '<input type="hidden" class="pending-call" name="_pending" value="call&lt;1&gt;">' in body
+    assert 'hx-include=".pending-call"' in body
+
+
+def test_a_result_polled_in_for_a_call_on_the_page_takes_the_place_it_kept(client, waiting_call, viewer):
+    session, read = grow(
+        waiting_call,
+        go_tool_line(5, "m00004", "call<1>", "file-a\nfile-b"),
+        go_line(6, "m00005", "assistant", "Two files."),
+    )
+    body = live_poll(client, session, 5, read, _pending="call<1>")
+    slot = transcripts.result_slot("call<1>")
+    oob = re.search(rf'<div id="{slot}" hx-swap-oob="outerHTML">(.*?)</div>\s*</div>', body, re.S)
+    assert oob and "file-a" in oob.group(1)
+    # Its own row is gone, and its permalink moved onto the result.
+    assert '<li id="entry-m00005"' not in body and 'id="entry-m00005"' in oob.group(1)
+    assert '<li id="entry-m00006"' in body and "Two files." in body
+
+
+def test_a_polled_result_whose_call_the_page_does_not_show_gets_its_own_row(client, waiting_call, viewer):
+    session, read = grow(waiting_call, go_tool_line(5, "m00004", "call<1>", "file-a"))
+    body = live_poll(client, session, 5, read)  # no _pending: the call is not on the page
+    assert "hx-swap-oob" not in body
+    assert '<li id="entry-m00005"' in body and "file-a" in body
+
+
+def test_a_call_and_its_result_polled_in_together_show_together(client, waiting_call, viewer):
+    session, read = grow(
+        waiting_call,
+        go_tool_line(5, "m00004", "call<1>", "file-a"),
+        go_tool_line(6, "m00005", "call-2"),
+        go_tool_line(7, "m00006", "call-2", "second output"),
+    )
+    body = live_poll(client, session, 5, read)
+    assert '<li id="entry-m00006"' in body and '<li id="entry-m00007"' not in body
+    call_row = body[body.index('<li id="entry-m00006"') :]
+    assert "second output" in call_row and 'id="entry-m00007"' in call_row
+
+
 def test_the_thread_is_built_once_per_version(long_session, django_assert_num_queries):
     transcripts.transcript(long_session)
     with django_assert_num_queries(0):

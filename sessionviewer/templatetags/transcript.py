@@ -85,6 +85,11 @@ def anchor(entry_id: str) -> str:
 
 
 @register.filter
+def result_slot(call_id: str) -> str:
+    return transcripts.result_slot(call_id)
+
+
+@register.filter
 def compact(number) -> str:
     """12345 -> 12.3k: token counts that fit a table cell."""
     try:
