@@ -6,6 +6,9 @@ DATA := data
 HOST ?= 127.0.0.1
 PORT ?= 8000
 WORKERS ?= 3
+# Seconds a request may take before gunicorn restarts its worker: an HTML export
+# renders 0.6-0.7 ms an entry, so gunicorn's default 30 s cut off sessions past ~40,000 entries.
+TIMEOUT ?= 300
 PYTEST_ARGS ?=
 
 export DJANGO_SETTINGS_MODULE := sessionviewer.settings
@@ -63,7 +66,7 @@ run: migrate static compile index admin
 	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C to stop)"
 	@$(SECRET) $(PY) manage.py index --watch > $(DATA)/watcher.log 2>&1 & watcher=$$!; \
 	trap 'kill $$watcher 2>/dev/null' EXIT INT TERM; \
-	$(SECRET) $(VENV)/bin/gunicorn sessionviewer.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile -
+	$(SECRET) $(VENV)/bin/gunicorn sessionviewer.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --timeout $(TIMEOUT) --access-logfile -
 
 test: install-dev
 	$(VENV)/bin/ruff check .
