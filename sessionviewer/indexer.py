@@ -637,7 +637,7 @@ def _value_to_db(field: models.Field, for_sqlite: bool) -> Callable[[Session, st
     return to_db
 
 
-def _write_rows(session: Session, rows: list[tuple], problems: list[readers.Problem]) -> None:
+def _write_rows(session: Session, rows: list[list], problems: list[readers.Problem]) -> None:
     """Insert the rows with executemany: model instances and bulk_create cost several
     times the parse itself, and the indexer writes every line of every file."""
     session_id = session.id

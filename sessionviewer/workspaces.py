@@ -993,9 +993,8 @@ def _file_findings(path: Path, relative: str, ignore: tuple[str, ...]):
     for number, finding in _scan_file(path, ignore):
         found.append(SecretFinding(finding.kind, number, finding.column, finding.masked, relative))
         yield found[-1]
-    _FINDINGS.put(
-        path, version, found
-    )  # only once the whole file was read: a caller that stops keeps nothing
+    # Only once the whole file was read: a caller that stops keeps nothing.
+    _FINDINGS.put(path, version, found)
 
 
 class _FindingsCache:

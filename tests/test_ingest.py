@@ -450,8 +450,9 @@ def test_a_block_keeps_every_field_that_says_something():
     assert readers.Block(readers.TOOL_CALL, arguments=0).to_dict()["arguments"] == 0
 
 
-def test_timestamps_for_sqlite_in_one_call_are_the_text_of_one_at_a_time():
+def test_timestamps_for_sqlite_are_the_text_djangos_backend_writes():
     # db_datetimes trusts orjson to write what isoformat() writes: check that it does.
+    # Django's SQLite backend stores an aware datetime as str() of its naive UTC time.
     cet = timezone(timedelta(hours=1))
     values = [
         datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC),
@@ -463,7 +464,9 @@ def test_timestamps_for_sqlite_in_one_call_are_the_text_of_one_at_a_time():
         None,
     ]
     texts = ingest.db_datetimes(values, ingest.SQLITE_NULL)
-    assert texts == [ingest.db_datetime(v, as_text=True) or ingest.SQLITE_NULL for v in values]
+    django_text = [str(v.astimezone(UTC).replace(tzinfo=None)) if v else ingest.SQLITE_NULL for v in values]
+    assert texts == django_text
+    assert [ingest.db_datetime(v, as_text=True) or ingest.SQLITE_NULL for v in values] == django_text
     assert texts[1] == "2026-01-02 03:04:05" and texts[3] == "2025-12-31 23:30:00"
     assert ingest.db_datetimes([], ingest.SQLITE_NULL) == []
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import html
+import re
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import orjson
 import pytest
@@ -683,6 +686,13 @@ def test_the_audit_log_shows_and_filters_the_root_of_each_event(client, memory, 
     page = client.get(reverse("workspace-audit-log"), {"root": other}).content.decode()
     assert "nothing to erase" in page and "session was empty" not in page  # forget in other, new elsewhere
     assert f'<code title="{memory}">' not in page and f'<option value="{other}" selected>' in page
+
+
+def test_a_jid_in_the_audit_log_links_to_its_events_in_that_root_keeping_the_action(client, memory, editor):
+    AuditEvent.objects.create(user=editor, action="new", root=str(memory), jid=ALICE)
+    page = client.get(reverse("workspace-audit-log"), {"action": "new", "_page": "1"}).content.decode()
+    link = html.unescape(re.search(r'<a href="([^"]+)" hx-get="\1"[^>]*>' + re.escape(ALICE), page).group(1))
+    assert parse_qs(link.removeprefix("?")) == {"action": ["new"], "root": [str(memory)], "jid": [ALICE]}
 
 
 def test_the_audit_log_fragment_for_htmx_is_the_table_alone(client, memory, editor, tmp_path):

@@ -246,26 +246,18 @@ def format_module(name: str):
     return importlib.import_module(f"{__name__}.{name}")
 
 
-def iter_lines(
-    path: Path, start_offset: int = 0, start_line: int = 0
-) -> Iterator[tuple[int, int, int, bytes, bool]]:
-    """Lines (number, offset, end offset, bytes without newline, complete) from start_offset on.
-
-    The last line is yielded with complete=False when it has no newline: it may
-    still be being written, and the caller decides what to do with it.
-    """
-    with open(path, "rb") as handle:
-        handle.seek(start_offset)
-        offset, number = start_offset, start_line
-        for raw in handle:
-            number += 1
-            complete = raw.endswith(b"\n")
-            yield number, offset, offset + len(raw), raw.rstrip(b"\r\n"), complete
-            offset += len(raw)
-
-
 def decode_line(path: Path, number: int, offset: int, raw: bytes) -> dict | Problem | None:
-    """One line to a JSON object, a Problem saying why not, or None when blank."""
+    """One line, with or without its newline, to a JSON object, a Problem saying why
+    not, or None when blank."""
+    try:
+        obj = orjson.loads(raw)  # JSON allows the line's own "\n" or "\r\n" after it
+    except orjson.JSONDecodeError:
+        obj = None
+    if type(obj) is dict:
+        return obj
+    # Not an object: said of the line as written, without its newline (a cut-off
+    # line reads "unexpected end of data", not a character on a second line).
+    raw = raw.rstrip(b"\r\n")
     if not raw or raw.isspace():  # isspace, not strip: no copy of a long line
         return None
     try:
@@ -276,11 +268,7 @@ def decode_line(path: Path, number: int, offset: int, raw: bytes) -> dict | Prob
         except UnicodeDecodeError as bad:
             return Problem(str(path), number, offset, f"not valid UTF-8 at byte {bad.start}", _preview(raw))
         return Problem(str(path), number, offset, f"not valid JSON: {error}", _preview(raw))
-    if not isinstance(obj, dict):
-        return Problem(
-            str(path), number, offset, f"not a JSON object but {type(obj).__name__}", _preview(raw)
-        )
-    return obj
+    return Problem(str(path), number, offset, f"not a JSON object but {type(obj).__name__}", _preview(raw))
 
 
 def _preview(raw: bytes) -> str:
@@ -327,7 +315,7 @@ class SessionReader:
                 return
         path, parse_line = self.path, self.module.parse_line
         head, keep_head = [], self.keep_head if self.start_offset == 0 else 0
-        # iter_lines and decode_line, spelt out: this loop runs for every line indexed.
+        # The lines by hand, not through a generator: this loop runs for every line indexed.
         with open(path, "rb") as handle:
             handle.seek(self.start_offset)
             offset, number = self.start_offset, self.start_line
@@ -339,13 +327,7 @@ class SessionReader:
                     keep_head = max(0, keep_head - len(raw))
                     if not keep_head:
                         self.head = b"".join(head)
-                try:
-                    decoded = orjson.loads(raw)  # JSON allows the line's own "\n" or "\r\n" after it
-                except orjson.JSONDecodeError:
-                    decoded = decode_line(path, number, start, raw.rstrip(b"\r\n"))  # blank, or why not
-                else:
-                    if type(decoded) is not dict:
-                        decoded = decode_line(path, number, start, raw.rstrip(b"\r\n"))
+                decoded = decode_line(path, number, start, raw)
                 if raw[-1:] != b"\n" and type(decoded) is not dict:  # a last line with no newline
                     if decoded is not None:
                         if _settled(path):
