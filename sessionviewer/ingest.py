@@ -296,9 +296,11 @@ def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
 def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[list]:
     """The entry columns: session_id (None here: the writer fills it in, in place), then
     models.ENTRY_FIELDS in order, then text and raw. For SQLite, SQLITE_NULL stands
-    for NULL in the columns that can hold it."""
+    for NULL in the columns that can hold it, and SQLITE_EMPTY for the empty value
+    of the columns in EMPTY_BY_DEFAULT."""
     flag = int if for_sqlite else bool
     null = SQLITE_NULL if for_sqlite else None
+    empty, empty_json = (SQLITE_EMPTY, SQLITE_EMPTY) if for_sqlite else ("", "{}")
     stamps = [e.timestamp for e in entries]
     if for_sqlite:
         stamps = db_datetimes(stamps, null)
@@ -331,18 +333,20 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[list]:
                 role[:32],
                 stamp,
                 json_text(stored_blocks(e.blocks, text_in_column)),
-                sender[:512],
-                model[:256],
-                json_text(e.usage) if e.usage else "{}",
-                message_id,
-                subtype[:128],
+                sender[:512] or empty,
+                model[:256] or empty,
+                json_text(e.usage) if e.usage else empty_json,
+                message_id or empty,
+                subtype[:128] or empty,
                 flag(e.is_sidechain),
                 flag(e.is_meta),
-                logical_parent_id,
-                first_kept_id,
-                summary,
-                leaf_id,
-                json_text({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA}) if e.extra else "{}",
+                logical_parent_id or empty,
+                first_kept_id or empty,
+                summary or empty,
+                leaf_id or empty,
+                json_text({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA})
+                if e.extra
+                else empty_json,
                 text if text_in_column else db_text(text),
                 null if e.raw is None else json_text(e.raw),
             ]
@@ -355,6 +359,25 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[list]:
 # more than its NULLs are worth (half a microsecond each); an int it binds at once.
 # No value is mistaken for it: these columns hold text, and text never equals 0.
 SQLITE_NULL = 0
+
+# The empty value in an entry row for SQLite, in the columns most lines leave empty
+# (the sender, the model, ids only some kinds have): the insert turns it back with
+# IFNULL(NULLIF(?, 0), <empty>). sqlite3 has SQLite copy every string it binds, the
+# empty one too, into memory it allocates, and those ten strings a row cost a cold
+# index a tenth of its entry inserts; an int it binds without either.
+SQLITE_EMPTY = 0
+EMPTY_BY_DEFAULT = {
+    "sender": "",
+    "model": "",
+    "usage": "{}",
+    "message_id": "",
+    "subtype": "",
+    "logical_parent_id": "",
+    "first_kept_id": "",
+    "summary": "",
+    "leaf_id": "",
+    "extra": "{}",
+}
 
 
 # A block's text is kept once, in the entry's text column, which joins the blocks'

@@ -453,18 +453,23 @@ def test_of_several_summaries_naming_one_session_the_last_written_wins(claude_pr
     assert _titles()["A"] == "Newest title"
 
 
-def test_missing_values_are_stored_as_null_and_text_that_looks_like_zero_as_text(tmp_path):
-    # The SQLite insert binds a stand-in for NULL (ingest.SQLITE_NULL): no text may be taken for it.
+def _index_claude_lines(tmp_path, lines: list[dict]) -> None:
+    """Index one Claude Code session file holding these lines."""
     folder = tmp_path / "projects" / "-work-project"
     folder.mkdir(parents=True)
+    (folder / "S.jsonl").write_text("".join(orjson.dumps(line).decode() + "\n" for line in lines))
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+
+
+def test_missing_values_are_stored_as_null_and_text_that_looks_like_zero_as_text(tmp_path):
+    # The SQLite insert binds a stand-in for NULL (ingest.SQLITE_NULL): no text may be taken for it.
     lines = [
         {"type": "user", "uuid": "0", "parentUuid": None, "cwd": "/w", "message": {"role": "user", "content": "0"}},
         {"type": "assistant", "uuid": "a", "parentUuid": "0", "timestamp": "2025-02-08T19:00:00Z",
          "message": {"role": "assistant", "content": "0"}},
         {"type": "a-kind-nobody-knows", "uuid": "b", "parentUuid": "a", "value": 0},
     ]  # fmt: skip
-    (folder / "S.jsonl").write_text("".join(orjson.dumps(line).decode() + "\n" for line in lines))
-    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    _index_claude_lines(tmp_path, lines)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT entry_id, parent_id, timestamp IS NULL, raw IS NULL, text FROM {Entry._meta.db_table} ORDER BY line"  # noqa: S608
@@ -477,6 +482,35 @@ def test_missing_values_are_stored_as_null_and_text_that_looks_like_zero_as_text
     ]
     assert [row[4] for row in rows[:2]] == ["0", "0"]
     assert Entry.objects.get(entry_id="b").raw["value"] == 0
+
+
+def test_mostly_empty_columns_read_back_empty_and_text_that_looks_like_zero_stays_text(tmp_path):
+    # The SQLite insert binds a stand-in for the empty value of the mostly empty
+    # columns (ingest.SQLITE_EMPTY): empty must come back empty, and "0" as "0".
+    lines = [
+        {"type": "user", "uuid": "u", "parentUuid": None, "cwd": "/w", "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "uuid": "a", "parentUuid": "u", "requestId": "r",
+         "message": {"role": "assistant", "id": "0", "model": "0", "content": "0",
+                     "usage": {"input_tokens": 3, "output_tokens": 0}}},
+        {"type": "system", "uuid": "s", "parentUuid": "a", "subtype": "0", "content": "x", "logicalParentUuid": "0"},
+        {"type": "summary", "summary": "0", "leafUuid": "0"},
+    ]  # fmt: skip
+    _index_claude_lines(tmp_path, lines)
+    columns = [c for c in ingest.EMPTY_BY_DEFAULT if c not in ("usage", "extra")]
+    stored = {e.line: e for e in Entry.objects.order_by("line")}
+    user, assistant, system, summary = (stored[n] for n in (1, 2, 3, 4))
+    assert {c: getattr(user, c) for c in columns} == dict.fromkeys(columns, "")
+    assert (user.usage, user.extra) == ({}, {})
+    assert (assistant.model, assistant.message_id) == ("0", "0")
+    assert assistant.usage["input"] == 3
+    assert (system.subtype, system.logical_parent_id) == ("0", "0")
+    assert (summary.summary, summary.leaf_id) == ("0", "0")
+    if connection.vendor != "sqlite":
+        return  # the rest is of SQLite's insert, which binds the stand-in
+    with connection.cursor() as cursor:  # text, never an integer, in every one of them
+        kinds = ", ".join(f"typeof({connection.ops.quote_name(c)})" for c in ingest.EMPTY_BY_DEFAULT)
+        cursor.execute(f"SELECT {kinds} FROM {Entry._meta.db_table}")  # noqa: S608
+        assert {kind for row in cursor.fetchall() for kind in row} <= {"text"}
 
 
 def _session_with_every_kind_of_value(source, key: str, parent=None) -> Session:
@@ -595,7 +629,11 @@ def test_the_checkpointer_copies_committed_pages_into_the_database_file(tmp_path
     checkpointer.close()  # copies what the last commit left
     assert not checkpointer.thread.is_alive()
     assert _rows_in_the_database_file(path, tmp_path) == 501
-    assert (tmp_path / "index.sqlite3-wal").stat().st_size == 0
+    # The log file is left for SQLite to start over (and cut back) at the next write.
+    writer.execute("PRAGMA journal_size_limit=0")
+    writer.execute("INSERT INTO t VALUES ('next')")
+    assert (tmp_path / "index.sqlite3-wal").stat().st_size < 100_000
+    writer.close()
 
 
 def test_past_its_limit_the_log_is_copied_before_the_next_write(tmp_path):
@@ -609,6 +647,16 @@ def test_past_its_limit_the_log_is_copied_before_the_next_write(tmp_path):
     assert (tmp_path / "index.sqlite3-wal").stat().st_size < 100_000
     checkpointer.close()
     writer.close()
+
+
+def test_the_log_file_is_cut_back_when_it_starts_over():
+    # A big pass leaves a long log file (the checkpointer copies it but does not empty
+    # it): the connection settings have SQLite cut it back when the log starts over.
+    if connection.vendor != "sqlite":
+        pytest.skip("a write-ahead log file is SQLite's own")
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA journal_size_limit")
+        assert 0 <= cursor.fetchone()[0] <= 64 * 1024 * 1024
 
 
 def test_a_big_pass_checkpoints_in_a_thread_and_gives_sqlite_its_own_back_after():
