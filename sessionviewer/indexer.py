@@ -377,23 +377,19 @@ class WalCheckpointer:
 
     The log cannot start over while the writer keeps adding to it, so past
     log_limit bytes the writer waits for the copy before its next group, which then
-    starts the log over. At the end the last commit is copied too; the log file is
-    left for SQLite to start over at the next write, which cuts it back to the
-    journal_size_limit of the connection settings. Emptying it here (a TRUNCATE
-    checkpoint) cost every big pass a truncation and a sync, 0.06 s of a 1.7 s
-    cold index (bench/bench_index.py), to give back disk space SQLite gives back
-    itself.
+    starts the log over. At the end the log file is emptied if nobody is reading
+    it at that moment; otherwise SQLite starts it over at the next write.
     """
 
     def __init__(self, path: str, log_limit: int):
         self.path, self.log_limit = path, log_limit
-        self.requests: queue.Queue[bool | None] = queue.Queue()  # True: copy; None: end
+        self.requests: queue.Queue[str | None] = queue.Queue()
         self.thread = threading.Thread(target=self._run, name="wal-checkpoint", daemon=True)
         self.thread.start()
 
     def request(self) -> None:
         """A commit is done: copy it while the writer goes on."""
-        self.requests.put(True)
+        self.requests.put("PASSIVE")
 
     def keep_log_bounded(self) -> None:
         """Before a write: past log_limit bytes of log, wait until all of it is copied."""
@@ -406,17 +402,20 @@ class WalCheckpointer:
             self.requests.join()
 
     def close(self) -> None:
-        """Copy what the last commit left, end the thread."""
+        """Copy what the last commit left, empty the log file if it is free, end the thread."""
         self.request()
+        self.requests.put("TRUNCATE")
         self.requests.put(None)
         self.thread.join()
 
     def _run(self) -> None:
         database = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         try:
-            while self.requests.get() is not None:
+            while (mode := self.requests.get()) is not None:
                 try:
-                    database.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    if mode == "TRUNCATE":  # only if nobody reads or writes: never wait for them
+                        database.execute("PRAGMA busy_timeout=0")
+                    database.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
                 except sqlite3.Error as error:  # busy or gone: the next request, or SQLite, copies it
                     log.warning("checkpoint of %s failed: %s", self.path, error)
                 finally:

@@ -629,11 +629,7 @@ def test_the_checkpointer_copies_committed_pages_into_the_database_file(tmp_path
     checkpointer.close()  # copies what the last commit left
     assert not checkpointer.thread.is_alive()
     assert _rows_in_the_database_file(path, tmp_path) == 501
-    # The log file is left for SQLite to start over (and cut back) at the next write.
-    writer.execute("PRAGMA journal_size_limit=0")
-    writer.execute("INSERT INTO t VALUES ('next')")
-    assert (tmp_path / "index.sqlite3-wal").stat().st_size < 100_000
-    writer.close()
+    assert (tmp_path / "index.sqlite3-wal").stat().st_size == 0
 
 
 def test_past_its_limit_the_log_is_copied_before_the_next_write(tmp_path):
@@ -647,16 +643,6 @@ def test_past_its_limit_the_log_is_copied_before_the_next_write(tmp_path):
     assert (tmp_path / "index.sqlite3-wal").stat().st_size < 100_000
     checkpointer.close()
     writer.close()
-
-
-def test_the_log_file_is_cut_back_when_it_starts_over():
-    # A big pass leaves a long log file (the checkpointer copies it but does not empty
-    # it): the connection settings have SQLite cut it back when the log starts over.
-    if connection.vendor != "sqlite":
-        pytest.skip("a write-ahead log file is SQLite's own")
-    with connection.cursor() as cursor:
-        cursor.execute("PRAGMA journal_size_limit")
-        assert 0 <= cursor.fetchone()[0] <= 64 * 1024 * 1024
 
 
 def test_a_big_pass_checkpoints_in_a_thread_and_gives_sqlite_its_own_back_after():
