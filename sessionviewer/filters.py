@@ -21,18 +21,18 @@ from sessionviewer.search import matching_entries
 
 TEXT_FILTERS = ("project", "agent", "channel", "peer_kind", "jid", "status", "kind", "account")
 SORTS = {
-    "updated": "updated_at",
-    "started": "started_at",
-    "title": "title",
-    "messages": "message_count",
-    "entries": "entry_count",
-    "tokens": "token_total",
-    "format": "format",
+    "updated": F("updated_at"),
+    "started": F("started_at"),
+    "title": F("title"),
+    "messages": F("message_count"),
+    "entries": F("entry_count"),
+    "tokens": F("token_total"),
+    "format": F("format"),
     # As the column shows it: the project, or the JID where there is none (Fluux sessions).
     "project": Coalesce(NullIf("project", Value("")), "jid"),
-    "agent": "agent",
-    "channel": "channel",
-    "models": "models_used",  # the JSON list as stored: by the first model's name on SQLite
+    "agent": F("agent"),
+    "channel": F("channel"),
+    "models": F("models_used"),  # the JSON list as stored: by the first model's name on SQLite
 }
 DEFAULT_SIZE = 50
 MAX_SIZE = 500
@@ -119,7 +119,7 @@ def filter_sessions(
     )
     if descending not in ("0", "1"):
         raise BadFilter("_sort_desc", f"expected 0 or 1, not {descending!r}")
-    field = F(SORTS[sort]) if isinstance(SORTS[sort], str) else SORTS[sort]
+    field = SORTS[sort]
     order = field.desc(nulls_last=True) if descending == "1" else field.asc(nulls_last=True)
     qs = qs.order_by(order, "-id")
     page = _positive_int("_page", params.get("_page"), 1)

@@ -539,8 +539,10 @@ def rows_for(
         entry = item.entry
         pieces = []
         absorb = absorb_from is not None and t.owner.get(i, -1) >= absorb_from
+        shown_elsewhere = False  # a block of it shown under its call: the row may be left out
         for b, block in enumerate(entry.blocks):
             if (absorb and (i, b) in t.absorbed) or (i, b) in shown_with_call:
+                shown_elsewhere = True
                 continue
             piece = Piece(block)
             if block.type == readers.TOOL_CALL:
@@ -553,9 +555,7 @@ def rows_for(
                     if (r_item, r_block) == _first_absorbed(t, r_item):
                         piece.result_anchor = anchor(result_entry.id)
             pieces.append(piece)
-        hidden = not pieces and any(
-            (absorb and (i, b) in t.absorbed) or (i, b) in shown_with_call for b in range(len(entry.blocks))
-        )
+        hidden = not pieces and shown_elsewhere
         nxt = items[i + 1].entry if i + 1 < len(items) else None
         show_usage = bool(entry.usage) and not (
             entry.message_id and nxt is not None and nxt.message_id == entry.message_id
