@@ -85,6 +85,32 @@ def test_indexing_twice_changes_nothing(root):
     assert snapshot() == before
 
 
+def test_migration_0010_has_the_next_pass_read_every_file_again_whole_in_place(root, monkeypatch):
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module(
+        "sessionviewer.migrations.0010_read_every_file_again_for_tool_call_search"
+    )
+    run(root)
+    before, session_ids = snapshot(), list(Session.objects.values_list("id", flat=True))
+    migration.read_every_file_again(apps, None)
+    calls = []
+
+    class Spy(readers.SessionReader):
+        def __init__(self, path, fmt, start_offset=0, start_line=0, **options):
+            calls.append(start_offset)
+            super().__init__(path, fmt, start_offset, start_line, **options)
+
+    monkeypatch.setattr(indexer.readers, "SessionReader", Spy)
+    summary = run(root)
+    assert (summary.opened, calls) == (1, [0])  # the unchanged file, from its first byte
+    assert snapshot() == before  # its rows again, none twice
+    assert list(Session.objects.values_list("id", flat=True)) == session_ids
+    assert run(root).opened == 0  # and then it is current
+
+
 def test_appended_lines_are_read_from_the_last_indexed_offset(root, monkeypatch):
     run(root)
     size = history(root).stat().st_size

@@ -546,6 +546,8 @@ def test_a_blocks_text_is_stored_once_and_cut_back_out(tmp_path):
     index_roots([RootSpec(tmp_path, "go_agent")])
     stored = dict(Entry.objects.values_list("entry_id", "blocks"))
     assert stored["m1"][0] == {"type": "thinking", ingest.TEXT_LENGTH: len("first\nthought")}
+    # The blocks' texts come first, then what is only searched: the tool's name and arguments.
+    assert Entry.objects.get(entry_id="m1").text == "first\nthought\né ✓ 🚀 done\nread\na.py"
     # The text column escapes NUL (PostgreSQL cannot hold it), so that block keeps its own text.
     assert stored["m2"] == [{"type": "text", "text": "a NUL \x00 here"}]
     session = Session.objects.get()

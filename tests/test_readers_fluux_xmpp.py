@@ -57,7 +57,8 @@ def test_attachments_become_one_block_each():
         ("list.png", "image/png", "48KB"),
         ("notes.txt", "text/plain", "1KB"),
     ]
-    assert entry.text == "Here it is"
+    # Searchable: the message, then the files' names.
+    assert entry.text == "Here it is\nlist.png\nnotes.txt"
 
 
 def test_reaction_becomes_reaction_block_targeting_the_message():

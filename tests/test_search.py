@@ -12,6 +12,7 @@ from django.db import connection
 
 from sessionviewer.indexer import index_roots
 from sessionviewer.models import Entry
+from sessionviewer.readers import argument_strings
 from sessionviewer.roots import RootSpec
 from sessionviewer.search import matching_entries, parse_query
 
@@ -140,3 +141,97 @@ def test_the_index_keeps_no_positions_and_stays_consistent(indexed):
         cursor.execute("SELECT v FROM entry_fts_config WHERE k = 'automerge'")
         assert cursor.fetchone()[0] == 16
     assert Entry.objects.count() == len(TEXTS) + 1
+
+
+@pytest.fixture
+def tool_calls(db, tmp_path: Path):
+    """A Claude Code session whose commands and edits are only in tool calls' arguments."""
+    project = tmp_path / "projects" / "-home-me-app"
+    project.mkdir(parents=True)
+    base = {"sessionId": "s1", "cwd": "/home/me/app", "timestamp": "2025-02-08T19:00:00Z"}
+    calls = [
+        {
+            "type": "tool_use",
+            "id": "t1",
+            "name": "Bash",
+            "input": {"command": "rm -rf build/cache", "timeout": 9000},
+        },
+        {
+            "type": "tool_use",
+            "id": "t2",
+            "name": "MultiEdit",
+            "input": {
+                "file_path": "/home/me/app/loader.py",
+                "edits": [{"old_string": "a", "new_string": "eval(zebra)"}],
+            },
+        },
+    ]
+    lines = [
+        {
+            **base,
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "message": {"role": "user", "content": "tidy up"},
+        },
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "message": {"id": "msg1", "role": "assistant", "model": "m", "content": calls},
+        },
+        {
+            **base,
+            "type": "user",
+            "uuid": "r1",
+            "parentUuid": "a1",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "done"}],
+            },
+        },
+    ]
+    (project / "s1.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+
+
+def test_commands_paths_and_edits_in_tool_calls_are_searched(tool_calls):
+    # The tool result says only "done": the command and the edit are in the call's arguments.
+    assert list(matching_entries('"rm -rf"').values_list("entry_id", flat=True)) == ["a1"]
+    assert list(matching_entries("/home/me/app/loader.py").values_list("entry_id", flat=True)) == ["a1"]
+    if connection.vendor == "sqlite":  # PostgreSQL's parser keeps a path as one token
+        assert list(matching_entries("loader.py").values_list("entry_id", flat=True)) == ["a1"]
+    assert list(matching_entries("zebra").values_list("entry_id", flat=True)) == ["a1"]
+    assert list(matching_entries("multiedit").values_list("entry_id", flat=True)) == ["a1"]
+
+
+def test_argument_keys_and_numbers_are_not_searched(tool_calls):
+    assert list(matching_entries("old_string")) == []
+    assert list(matching_entries("9000")) == []
+
+
+def test_the_full_text_index_agrees_with_the_text_of_tool_calls(tool_calls):
+    if connection.vendor != "sqlite":
+        pytest.skip("the FTS5 table is SQLite's")
+    with connection.cursor() as cursor:
+        cursor.execute("INSERT INTO entry_fts(entry_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_argument_strings_are_the_string_values_in_the_order_written():
+    arguments = {
+        "file_path": "a.py",
+        "edits": [{"old_string": "x", "new_string": "y"}],
+        "replace_all": True,
+        "n": 3,
+    }
+    assert argument_strings(arguments) == ["a.py", "x", "y"]
+    assert argument_strings(["one", ["two", {"k": "three"}], "", "  "]) == ["one", "two", "three"]
+    assert argument_strings(None) == [] and argument_strings(42) == []
+
+
+def test_arguments_written_as_a_json_string_are_read_as_json():
+    # As written, "ls\\nmake" would index as "ls" and "nmake".
+    assert argument_strings('{"command": "ls\\nmake"}') == ["ls\nmake"]
+    assert argument_strings("{not json") == ["{not json"]
+    assert argument_strings("plain words") == ["plain words"]

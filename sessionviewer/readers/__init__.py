@@ -19,6 +19,7 @@ has no newline yet), and the file goes on.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import time
 from collections.abc import Iterator
@@ -104,6 +105,33 @@ class Block:
         return data
 
 
+# Block types whose text is all an entry with that one block has to search.
+_TEXT_ONLY = frozenset({TEXT, THINKING, TOOL_RESULT, IMAGE, REACTION})
+
+
+def argument_strings(arguments: Any) -> list[str]:
+    """The strings in a tool call's arguments, in order, for search: a command, a path,
+    the text an edit put in. Keys are left out (every call of a tool has the same),
+    and so are numbers and booleans (timeouts, flags). Arguments written as a JSON string (as
+    OpenAI-style APIs send them) are read as JSON first, so that escapes such as
+    "\\n" do not glue two words together."""
+    if isinstance(arguments, str) and arguments[:1] in ("{", "["):
+        with contextlib.suppress(orjson.JSONDecodeError):
+            arguments = orjson.loads(arguments)
+    found: list[str] = []
+    pending = [arguments]
+    while pending:  # depth first, in the order written, without recursion
+        value = pending.pop()
+        if isinstance(value, str):
+            if value.strip():
+                found.append(value)
+        elif isinstance(value, dict):
+            pending.extend(reversed(list(value.values())))
+        elif isinstance(value, list):
+            pending.extend(reversed(value))
+    return found
+
+
 @dataclass(slots=True)
 class Entry:
     """One line of a session file, normalised across formats."""
@@ -132,12 +160,25 @@ class Entry:
 
     @property
     def text(self) -> str:
-        """The entry's searchable text: text, thinking, tool output and summaries."""
+        """The entry's searchable text: text, thinking and tool output, each block's in
+        order; then what the blocks only name (tool calls' names and the strings in
+        their arguments: commands, paths, edits; attachments' file names); then the
+        summary.
+
+        The blocks' own texts come first, in order: the index keeps them only here
+        and cuts them back out by length (ingest.stored_blocks).
+        """
         blocks = self.blocks
-        if len(blocks) == 1 and blocks[0].type != TOOL_CALL and not self.summary:
+        if len(blocks) == 1 and blocks[0].type in _TEXT_ONLY and not self.summary:
             return blocks[0].text  # most entries: the indexer asks for every one
         parts = [b.text for b in blocks if b.text]
-        parts += [b.name for b in blocks if b.type == TOOL_CALL and b.name]
+        for block in blocks:
+            if block.type == TOOL_CALL:
+                if block.name:
+                    parts.append(block.name)
+                parts += argument_strings(block.arguments)
+            elif block.type == ATTACHMENT and block.name:
+                parts.append(block.name)
         if self.summary:
             parts.append(self.summary)
         return "\n".join(parts)
