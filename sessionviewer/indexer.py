@@ -778,27 +778,49 @@ def _link_parent(source: Source, session: Session, parent: Session | None) -> bo
 
 def _link_summaries(source: Source, touched: list[Session]) -> None:
     """A summary line titles the session that holds its leaf: its own file's, or
-    another file's of the same project (Claude Code writes them into the next session)."""
-    wanted: dict[int, tuple[Session, str]] = {}  # by id: the last summary to name a session wins
-    for session in touched:
-        for link in getattr(session, "new_summaries", []):
-            owner = session if session.entries.filter(entry_id=link.leaf_id).exists() else None
-            if owner is None:
-                owner = (
-                    Session.objects.filter(
-                        source=source, project_dir=session.project_dir, entries__entry_id=link.leaf_id
-                    )
-                    .exclude(id=session.id)
-                    .first()
-                )
-            if owner and link.title:
-                wanted[owner.id] = (owner, link.title)
+    another file's of the same project (Claude Code writes them into the next session).
+
+    The sessions holding the leaves come from one query per LEAF_QUERY leaves, not
+    two per summary line: older Claude Code versions wrote a summary line for every
+    conversation a file continued, thousands over a first index.
+    """
+    links = [(s, link) for s in touched for link in getattr(s, "new_summaries", []) if link.title]
+    if not links:
+        return
+    holders: dict[str, list[tuple[int, str]]] = {}  # leaf id: (session id, project) of each holder
+    leaf_ids = sorted({link.leaf_id for _, link in links})
+    for start in range(0, len(leaf_ids), LEAF_QUERY):
+        found = Entry.objects.filter(
+            session__source=source, entry_id__in=leaf_ids[start : start + LEAF_QUERY]
+        )
+        for session_id, entry_id, project_dir in found.values_list(
+            "session_id", "entry_id", "session__project_dir"
+        ):
+            holders.setdefault(entry_id, []).append((session_id, project_dir))
+    wanted: dict[int, str] = {}  # session id: title, the last summary to name a session wins
+    for session, link in links:
+        found = holders.get(link.leaf_id, [])
+        if any(session_id == session.id for session_id, _ in found):
+            wanted[session.id] = link.title
+        elif others := sorted(
+            i for i, project in found if project == session.project_dir and i != session.id
+        ):
+            wanted[others[0]] = link.title
+    # Each compares with the stored title (nothing was saved above), or the one this pass
+    # has in memory for a session it read.
+    by_id = {s.id: s for s in touched if s.id in wanted}
+    missing = [session_id for session_id in wanted if session_id not in by_id]
+    by_id.update(Session.objects.only("id", "summary_title").in_bulk(missing))
     titled = []
-    for owner, title in wanted.values():  # nothing was saved in the loop: each compares with the stored title
-        if owner.summary_title != title:
+    for session_id, title in wanted.items():
+        owner = by_id.get(session_id)
+        if owner is not None and owner.summary_title != title:
             owner.summary_title = title
             titled.append(owner)
     _update_sessions(titled, ("summary_title",))
+
+
+LEAF_QUERY = 5000  # leaf ids per query: well under SQLite's limit on a statement's parameters
 
 
 def _update_sessions(sessions: list[Session], attnames: tuple[str, ...]) -> None:

@@ -487,6 +487,50 @@ def _index_claude_lines(tmp_path, lines: list[dict]) -> None:
     index_roots([RootSpec(tmp_path / "projects", "claude_code")])
 
 
+def test_a_summary_titles_its_own_files_session_before_another_holding_the_same_leaf(claude_project):
+    # A fork copies the lines it continues, uuids and all: the leaf is in both files.
+    folder = claude_project / "-work-project"
+    lines = [
+        _summary_line("The fork", "a2"),
+        *(_claude_line(u, p, "user", "x", "F") for u, p in (("a1", None), ("a2", "a1"))),
+    ]
+    (folder / "F.jsonl").write_text("\n".join(lines) + "\n")
+    index_roots([RootSpec(claude_project, "claude_code")])
+    assert _titles() == {"A": "", "F": "The fork"}
+
+
+def test_a_summary_never_titles_a_session_of_another_project(claude_project):
+    other = claude_project / "-work-other"
+    other.mkdir()
+    lines = [_summary_line("Not yours", "a2"), _claude_line("c1", None, "user", "hello", "C")]
+    (other / "C.jsonl").write_text("\n".join(lines) + "\n")
+    index_roots([RootSpec(claude_project, "claude_code")])
+    assert _titles() == {"A": "", "C": ""}
+
+
+def test_many_summary_lines_are_linked_in_a_few_queries(
+    claude_project, monkeypatch, django_assert_max_num_queries
+):
+    folder = claude_project / "-work-project"
+    for n in range(30):  # thirty files, each opening with the summary of the one before
+        before = "a2" if n == 0 else f"s{n - 1}"
+        lines = [_summary_line(f"Title {n}", before), _claude_line(f"s{n}", None, "user", "go on", f"S{n}")]
+        (folder / f"S{n}.jsonl").write_text("\n".join(lines) + "\n")
+    real = indexer._link_summaries
+    calls = []
+
+    def counted(source, touched):
+        with django_assert_max_num_queries(4):  # the leaves, the sessions, the update
+            real(source, touched)
+        calls.append(len(touched))
+
+    monkeypatch.setattr(indexer, "_link_summaries", counted)
+    index_roots([RootSpec(claude_project, "claude_code")])
+    assert calls == [31]
+    titles = _titles()
+    assert titles["A"] == "Title 0" and titles["S28"] == "Title 29" and titles["S29"] == ""
+
+
 def test_missing_values_are_stored_as_null_and_text_that_looks_like_zero_as_text(tmp_path):
     # The SQLite insert binds a stand-in for NULL (ingest.SQLITE_NULL): no text may be taken for it.
     lines = [
