@@ -244,7 +244,13 @@ def test_the_watcher_indexes_a_line_appended_while_it_runs(root):
         if Entry.objects.filter(text="message number 3").exists():
             stop.set()
 
-    watcher = threading.Thread(target=watch_roots, args=([RootSpec(root, "fluux_xmpp")], on_pass, stop))
+    def watch():
+        try:
+            watch_roots([RootSpec(root, "fluux_xmpp")], on_pass, stop)
+        finally:
+            connection.close()  # the thread's own: left open, it keeps PostgreSQL's test database in use
+
+    watcher = threading.Thread(target=watch)
     watcher.start()
     try:
         with history(root).open("a") as handle:
