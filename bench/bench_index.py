@@ -181,6 +181,58 @@ def bench_cold(db: Database, corpus: dict, repeat: int) -> dict:
     }
 
 
+# The real session files among the shared samples (../shared/samples/README.md): the
+# synthetic ones (Go agent, Fluux, OpenClaw's own index) are left out, as generate.py
+# already writes those formats.
+SAMPLES = Path(os.environ.get("SESSIONVIEWER_SAMPLES", ROOT.parent / "shared" / "samples"))
+REAL_CLAUDE_ROOTS = ("claude-code/projects", "claude-code/claudeless/*/projects")
+REAL_CLAUDE_FOLDERS = ("claude-code/fasthooks", "claude-code/handmade")
+REAL_PI_FOLDERS = ("openclaw/pi", "openclaw/openclaw-excerpt")
+
+
+def copy_samples(target: Path, megabytes: float) -> dict | None:
+    """The real sample files, copied as often as it takes to reach megabytes, laid out as
+    a Claude Code projects root and an OpenClaw sessions folder; None without the samples.
+
+    Each copy is a project folder (or a file name) of its own, so every copy is a
+    session of its own; the lines are the real ones, unchanged.
+    """
+    projects = [
+        folder
+        for pattern in REAL_CLAUDE_ROOTS
+        for root in sorted(SAMPLES.glob(pattern))
+        for folder in sorted(root.iterdir())
+        if folder.is_dir()
+    ]
+    projects += [SAMPLES / name for name in REAL_CLAUDE_FOLDERS if (SAMPLES / name).is_dir()]
+    transcripts = [path for name in REAL_PI_FOLDERS for path in sorted((SAMPLES / name).glob("*.jsonl"))]
+    one_copy = sum(p.stat().st_size for folder in projects for p in folder.rglob("*.jsonl"))
+    one_copy += sum(p.stat().st_size for p in transcripts)
+    if not one_copy:
+        return None
+    claude, openclaw = target / "claude" / "projects", target / "openclaw"
+    openclaw.mkdir(parents=True)
+    copies = max(1, round(megabytes * generate.MB / one_copy))
+    for copy in range(copies):
+        for number, folder in enumerate(projects):
+            shutil.copytree(folder, claude / f"copy{copy}-{number}-{folder.name}")
+        for path in transcripts:
+            shutil.copyfile(path, openclaw / f"copy{copy}-{path.name}")
+    roots = [("claude_code", str(claude)), ("openclaw", str(openclaw))]
+    files = session_files(roots)
+    lines = 0
+    for path in files:
+        with open(path, "rb") as handle:
+            lines += sum(1 for _ in handle)
+    return {
+        "roots": roots,
+        "files": len(files),
+        "lines": lines,
+        "bytes": sum(p.stat().st_size for p in files),
+        "copies": copies,
+    }
+
+
 def cpu_seconds(who: int) -> float:
     usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime
@@ -375,6 +427,19 @@ def table(results: dict) -> str:
                 f"<= {TARGETS['cold_vs_floor']:.0f}x  {verdict(cold['ratio_to_floor'] <= TARGETS['cold_vs_floor'])}",
             ),
         ]
+    if real := results.get("cold_samples"):
+        rows += [
+            (
+                f"cold index, real sample files x{real['copies']}, {real['megabytes']} MB",
+                f"{real['mb_per_s']} MB/s ({real['median_seconds']} s), floor {real['floor_mb_per_s']} MB/s",
+                "",
+            ),
+            (
+                "  real files / parse floor (median of pairs)",
+                f"{real['ratio_to_floor']}x ({', '.join(f'{r}x' for r in real['ratios'])})",
+                "(no target)",
+            ),
+        ]
     if rescan := results.get("rescan"):
         files = rescan["files"]
         scaled = rescan["median_seconds"] * 10_000 / files
@@ -450,6 +515,12 @@ def main() -> None:
     parser.add_argument("--large-mb", type=float, default=20, help="size of the large file (appends, memory)")
     parser.add_argument("--small-mb", type=float, default=2, help="size of the small file (appends, memory)")
     parser.add_argument("--large-format", choices=generate.FORMATS, default="claude_code")
+    parser.add_argument(
+        "--samples-mb",
+        type=float,
+        default=40,
+        help="megabytes of the real sample files (../shared/samples, copied) for a second cold index; 0: none",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--quick", action="store_true", help="smoke run: 5 MB, 1,000 files, 4 and 0.4 MB files"
@@ -465,6 +536,7 @@ def main() -> None:
         return
     if args.quick:
         args.mb, args.repeat, args.small_files, args.large_mb, args.small_mb = 5, 1, 1_000, 4, 0.4
+        args.samples_mb = min(args.samples_mb, 5)
     rounds = 2 if args.quick else 5
 
     folder = Path(tempfile.mkdtemp(prefix="sessionviewer-bench-"))
@@ -492,6 +564,19 @@ def main() -> None:
             ("memory", lambda: bench_memory(db, large, little)),  # before appends change the files
             ("append", lambda: bench_append(db, large, little, rounds)),
         ]
+        if args.samples_mb and (samples := copy_samples(data / "samples", args.samples_mb)):
+            results["generated"]["samples"] = samples
+            steps.insert(
+                1,
+                (
+                    "cold_samples",
+                    lambda: {**bench_cold(db, samples, args.repeat), "copies": samples["copies"]},
+                ),
+            )
+        elif args.samples_mb:
+            print(
+                f"no sample files under {SAMPLES}: the cold index of real files is left out", file=sys.stderr
+            )
         if args.profile:
             steps.append(("profile", lambda: bench_profile(db, corpus)))
         for name, step in steps:
