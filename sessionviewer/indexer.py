@@ -799,11 +799,11 @@ def _link_summaries(source: Source, touched: list[Session]) -> None:
             holders.setdefault(entry_id, []).append((session_id, project_dir))
     wanted: dict[int, str] = {}  # session id: title, the last summary to name a session wins
     for session, link in links:
-        found = holders.get(link.leaf_id, [])
-        if any(session_id == session.id for session_id, _ in found):
+        holding = holders.get(link.leaf_id, [])
+        if any(session_id == session.id for session_id, _ in holding):
             wanted[session.id] = link.title
         elif others := sorted(
-            i for i, project in found if project == session.project_dir and i != session.id
+            i for i, project in holding if project == session.project_dir and i != session.id
         ):
             wanted[others[0]] = link.title
     # Each compares with the stored title (nothing was saved above), or the one this pass
