@@ -327,6 +327,42 @@ def test_a_permalink_to_an_entry_opens_its_thinking(client, demo, viewer):
     assert '<details class="thinking" open>' in row
 
 
+def test_a_permalink_or_search_hit_on_a_tool_call_opens_its_long_arguments(client, tmp_path, viewer):
+    # A search hit in a command or an edit lands on the call: the arguments must show.
+    project = tmp_path / "projects" / "-w"
+    project.mkdir(parents=True)
+    content = "\n".join(f"line {n} of the new file" for n in range(80))  # over FOLD_CHARS
+    call = {
+        "type": "tool_use",
+        "id": "t1",
+        "name": "Write",
+        "input": {"file_path": "/w/a.py", "content": content},
+    }
+    lines = [
+        {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "message": {"role": "user", "content": "write it"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "message": {"role": "assistant", "content": [call]},
+        },
+    ]
+    (project / "s.jsonl").write_bytes(
+        b"".join(orjson.dumps({**line, "sessionId": "s"}) + b"\n" for line in lines)
+    )
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    session = Session.objects.get()
+    assert '<details class="arguments">' in page(client, detail_url(session))  # long: folded
+    body = page(client, detail_url(session), entry="a1")
+    row = re.search(rf'<li id="{transcripts.anchor("a1")}".*?</li>', body, re.S).group(0)
+    assert '<details class="arguments" open>' in row
+
+
 def test_leaf_switches_the_branch(client, demo, viewer):
     session = session_titled("Add a cart page")
     t = transcripts.transcript(session)
