@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -461,6 +462,30 @@ def keep_small(value: Any, limit: int = DETAILS_LIMIT) -> Any:
     if value is None or len(json_preview(value, limit + 1)) <= limit:
         return value
     return {"truncated": json_preview(value, limit)}
+
+
+def listing(folder: Path) -> tuple[list[str], list[str]]:
+    """The names of a folder's files and of its subfolders (symlinks followed), each in
+    name order; both empty when the folder cannot be listed.
+
+    One os.scandir, whose entries mostly know their type without a stat of their own:
+    discovery lists every session folder on every pass (bench/: re-scan of 10,000 files).
+    """
+    files: list[str] = []
+    folders: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    if entry.is_file():
+                        files.append(entry.name)
+                    elif entry.is_dir():
+                        folders.append(entry.name)
+                except OSError:  # gone, or unreadable, since the listing: as Path.is_file() says
+                    continue
+    except OSError:
+        return [], []
+    return sorted(files), sorted(folders)
 
 
 def first_object(path: Path, max_lines: int = 5) -> dict | None:

@@ -425,16 +425,23 @@ def discover(root: Path) -> Iterator[SessionFile]:
             yield SessionFile(path=root, format=FORMAT, key=root.name, project=root.parent.name)
         return
     base = root / "projects" if (root / "projects").is_dir() else root
-    paths = []
+    # Keys are paths below the root, as text: Path objects cost a re-scan more to
+    # sort and to take apart than the rest of discovery together.
+    keyed = []
     for folder, _dirs, names in os.walk(base):
-        paths += [Path(folder) / name for name in names if name.endswith(".jsonl")]
+        below = os.path.relpath(folder, root).replace(os.sep, "/")  # once a folder, not a file
+        keyed += [
+            (name if below == "." else f"{below}/{name}", folder, name)
+            for name in names
+            if name.endswith(".jsonl")
+        ]
     indexes: dict[Path, dict[str, dict]] = {}
-    for path in sorted(paths, key=lambda p: p.relative_to(root).as_posix()):
-        yield _describe(path, root, indexes)
+    for key, folder, name in sorted(keyed):
+        yield _describe(Path(folder, name), key, indexes)
 
 
-def _describe(path: Path, root: Path, indexes: dict[Path, dict[str, dict]]) -> SessionFile:
-    found = SessionFile(path=path, format=FORMAT, key=path.relative_to(root).as_posix())
+def _describe(path: Path, key: str, indexes: dict[Path, dict[str, dict]]) -> SessionFile:
+    found = SessionFile(path=path, format=FORMAT, key=key)
     if path.parent.name == "subagents":
         session_dir = path.parent.parent
         found.project = session_dir.parent.name

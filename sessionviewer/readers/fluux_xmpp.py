@@ -38,6 +38,7 @@ from . import (
     Problem,
     ReadResult,
     SessionFile,
+    listing,
     parse_timestamp,
     text_of,
 )
@@ -240,14 +241,15 @@ def discover(root: Path) -> Iterator[SessionFile]:
     for folder in _jid_folders(root):
         jid = folder.name
         sessions = []
+        files, folders = listing(folder)
         for name in ("history.jsonl", "history.md"):
-            if (folder / name).is_file():
+            if name in files:
                 sessions.append(SessionFile(folder / name, FORMAT, f"{jid}/{name}", jid=jid, status="active"))
-        archive = folder / "sessions"
-        if archive.is_dir():
-            for path in sorted(archive.iterdir()):
-                if path.suffix in (".jsonl", ".md") and path.is_file() and not path.name.startswith("."):
-                    sessions.append(_archived(path, jid))
+        if "sessions" in folders:
+            archive = folder / "sessions"
+            for name in listing(archive)[0]:
+                if name.endswith((".jsonl", ".md")) and not name.startswith("."):
+                    sessions.append(_archived(archive / name, jid))
         room = is_room_jid(jid)
         for session in sessions:
             session.channel = "xmpp"
@@ -284,11 +286,7 @@ def _archived(path: Path, jid: str) -> SessionFile:
 
 
 def _jid_folders(root: Path) -> list[Path]:
-    try:
-        children = sorted(root.iterdir())
-    except OSError:
-        return []
-    return [c for c in children if "@" in c.name and not c.name.startswith(".") and c.is_dir()]
+    return [root / name for name in listing(root)[1] if "@" in name and not name.startswith(".")]
 
 
 def is_room_jid(jid: str) -> bool:

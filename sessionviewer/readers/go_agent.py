@@ -40,6 +40,7 @@ from . import (
     id_of,
     json_preview,
     keep_small,
+    listing,
     parse_timestamp,
     text_of,
     usage_counts,
@@ -178,17 +179,16 @@ def parse_line(obj: dict, line: int) -> Entry:
 
 def _files(root: Path) -> Iterator[Path]:
     """*.jsonl in the root and in its direct subfolders, in name order."""
-    try:
-        children = sorted(root.iterdir())
-    except OSError:
-        return
-    yield from (p for p in children if p.suffix == ".jsonl" and p.is_file())
-    for folder in children:
-        if folder.is_dir() and not folder.name.startswith("."):
-            try:
-                yield from sorted(p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file())
-            except OSError:
-                continue
+    files, folders = listing(root)
+    yield from (root / name for name in files if _is_jsonl(name))
+    for name in folders:
+        if not name.startswith("."):
+            folder = root / name
+            yield from (folder / child for child in listing(folder)[0] if _is_jsonl(child))
+
+
+def _is_jsonl(name: str) -> bool:
+    return name.endswith(".jsonl") and name != ".jsonl"  # as Path.suffix sees it
 
 
 def discover(root: Path) -> Iterator[SessionFile]:

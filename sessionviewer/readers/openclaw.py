@@ -50,6 +50,7 @@ from . import (
     id_of,
     json_preview,
     keep_small,
+    listing,
     parse_timestamp,
     text_of,
     usage_counts,
@@ -422,10 +423,7 @@ def parse_line(obj: dict, line: int) -> Entry:
 
 
 def _subdirs(folder: Path) -> list[Path]:
-    try:
-        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
-    except OSError:
-        return []
+    return [folder / name for name in listing(folder)[1] if not name.startswith(".")]
 
 
 def _transcript_name(name: str) -> tuple[str, str, str] | None:
@@ -552,19 +550,22 @@ def discover(root: Path) -> Iterator[SessionFile]:
     """
     seen: set[str] = set()
     for folder, agent, trusted in _session_dirs(root):
-        try:
-            paths = sorted(p for p in folder.iterdir() if p.is_file())
-        except OSError:
+        names = listing(folder)[0]
+        if not names:
             continue
         index, error = _load_index(folder) if trusted else ({}, "")
-        for path in paths:
-            name = _transcript_name(path.name)
-            if name is None or (not trusted and not looks_like(path, first_object(path))):
+        below = folder.relative_to(root).as_posix()  # "." for the root itself
+        for file_name in names:
+            name = _transcript_name(file_name)
+            if name is None:
+                continue
+            path = folder / file_name
+            if not trusted and not looks_like(path, first_object(path)):
                 continue
             stem, status, retired = name
-            key = (path.parent.relative_to(root) / stem).as_posix()
+            key = stem if below == "." else f"{below}/{stem}"
             if key in seen:
-                key = path.relative_to(root).as_posix()
+                key = file_name if below == "." else f"{below}/{file_name}"
             seen.add(key)
             found = _session_file(path, key, status, agent, index.get(f"{stem}.jsonl"))
             if retired:
