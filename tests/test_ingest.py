@@ -635,3 +635,15 @@ def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch
     monkeypatch.setattr(indexer, "_write_rows", real_write_rows)
     index_roots([RootSpec(folder, "fluux_xmpp")])
     assert Session.objects.count() == 2
+
+
+def test_listing_names_files_and_folders_in_order_and_follows_symlinks(tmp_path):
+    (tmp_path / "b.jsonl").write_text("{}\n")
+    (tmp_path / "a.jsonl").write_text("{}\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "a.jsonl")
+    (tmp_path / "dir-link").symlink_to(tmp_path / "sub")
+    (tmp_path / "broken").symlink_to(tmp_path / "nowhere")  # neither, as Path.is_file() says
+    assert readers.listing(tmp_path) == (["a.jsonl", "b.jsonl", "link.jsonl"], ["dir-link", "sub"])
+    assert readers.listing(tmp_path / "missing") == ([], [])
+    assert readers.listing(tmp_path / "a.jsonl") == ([], [])  # a file is no folder
