@@ -19,6 +19,8 @@ from sessionviewer.models import Entry, Session
 from sessionviewer.roots import RootSpec
 from sessionviewer.transcripts import CHUNK
 
+from .claude_files import write_tool_turn
+
 pytestmark = pytest.mark.django_db
 
 DEMO = Path(settings.BASE_DIR) / "demo"
@@ -329,8 +331,6 @@ def test_a_permalink_to_an_entry_opens_its_thinking(client, demo, viewer):
 
 def test_a_permalink_or_search_hit_on_a_tool_call_opens_its_long_arguments(client, tmp_path, viewer):
     # A search hit in a command or an edit lands on the call: the arguments must show.
-    project = tmp_path / "projects" / "-w"
-    project.mkdir(parents=True)
     content = "\n".join(f"line {n} of the new file" for n in range(80))  # over FOLD_CHARS
     call = {
         "type": "tool_use",
@@ -338,23 +338,7 @@ def test_a_permalink_or_search_hit_on_a_tool_call_opens_its_long_arguments(clien
         "name": "Write",
         "input": {"file_path": "/w/a.py", "content": content},
     }
-    lines = [
-        {
-            "type": "user",
-            "uuid": "u1",
-            "parentUuid": None,
-            "message": {"role": "user", "content": "write it"},
-        },
-        {
-            "type": "assistant",
-            "uuid": "a1",
-            "parentUuid": "u1",
-            "message": {"role": "assistant", "content": [call]},
-        },
-    ]
-    (project / "s.jsonl").write_bytes(
-        b"".join(orjson.dumps({**line, "sessionId": "s"}) + b"\n" for line in lines)
-    )
+    write_tool_turn(tmp_path / "projects" / "-w" / "s.jsonl", "write it", [call])
     index_roots([RootSpec(tmp_path / "projects", "claude_code")])
     session = Session.objects.get()
     assert '<details class="arguments">' in page(client, detail_url(session))  # long: folded

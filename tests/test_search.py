@@ -16,6 +16,8 @@ from sessionviewer.readers import argument_strings
 from sessionviewer.roots import RootSpec
 from sessionviewer.search import matching_entries, parse_query
 
+from .claude_files import write_tool_turn
+
 HEADER = '{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"alice@example.com"}\n'
 TEXTS = [
     "I edited src/app.py and ran the tests",
@@ -146,9 +148,6 @@ def test_the_index_keeps_no_positions_and_stays_consistent(indexed):
 @pytest.fixture
 def tool_calls(db, tmp_path: Path):
     """A Claude Code session whose commands and edits are only in tool calls' arguments."""
-    project = tmp_path / "projects" / "-home-me-app"
-    project.mkdir(parents=True)
-    base = {"sessionId": "s1", "cwd": "/home/me/app", "timestamp": "2025-02-08T19:00:00Z"}
     calls = [
         {
             "type": "tool_use",
@@ -166,33 +165,7 @@ def tool_calls(db, tmp_path: Path):
             },
         },
     ]
-    lines = [
-        {
-            **base,
-            "type": "user",
-            "uuid": "u1",
-            "parentUuid": None,
-            "message": {"role": "user", "content": "tidy up"},
-        },
-        {
-            **base,
-            "type": "assistant",
-            "uuid": "a1",
-            "parentUuid": "u1",
-            "message": {"id": "msg1", "role": "assistant", "model": "m", "content": calls},
-        },
-        {
-            **base,
-            "type": "user",
-            "uuid": "r1",
-            "parentUuid": "a1",
-            "message": {
-                "role": "user",
-                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "done"}],
-            },
-        },
-    ]
-    (project / "s1.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    write_tool_turn(tmp_path / "projects" / "-home-me-app" / "s1.jsonl", "tidy up", calls, {"t1": "done"})
     index_roots([RootSpec(tmp_path / "projects", "claude_code")])
 
 

@@ -1,0 +1,45 @@
+"""Small Claude Code session files for the tests that need one written on the spot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+
+def write_tool_turn(
+    path: Path, prompt: str, calls: list[dict], results: dict[str, str] | None = None
+) -> Path:
+    """A Claude Code session file: the prompt (u1), one assistant line making the tool
+    calls (a1), then a result line (r1, r2, ...) for each call id in results."""
+    base = {"sessionId": path.stem, "cwd": "/home/me/app", "timestamp": "2025-02-08T19:00:00Z"}
+    lines = [
+        {
+            **base,
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "message": {"role": "user", "content": prompt},
+        },
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "message": {"id": "msg1", "role": "assistant", "model": "m", "content": calls},
+        },
+    ]
+    for number, (call_id, output) in enumerate((results or {}).items(), start=1):
+        result = {"type": "tool_result", "tool_use_id": call_id, "content": output}
+        lines.append(
+            {
+                **base,
+                "type": "user",
+                "uuid": f"r{number}",
+                "parentUuid": "a1",
+                "message": {"role": "user", "content": [result]},
+            }
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return path
