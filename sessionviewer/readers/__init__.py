@@ -488,6 +488,14 @@ def listing(folder: Path) -> tuple[list[str], list[str]]:
     return sorted(files), sorted(folders)
 
 
+def key_prefix(folder: Path | str, root: Path) -> str:
+    """What a key of a file in folder starts with: the folder's path below the root,
+    with "/" after it, or "" for the root itself. Keys are built as text, one
+    relpath per folder rather than Path arithmetic per file (see listing)."""
+    below = os.path.relpath(folder, root).replace(os.sep, "/")
+    return "" if below == "." else below + "/"
+
+
 def first_object(path: Path, max_lines: int = 5) -> dict | None:
     """The first JSON object of a file, from its first few non-blank lines; None if none."""
     try:

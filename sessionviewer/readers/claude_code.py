@@ -56,6 +56,7 @@ from . import (
     Entry,
     SessionFile,
     first_object,
+    key_prefix,
     parse_timestamp,
     text_of,
     usage_counts,
@@ -429,12 +430,8 @@ def discover(root: Path) -> Iterator[SessionFile]:
     # sort and to take apart than the rest of discovery together.
     keyed = []
     for folder, _dirs, names in os.walk(base):
-        below = os.path.relpath(folder, root).replace(os.sep, "/")  # once a folder, not a file
-        keyed += [
-            (name if below == "." else f"{below}/{name}", folder, name)
-            for name in names
-            if name.endswith(".jsonl")
-        ]
+        prefix = key_prefix(folder, root)
+        keyed += [(prefix + name, folder, name) for name in names if name.endswith(".jsonl")]
     indexes: dict[Path, dict[str, dict]] = {}
     for key, folder, name in sorted(keyed):
         yield _describe(Path(folder, name), key, indexes)

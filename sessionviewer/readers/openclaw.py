@@ -50,6 +50,7 @@ from . import (
     id_of,
     json_preview,
     keep_small,
+    key_prefix,
     listing,
     parse_timestamp,
     text_of,
@@ -554,7 +555,7 @@ def discover(root: Path) -> Iterator[SessionFile]:
         if not names:
             continue
         index, error = _load_index(folder) if trusted else ({}, "")
-        below = folder.relative_to(root).as_posix()  # "." for the root itself
+        prefix = key_prefix(folder, root)
         for file_name in names:
             name = _transcript_name(file_name)
             if name is None:
@@ -563,9 +564,9 @@ def discover(root: Path) -> Iterator[SessionFile]:
             if not trusted and not looks_like(path, first_object(path)):
                 continue
             stem, status, retired = name
-            key = stem if below == "." else f"{below}/{stem}"
+            key = prefix + stem
             if key in seen:
-                key = file_name if below == "." else f"{below}/{file_name}"
+                key = prefix + file_name
             seen.add(key)
             found = _session_file(path, key, status, agent, index.get(f"{stem}.jsonl"))
             if retired:
