@@ -35,7 +35,8 @@ Checked against processone/fluux-agent (``src/agent/memory.rs``, ``src/agent/run
 
 Public API:
 
-    UnsafePath, Conflict                                    exceptions
+    UnsafePath, Conflict, NotRegularFile                    exceptions
+    open_regular(path) -> BinaryIO, read_regular(path) -> bytes    never a FIFO, device or folder
     resolve_jid_dir(root, jid) -> Path
     resolve_member(folder, name, subdir=None) -> Path       subdir: "files" or "sessions"
     list_workspace(root) -> Workspace                       FileInfo, JidDir
@@ -67,6 +68,7 @@ its configuration, which the viewer does not have.)
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import itertools
 import json
@@ -81,6 +83,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 IDENTITY = "identity.md"
 PERSONALITY = "personality.md"
@@ -129,6 +132,10 @@ class UnsafePath(ValueError):
     """A JID or file name that is malformed, missing, or leads outside its folder."""
 
 
+class NotRegularFile(OSError):
+    """A FIFO, device, socket or folder where a file is expected: never opened, so never hung on."""
+
+
 class Conflict(Exception):
     """The file changed on disk since it was read; nothing was written."""
 
@@ -171,6 +178,7 @@ def format_current_date(day: date) -> str:
 # Path safety
 
 _ENCODED_SEPARATORS = ("%2f", "%5c", "%2e%2e", "%00")
+NAME_MAX = 255  # bytes in one file name, on every file system the agent runs on
 
 
 def _check_name(name: object, what: str) -> str:
@@ -183,6 +191,8 @@ def _check_name(name: object, what: str) -> str:
         raise UnsafePath(f"{what} {name!r} contains a path separator")
     if any(code in lowered for code in _ENCODED_SEPARATORS):
         raise UnsafePath(f"{what} {name!r} contains an encoded separator")
+    if len(name.encode("utf-8", errors="surrogatepass")) > NAME_MAX:
+        raise UnsafePath(f"{what} is longer than {NAME_MAX} bytes")
     return name
 
 
@@ -222,14 +232,60 @@ def resolve_member(folder: Path, name: str, subdir: str | None = None) -> Path:
     return resolved
 
 
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _check_regular(path: Path, mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        kind = next((kind for test, kind in _KINDS if test(mode)), "not a file")
+        raise NotRegularFile(errno.EINVAL, f"not a regular file ({kind})", str(path))
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """path opened for reading, refusing anything but a regular file (NotRegularFile).
+
+    Opening a FIFO blocks until a writer comes, and a device may act on open: both are
+    refused from a stat before opening. O_NONBLOCK covers a file swapped for a FIFO between
+    the stat and the open, and the open file is checked again.
+    """
+    _check_regular(path, os.stat(path).st_mode)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        _check_regular(path, os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file; raises FileNotFoundError, NotRegularFile or another OSError."""
+    with open_regular(path) as handle:
+        return handle.read()
+
+
+def read_error(exc: OSError) -> str:
+    """How a page says that a file could not be read."""
+    if isinstance(exc, NotRegularFile):
+        return exc.strerror
+    return f"cannot read: {exc.strerror or exc}"
+
+
 def _read_text(path: Path) -> tuple[str | None, str | None]:
     """(text, None), (None, None) when absent, or (None, error) when unreadable or not UTF-8."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         return None, None
     except OSError as exc:
-        return None, f"cannot read: {exc.strerror or exc}"
+        return None, read_error(exc)
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
@@ -301,8 +357,10 @@ def _file_info(folder: Path, name: str) -> FileInfo:
         return FileInfo(name, present=False)
     except OSError as exc:
         return FileInfo(name, present=True, error=f"cannot read: {exc.strerror or exc}")
-    if not stat.S_ISREG(st.st_mode):
-        return FileInfo(name, True, 0, _mtime(st), error="not a regular file")
+    try:
+        _check_regular(path, st.st_mode)
+    except NotRegularFile as exc:
+        return FileInfo(name, True, 0, _mtime(st), error=exc.strerror)
     blank, error = st.st_size == 0, None
     # Only Markdown is read for blankness: transcripts can be large and never count as overrides.
     if name.endswith(".md") and st.st_size:
@@ -318,11 +376,11 @@ def _room_domain(jid: str) -> bool:
 
 def _has_muc_sender(history: Path) -> bool:
     try:
-        with history.open("rb") as handle:
+        with open_regular(history) as handle:
             for raw in itertools.islice(handle, ROOM_SCAN_LINES):
                 try:
                     obj = json.loads(raw)
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: nested too deep
                     continue
                 sender = obj.get("sender") if isinstance(obj, dict) else None
                 if isinstance(sender, str) and sender.endswith("@muc"):
@@ -336,7 +394,12 @@ def is_room(jid: str, jid_dir: Path | None = None) -> bool:
     """A MUC room by its domain, or by "nick@muc" senders early in its history."""
     if _room_domain(jid):
         return True
-    return jid_dir is not None and _has_muc_sender(Path(jid_dir) / HISTORY)
+    if jid_dir is None:
+        return False
+    try:
+        return _has_muc_sender(resolve_member(Path(jid_dir), HISTORY))
+    except UnsafePath:
+        return False
 
 
 def _jid_entry(jid: str, jid_dir: Path) -> JidDir:
@@ -546,7 +609,7 @@ def _json_lines(text: str):
             continue
         try:
             yield number, json.loads(line, parse_constant=_reject_constant)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep
             yield number, None
 
 
@@ -578,11 +641,11 @@ class Knowledge:
 def read_knowledge(path: Path) -> Knowledge:
     result = Knowledge()
     try:
-        data = Path(path).read_bytes()
+        data = read_regular(Path(path))
     except FileNotFoundError:
         return result
     except OSError as exc:
-        result.problems.append(LineProblem(0, f"cannot read: {exc.strerror or exc}"))
+        result.problems.append(LineProblem(0, read_error(exc)))
         return result
     by_key: dict[str, KnowledgeEntry] = {}
     undecodable = False
@@ -599,6 +662,9 @@ def read_knowledge(path: Path) -> Knowledge:
             obj = json.loads(line, parse_constant=_reject_constant)
         except ValueError as exc:
             result.problems.append(LineProblem(number, f"invalid JSON: {exc}"))
+            continue
+        except RecursionError:
+            result.problems.append(LineProblem(number, "invalid JSON: nested too deep"))
             continue
         fields = ("key", "content", "ts")
         if not isinstance(obj, dict) or not all(isinstance(obj.get(k), str) for k in fields):
@@ -641,7 +707,7 @@ class JidStatus:
 def _count_entries(folder: Path, keep) -> int:
     try:
         return sum(1 for entry in folder.iterdir() if keep(entry))
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:  # absent, not a folder, or unreadable: the agent's read_dir fails the same way
         return 0
 
 
@@ -657,7 +723,11 @@ def jid_status(root: Path, jid: str) -> JidStatus:
     for section in (*persona.values(), profile, memory):
         if section and section.error:
             errors.append(f"{section.source}: {section.error}")
-    knowledge = read_knowledge(jid_dir / KNOWLEDGE)
+    try:
+        knowledge = read_knowledge(resolve_member(jid_dir, KNOWLEDGE))
+    except UnsafePath as exc:
+        knowledge = Knowledge()
+        errors.append(f"{jid}/{KNOWLEDGE}: {exc}")
 
     def in_effect(section: Section | None) -> bool:
         return section is not None and not section.error
@@ -693,6 +763,14 @@ class StoredFile:
     path: Path
 
 
+def _entries(folder: Path) -> list[Path]:
+    """What folder holds; nothing when it is absent, not a folder, or unreadable."""
+    try:
+        return list(folder.iterdir())
+    except OSError:
+        return []
+
+
 def _previewable(mime_type: str) -> bool:
     # SVG can carry script, so it is not shown inline.
     return mime_type.startswith(("image/", "text/")) and mime_type != "image/svg+xml"
@@ -701,10 +779,8 @@ def _previewable(mime_type: str) -> bool:
 def list_files(jid_dir: Path) -> list[StoredFile]:
     """Downloaded attachments in files/, sorted by original name."""
     folder = Path(jid_dir) / FILES_DIR
-    if not folder.is_dir():
-        return []
     found = []
-    for entry in folder.iterdir():
+    for entry in _entries(folder):
         try:
             path = resolve_member(jid_dir, entry.name, FILES_DIR)
             st = path.stat()
@@ -754,7 +830,7 @@ def list_sessions(jid_dir: Path) -> list[SessionFile]:
     folder = jid_dir / SESSIONS_DIR
     archives = []
     if folder.is_dir():
-        for entry in folder.iterdir():
+        for entry in _entries(folder):
             if entry.suffix not in (".jsonl", ".md"):
                 continue
             with contextlib.suppress(UnsafePath, OSError):
@@ -791,9 +867,7 @@ def _jid_dirs(base: Path):
 def _safe_files(folder: Path, suffixes: tuple[str, ...], subdir: str | None = None):
     """(name, real path) of regular files in folder (or its subdir) with one of suffixes."""
     scan = folder / subdir if subdir else folder
-    if not scan.is_dir():
-        return
-    for entry in sorted(scan.iterdir(), key=lambda p: p.name):
+    for entry in sorted(_entries(scan), key=lambda p: p.name):
         if not entry.name.endswith(suffixes):
             continue
         with contextlib.suppress(UnsafePath, OSError):
@@ -804,7 +878,7 @@ def _safe_files(folder: Path, suffixes: tuple[str, ...], subdir: str | None = No
 
 def _lines(path: Path) -> list[str]:
     # Undecodable bytes become U+FFFD: search and scanning still see the rest of the line.
-    text = path.read_bytes().decode("utf-8", errors="replace")
+    text = read_regular(path).decode("utf-8", errors="replace")
     return [line.removesuffix("\r") for line in text.split("\n")]
 
 
@@ -961,7 +1035,7 @@ def _memory_files(base: Path, only_jid: str | None = None):
 
 def _scan_file(path: Path, ignore: tuple[str, ...]):
     # Line by line, so a large transcript is never held in memory whole.
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         for number, raw in enumerate(handle, start=1):
             line = raw.decode("utf-8", errors="replace").rstrip("\n")
             for finding in scan_secrets(line, ignore):
@@ -1047,7 +1121,7 @@ def scan_tree(root: Path, jid: str | None = None) -> list[SecretFinding]:
 
 def _read_bytes(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_regular(path)
     except FileNotFoundError:
         return None
 

@@ -1,3 +1,4 @@
+import contextlib
 import os
 import shutil
 from pathlib import Path
@@ -103,3 +104,38 @@ def browser_page(chromium, live_server, admin_user, request):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{request.node.name}.png"), full_page=True, timeout=60_000)
     context.close()
+
+
+@pytest.fixture
+def fifo():
+    """make(path) puts a FIFO at path. Should code under test open one for reading (the bug
+    these tests guard against), a helper thread opens and closes its other end, so the reader
+    sees an empty file and the test fails on its assertions instead of hanging. make.opened
+    lists the FIFOs a reader was found waiting on."""
+    import threading
+
+    made: list[Path] = []
+    stop = threading.Event()
+
+    def release():
+        while not stop.wait(0.05):
+            for path in made:
+                # OSError: no reader waiting (ENXIO), or the FIFO is gone.
+                with contextlib.suppress(OSError):
+                    os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+                    make.opened.append(path)
+
+    thread = threading.Thread(target=release, daemon=True)
+    thread.start()
+
+    def make(path: Path) -> Path:
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        os.mkfifo(path)
+        made.append(path)
+        return path
+
+    make.opened = []
+    yield make
+    stop.set()
+    thread.join()

@@ -1100,3 +1100,91 @@ def test_forget_user_on_the_sample_leaves_only_the_archive(sample):
     assert forget_user(alice) == ["history.jsonl", "user.md", "memory.md"]
     status = jid_status(sample, "alice@example.com")
     assert (status.messages, status.profile, status.memory, status.archived_sessions) == (0, False, False, 1)
+
+
+# Odd files: refused without being opened, each where it is read
+
+
+def test_read_regular_refuses_a_fifo_without_waiting_for_a_writer(tmp_path, fifo):
+    path = fifo(tmp_path / "user.md")
+    with pytest.raises(ws.NotRegularFile, match=r"a FIFO"):
+        ws.read_regular(path)
+
+
+def test_read_regular_refuses_a_folder_and_reads_a_file(tmp_path):
+    (tmp_path / "memory.md").mkdir()
+    (tmp_path / "notes.md").write_bytes(b"notes")
+    with pytest.raises(ws.NotRegularFile, match=r"a folder"):
+        ws.read_regular(tmp_path / "memory.md")
+    assert ws.read_regular(tmp_path / "notes.md") == b"notes"
+
+
+def test_read_regular_refuses_a_device(tmp_path):
+    with pytest.raises(ws.NotRegularFile, match=r"a character device"):
+        ws.read_regular(Path("/dev/null"))
+
+
+def test_a_fifo_profile_is_an_error_section_and_no_prompt(tmp_path, fifo):
+    root = make_tree(tmp_path / "memory", {"alice@example.com/memory.md": "notes"})
+    fifo(root / "alice@example.com" / "user.md")
+    prompt = effective_prompt(root, "alice@example.com", "Fluux Agent")
+    assert prompt.errors == ("alice@example.com/user.md: not a regular file (a FIFO)",)
+    assert prompt.text == ""
+
+
+def test_a_fifo_history_counts_nothing_and_is_reported_by_the_status(tmp_path, fifo):
+    root = make_tree(tmp_path / "memory", {"alice@example.com/memory.md": "notes"})
+    fifo(root / "alice@example.com" / "history.jsonl")
+    status = jid_status(root, "alice@example.com")
+    assert status.messages == 0 and status.is_room is False
+    assert status.errors == ("alice@example.com/history.jsonl: not a regular file (a FIFO)",)
+
+
+def test_a_fifo_knowledge_store_is_a_problem_of_the_whole_file(tmp_path, fifo):
+    path = fifo(tmp_path / "knowledge.jsonl")
+    assert read_knowledge(path).problems == [ws.LineProblem(0, "not a regular file (a FIFO)")]
+
+
+def test_search_and_the_secrets_scan_pass_over_a_fifo(tmp_path, fifo):
+    root = make_tree(
+        tmp_path / "memory",
+        {"alice@example.com/user.md": "mail bob@example.org", "alice@example.com/sessions/": ""},
+    )
+    fifo(root / "alice@example.com" / "memory.md")
+    fifo(root / "alice@example.com" / "sessions" / "20250101-000000.jsonl")
+    assert [hit.file for hit in search_memory(root, "mail")] == ["user.md"]
+    assert [f.file for f in scan_tree(root)] == ["alice@example.com/user.md"]
+    assert fifo.opened == []
+
+
+def test_a_knowledge_line_nested_too_deep_is_a_problem_of_that_line(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    good = '{"key": "k", "content": "c", "ts": "2025-01-01T00:00:00Z"}'
+    path = tmp_path / "knowledge.jsonl"
+    path.write_text(f"{deep}\n{good}\n")
+    knowledge = read_knowledge(path)
+    assert knowledge.problems == [ws.LineProblem(1, "invalid JSON: nested too deep")]
+    assert [entry.key for entry in knowledge.entries] == ["k"]
+
+
+def test_a_history_line_nested_too_deep_is_not_a_message(tmp_path):
+    message = '{"type":"message","role":"user","content":"hi","sender":"alice@example.com"}'
+    root = make_tree(
+        tmp_path / "memory", {"alice@example.com/history.jsonl": "[" * 100_000 + "\n" + message + "\n"}
+    )
+    assert jid_status(root, "alice@example.com").messages == 1
+
+
+def test_a_history_link_leaving_the_root_is_not_read_to_tell_a_room(tmp_path):
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text('{"type":"message","role":"user","content":"hi","sender":"nick@muc"}\n')
+    root = make_tree(tmp_path / "memory", {"alice@example.com/memory.md": "notes"})
+    (root / "alice@example.com" / "history.jsonl").symlink_to(outside)
+    assert ws.is_room("alice@example.com", root / "alice@example.com") is False
+
+
+def test_a_name_over_255_bytes_is_refused_before_the_file_system_sees_it(tmp_path):
+    with pytest.raises(UnsafePath, match="longer than 255 bytes"):
+        resolve_jid_dir(tmp_path, "a" * 256)
+    with pytest.raises(UnsafePath, match="longer than 255 bytes"):
+        resolve_member(tmp_path, "é" * 128)
