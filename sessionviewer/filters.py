@@ -8,13 +8,13 @@ value raises BadFilter naming the parameter, which the views turn into a 400.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, time
 
+from django import forms
 from django.db.models import F, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
 from django.http import QueryDict
-from django.utils.dateparse import parse_date, parse_datetime
 
+from sessionviewer.forms import BadParameter, IsoDateTimeField, SearchField, WholeNumberField, clean_param
 from sessionviewer.models import Session
 from sessionviewer.readers import FORMATS
 from sessionviewer.search import matching_entries
@@ -38,11 +38,8 @@ DEFAULT_SIZE = 50
 MAX_SIZE = 500
 
 
-class BadFilter(ValueError):
-    def __init__(self, parameter: str, message: str):
-        super().__init__(f"{parameter}: {message}")
-        self.parameter = parameter
-        self.message = message
+class BadFilter(BadParameter):
+    """A list filter that cannot be used."""
 
 
 @dataclass
@@ -56,24 +53,15 @@ class SessionQuery:
     matched: list[int] | None = None  # sessions matching q, for the facets to reuse
 
 
-def _parse_when(parameter: str, value: str) -> datetime:
-    if (parsed := parse_datetime(value)) is not None:
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    if (day := parse_date(value)) is not None:
-        return datetime.combine(day, time.min, tzinfo=UTC)
-    raise BadFilter(parameter, f"expected an ISO date or date-time, not {value!r}")
+_WHEN = IsoDateTimeField()
+_POSITIVE = WholeNumberField(min_value=1)
+_SIZE = WholeNumberField(min_value=1, max_value=MAX_SIZE)
+_QUERY = SearchField()
 
 
-def _positive_int(parameter: str, value: str | None, default: int, maximum: int | None = None) -> int:
-    if value in (None, ""):
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise BadFilter(parameter, f"expected a whole number, not {value!r}") from None
-    if number < 1 or (maximum is not None and number > maximum):
-        raise BadFilter(parameter, f"must be between 1 and {maximum or 'any'}, not {number}")
-    return number
+def clean(field: forms.Field, parameter: str, value):
+    """The value of one query parameter read by field; a bad one raises BadFilter naming it."""
+    return clean_param(field, parameter, value, BadFilter)
 
 
 def matching_session_ids(q: str) -> list[int]:
@@ -95,19 +83,22 @@ def filter_sessions(
             raise BadFilter("format", f"expected one of {', '.join(FORMATS)}, not {fmt!r}")
         qs = qs.filter(format=fmt)
     if root := params.get("root"):
-        qs = qs.filter(source_id=int(root)) if root.isdigit() else qs.filter(source__path=root)
+        if root.isascii() and root.isdigit():
+            qs = qs.filter(source_id=clean(_POSITIVE, "root", root))
+        else:
+            qs = qs.filter(source__path=root)
     for name in TEXT_FILTERS:
         if value := params.get(name):
             qs = qs.filter(**{name: value})
     if model := params.get("model"):
         qs = qs.filter(models_used__contains=f'"{model}"')
     if since := params.get("updated_since"):
-        qs = qs.filter(updated_at__gte=_parse_when("updated_since", since))
+        qs = qs.filter(updated_at__gte=clean(_WHEN, "updated_since", since))
     if until := params.get("updated_before"):
-        qs = qs.filter(updated_at__lt=_parse_when("updated_before", until))
+        qs = qs.filter(updated_at__lt=clean(_WHEN, "updated_before", until))
     if parent := params.get("parent"):
-        qs = qs.filter(parent_id=_positive_int("parent", parent, 0))
-    q = params.get("q", "").strip()
+        qs = qs.filter(parent_id=clean(_POSITIVE, "parent", parent))
+    q = clean(_QUERY, "q", params.get("q", ""))
     if q:
         matched = matching_session_ids(q) if matched is None else matched
         qs = qs.filter(id__in=matched)
@@ -122,6 +113,6 @@ def filter_sessions(
     field = SORTS[sort]
     order = field.desc(nulls_last=True) if descending == "1" else field.asc(nulls_last=True)
     qs = qs.order_by(order, "-id")
-    page = _positive_int("_page", params.get("_page"), 1)
-    size = _positive_int("_size", params.get("_size"), DEFAULT_SIZE, MAX_SIZE)
+    page = clean(_POSITIVE, "_page", params.get("_page")) or 1
+    size = clean(_SIZE, "_size", params.get("_size")) or DEFAULT_SIZE
     return SessionQuery(qs, page, size, sort, descending == "1", q, matched)

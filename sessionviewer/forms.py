@@ -1,12 +1,17 @@
-"""Forms of the persona editor: a file's text with the version it was loaded from."""
+"""Forms of the persona editor (a file's text with the version it was loaded from), and the
+strict fields that read query strings and names from a request."""
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, time
 
 from django import forms
+from django.core.exceptions import BadRequest
+from django.utils.dateparse import parse_date, parse_datetime
 
-from sessionviewer.workspaces import ABSENT
+from sessionviewer.search import MAX_QUERY, query_problem
+from sessionviewer.workspaces import ABSENT, NAME_MAX
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -53,3 +58,119 @@ class FileForm(VersionForm):
 
 class PreviewForm(forms.Form):
     text = forms.CharField(required=False, strip=False)
+
+
+# Query-string fields: strict, so that a bad value is a 400 naming its parameter, never a 500.
+
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+MAX_WHOLE = 2**31 - 1  # fits every integer column, on SQLite and PostgreSQL alike
+
+
+class WholeNumberField(forms.Field):
+    """A whole number in ASCII digits, within bounds.
+
+    Django's IntegerField takes "٣" and "１２" (int() reads any Unicode digit) and converts
+    a thousand digits before it checks a bound; this reads "0"-"9" only, and refuses a
+    number too long for max_value without converting it.
+    """
+
+    def __init__(self, *, min_value: int = 0, max_value: int = MAX_WHOLE, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+        self.min_value, self.max_value = min_value, max_value
+
+    def to_python(self, value) -> int | None:
+        if value in self.empty_values:
+            return None
+        value = str(value)
+        if not _ASCII_DIGITS.fullmatch(value):
+            raise forms.ValidationError(f"expected a whole number, not {value!r}", code="invalid")
+        if len(value.lstrip("0")) > len(str(self.max_value)):
+            raise forms.ValidationError(self._range_message(), code="max_value")
+        return int(value)
+
+    def validate(self, value: int | None) -> None:
+        super().validate(value)
+        if value is not None and not self.min_value <= value <= self.max_value:
+            raise forms.ValidationError(f"{self._range_message()}, not {value}", code="range")
+
+    def _range_message(self) -> str:
+        return f"must be between {self.min_value} and {self.max_value}"
+
+
+class IsoDateTimeField(forms.Field):
+    """An ISO 8601 date (midnight UTC) or date-time (UTC unless it gives its offset).
+
+    Impossible dates ("9999-99-99", "2025-02-30"), offsets of a day or more ("+99:00") and
+    moments that fall outside years 1 to 9999 once in UTC are refused, not raised.
+    """
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def to_python(self, value) -> datetime | None:
+        if value in self.empty_values:
+            return None
+        value = str(value)
+        try:
+            parsed = parse_datetime(value)
+            if parsed is None and (day := parse_date(value)) is not None:
+                parsed = datetime.combine(day, time.min)
+        except ValueError as error:
+            raise forms.ValidationError(
+                f"not a real date or time: {value!r} ({error})", code="invalid"
+            ) from None
+        if parsed is None:
+            raise forms.ValidationError(f"expected an ISO date or date-time, not {value!r}", code="invalid")
+        if parsed.tzinfo is None:
+            return parsed.replace(tzinfo=UTC)
+        try:
+            parsed.astimezone(UTC)
+        except OverflowError:
+            raise forms.ValidationError(f"{value!r} is out of range", code="invalid") from None
+        return parsed
+
+
+class NameField(forms.CharField):
+    """One file or folder name (a JID, a memory file): at most 255 bytes, no separator, no NUL."""
+
+    def __init__(self, **kwargs):
+        super().__init__(strip=False, **kwargs)
+
+    def validate(self, value: str) -> None:
+        super().validate(value)
+        if len(value.encode("utf-8", errors="surrogatepass")) > NAME_MAX:
+            raise forms.ValidationError(f"longer than {NAME_MAX} bytes", code="max_length")
+        if "/" in value or "\\" in value or "\x00" in value:
+            raise forms.ValidationError(f"{value!r} is not a single name", code="invalid")
+
+
+class SearchField(forms.CharField):
+    """A full-text query: words, "quoted phrases" and prefix* searches (search.query_problem)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(max_length=MAX_QUERY, **kwargs)
+
+    def validate(self, value: str) -> None:
+        super().validate(value)
+        if value and (problem := query_problem(value)):
+            raise forms.ValidationError(problem, code="invalid")
+
+
+class BadParameter(BadRequest, ValueError):
+    """A query parameter or name that cannot be used: a 400 whose message starts with its name."""
+
+    def __init__(self, parameter: str, message: str):
+        super().__init__(f"{parameter}: {message}")
+        self.parameter = parameter
+        self.message = message
+
+
+def clean_param(field: forms.Field, parameter: str, value, error: type[BadParameter] = BadParameter):
+    """field.clean(value); a bad value raises error (BadParameter or a subclass) naming parameter."""
+    try:
+        return field.clean(value)
+    except forms.ValidationError as invalid:
+        raise error(parameter, invalid.messages[0]) from None

@@ -65,6 +65,41 @@ def parse_query(text: str) -> ParsedQuery:
     return ParsedQuery(" ".join(terms), tuple(dict.fromkeys(literals)))
 
 
+MAX_QUERY = 1000  # characters: a pasted error message fits
+_OPERATORS = {"AND", "OR", "NOT", "NEAR"}
+# FTS5 column filters ("text:word", "{text}:word") name the FTS table's one column.
+_COLUMN_FILTER = re.compile(r"^[-+]?\{?\s*text\s*\}?:", re.IGNORECASE)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def query_problem(text: str) -> str | None:
+    """Why text is not a query this search answers the same way on both engines, or None.
+
+    The language is words (every one must match), "quoted phrases" and a trailing * for a
+    prefix. The engines' own operators would mean something on one and not the other (or
+    fail), so they are refused with a hint instead of being searched for as words.
+    """
+    if _CONTROL.search(text):
+        return "contains a control character"
+    if text.count('"') % 2:
+        return 'a quote (") is not closed'
+    for match in _TERM.finditer(text):
+        word = match.group(2)
+        if word is None:
+            continue  # a quoted phrase: searched as written
+        if word in _OPERATORS or word.startswith("NEAR("):
+            operator = word.partition("(")[0]
+            return (
+                f"{operator} is an operator, and AND, OR, NOT and NEAR are not supported (every word "
+                f'must match): put it in quotes to search for the word ("{operator}")'
+            )
+        if _COLUMN_FILTER.match(word):
+            return f"{word!r}: column filters are not supported; put it in quotes to search for it"
+    if not parse_query(text).fts:
+        return "nothing to search for: give at least one word or number"
+    return None
+
+
 def matching_entries(text: str) -> QuerySet[Entry]:
     """Entries whose text holds every word of the query, and every phrase as written."""
     parsed = parse_query(text)
@@ -144,9 +179,9 @@ def hit_page(query: str, sessions: QuerySet, number: str | None, size: int = HIT
     gives the last page, as Paginator.get_page does.
     """
     from sessionviewer.filters import BadFilter  # filters imports this module
+    from sessionviewer.forms import WholeNumberField, clean_param
 
-    if number not in (None, "") and (not number.isdigit() or int(number) < 1):
-        raise BadFilter("_hits_page", f"expected a whole number from 1, not {number!r}")
+    number = clean_param(WholeNumberField(min_value=1), "_hits_page", number, BadFilter)
     if not query.strip():
         return None
     entries = (

@@ -15,9 +15,12 @@ import orjson
 from django.db import connection
 
 from sessionviewer import ingest, readers, threads
+from sessionviewer.forms import BadParameter as BadParameter  # raised by transcript_page
+from sessionviewer.forms import WholeNumberField, clean_param
 from sessionviewer.models import ENTRY_FIELDS, Entry, Session, ThreadSnapshot
 
 UnknownLeaf = threads.UnknownLeaf
+WHOLE_NUMBER = WholeNumberField()  # _offset, _after, _limit: from 0
 
 
 def _block(data: dict) -> readers.Block:
@@ -598,12 +601,6 @@ def _first_absorbed(t: Transcript, item_index: int) -> tuple[int, int] | None:
     return next(((item_index, b) for b in range(len(blocks)) if (item_index, b) in t.absorbed), None)
 
 
-class BadParameter(ValueError):
-    def __init__(self, parameter: str, message: str):
-        super().__init__(f"{parameter}: {message}")
-        self.parameter = parameter
-
-
 class UnknownEntry(LookupError):
     def __init__(self, entry_id: str):
         super().__init__(f"no entry {entry_id!r} in this session")
@@ -611,12 +608,7 @@ class UnknownEntry(LookupError):
 
 
 def _whole(params, name: str) -> int | None:
-    value = params.get(name)
-    if value in (None, ""):
-        return None
-    if not value.isdigit():
-        raise BadParameter(name, f"expected a whole number, not {value!r}")
-    return int(value)
+    return clean_param(WHOLE_NUMBER, name, params.get(name))
 
 
 def transcript_page(session: Session, params) -> dict:

@@ -4,6 +4,8 @@ from django.urls import include, path
 
 from sessionviewer.views import api, pages
 
+handler400 = "sessionviewer.views.http.handler400"
+
 urlpatterns = [
     # / (the session list and search) and its JSON twins
     path("", pages.session_list, name="session-list"),

@@ -87,8 +87,13 @@ def test_list_full_text_search_finds_the_session_with_the_words(client, root, vi
     assert [s["jid"] for s in body["sessions"]] == ["alice@example.com"]
 
 
-def test_list_full_text_search_treats_operators_as_words(client, root, viewer):
-    body = get_json(client, reverse("api-session-list"), q='bread" OR NEAR(')
+def test_list_full_text_search_refuses_operators_with_400_naming_q(client, root, viewer):
+    body = get_json(client, reverse("api-session-list"), status=400, q="bread OR NEAR(")
+    assert body["error"].startswith("q: OR is an operator")
+
+
+def test_list_full_text_search_finds_an_operator_in_quotes_as_a_word(client, root, viewer):
+    body = get_json(client, reverse("api-session-list"), q='bread "OR" "NEAR"')
     assert body["count"] == 0
 
 
@@ -243,3 +248,95 @@ def test_detail_with_a_bad_offset_is_400_naming_it(client, demo_claude, viewer):
     session = Session.objects.filter(kind="main").first()
     body = get_json(client, reverse("api-session-detail", args=[session.id]), status=400, _offset="-1")
     assert body["error"].startswith("_offset")
+
+
+# Odd values get a 400 naming the parameter, on the page and its JSON twin alike
+
+LIST = {"": "session-list", "/api": "api-session-list"}
+SEARCH = {"": "session-list", "/api": "api-search"}
+
+
+def error_of(response) -> str:
+    assert response.status_code == 400, response.content
+    if response["Content-Type"] == "application/json":
+        return orjson.loads(response.content)["error"]
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    return response.content.decode()
+
+
+@pytest.mark.parametrize("prefix", LIST)
+@pytest.mark.parametrize(
+    ("parameter", "value"),
+    [
+        ("_page", "²"),
+        ("_page", "٣"),
+        ("_size", "１２"),
+        ("_page", "9" * 400),
+        ("parent", "9" * 400),
+        ("root", "9" * 400),
+        ("updated_since", "9999-99-99"),
+        ("updated_before", "2025-02-08T10:00+99:00"),
+        ("updated_since", "0001-01-01T00:00+01:00"),
+        ("q", '"unclosed'),
+        ("q", "AND OR NOT"),
+        ("q", "*"),
+        ("q", "NEAR("),
+        ("q", "text:bread"),
+        ("q", "bread\x00"),
+    ],
+)
+def test_an_odd_list_parameter_is_a_400_naming_it(client, root, viewer, prefix, parameter, value):
+    response = client.get(reverse(LIST[prefix]), {parameter: value})
+    assert error_of(response).startswith(f"{parameter}: ")
+
+
+@pytest.mark.parametrize("prefix", SEARCH)
+@pytest.mark.parametrize("value", ["²", "٣", "9" * 400])
+def test_an_odd_hits_page_is_a_400_naming_it(client, root, viewer, prefix, value):
+    response = client.get(reverse(SEARCH[prefix]), {"q": "bread", "_hits_page": value})
+    assert error_of(response).startswith("_hits_page: ")
+
+
+@pytest.mark.parametrize("prefix", LIST)
+def test_a_quoted_operator_is_searched_as_a_word(client, root, viewer, prefix):
+    response = client.get(reverse(LIST[prefix]), {"q": '"OR" bread'})
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("prefix", ["", "/api"])
+@pytest.mark.parametrize(("parameter", "value"), [("_offset", "٣"), ("_offset", "9" * 400), ("_after", "²")])
+def test_an_odd_transcript_parameter_is_a_400_naming_it(client, root, viewer, prefix, parameter, value):
+    session = session_of("alice@example.com")
+    name = "api-session-detail" if prefix else "session-detail"
+    if prefix and parameter == "_after":
+        parameter = "_limit"  # the API's slice; the page's live updates read _after
+    response = client.get(reverse(name, args=[session.id]), {parameter: value})
+    assert error_of(response).startswith(f"{parameter}: ")
+
+
+def test_a_400_page_is_plain_text_so_the_value_it_quotes_is_never_html(client, root, viewer):
+    response = client.get(reverse("session-list"), {"_page": "<script>alert(1)</script>"})
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert error_of(response).startswith("_page: ")
+
+
+def test_raw_gives_a_file_whose_name_has_cr_lf_with_the_name_encoded(client, root, viewer):
+    archives = root / "carol@example.com" / "sessions"
+    archives.mkdir(parents=True)
+    odd = archives / "evil\r\nSet-Cookie: x=1.jsonl"
+    odd.write_text(ALICE.replace("alice", "carol"))
+    index_roots([RootSpec(root, "fluux_xmpp")])
+    session = Session.objects.get(path=str(odd))
+    response = client.get(reverse("api-session-raw", args=[session.id]))
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == "inline; filename*=utf-8''evil%0D%0ASet-Cookie%3A%20x%3D1.jsonl"
+    assert "Set-Cookie" not in response.headers
+    assert b"".join(response.streaming_content) == odd.read_bytes()
+
+
+def test_raw_of_a_session_file_replaced_by_a_fifo_is_404_without_opening_it(client, root, viewer, fifo):
+    session = session_of("alice@example.com")
+    fifo(Path(session.path))
+    response = client.get(reverse("api-session-raw", args=[session.id]))
+    assert response.status_code == 404
+    assert "not a regular file (a FIFO)" in orjson.loads(response.content)["error"]

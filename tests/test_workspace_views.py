@@ -852,3 +852,141 @@ def test_a_hostile_override_is_inert_in_the_conflict_view(client, hostile):
 def test_a_hostile_preview_is_sanitised(client, hostile):
     page = client.post(reverse("workspace-preview"), {"text": HOSTILE_MD}).content.decode()
     assert_inert(page)
+
+
+# Odd files and odd names: an error in the part they belong to, or a 400 naming the parameter
+
+
+def section(page: str, element_id: str) -> str:
+    """The HTML of <section id=element_id>, so a test checks the part an error belongs to."""
+    start = page.index(f'<section id="{element_id}">')
+    return page[start : page.index("</section>", start)]
+
+
+@pytest.mark.parametrize(
+    ("name", "part"), [("user.md", "profile"), ("memory.md", "memory"), ("knowledge.jsonl", "knowledge")]
+)
+def test_a_fifo_in_place_of_a_memory_file_is_an_error_in_its_part(client, memory, editor, fifo, name, part):
+    fifo(memory / ALICE / name)
+    response = client.get(reverse("workspace-jid", args=[0, ALICE]))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "not a regular file (a FIFO)" in section(page, part)
+    assert "mockup.png" in section(page, "stored-files")  # the rest of the page is there
+
+
+def test_a_fifo_history_and_archive_leave_the_status_and_sessions_standing(client, memory, editor, fifo):
+    fifo(memory / ALICE / "history.jsonl")
+    fifo(memory / ALICE / "sessions" / "20250101-000000.jsonl")
+    body = get_json(client, reverse("api-workspace-jid", args=[0, ALICE]))
+    assert f"{ALICE}/history.jsonl: not a regular file (a FIFO)" in body["status"]["errors"]
+    assert [s["name"] for s in body["sessions"]] == ["sessions/20250601-143022.jsonl"]
+
+
+def test_a_folder_named_memory_md_is_an_error_in_the_memory_part(client, memory, editor):
+    (memory / ALICE / "memory.md").unlink()
+    (memory / ALICE / "memory.md").mkdir()
+    response = client.get(reverse("workspace-jid", args=[0, ALICE]))
+    assert response.status_code == 200
+    assert "not a regular file (a folder)" in section(response.content.decode(), "memory")
+
+
+@pytest.mark.parametrize("target", ["loop", "outside"])
+def test_a_bad_knowledge_link_is_an_error_in_its_part_not_a_404(client, memory, editor, tmp_path, target):
+    link = memory / ALICE / "knowledge.jsonl"
+    link.unlink()
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text('{"key": "stolen", "content": "secret", "ts": "2025-01-01T00:00:00Z"}\n')
+    link.symlink_to(link if target == "loop" else outside)
+    response = client.get(reverse("workspace-jid", args=[0, ALICE]))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "knowledge.jsonl" in section(page, "knowledge") and 'class="problems"' in section(
+        page, "knowledge"
+    )
+    assert "stolen" not in page  # a link leaving the root is still never read
+    assert "Printer wants PDF/X-1a" in section(page, "memory")
+    body = get_json(client, reverse("api-workspace-jid", args=[0, ALICE]))
+    assert body["knowledge"]["entries"] == [] and body["knowledge"]["problems"][0]["line"] == 0
+    assert body["status"]["knowledge_entries"] == 0
+
+
+def test_a_profile_link_leaving_the_root_is_an_error_in_its_part(client, memory, editor, tmp_path):
+    (tmp_path / "elsewhere.md").write_text("a profile from elsewhere")
+    (memory / ALICE / "user.md").unlink()
+    (memory / ALICE / "user.md").symlink_to(tmp_path / "elsewhere.md")
+    response = client.get(reverse("workspace-jid", args=[0, ALICE]))
+    assert response.status_code == 200
+    assert "leads outside its folder" in section(response.content.decode(), "profile")
+    assert "from elsewhere" not in response.content.decode()
+
+
+def test_memory_search_and_the_secrets_report_skip_a_fifo(client, memory, editor, fifo):
+    fifo(memory / ALICE / "memory.md")
+    fifo(memory / ALICE / "sessions" / "20250101-000000.jsonl")
+    assert get_json(client, reverse("api-workspace-search"), q="Stripe")["hits"]
+    assert "findings" in get_json(client, reverse("api-secrets"))
+    client.get(reverse("workspace-jid", args=[0, ALICE]))
+    assert fifo.opened == []
+
+
+def test_a_stored_file_replaced_by_a_fifo_is_404_without_opening_it(client, memory, editor, fifo):
+    name = "7d3f1a92-5c4e-4b8a-9f21-0e6d8c4b2a17_notes.txt"
+    fifo(memory / ALICE / "files" / name)
+    assert client.get(reverse("workspace-file", args=[0, ALICE, name])).status_code == 404
+    assert fifo.opened == []
+
+
+def test_a_stored_file_whose_name_has_cr_lf_is_served_with_the_name_encoded(client, memory, editor):
+    name = "7d3f1a92-5c4e-4b8a-9f21-0e6d8c4b2a17_a\r\nSet-Cookie: x=1.txt"
+    (memory / ALICE / "files" / name).write_text("hello")
+    response = client.get(reverse("workspace-file", args=[0, ALICE, name]))
+    assert response.status_code == 200
+    assert response["Content-Disposition"].startswith("inline; filename*=utf-8''")
+    assert "%0D%0ASet-Cookie" in response["Content-Disposition"]
+    assert "Set-Cookie" not in response.headers
+
+
+LONG = "a" * 250 + "@example.com"  # 262 bytes: no file system holds such a name
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "parameter"),
+    [
+        ("workspace-jid", [0, LONG], "jid"),
+        ("api-workspace-jid", [0, LONG], "jid"),
+        ("workspace-prompt", [0, LONG], "jid"),
+        ("api-workspace-prompt", [0, LONG], "jid"),
+        ("workspace-source", [0, ALICE, "n" * 256 + ".md"], "name"),
+        ("api-workspace-source", [0, ALICE, "n" * 256 + ".md"], "name"),
+        ("workspace-file", [0, ALICE, "é" * 128], "name"),
+    ],
+)
+def test_a_name_over_255_bytes_is_a_400_naming_it(client, memory, editor, name, args, parameter):
+    response = client.get(reverse(name, args=args))
+    assert response.status_code == 400
+    body = orjson.loads(response.content)["error"] if name.startswith("api-") else response.content.decode()
+    assert body.startswith(f"{parameter}: longer than 255 bytes")
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+@pytest.mark.parametrize(
+    ("parameter", "value"), [("_page", "²"), ("_page", "٣"), ("_page", "9" * 400), ("jid", LONG)]
+)
+def test_an_odd_secrets_parameter_is_a_400_naming_it(client, memory, editor, prefix, parameter, value):
+    response = client.get(
+        reverse(f"{prefix}{'secrets' if prefix else 'workspace-secrets'}"), {parameter: value}
+    )
+    assert response.status_code == 400
+    body = orjson.loads(response.content)["error"] if prefix else response.content.decode()
+    assert body.startswith(f"{parameter}: ")
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+def test_an_odd_audit_log_page_is_a_400_naming_it(client, memory, editor, prefix):
+    response = client.get(
+        reverse(f"{prefix}{'audit-log' if prefix else 'workspace-audit-log'}"), {"_page": "１２"}
+    )
+    assert response.status_code == 400
+    body = orjson.loads(response.content)["error"] if prefix else response.content.decode()
+    assert body.startswith("_page: ")

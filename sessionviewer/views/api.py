@@ -19,8 +19,10 @@ from django.views.decorators.http import require_GET
 
 from sessionviewer import activity, search, transcripts
 from sessionviewer.filters import BadFilter, filter_sessions
+from sessionviewer.forms import BadParameter, clean_param
 from sessionviewer.models import Session
 from sessionviewer.roots import configured_roots, is_inside_roots
+from sessionviewer.workspaces import open_regular, read_error
 
 
 def json_response(data, status: int = 200) -> HttpResponse:
@@ -85,7 +87,7 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
     try:
         offset = _whole_param(request, "_offset", 0)
         limit = _whole_param(request, "_limit", None)
-    except ValueError as error:
+    except BadParameter as error:
         return json_error(str(error), 400)
     try:
         # The cached (or snapshot) thread: a slice of a long session loads only its rows.
@@ -96,12 +98,8 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
 
 
 def _whole_param(request: HttpRequest, name: str, default: int | None) -> int | None:
-    value = request.GET.get(name)
-    if value in (None, ""):
-        return default
-    if not value.isdigit():
-        raise ValueError(f"{name}: expected a whole number, not {value!r}")
-    return int(value)
+    value = clean_param(transcripts.WHOLE_NUMBER, name, request.GET.get(name))
+    return default if value is None else value
 
 
 @require_GET
@@ -110,11 +108,14 @@ def session_raw(request: HttpRequest, session_id: int) -> HttpResponse:
     session = get_object_or_404(Session, id=session_id)
     path = Path(session.path)
     # The path came from the index, but check it still lies under a configured root.
-    if not is_inside_roots(path, [spec.path for spec in configured_roots()]) or not path.is_file():
+    if not is_inside_roots(path, [spec.path for spec in configured_roots()]):
         return json_error(f"the file of session {session_id} is not available", 404)
-    response = FileResponse(open(path, "rb"), content_type="application/x-ndjson; charset=utf-8")  # noqa: SIM115
-    response["Content-Disposition"] = f'inline; filename="{path.name}"'
-    return response
+    try:
+        handle = open_regular(path)
+    except OSError as error:
+        return json_error(f"the file of session {session_id} is not available: {read_error(error)}", 404)
+    # filename=: Django quotes or encodes the name, whatever it holds (CR, LF, quotes).
+    return FileResponse(handle, content_type="application/x-ndjson; charset=utf-8", filename=path.name)
 
 
 @require_GET

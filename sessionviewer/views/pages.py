@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
@@ -12,6 +12,7 @@ from django.views.decorators.vary import vary_on_headers
 from sessionviewer import activity, export, search, transcripts
 from sessionviewer.filters import BadFilter, filter_sessions
 from sessionviewer.models import Session
+from sessionviewer.views.http import bad_request
 
 view_permission = permission_required("sessionviewer.view_session", raise_exception=True)
 
@@ -36,7 +37,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
         facets = activity.facets(request.GET, query.matched)
         hits = search.hit_page(query.q, query.queryset, request.GET.get("_hits_page"))
     except BadFilter as error:
-        return HttpResponseBadRequest(str(error))
+        return bad_request(request, error)
     page = Paginator(query.queryset.select_related("source"), query.size).get_page(query.page)
     template_name = "sessions/list.html"
     if request.htmx:
@@ -56,7 +57,7 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
     try:
         context = transcripts.transcript_page(session, request.GET)
     except transcripts.BadParameter as error:
-        return HttpResponseBadRequest(str(error))
+        return bad_request(request, error)
     except (transcripts.UnknownLeaf, transcripts.UnknownEntry):
         return render(request, "sessions/unknown_leaf.html", {"session": session}, status=404)
     context["session"] = session
@@ -96,7 +97,7 @@ def activity_page(request: HttpRequest) -> HttpResponse:
         report = activity.report(request.GET)
         facets = activity.facets(request.GET)
     except BadFilter as error:
-        return HttpResponseBadRequest(str(error))
+        return bad_request(request, error)
     template_name = "activity/activity.html"
     if request.htmx:
         template_name += "#activity-charts"

@@ -28,11 +28,20 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import workspaces as ws
-from sessionviewer.forms import FileForm, PreviewForm, VersionForm
+from sessionviewer.forms import (
+    BadParameter,
+    FileForm,
+    NameField,
+    PreviewForm,
+    VersionForm,
+    WholeNumberField,
+    clean_param,
+)
 from sessionviewer.models import AuditEvent, Revision, Session
 from sessionviewer.roots import memory_roots
 from sessionviewer.templatetags.workspace_tags import diff_lines
 from sessionviewer.views.api import api_permission_required, json_error, json_response
+from sessionviewer.views.http import bad_request
 
 VIEW = "sessionviewer.view_workspace"
 EDIT = "sessionviewer.edit_workspace"
@@ -57,7 +66,11 @@ def _root(index: int) -> Path:
     return roots[index].resolve()
 
 
+_NAME = NameField()
+
+
 def _jid_dir(root: Path, jid: str) -> Path:
+    clean_param(_NAME, "jid", jid)  # a name no file system holds is a 400, not a 404
     try:
         return ws.resolve_jid_dir(root, jid)
     except ws.UnsafePath as error:
@@ -65,6 +78,7 @@ def _jid_dir(root: Path, jid: str) -> Path:
 
 
 def _member(folder: Path, name: str, subdir: str | None = None) -> Path:
+    clean_param(_NAME, "name", name)
     try:
         return ws.resolve_member(folder, name, subdir)
     except ws.UnsafePath as error:
@@ -169,13 +183,16 @@ class Loaded:
 def _load(path: Path) -> Loaded:
     # The version is taken first: if the file changes in between, the text is the newer one
     # and a save from it is refused, never the other way round.
-    version = ws.file_version(path)
     try:
-        data = path.read_bytes()
+        version = ws.file_version(path)
+    except OSError as error:  # a FIFO, folder or unreadable file: no version, so no save from it
+        return Loaded(None, "", ws.read_error(error))
+    try:
+        data = ws.read_regular(path)
     except FileNotFoundError:
         return Loaded(None, version)
     except OSError as error:
-        return Loaded(None, version, f"cannot read: {error.strerror or error}")
+        return Loaded(None, version, ws.read_error(error))
     try:
         return Loaded(data.decode("utf-8"), version)
     except UnicodeDecodeError as error:
@@ -320,8 +337,20 @@ def _stored_files(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
     ]
 
 
+def _load_part(folder: Path, name: str) -> Loaded:
+    """A file shown in a part of the JID page: a bad link is that part's error, not a 404."""
+    try:
+        return _load(ws.resolve_member(folder, name))
+    except ws.UnsafePath as error:
+        return Loaded(None, "", str(error))
+
+
 def _knowledge(jid_dir: Path) -> ws.Knowledge:
-    return ws.read_knowledge(_member(jid_dir, ws.KNOWLEDGE))
+    try:
+        path = ws.resolve_member(jid_dir, ws.KNOWLEDGE)
+    except ws.UnsafePath as error:
+        return ws.Knowledge(problems=[ws.LineProblem(0, str(error))])
+    return ws.read_knowledge(path)
 
 
 def _source_url(root_index: int, jid: str, relative: str) -> str | None:
@@ -415,12 +444,12 @@ class FindingsPage:
 def _findings_page(request: HttpRequest) -> FindingsPage:
     """One page of findings; reading stops one finding past it. Raises BadParameter."""
     number = _page_number(request)
-    if number is None:
-        raise BadParameter("_page must be a positive whole number")
     jid = request.GET.get("jid", "").strip()
+    if jid:
+        clean_param(_NAME, "jid", jid)
     roots = memory_roots()
     if jid and not any(_has_jid(root, jid) for root in roots):
-        raise BadParameter(f"jid: no JID folder {jid!r} in any memory root")
+        raise BadParameter("jid", f"no JID folder {jid!r} in any memory root")
     start = (number - 1) * SECRETS_PAGE_SIZE
     rows = list(itertools.islice(_iter_findings(roots, jid), start, start + SECRETS_PAGE_SIZE + 1))
     return FindingsPage(rows[:SECRETS_PAGE_SIZE], number, len(rows) > SECRETS_PAGE_SIZE, jid)
@@ -431,10 +460,6 @@ def _has_jid(root: Path, jid: str) -> bool:
         return root.is_dir() and bool(ws.resolve_jid_dir(root, jid))
     except ws.UnsafePath:
         return False
-
-
-class BadParameter(ValueError):
-    """A query parameter that cannot be used: a 400 naming it."""
 
 
 def _hits(roots: list[Path], query: str) -> list[dict]:
@@ -457,9 +482,12 @@ def _agent_name() -> str:
     return settings.SESSIONVIEWER_AGENT_NAME
 
 
-def _page_number(request: HttpRequest) -> int | None:
-    value = request.GET.get("_page", "1")
-    return int(value) if value.isdigit() and int(value) > 0 else None
+_PAGE = WholeNumberField(min_value=1)
+
+
+def _page_number(request: HttpRequest) -> int:
+    """The _page parameter, from 1; raises BadParameter naming it."""
+    return clean_param(_PAGE, "_page", request.GET.get("_page")) or 1
 
 
 # Pages: the workspaces
@@ -497,8 +525,8 @@ def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
         "status": ws.jid_status(base, jid),
         "persona": persona,
         "profile_name": profile_name,
-        "profile": _load(_member(jid_dir, profile_name)),
-        "memory": _load(_member(jid_dir, ws.MEMORY)),
+        "profile": _load_part(jid_dir, profile_name),
+        "memory": _load_part(jid_dir, ws.MEMORY),
         "knowledge": _knowledge(jid_dir),
         "stored_files": _stored_files(root, jid, jid_dir),
         "sessions": _sessions(root, jid, jid_dir),
@@ -566,8 +594,6 @@ def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdi
 def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
     """A preview of a downloaded file: raster images as themselves, text as plain text."""
     path = _member(_jid_dir(_root(root), jid), name, ws.FILES_DIR)
-    if not path.is_file():
-        raise Http404(f"no file {name!r}")
     mime_type = mimetypes.guess_type(name)[0] or ""
     if mime_type in IMAGE_TYPES:
         content_type = mime_type
@@ -575,7 +601,11 @@ def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
         content_type = "text/plain; charset=utf-8"
     else:
         raise Http404(f"no preview for {mime_type or 'this type'}")
-    response = FileResponse(path.open("rb"), content_type=content_type, filename=name)
+    try:
+        handle = ws.open_regular(path)
+    except OSError as error:
+        raise Http404(f"{name!r}: {ws.read_error(error)}") from None
+    response = FileResponse(handle, content_type=content_type, filename=name)
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
     return response
@@ -601,7 +631,7 @@ def secrets(request: HttpRequest) -> HttpResponse:
     try:
         page = _findings_page(request)
     except BadParameter as error:
-        return HttpResponseBadRequest(str(error))
+        return bad_request(request, error)
     context = {
         "page": page,
         "api_url": page.url("api-secrets", page.number),
@@ -617,11 +647,9 @@ def _audit_page(request: HttpRequest):
     root is compared with the roots the events recorded, as text: it opens no file.
     """
     number = _page_number(request)
-    if number is None:
-        raise BadParameter("_page must be a positive whole number")
     root, jid, action = (request.GET.get(name, "").strip() for name in ("root", "jid", "action"))
     if action and action not in AUDIT_ACTIONS:
-        raise BadParameter(f"action must be one of {', '.join(AUDIT_ACTIONS)}")
+        raise BadParameter("action", f"must be one of {', '.join(AUDIT_ACTIONS)}")
     events = AuditEvent.objects.select_related("user").order_by("-created_at", "-id")
     if root:
         events = events.filter(root=root)
@@ -647,7 +675,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     try:
         page, filters = _audit_page(request)
     except BadParameter as error:
-        return HttpResponseBadRequest(str(error))
+        return bad_request(request, error)
     context = {"page": page, "filters": filters, "query": urlencode(filters), "actions": AUDIT_ACTIONS}
     if request.htmx:  # the table alone: the filter form, with its roots, stays on the page
         return render(request, "workspaces/audit_log.html#audit-log", context)

@@ -1,0 +1,91 @@
+"""The strict query-string fields: what Django's own fields let through, refused with a message."""
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from django import forms
+
+from sessionviewer.forms import IsoDateTimeField, NameField, SearchField, WholeNumberField
+
+
+def error_of(field: forms.Field, value) -> str:
+    with pytest.raises(forms.ValidationError) as caught:
+        field.clean(value)
+    return caught.value.messages[0]
+
+
+@pytest.mark.parametrize("value", ["²", "٣", "１２", "1٣", " 12", "+1", "1e3", "0x10"])
+def test_a_whole_number_is_ascii_digits_only(value):
+    assert error_of(WholeNumberField(), value).startswith("expected a whole number")
+
+
+def test_djangos_integer_field_takes_other_digits_which_is_why_this_field_exists():
+    assert forms.IntegerField().clean("１２") == 12
+
+
+def test_a_whole_number_of_hundreds_of_digits_is_out_of_range_and_not_echoed():
+    message = error_of(WholeNumberField(min_value=1, max_value=500), "9" * 400)
+    assert message == "must be between 1 and 500"
+
+
+def test_a_whole_number_is_checked_against_its_bounds():
+    assert (
+        error_of(WholeNumberField(min_value=1, max_value=500), "501") == "must be between 1 and 500, not 501"
+    )
+    assert error_of(WholeNumberField(min_value=1), "0").startswith("must be between 1 and")
+    assert WholeNumberField(min_value=1, max_value=500).clean("0500") == 500
+
+
+def test_an_empty_whole_number_is_none():
+    assert WholeNumberField().clean("") is None
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["9999-99-99", "2025-02-30", "2025-02-08T25:00", "2025-02-08T10:00+99:00", "0000-01-01"],
+)
+def test_an_impossible_date_or_offset_is_refused(value):
+    assert error_of(IsoDateTimeField(), value).startswith("not a real date or time")
+
+
+@pytest.mark.parametrize("value", ["0001-01-01T00:00+01:00", "9999-12-31T23:00-05:00"])
+def test_a_moment_outside_the_years_datetime_holds_once_in_utc_is_refused(value):
+    assert error_of(IsoDateTimeField(), value).endswith("is out of range")
+
+
+def test_a_date_is_midnight_utc_and_an_offset_is_kept():
+    field = IsoDateTimeField()
+    assert field.clean("2025-02-15") == datetime(2025, 2, 15, tzinfo=UTC)
+    moment = field.clean("2025-02-15T10:00+02:00")
+    assert moment == datetime(2025, 2, 15, 10, tzinfo=timezone(timedelta(hours=2)))
+
+
+def test_a_name_over_255_bytes_is_refused_counting_bytes_not_characters():
+    assert NameField().clean("é" * 127) == "é" * 127  # 254 bytes
+    assert error_of(NameField(), "é" * 128) == "longer than 255 bytes"
+
+
+@pytest.mark.parametrize(
+    ("value", "start"),
+    [
+        ('"unclosed', "a quote"),
+        ("AND OR NOT", "AND is an operator"),
+        ("bread OR butter", "OR is an operator"),
+        ("NEAR(a b)", "NEAR is an operator"),
+        ("*", "nothing to search for"),
+        ("!!", "nothing to search for"),
+        ("text:bread", "'text:bread': column filters"),
+        ("a\x00b", "contains a control character"),
+    ],
+)
+def test_a_search_with_fts_syntax_is_refused_with_the_reason(value, start):
+    assert error_of(SearchField(), value).startswith(start)
+
+
+@pytest.mark.parametrize("value", ['"OR" bread', "Error: file not found", "--force", "conf*", "or and not"])
+def test_a_search_of_words_phrases_and_prefixes_is_accepted(value):
+    assert SearchField().clean(value) == value
+
+
+def test_a_search_has_a_length_limit():
+    assert error_of(SearchField(), "x" * 1001).startswith("Ensure this value has at most 1000")
