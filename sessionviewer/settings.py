@@ -129,6 +129,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # set before WAL is (WAL fixes the page size): most of the index is text, which
     # overflows a 4 KB page, and the larger page made a cold index 0.92x the time
     # (bench/bench_index.py). On an existing file the page_size pragma does nothing.
+    # Our engine is Django's, except that it creates a missing database file readable by its
+    # owner only; SQLite gives the -wal and -shm files the database file's mode.
+    DATABASES["default"]["ENGINE"] = "sessionviewer.sqlite"
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",

@@ -18,7 +18,7 @@ WHITENOISE_AUTOREFRESH = True
 
 # A file, not an in-memory database: the live server's threads used by the browser
 # tests then open connections of their own instead of sharing the test's.
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+if DATABASES["default"]["ENGINE"] == "sessionviewer.sqlite":  # noqa: F405
     import tempfile
 
     DATABASES["default"]["TEST"] = {  # noqa: F405
