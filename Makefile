@@ -30,10 +30,11 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/acti
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
-# The secret key is generated once and kept in the local data folder.
+# The secret key is generated once and kept in the local data folder, readable by its owner
+# only from the moment it is created (umask), not just after the chmod.
 $(DATA)/secret_key:
 	mkdir -p $(DATA)
-	$(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > $@ || python3 -c "import secrets; print(secrets.token_urlsafe(50))" > $@
+	umask 077; $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > $@ || python3 -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 	chmod 600 $@
 
 SECRET = SECRET_KEY_FILE=$(DATA)/secret_key

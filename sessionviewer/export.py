@@ -5,6 +5,8 @@ Both show the thread the page shows by default (the latest branch), every item o
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -30,8 +32,21 @@ def _styles() -> str:
     return "\n".join((static / name).read_text(encoding="utf-8") for name in _STYLES)
 
 
+def content_security_policy(styles: str | None = None) -> str:
+    """The export's own policy, in the file itself: its one <style> (by hash) and data: images,
+    nothing else. A downloaded file is opened without the app's headers, from disk, so the
+    file has to carry its policy; no script may run in it, and nothing is fetched."""
+    if styles is None:
+        styles = _styles()
+    digest = base64.b64encode(hashlib.sha256(styles.encode("utf-8")).digest()).decode("ascii")
+    return (
+        f"default-src 'none'; style-src 'sha256-{digest}'; img-src data:; base-uri 'none'; form-action 'none'"
+    )
+
+
 def as_html(session: Session) -> str:
     t = transcripts.transcript(session)
+    styles = _styles()
     context = {
         "session": session,
         "thread": t.thread,
@@ -39,7 +54,8 @@ def as_html(session: Session) -> str:
         "total": len(t.items),
         "export": True,
         "target": "",  # no entry is singled out in an export
-        "styles": _styles(),
+        "styles": styles,
+        "content_security_policy": content_security_policy(styles),
         "children": [],
         "problems": list(session.problems.order_by("line")[: transcripts.PROBLEM_LIMIT]),
     }

@@ -4,6 +4,7 @@ A malformed value raises ImproperlyConfigured at start-up rather than being gues
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -54,7 +55,32 @@ if not SECRET_KEY:
     SECRET_KEY = "insecure-debug-only-key"  # noqa: S105
 
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1")
-CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS")
+
+
+def https_origins(hosts: list[str]) -> list[str]:
+    """The https:// origins of ALLOWED_HOSTS entries; ".example.com" allows its subdomains."""
+    origins = []
+    for host in hosts:
+        if host == "*":
+            continue  # no origin stands for every host; the request's own host still passes
+        origins.append(f"https://*{host}" if host.startswith(".") else f"https://{host}")
+    return origins
+
+
+# Behind a proxy that ends TLS (nginx, Caddy, a load balancer) and sets X-Forwarded-Proto:
+# trust that header, redirect plain HTTP, send cookies over HTTPS only, ask browsers for
+# HTTPS from now on (HSTS), and accept form posts from the https:// origins of ALLOWED_HOSTS.
+SESSIONVIEWER_BEHIND_TLS_PROXY = envbool("SESSIONVIEWER_BEHIND_TLS_PROXY", "0")
+if SESSIONVIEWER_BEHIND_TLS_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", str(365 * 24 * 3600))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS") or (
+    https_origins(ALLOWED_HOSTS) if SESSIONVIEWER_BEHIND_TLS_PROXY else []
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -65,6 +91,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "axes",
+    "csp",
     "django_htmx",
     "template_partials.apps.SimpleAppConfig",
     "sessionviewer",
@@ -73,6 +101,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "sessionviewer.middleware.private_cache",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -80,6 +110,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a refused login into the locked-out page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "sessionviewer.urls"
@@ -129,6 +161,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # set before WAL is (WAL fixes the page size): most of the index is text, which
     # overflows a 4 KB page, and the larger page made a cold index 0.92x the time
     # (bench/bench_index.py). On an existing file the page_size pragma does nothing.
+    # Our engine is Django's, except that it creates a missing database file readable by its
+    # owner only; SQLite gives the -wal and -shm files the database file's mode.
+    DATABASES["default"]["ENGINE"] = "sessionviewer.sqlite"
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
@@ -142,6 +177,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+AUTHENTICATION_BACKENDS = [
+    # django-axes first: it refuses a locked-out login before the password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "session-list"
@@ -163,6 +203,38 @@ STORAGES = {
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+
+# Login throttling (django-axes), on the app's login form and the admin's alike: after
+# SESSIONVIEWER_LOGIN_FAILURE_LIMIT failures for one user name, or from one address, logins
+# for it are refused for SESSIONVIEWER_LOGIN_COOLOFF_MINUTES, counted from the latest try
+# (0: until `manage.py axes_reset`). A success resets its counts. A limit of 0 turns it off.
+AXES_FAILURE_LIMIT = envint("SESSIONVIEWER_LOGIN_FAILURE_LIMIT", "5")
+AXES_ENABLED = AXES_FAILURE_LIMIT > 0
+_cooloff_minutes = envint("SESSIONVIEWER_LOGIN_COOLOFF_MINUTES", "15")
+AXES_COOLOFF_TIME = timedelta(minutes=_cooloff_minutes) if _cooloff_minutes > 0 else None
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_CLIENT_IP_CALLABLE = "sessionviewer.middleware.client_ip"
+# The log (logger "axes", a warning at each lockout) names the user name and the address
+# (never the password), and no banner is printed at each command's start.
+AXES_SENSITIVE_PARAMETERS: list[str] = []
+AXES_VERBOSE = False
+
+# Content-Security-Policy on every response: scripts, styles and everything else from this
+# site only, no inline script or style, images also as data: URLs (a transcript's images).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 LOGGING = {
     "version": 1,

@@ -12,13 +12,17 @@ STORAGES = {
 }
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # noqa: S303 - fast test logins
 
+# Login throttling is off for the suite: Django's test client logs in through authenticate()
+# with no request, which django-axes refuses. tests/test_login_throttle.py turns it on.
+AXES_ENABLED = False
+
 # Tests never run collectstatic: serve the source folder as it is.
 STATIC_ROOT = BASE_DIR / "static"  # noqa: F405
 WHITENOISE_AUTOREFRESH = True
 
 # A file, not an in-memory database: the live server's threads used by the browser
 # tests then open connections of their own instead of sharing the test's.
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+if DATABASES["default"]["ENGINE"] == "sessionviewer.sqlite":  # noqa: F405
     import tempfile
 
     DATABASES["default"]["TEST"] = {  # noqa: F405

@@ -689,8 +689,12 @@ class ActiveContent(HTMLParser):
             if not src.startswith("/static/js/"):
                 self.found.append(f"<script src={src!r}>")
             self.in_script = True
+        meta = dict(attrs)
+        harmless_meta = meta.keys() <= {"charset", "name", "content"} or (
+            meta.get("http-equiv", "").lower() == "content-security-policy"  # it only forbids
+        )
         if tag in ("iframe", "object", "embed", "svg", "style", "base", "meta") and not (
-            tag == "meta" and dict(attrs).keys() <= {"charset", "name", "content"}
+            tag == "meta" and harmless_meta
         ):
             self.found.append(f"<{tag}>")
 

@@ -77,7 +77,10 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
 @view_permission
 def session_export_html(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _get_session(session_id)
-    return _download(export.as_html(session), "text/html", export.filename(session, "html"))
+    response = _download(export.as_html(session), "text/html", export.filename(session, "html"))
+    # The file carries its own policy (a <meta>); the app's would refuse its inline <style>.
+    response["Content-Security-Policy"] = export.content_security_policy()
+    return response
 
 
 @require_GET

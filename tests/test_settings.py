@@ -1,0 +1,226 @@
+"""Settings read from the environment: running behind a TLS proxy, and login throttling."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from django.conf import global_settings
+from django.contrib.auth.models import User
+from django.core.exceptions import ImproperlyConfigured
+from django.test import Client
+from django.urls import reverse
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+SETTINGS_FILE = BASE_DIR / "sessionviewer" / "settings.py"
+ENVIRONMENT = [
+    "SESSIONVIEWER_BEHIND_TLS_PROXY",
+    "ALLOWED_HOSTS",
+    "CSRF_TRUSTED_ORIGINS",
+    "SECURE_HSTS_SECONDS",
+    "SESSIONVIEWER_LOGIN_FAILURE_LIMIT",
+    "SESSIONVIEWER_LOGIN_COOLOFF_MINUTES",
+]
+# What SESSIONVIEWER_BEHIND_TLS_PROXY decides, copied from a fresh read of the settings into the live ones.
+PROXY_SETTINGS = [
+    "SESSIONVIEWER_BEHIND_TLS_PROXY",
+    "ALLOWED_HOSTS",
+    "CSRF_TRUSTED_ORIGINS",
+    "SECURE_PROXY_SSL_HEADER",
+    "SECURE_SSL_REDIRECT",
+    "SESSION_COOKIE_SECURE",
+    "CSRF_COOKIE_SECURE",
+    "SECURE_HSTS_SECONDS",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS",
+]
+
+
+def read_settings(monkeypatch, **environment: str) -> ModuleType:
+    """sessionviewer/settings.py run again, as at a server's start, with this environment."""
+    for name in ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    spec = importlib.util.spec_from_file_location("settings_under_test", SETTINGS_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def use(settings, module: ModuleType) -> None:
+    for name in PROXY_SETTINGS:
+        setattr(settings, name, getattr(module, name, getattr(global_settings, name, None)))
+
+
+# Behind a TLS proxy
+
+
+def test_by_default_nothing_assumes_https(monkeypatch):
+    s = read_settings(monkeypatch)
+    assert s.SESSIONVIEWER_BEHIND_TLS_PROXY is False
+    assert not hasattr(s, "SECURE_PROXY_SSL_HEADER")
+    assert not hasattr(s, "SESSION_COOKIE_SECURE")
+    assert s.CSRF_TRUSTED_ORIGINS == []
+
+
+def test_behind_a_tls_proxy_every_https_setting_is_on(monkeypatch):
+    s = read_settings(monkeypatch, SESSIONVIEWER_BEHIND_TLS_PROXY="1", ALLOWED_HOSTS="viewer.example.com")
+    assert s.SECURE_PROXY_SSL_HEADER == ("HTTP_X_FORWARDED_PROTO", "https")
+    assert s.SECURE_SSL_REDIRECT is True
+    assert s.SESSION_COOKIE_SECURE is True
+    assert s.CSRF_COOKIE_SECURE is True
+    assert s.SECURE_HSTS_SECONDS == 365 * 24 * 3600
+    assert s.SECURE_HSTS_INCLUDE_SUBDOMAINS is True
+
+
+def test_trusted_origins_are_the_https_origins_of_the_allowed_hosts(monkeypatch):
+    s = read_settings(
+        monkeypatch, SESSIONVIEWER_BEHIND_TLS_PROXY="1", ALLOWED_HOSTS="viewer.example.com,.example.org,*"
+    )
+    assert s.CSRF_TRUSTED_ORIGINS == ["https://viewer.example.com", "https://*.example.org"]
+
+
+def test_csrf_trusted_origins_from_the_environment_win(monkeypatch):
+    s = read_settings(
+        monkeypatch,
+        SESSIONVIEWER_BEHIND_TLS_PROXY="1",
+        ALLOWED_HOSTS="viewer.example.com",
+        CSRF_TRUSTED_ORIGINS="https://viewer.example.com:8443",
+    )
+    assert s.CSRF_TRUSTED_ORIGINS == ["https://viewer.example.com:8443"]
+
+
+def test_hsts_seconds_can_be_set(monkeypatch):
+    s = read_settings(monkeypatch, SESSIONVIEWER_BEHIND_TLS_PROXY="1", SECURE_HSTS_SECONDS="3600")
+    assert s.SECURE_HSTS_SECONDS == 3600
+
+
+def test_a_malformed_proxy_setting_stops_the_start(monkeypatch):
+    with pytest.raises(ImproperlyConfigured, match="SESSIONVIEWER_BEHIND_TLS_PROXY"):
+        read_settings(monkeypatch, SESSIONVIEWER_BEHIND_TLS_PROXY="maybe")
+
+
+def proxied_login(host: str) -> Client:
+    """A login form posted through the proxy from https://viewer.example.com, CSRF checks on."""
+    client = Client(enforce_csrf_checks=True)
+    proxy = {"HTTP_HOST": host, "HTTP_X_FORWARDED_PROTO": "https", "REMOTE_ADDR": "127.0.0.1"}
+    form = client.get(reverse("login"), **proxy)
+    assert form.status_code == 200
+    client.response = client.post(
+        reverse("login"),
+        {
+            "username": "vera",
+            "password": "vera's own",
+            "csrfmiddlewaretoken": client.cookies["csrftoken"].value,
+        },
+        HTTP_ORIGIN="https://viewer.example.com",
+        HTTP_REFERER="https://viewer.example.com/accounts/login/",
+        **proxy,
+    )
+    client.form = form
+    return client
+
+
+# The proxy passes the browser's Host on, or its own upstream address.
+@pytest.mark.parametrize("host", ["viewer.example.com", "127.0.0.1:8000"])
+@pytest.mark.django_db
+def test_behind_a_tls_proxy_a_post_from_the_https_origin_is_accepted(monkeypatch, settings, host):
+    User.objects.create_user("vera", password="vera's own")
+    use(
+        settings,
+        read_settings(
+            monkeypatch, SESSIONVIEWER_BEHIND_TLS_PROXY="1", ALLOWED_HOSTS="viewer.example.com,127.0.0.1"
+        ),
+    )
+    client = proxied_login(host)
+    assert client.response.status_code == 302
+    assert client.response["Location"] == reverse("session-list")
+    assert client.response.cookies["sessionid"]["secure"] is True
+    assert client.form.cookies["csrftoken"]["secure"] is True
+    assert client.form["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains"
+
+
+@pytest.mark.django_db
+def test_without_the_proxy_setting_the_same_post_is_refused(monkeypatch, settings):
+    User.objects.create_user("vera", password="vera's own")
+    use(settings, read_settings(monkeypatch, ALLOWED_HOSTS="viewer.example.com"))
+    assert proxied_login("viewer.example.com").response.status_code == 403
+
+
+@pytest.mark.django_db
+def test_behind_a_tls_proxy_plain_http_is_sent_to_https(monkeypatch, settings):
+    use(
+        settings,
+        read_settings(monkeypatch, SESSIONVIEWER_BEHIND_TLS_PROXY="1", ALLOWED_HOSTS="viewer.example.com"),
+    )
+    response = Client().get(reverse("login"), HTTP_HOST="viewer.example.com", HTTP_X_FORWARDED_PROTO="http")
+    assert response.status_code == 301
+    assert response["Location"] == "https://viewer.example.com/accounts/login/"
+
+
+def deploy_check(tmp_path: Path, **environment: str) -> list[str]:
+    """The check ids `manage.py check --deploy` reports, run as an operator would."""
+    env = {name: value for name, value in os.environ.items() if name not in ENVIRONMENT}
+    env |= {
+        "DJANGO_SETTINGS_MODULE": "sessionviewer.settings",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "DEBUG": "0",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'check.sqlite3'}",
+        **environment,
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy"],
+        cwd=BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return re.findall(r"\((\w+\.[WE]\d+)\)", result.stdout + result.stderr)
+
+
+def test_behind_a_tls_proxy_the_deploy_check_reports_only_hsts_preload(tmp_path):
+    # Preloading is a promise made to browser vendors for the whole domain: the README explains
+    # why it stays off. Nothing else is left.
+    found = deploy_check(tmp_path, SESSIONVIEWER_BEHIND_TLS_PROXY="1", ALLOWED_HOSTS="viewer.example.com")
+    assert found == ["security.W021"]
+
+
+def test_without_the_proxy_the_deploy_check_names_the_https_settings(tmp_path):
+    found = deploy_check(tmp_path)
+    assert sorted(found) == ["security.W004", "security.W008", "security.W012", "security.W016"]
+
+
+# Login throttling
+
+
+def test_login_throttling_is_on_by_default(monkeypatch):
+    s = read_settings(monkeypatch)
+    assert s.AXES_ENABLED is True
+    assert s.AXES_FAILURE_LIMIT == 5
+    assert s.AXES_COOLOFF_TIME.total_seconds() == 15 * 60
+    assert s.AXES_LOCKOUT_PARAMETERS == ["username", "ip_address"]
+    assert s.AUTHENTICATION_BACKENDS[0] == "axes.backends.AxesStandaloneBackend"
+
+
+def test_login_throttling_limits_come_from_the_environment(monkeypatch):
+    s = read_settings(
+        monkeypatch, SESSIONVIEWER_LOGIN_FAILURE_LIMIT="10", SESSIONVIEWER_LOGIN_COOLOFF_MINUTES="60"
+    )
+    assert s.AXES_FAILURE_LIMIT == 10
+    assert s.AXES_COOLOFF_TIME.total_seconds() == 60 * 60
+
+
+def test_a_cooloff_of_zero_locks_out_until_an_admin_resets(monkeypatch):
+    assert read_settings(monkeypatch, SESSIONVIEWER_LOGIN_COOLOFF_MINUTES="0").AXES_COOLOFF_TIME is None
+
+
+def test_a_failure_limit_of_zero_turns_throttling_off(monkeypatch):
+    assert read_settings(monkeypatch, SESSIONVIEWER_LOGIN_FAILURE_LIMIT="0").AXES_ENABLED is False
