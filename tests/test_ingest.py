@@ -8,6 +8,7 @@ import contextlib
 import copy
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import pickle
@@ -762,6 +763,9 @@ def write_hostile(path: Path, fmt: str, line: dict, field: tuple, kind: str) -> 
     path.write_bytes(hostile_line(line, field, kind) + b"\n" + json.dumps(NORMAL_LINE[fmt]).encode() + b"\n")
 
 
+HOSTILE_FILE_NUMBERS = itertools.count()
+
+
 @pytest.fixture(scope="module")
 def hostile_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("hostile")
@@ -779,7 +783,7 @@ def hostile_dir(tmp_path_factory) -> Path:
     ],
 )
 def test_a_hostile_value_in_any_field_leaves_the_line_after_it_readable(hostile_dir, fmt, line, field, kind):
-    path = hostile_dir / f"{fmt}-{len(list(hostile_dir.iterdir()))}.jsonl"
+    path = hostile_dir / f"{fmt}-{next(HOSTILE_FILE_NUMBERS)}.jsonl"
     write_hostile(path, fmt, line, field, kind)
     job = ingest.Job(path, fmt, 0, 0, ingest.SessionState(format=fmt))
     batches = list(ingest.read_job(job))
