@@ -32,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, DataError, connection, connections, models, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, models, transaction
 from django.utils import timezone
 
 from sessionviewer import ingest, readers
@@ -57,6 +57,7 @@ class IndexSummary:
     removed: int = 0  # sessions whose file is gone
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)  # roots or files that could not be read at all
+    bad_lines: list[str] = field(default_factory=list)  # "path:line: why", the first BAD_LINES_KEPT
     touched: list[int] = field(default_factory=list)  # ids of the sessions read this pass
 
     def line(self) -> str:
@@ -66,9 +67,11 @@ class IndexSummary:
             f"{self.seconds:.2f}s"
         )
         if self.errors:
-            text += f", {len(self.errors)} errors"
+            text += f", {len(self.errors)} error{'s' if len(self.errors) != 1 else ''}"
         return text
 
+
+BAD_LINES_KEPT = 10_000  # of a pass's bad lines, for its summary: the pages list them all
 
 Progress = Callable[[int, int, str], None]
 
@@ -130,7 +133,12 @@ def watch_roots(
     if not paths:
         raise FileNotFoundError("none of the roots exists: nothing to watch")
     for _changes in watch(*paths, debounce=300, step=50, stop_event=stop_event, raise_interrupt=False):
-        on_pass(index_roots(specs))
+        try:
+            summary = index_roots(specs)
+        except Exception as error:  # noqa: BLE001 - the database busy or gone, say: the next change tries again
+            log.error("an index pass failed", exc_info=error)
+            summary = IndexSummary(errors=[f"the pass stopped: {error!r}"])
+        on_pass(summary)
 
 
 # Files are written in groups, each group one transaction: a commit per file costs
@@ -175,8 +183,10 @@ def _survey(spec: RootSpec, summary: IndexSummary) -> _Survey | None:
         source.save(update_fields=["format"])
     try:
         found = list(readers.format_module(fmt).discover(root))
-    except OSError as error:
-        summary.errors.append(f"{root}: {error}")
+    except Exception as error:  # noqa: BLE001 - one root's trouble must not stop the others
+        summary.errors.append(f"{root}: {error}" if isinstance(error, OSError) else f"{root}: {error!r}")
+        if not isinstance(error, OSError):
+            log.error("discovering the files of %s failed", root, exc_info=error)
         return None
     # Only what the comparison needs: loading whole sessions would cost more than the stats.
     known = {
@@ -217,6 +227,9 @@ def _plan_changes(survey: _Survey, summary: IndexSummary) -> _RootPass:
             plans.append(_plan(survey.source, work))
         except OSError as error:  # vanished or unreadable between discovery and now
             summary.errors.append(f"{work.found.path}: {error}")
+        except Exception as error:  # noqa: BLE001 - a bug: the other files go on
+            summary.errors.append(f"{work.found.path}: {error!r}")
+            log.error("planning %s failed", work.found.path, exc_info=error)
     return _RootPass(survey, plans)
 
 
@@ -241,12 +254,15 @@ def _write_changes(
                     new_rows.index_text()  # while the worker reads on: outside any file's savepoint
                 if progress:
                     progress(plan.number + 1, total, plan.work.found.key)
+                counts = summary.entries, summary.problems, len(summary.bad_lines)
                 try:
                     with _file_savepoint():
                         touched.append(_index_file(plan, reading.batches(plan.number), summary))
-                except (OSError, DataError) as error:
-                    # Unreadable, or a value the database refuses: the rest of the group goes on.
-                    summary.errors.append(f"{plan.work.found.path}: {error}")
+                except Exception as error:  # noqa: BLE001 - no file may stop the pass
+                    # Unreadable, a value the database refuses, or a bug: the rest goes on.
+                    summary.entries, summary.problems, kept = counts  # none of its rows stayed
+                    del summary.bad_lines[kept:]
+                    _record_failure(plan, error, summary)
             new_rows.index_text()
         if checkpointer is not None:
             checkpointer.request()  # the group is committed: its pages can go into the database
@@ -255,11 +271,42 @@ def _write_changes(
         summary.removed += len(gone)
         Session.objects.filter(source=source, key__in=gone).delete()
     if touched:
-        link_sessions(source, touched)
+        try:
+            with transaction.atomic():
+                link_sessions(source, touched)
+        except Exception as error:  # noqa: BLE001 - the sessions are in; only their links are missing
+            summary.errors.append(f"{source.path}: linking its sessions failed: {error!r}")
+            log.error("linking the sessions of %s failed", source.path, exc_info=error)
         summary.touched += [s.id for s in touched]
     source.indexed_at = timezone.now()
     source.save(update_fields=["indexed_at"])
     summary.sessions += source.sessions.count()
+
+
+def _record_failure(plan: _Plan, error: Exception, summary: IndexSummary) -> None:
+    """A file that could not be indexed: its error goes on its session, shown on the list
+    and its page, and into the pass's summary. Its file state is not recorded, so the next
+    pass tries it again; what an earlier pass indexed of it stays."""
+    path = plan.work.found.path
+    message = str(error) if isinstance(error, OSError | DatabaseError) else f"{type(error).__name__}: {error}"
+    message = ingest.db_text(readers.without_lone_surrogates(message))[:ERROR_LENGTH]
+    summary.errors.append(f"{path}: {message}")
+    if not isinstance(error, OSError | DatabaseError):  # a bug, not the input's fault: its traceback helps
+        log.error("indexing %s failed", path, exc_info=error)
+    try:
+        with _file_savepoint():
+            if plan.work.session_id:
+                Session.objects.filter(id=plan.work.session_id).update(index_error=message)
+            elif not isinstance(error, FileNotFoundError):  # new, and still there: a session to show it
+                session = Session(source=plan.session.source, key=plan.work.found.key)
+                _apply_discovery(session, plan.work.found)
+                session.file_size, session.index_error = -1, message  # -1: read it again next pass
+                _save_session(session)
+    except DatabaseError as second:
+        summary.errors.append(f"{path}: the error could not be recorded: {second}")
+
+
+ERROR_LENGTH = 2000
 
 
 @contextmanager
@@ -515,7 +562,12 @@ def _index_file(plan: _Plan, batches: Iterable[ingest.Batch], summary: IndexSumm
         session.problem_count -= retried
         summaries += batch.summaries
         summary.entries += len(batch.rows)
-        summary.problems += len(batch.problems)
+        if batch.problems:
+            summary.problems += len(batch.problems)
+            room = BAD_LINES_KEPT - len(summary.bad_lines)
+            summary.bad_lines += [
+                f"{plan.work.found.path}:{p.line}: {p.message}" for p in batch.problems[:room]
+            ]
         if batch.last:
             # The last batch: one save with the file's state (most files are one batch).
             _record_file_state(session, plan.work, batch)
@@ -535,6 +587,7 @@ def _record_file_state(session: Session, work: _Work, last: ingest.Batch) -> Non
     session.read_offset, session.read_line = last.end_offset, last.end_line
     session.file_head = last.head_hash
     session.indexed_at = timezone.now()
+    session.index_error = ""
 
 
 def _grew(read_offset: int, inode: int, stat: os.stat_result) -> bool:

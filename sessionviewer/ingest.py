@@ -155,11 +155,12 @@ def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
         for item in batch:
             (entries if type(item) is readers.Entry else problems).append(item)
         fold_entries(job.state, entries)
+        rows = entry_rows(entries, job.for_sqlite, problems, str(job.path))
         job.state.problem_count += len(problems)
         last = not following
         yield Batch(
             job=number,
-            rows=entry_rows(entries, job.for_sqlite),
+            rows=rows,
             problems=problems,
             summaries=[
                 SummaryLink(stored_id(e.leaf_id), db_text(title_of(e.summary)))
@@ -262,42 +263,48 @@ def _add_usage(state: SessionState, usage: dict, sign: int) -> None:
 
 
 def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
+    # Each value as the index stores it (db_text), so that queries with it meet the stored one.
     extra = entry.extra
     if cwd := extra.get("cwd"):
-        state.cwd = str(cwd)[:1024]
+        state.cwd = db_text(str(cwd)[:1024])
         if state.format in ("claude_code", "go_agent", "openclaw"):
             state.project = state.cwd
     if branch := extra.get("gitBranch") or extra.get("git_branch"):
-        state.git_branch = str(branch)[:256]
+        state.git_branch = db_text(str(branch)[:256])
     uuid = extra.get("sessionId") or extra.get("session_id")
     if not uuid and entry.kind == readers.HEADER:
         uuid = extra.get("id")
     if uuid and not state.session_uuid:
-        state.session_uuid = str(uuid)[:128]
+        state.session_uuid = db_text(str(uuid)[:128])
     if jid := extra.get("jid"):
-        state.jid = state.jid or str(jid)
+        state.jid = state.jid or db_text(str(jid))
     # Go agent forks name their parent on a branch entry, pi transcripts on the header.
     if entry.kind in (readers.BRANCH, readers.HEADER):
         if parent := extra.get("parent_session_path"):
-            state.parent_path = str(parent)
+            state.parent_path = db_text(str(parent))
             state.kind = "fork"
         if fork := extra.get("fork_entry_id"):
-            state.fork_entry_id = str(fork)
+            state.fork_entry_id = db_text(str(fork))
     if entry.sender.endswith("@muc") and not state.extra.get("room"):
         state.extra = {**state.extra, "room": True}
         state.peer_kind = "group"
     if (agent_id := extra.get("agentId")) and entry.is_sidechain and not state.agent_id:
-        state.agent_id = str(agent_id)
+        state.agent_id = db_text(str(agent_id))
 
 
 # --- Rows ------------------------------------------------------------------------------------------------
 
 
-def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[list]:
+def entry_rows(
+    entries: list[readers.Entry], for_sqlite: bool, problems: list[readers.Problem], path: str = ""
+) -> list[list]:
     """The entry columns: session_id (None here: the writer fills it in, in place), then
     models.ENTRY_FIELDS in order, then text and raw. For SQLite, SQLITE_NULL stands
     for NULL in the columns that can hold it, and SQLITE_EMPTY for the empty value
-    of the columns in EMPTY_BY_DEFAULT."""
+    of the columns in EMPTY_BY_DEFAULT.
+
+    A line whose values nest deeper than the index keeps is stored cut at that depth,
+    and added to problems (of the file at path) as a bad line: see readers.storable()."""
     flag = int if for_sqlite else bool
     null = SQLITE_NULL if for_sqlite else None
     empty, empty_json = (SQLITE_EMPTY, SQLITE_EMPTY) if for_sqlite else ("", "{}")
@@ -307,7 +314,8 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[list]:
     rows = []
     for e, stamp in zip(entries, stamps, strict=True):
         text = e.text
-        text_in_column = "\x00" not in text
+        text_in_column = "\x00" not in text and len(text) <= SEARCHABLE_CHARS
+        column_text = text if text_in_column else searchable_text(e, text)
         kind, role, sender, model, subtype, summary = e.kind, e.role, e.sender, e.model, e.subtype, e.summary
         ids = (e.id, e.parent_id or "", e.message_id, e.logical_parent_id, e.first_kept_id, e.leaf_id)
         # One test for NUL over the short strings: almost no line has one (db_text).
@@ -322,6 +330,16 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[list]:
             id_, parent_id, message_id = id_[:ID_LENGTH], parent_id[:ID_LENGTH], message_id[:ID_LENGTH]
             logical_parent_id, first_kept_id = logical_parent_id[:ID_LENGTH], first_kept_id[:ID_LENGTH]
             leaf_id = leaf_id[:ID_LENGTH]
+        try:
+            blocks = _dumps(stored_blocks(e.blocks, text_in_column))
+            extra = (
+                _dumps({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA})
+                if e.extra
+                else empty_json
+            )
+            raw = null if e.raw is None else _dumps(e.raw)
+        except TypeError:  # what orjson cannot write: nested past its limit, most likely
+            blocks, extra, raw = _stored_cut(e, text_in_column, null, problems, path)
         rows.append(
             [
                 None,
@@ -332,7 +350,7 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[list]:
                 kind[:64],
                 role[:32],
                 stamp,
-                json_text(stored_blocks(e.blocks, text_in_column)),
+                blocks,
                 sender[:512] or empty,
                 model[:256] or empty,
                 json_text(e.usage) if e.usage else empty_json,
@@ -344,14 +362,54 @@ def entry_rows(entries: list[readers.Entry], for_sqlite: bool) -> list[list]:
                 first_kept_id or empty,
                 summary or empty,
                 leaf_id or empty,
-                json_text({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA})
-                if e.extra
-                else empty_json,
-                text if text_in_column else db_text(text),
-                null if e.raw is None else json_text(e.raw),
+                extra,
+                column_text,
+                raw,
             ]
         )
     return rows
+
+
+# The characters of an entry's text that search covers: the rest is kept and shown, but
+# not searchable. PostgreSQL cannot index more: a tsvector holds at most 1 MB of
+# distinct words, and four bytes a character is the most UTF-8 takes (bench/README.md
+# has the measurement). SQLite's FTS5 has no such limit, but a search must find the
+# same entries on both.
+SEARCHABLE_CHARS = 200_000
+# In an entry's extra: its text was cut to this many characters for search.
+SEARCH_CUT = "searchable_chars"
+
+
+def searchable_text(entry: readers.Entry, text: str) -> str:
+    """The text column of an entry whose text holds NUL or is too long for search: NUL
+    escaped (db_text), cut to SEARCHABLE_CHARS, and the cut noted in its extra. Its
+    blocks then keep their own texts (stored_blocks)."""
+    text = db_text(text)
+    if len(text) <= SEARCHABLE_CHARS:
+        return text
+    entry.extra = {**entry.extra, SEARCH_CUT: SEARCHABLE_CHARS}
+    return text[:SEARCHABLE_CHARS]
+
+
+# In an entry's extra: its values were cut at this depth.
+DEPTH_CUT = "cut_at_depth"
+
+
+def _stored_cut(
+    e: readers.Entry, text_in_column: bool, null, problems: list[readers.Problem], path: str
+) -> tuple[str, str, Any]:
+    """The blocks, extra and raw columns of an entry that orjson would not write as they
+    are: cut at readers.STORED_DEPTH, and a bad line of its file when anything was cut."""
+    blocks, blocks_cut = readers.storable(stored_blocks(e.blocks, text_in_column))
+    extra, extra_cut = readers.storable({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA})
+    raw, raw_cut = readers.storable(e.raw)
+    if blocks_cut or extra_cut or raw_cut:
+        extra[DEPTH_CUT] = readers.STORED_DEPTH
+        message = (
+            f"nested deeper than the {readers.STORED_DEPTH} levels the index keeps: kept, cut at that depth"
+        )
+        problems.append(readers.Problem(path, e.line, e.offset, message))
+    return _dumps(blocks), _dumps(extra), null if raw is None else _dumps(raw)
 
 
 # NULL in an entry row for SQLite: the indexer's insert turns it back with NULLIF(?, 0).
@@ -430,6 +488,14 @@ def db_datetimes(values: list[datetime | None], null) -> list:
 
 
 def json_text(value) -> str:
+    """value as JSON text; what orjson would not write is made readers.storable() first."""
+    try:
+        return _dumps(value)
+    except TypeError:
+        return _dumps(readers.storable(value)[0])
+
+
+def _dumps(value) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
 
 

@@ -87,6 +87,8 @@ class Session(models.Model):
     read_offset = models.BigIntegerField(default=0)  # byte after the last complete line indexed
     read_line = models.PositiveIntegerField(default=0)
     indexed_at = models.DateTimeField(null=True, blank=True)
+    # Why the last pass could not index the file ("" once one could): the list shows it.
+    index_error = models.TextField(blank=True, default="")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["source", "key"], name="session_source_key")]
@@ -151,6 +153,7 @@ class Session(models.Model):
                 "total": self.total_tokens,
             },
             "extra": self.extra,
+            "index_error": self.index_error,
         }
 
 

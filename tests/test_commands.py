@@ -1,4 +1,4 @@
-"""The account commands: `manage.py createuser NAME --role viewer|editor` and `ensureadmin`."""
+"""The commands: `manage.py createuser NAME --role viewer|editor`, `ensureadmin` and `index`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from sessionviewer import workspaces as ws
+from sessionviewer.models import Problem, Session
+
+from .test_ingest import HOSTILE_KINDS, SAMPLES, claude_file, deep_tool_call, write_hostile_root
 
 pytestmark = pytest.mark.django_db
 
@@ -111,3 +114,49 @@ def test_ensureadmin_creates_a_superuser_and_prints_its_password_once(client, me
     again = run("ensureadmin")
     assert "exists already" in again and "password" not in again
     assert User.objects.filter(is_superuser=True).count() == 1
+
+
+# index
+
+
+def test_index_takes_the_hostile_corpus_whole_and_lists_every_bad_line(tmp_path, fixtures_dir):
+    roots = []
+    for folder, fmt in (("claude", "claude_code"), ("go", "go_agent"), ("fluux", "fluux_xmpp")):
+        roots.append(f"{fmt}={fixtures_dir / 'hostile' / folder}")
+    for fmt in SAMPLES:  # a file for every hostile value in every field of each format
+        write_hostile_root(tmp_path / fmt, fmt, HOSTILE_KINDS)
+        roots.append(f"{fmt}={tmp_path / fmt}")
+    claude_file(tmp_path / "claude_code" / "-deep" / "s.jsonl", deep_tool_call(900))
+    out, err = StringIO(), StringIO()
+    call_command("index", *roots, stdout=out, stderr=err)  # returns: the command exits 0
+    assert out.getvalue().startswith("Indexed ") and " error" not in out.getvalue()
+    assert "not indexed" not in err.getvalue()
+    assert not Session.objects.exclude(index_error="").exists()
+    listed = err.getvalue().splitlines()
+    problems = Problem.objects.select_related("session").order_by("session__path", "line")
+    assert len(problems) > 100
+    assert sorted(listed) == sorted(f"bad line {p.session.path}:{p.line}: {p.message}" for p in problems)
+
+
+def test_index_names_a_file_it_could_not_index_and_goes_on(tmp_path, monkeypatch):
+    from sessionviewer import ingest
+
+    for name in ("a", "b"):
+        claude_file(tmp_path / "-w" / f"{name}.jsonl")
+    real = ingest.entry_rows
+
+    def failing_on_a(entries, for_sqlite, problems, path=""):
+        if path.endswith("a.jsonl"):
+            raise ValueError("a bug in the rows")
+        return real(entries, for_sqlite, problems, path)
+
+    monkeypatch.setattr(ingest, "entry_rows", failing_on_a)
+    out, err = StringIO(), StringIO()
+    call_command("index", f"claude_code={tmp_path}", stdout=out, stderr=err)
+    assert err.getvalue() == f"not indexed: {tmp_path / '-w' / 'a.jsonl'}: ValueError: a bug in the rows\n"
+    assert out.getvalue().startswith("Indexed 2 files (2 read), 2 sessions, 2 new entries, 0 bad lines")
+    assert out.getvalue().rstrip().endswith("1 error")
+    assert dict(Session.objects.values_list("key", "index_error")) == {
+        "-w/a.jsonl": "ValueError: a bug in the rows",
+        "-w/b.jsonl": "",
+    }

@@ -220,11 +220,14 @@ def test_a_failed_write_leaves_the_index_as_the_last_commit_left_it(root, monkey
     with history(root).open("a") as handle:
         handle.write(message(3))
 
+    class Killed(BaseException):
+        """As a signal would stop it: not an error of the file's, which the pass records and passes over."""
+
     def crash(*args, **kwargs):
-        raise RuntimeError("killed")
+        raise Killed
 
     monkeypatch.setattr(indexer, "_write_rows", crash)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(Killed):
         run(root)
     assert snapshot() == before
     assert Session.objects.get().read_offset == offset
@@ -265,6 +268,49 @@ def test_the_watcher_indexes_a_line_appended_while_it_runs(root):
         watcher.join()
     assert Entry.objects.filter(text="message number 3").exists()
     assert any(p.opened == 1 for p in passes)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_watcher_goes_on_after_a_pass_that_fails(root, monkeypatch):
+    run(root)
+    real = indexer.index_roots
+    calls = []
+
+    def failing_once(specs, progress=None):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("database is locked")
+        return real(specs, progress)
+
+    monkeypatch.setattr(indexer, "index_roots", failing_once)
+    passes = []
+    stop = threading.Event()
+
+    def on_pass(summary):
+        passes.append(summary)
+        if Entry.objects.filter(text="message number 3").exists():
+            stop.set()
+
+    def watch():
+        try:
+            watch_roots([RootSpec(root, "fluux_xmpp")], on_pass, stop)
+        finally:
+            connection.close()
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        with history(root).open("a") as handle:
+            handle.write(message(3))
+        for _ in range(40):
+            if stop.wait(0.5):
+                break
+            os.utime(history(root))
+    finally:
+        stop.set()
+        watcher.join()
+    assert passes[0].errors == ["the pass stopped: RuntimeError('database is locked')"]
+    assert Entry.objects.filter(text="message number 3").exists()
 
 
 def test_a_cut_off_last_line_is_recorded_once_the_file_settles_and_cleared_once_completed(root):
@@ -661,11 +707,16 @@ def test_a_file_whose_read_fails_halfway_leaves_no_rows_and_the_others_index(roo
     monkeypatch.setattr(readers.SessionReader, "__iter__", failing)
     summary = run(root)
     assert summary.errors and "input/output error" in summary.errors[0]
-    assert list(Session.objects.values_list("jid", flat=True)) == ["bob@example.com"]
+    # The failed file is listed with its error, and nothing of it was kept.
+    assert dict(Session.objects.values_list("jid", "index_error")) == {
+        "alice@example.com": "input/output error",
+        "bob@example.com": "",
+    }
     assert not Entry.objects.filter(session__jid="alice@example.com").exists()
     monkeypatch.undo()
     run(root)
-    assert Session.objects.get(jid="alice@example.com").entry_count == 3
+    alice = Session.objects.get(jid="alice@example.com")
+    assert (alice.entry_count, alice.index_error) == (3, "")
     assert Entry.objects.filter(session__jid="alice@example.com").count() == 3
 
 

@@ -8,6 +8,7 @@ import contextlib
 import copy
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import pickle
@@ -20,6 +21,7 @@ import time
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
+import orjson
 import pytest
 from django.db import DataError, transaction
 
@@ -27,6 +29,7 @@ from sessionviewer import indexer, ingest, readers, transcripts
 from sessionviewer.indexer import index_roots
 from sessionviewer.models import Entry, Problem, Session
 from sessionviewer.roots import RootSpec
+from sessionviewer.search import matching_entries
 
 from .test_pages import DEMO_SPECS
 
@@ -629,7 +632,10 @@ def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch
     monkeypatch.setattr(indexer, "_write_rows", refusing_alice)
     summary = index_roots([RootSpec(folder, "fluux_xmpp")])
     assert len(summary.errors) == 1 and "alice@example.com" in summary.errors[0]
-    assert list(Session.objects.values_list("jid", flat=True)) == ["bob@example.com"]
+    assert dict(Session.objects.values_list("jid", "index_error")) == {
+        "alice@example.com": "value too long",
+        "bob@example.com": "",
+    }
     assert list(Entry.objects.values_list("text", flat=True)) == ["hello from bob@example.com"]
     # Nothing of alice's file was kept, so the next pass tries it again whole.
     monkeypatch.setattr(indexer, "_write_rows", real_write_rows)
@@ -647,3 +653,281 @@ def test_listing_names_files_and_folders_in_order_and_follows_symlinks(tmp_path)
     assert readers.listing(tmp_path) == (["a.jsonl", "b.jsonl", "link.jsonl"], ["dir-link", "sub"])
     assert readers.listing(tmp_path / "missing") == ([], [])
     assert readers.listing(tmp_path / "a.jsonl") == ([], [])  # a file is no folder
+
+
+# --- Hostile lines: no value can stop a file -------------------------------------------------------------
+
+SAMPLES = {
+    "claude_code": sorted((FIXTURES / "claude_code").glob("*.jsonl")),
+    "go_agent": sorted((FIXTURES / "go_agent").glob("*.jsonl")),
+    "openclaw": sorted((FIXTURES / "openclaw").glob("*.jsonl")),
+    "fluux_xmpp": sorted((FIXTURES / "fluux_xmpp").glob("*.jsonl")),
+}
+# A plain line of each format, written after each hostile one: it must index.
+AFTER = "surfaced after the hostile line"
+NORMAL_LINE = {
+    "claude_code": {
+        "type": "user",
+        "uuid": "after-1",
+        "parentUuid": None,
+        "sessionId": "s",
+        "timestamp": "2026-02-01T10:00:00Z",
+        "message": {"role": "user", "content": AFTER},
+    },
+    "go_agent": {
+        "type": "message",
+        "id": "after-1",
+        "parent_id": "",
+        "timestamp": "2026-02-01T10:00:00Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": AFTER}]},
+    },
+    "openclaw": {
+        "type": "message",
+        "id": "after-1",
+        "parentId": None,
+        "timestamp": "2026-02-01T10:00:00Z",
+        "message": {"role": "user", "content": AFTER},
+    },
+    "fluux_xmpp": {"type": "message", "role": "user", "content": AFTER, "ts": "2026-02-01T10:00:00Z"},
+}
+
+
+def json_fields(value, path=()):
+    """The path of every value in a JSON value, containers included, depth first."""
+    if path:
+        yield path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from json_fields(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from json_fields(item, (*path, index))
+
+
+def sample_fields(fmt: str) -> list[tuple[dict, tuple]]:
+    """Every field of the format's sample lines, once per line type and field:
+    (a line holding it, its path). List positions count as one field."""
+    seen = {}
+    for path in SAMPLES[fmt]:
+        for raw in path.read_bytes().splitlines():
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(line, dict):
+                continue
+            for field in json_fields(line):
+                shape = (str(line.get("type")), *("[]" if isinstance(k, int) else k for k in field))
+                seen.setdefault(shape, (line, field))
+    return list(seen.values())
+
+
+def nested(levels: int, leaf: str) -> str:
+    """JSON text of levels of lists and objects in turn around leaf (json.dumps would recurse)."""
+    opening = "".join("[" if level % 2 == 0 else '{"deeper": ' for level in range(levels))
+    closing = "".join("]" if level % 2 == 0 else "}" for level in reversed(range(levels)))
+    return opening + json.dumps(leaf) + closing
+
+
+def with_value(line: dict, field: tuple, value) -> dict:
+    line = copy.deepcopy(line)
+    holder = line
+    for key in field[:-1]:
+        holder = holder[key]
+    holder[field[-1]] = value
+    return line
+
+
+def hostile_line(line: dict, field: tuple, kind: str) -> bytes:
+    """The line with the value at field replaced by a HOSTILE_VALUES one."""
+    if kind.startswith("deep"):  # nested so that the whole line is that deep: orjson reads 1,024 at most
+        value = nested(int(kind.removeprefix("deep")) - len(field), "abyssal")
+    else:
+        value = HOSTILE_VALUES[kind]
+    text = json.dumps(with_value(line, field, "PLACEHOLDER")).encode()
+    return text.replace(b'"PLACEHOLDER"', value.encode("utf-8", "surrogatepass"), 1)
+
+
+HOSTILE_VALUES = {
+    "huge": "1" + "0" * 300,  # a number past 64 bits: orjson reads it as a float
+    "nul": '"before\\u0000after"',
+    "surrogate": '"a cut emoji \\ud83c"',  # JSON.stringify of a String.slice between the halves
+    "surrogate_bytes": '"a cut emoji \ud83c"',  # the same, written raw: not UTF-8
+}
+HOSTILE_KINDS = ("deep300", "deep900", "deep1023", *HOSTILE_VALUES)
+HOSTILE_FIELDS = {fmt: sample_fields(fmt) for fmt in SAMPLES}
+
+
+def write_hostile(path: Path, fmt: str, line: dict, field: tuple, kind: str) -> None:
+    """A file of two lines: the hostile one, then NORMAL_LINE."""
+    path.write_bytes(hostile_line(line, field, kind) + b"\n" + json.dumps(NORMAL_LINE[fmt]).encode() + b"\n")
+
+
+HOSTILE_FILE_NUMBERS = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def hostile_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("hostile")
+
+
+@pytest.mark.parametrize(
+    ("fmt", "line", "field", "kind"),
+    [
+        pytest.param(
+            fmt, line, field, kind, id=f"{fmt}-{line.get('type')}-{'.'.join(map(str, field))}-{kind}"
+        )
+        for fmt, fields in HOSTILE_FIELDS.items()
+        for line, field in fields
+        for kind in HOSTILE_KINDS
+    ],
+)
+def test_a_hostile_value_in_any_field_leaves_the_line_after_it_readable(hostile_dir, fmt, line, field, kind):
+    path = hostile_dir / f"{fmt}-{next(HOSTILE_FILE_NUMBERS)}.jsonl"
+    write_hostile(path, fmt, line, field, kind)
+    job = ingest.Job(path, fmt, 0, 0, ingest.SessionState(format=fmt))
+    batches = list(ingest.read_job(job))
+    rows = [row for batch in batches for row in batch.rows]
+    problems = [p.line for batch in batches for p in batch.problems]
+    text = ENTRY_COLUMNS.index("text")
+    assert [row[1] for row in rows if AFTER in row[text]] == [2]
+    if kind in ("nul", "surrogate"):  # legal JSON: the line is an entry, and not a bad one
+        assert problems == [] and rows[0][1] == 1
+    else:
+        assert 1 in problems or rows[0][1] == 1
+    for row in rows:  # what the JSON columns hold reads back
+        for column in ("blocks", "usage", "extra", "raw"):
+            if isinstance(value := row[ENTRY_COLUMNS.index(column)], str):
+                orjson.loads(value)
+
+
+ENTRY_COLUMNS = indexer.ENTRY_COLUMNS
+
+
+HOSTILE_LAYOUT = {  # where a root of each format keeps its n-th session file
+    "claude_code": lambda root, n: root / "-home-x" / f"{n:08x}-0000-4000-8000-000000000000.jsonl",
+    "go_agent": lambda root, n: root / f"20260201-100000-{n:08x}.jsonl",
+    "openclaw": lambda root, n: root / "agents" / "main" / "sessions" / f"{n:08x}-0000-4000-8000-0000.jsonl",
+    "fluux_xmpp": lambda root, n: root / f"user{n}@example.com" / "history.jsonl",
+}
+
+
+def write_hostile_root(root: Path, fmt: str, kinds: tuple[str, ...]) -> int:
+    """A root of the format with a file per field and kind (write_hostile); how many files."""
+    cases = [(line, field, kind) for line, field in HOSTILE_FIELDS[fmt] for kind in kinds]
+    for n, (line, field, kind) in enumerate(cases):
+        path = HOSTILE_LAYOUT[fmt](root, n)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_hostile(path, fmt, line, field, kind)
+    return len(cases)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("kind", HOSTILE_KINDS)
+@pytest.mark.parametrize("fmt", SAMPLES)
+def test_a_root_with_a_hostile_value_in_every_field_indexes_in_one_pass(tmp_path, fmt, kind):
+    files = write_hostile_root(tmp_path / fmt, fmt, (kind,))
+    summary = index_roots([RootSpec(tmp_path / fmt, fmt)])
+    assert summary.errors == []
+    assert Session.objects.filter(index_error="").count() == files
+    # Every line after a hostile one is in, and found by search on this database.
+    assert matching_entries("surfaced").count() == files
+
+
+def deep_tool_call(levels: int) -> bytes:
+    """A Claude Code reply calling a tool whose input nests levels deep, with a word at
+    level 10, one at level 150 and one at the bottom (written as text: dumps would recurse)."""
+    words = {level: f', "word": "level{level}word"' for level in (10, 150)}
+    value = "".join('{"deeper": ' for _ in range(levels)) + '"bottommost"'
+    value += "".join(words.get(level, "") + "}" for level in reversed(range(levels)))
+    line = {
+        "type": "assistant",
+        "uuid": "a1",
+        "parentUuid": "u1",
+        "sessionId": "s",
+        "timestamp": "2026-02-01T10:00:01Z",
+        "message": {
+            "id": "msg_1",
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Deep", "input": "INPUT"}],
+        },
+    }
+    return json.dumps(line).replace('"INPUT"', value).encode()
+
+
+def claude_file(path: Path, *lines: dict | bytes) -> Path:
+    prompt = {**NORMAL_LINE["claude_code"], "uuid": "u1", "message": {"role": "user", "content": "go deep"}}
+    after = {**NORMAL_LINE["claude_code"], "parentUuid": "a1"}
+    body = [json.dumps(prompt).encode()]
+    body += [line if isinstance(line, bytes) else orjson.dumps(line) for line in lines]
+    body += [json.dumps(after).encode()]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\n".join(body) + b"\n")
+    return path
+
+
+@pytest.mark.django_db
+def test_a_tool_input_nested_900_deep_is_a_bad_line_kept_cut_and_searchable_to_that_depth(tmp_path):
+    claude_file(tmp_path / "-w" / "s.jsonl", deep_tool_call(900))
+    summary = index_roots([RootSpec(tmp_path, "claude_code")])
+    assert summary.errors == []
+    problem = Problem.objects.get()
+    assert problem.line == 2 and "nested deeper than the 200 levels" in problem.message
+    assert summary.bad_lines == [f"{tmp_path / '-w' / 's.jsonl'}:2: {problem.message}"]
+    session = Session.objects.get()
+    assert (session.entry_count, session.problem_count) == (3, 1)
+    for word in ("level10word", "level150word", "surfaced"):
+        assert matching_entries(word).count() == 1, word
+    entry = next(e for e in transcripts.load_entries(session) if e.id == "a1")
+    assert entry.extra[ingest.DEPTH_CUT] == 200
+    arguments, objects = entry.blocks[0].arguments, 0
+    while isinstance(arguments, dict):
+        arguments, objects = arguments["deeper"], objects + 1
+    assert (arguments, objects) == (readers.DEEPER, 200 - 2)  # under the blocks' list and the block
+
+
+@pytest.mark.django_db
+def test_a_60_mb_line_indexes_with_its_first_searchable_chars_searchable(tmp_path):
+    # Claude Code users report single lines this long (a tool result with a whole log in it).
+    # Its first megabytes are distinct words: PostgreSQL's tsvector of all of them would
+    # not fit its 1 MB ("string is too long for tsvector").
+    distinct = " ".join(f"w{n:x}" for n in range(400_000))
+    output = distinct + " " + "filler " * ((60 * 2**20 - len(distinct)) // 7) + "lastword"
+    result = {
+        "type": "user",
+        "uuid": "r1",
+        "parentUuid": "u1",
+        "sessionId": "s",
+        "timestamp": "2026-02-01T10:00:01Z",
+        "message": {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": output}],
+        },
+    }
+    path = claude_file(tmp_path / "-w" / "s.jsonl", result)
+    assert path.stat().st_size > 60 * 2**20
+    summary = index_roots([RootSpec(tmp_path, "claude_code")])
+    assert summary.errors == [] and summary.problems == 0
+    stored = Entry.objects.get(entry_id="r1")
+    assert len(stored.text) == ingest.SEARCHABLE_CHARS
+    assert stored.extra[ingest.SEARCH_CUT] == ingest.SEARCHABLE_CHARS
+    assert [matching_entries(word).count() for word in ("w0", "lastword", "surfaced")] == [1, 0, 1]
+    # The whole output is kept, for the page.
+    entry = next(e for e in transcripts.load_entries(Session.objects.get()) if e.id == "r1")
+    assert entry.blocks[0].text == output
+
+
+@pytest.mark.django_db
+def test_lone_surrogate_escapes_show_as_replacement_characters(tmp_path):
+    # OpenClaw cuts replies with String.slice, which can split an emoji's two halves.
+    line = (
+        b'{"type":"user","uuid":"c1","parentUuid":"u1","sessionId":"s","timestamp":"2026-02-01T10:00:01Z",'
+        b'"message":{"role":"user","content":"cut \\ud83c here, \\udc00 there, whole \\ud83c\\udf89"}}'
+    )
+    claude_file(tmp_path / "-w" / "s.jsonl", line, b'{"raw": "\xed\xa0\xbc bytes"}')
+    summary = index_roots([RootSpec(tmp_path, "claude_code")])
+    assert summary.errors == []
+    assert Entry.objects.get(entry_id="c1").text == "cut \ufffd here, \ufffd there, whole \U0001f389"
+    # Written raw, a surrogate is not UTF-8: a bad line, as any other byte that is not.
+    assert list(Problem.objects.values_list("line", "message")) == [(3, "not valid UTF-8 at byte 9")]
+    assert matching_entries("surfaced").count() == 1

@@ -776,3 +776,70 @@ def test_hostile_list_and_search_render_nothing_that_runs(client, hostile, viewe
     body = page(client, reverse("session-list"), q="alert")
     assert "<mark>alert</mark>" in body
     assert active_content(body) == []
+
+
+# --- What the index could not keep whole -----------------------------------------------------------------
+
+
+def write_go_tool_call(folder: Path, arguments: str) -> Path:
+    """A Go agent session: a prompt, then a reply calling a tool with these arguments (JSON text)."""
+    path = write_go_session(folder, 1)
+    call = {
+        "type": "message",
+        "id": "m00002",
+        "parent_id": "m00001",
+        "timestamp": "2026-01-01T00:00:02Z",
+        "role": "assistant",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "tool_call", "id": "call_1", "name": "deep", "arguments": "ARGUMENTS"}],
+        },
+    }
+    with path.open("ab") as handle:
+        handle.write(orjson.dumps(call).replace(b'"ARGUMENTS"', arguments.encode()) + b"\n")
+    return path
+
+
+@pytest.mark.parametrize("prefix", ["", "/api"])
+def test_a_line_nested_too_deep_shows_cut_with_a_note_and_is_listed_as_a_bad_line(
+    client, viewer, tmp_path, prefix
+):
+    write_go_tool_call(tmp_path, '{"a": ' * 900 + '"bottom"' + "}" * 900)
+    assert index_roots([RootSpec(tmp_path, "go_agent")]).errors == []
+    session = Session.objects.get()
+    if prefix:
+        body = orjson.loads(page(client, reverse("api-session-detail", args=[session.id])))
+        assert body["problems"][0]["line"] == 3
+        return
+    body = page(client, detail_url(session))
+    assert "1 line could not be read" in body
+    assert "Nested deeper than 200 levels: the index keeps this line cut at that depth" in body
+    assert "nested deeper than the index keeps" in body  # in the arguments, where they are cut
+
+
+def test_an_entry_longer_than_search_covers_says_so(client, viewer, tmp_path, monkeypatch):
+    from sessionviewer import ingest
+
+    monkeypatch.setattr(ingest, "SEARCHABLE_CHARS", 20)  # a small pass is read in this process
+    write_go_session(tmp_path, 2)
+    index_roots([RootSpec(tmp_path, "go_agent")])
+    body = page(client, detail_url(Session.objects.get()))
+    assert body.count("Search covers the first 20 characters of this entry") == 2
+    assert "Message number 2 (assistant)" in body  # shown whole
+
+
+def test_the_list_shows_a_file_that_could_not_be_indexed_with_its_error(
+    client, viewer, tmp_path, monkeypatch
+):
+    from sessionviewer import indexer
+
+    write_go_session(tmp_path, 2)
+
+    def failing(*args):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(indexer, "_write_rows", failing)
+    index_roots([RootSpec(tmp_path, "go_agent")])
+    session = Session.objects.get()
+    assert "not indexed</span> ValueError: a bug" in page(client, reverse("session-list"))
+    assert "The last index pass could not read this file" in page(client, detail_url(session))

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
+import math
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -306,11 +309,72 @@ def decode_line(path: Path, number: int, offset: int, raw: bytes) -> dict | Prob
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
         try:
-            raw.decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as bad:
             return Problem(str(path), number, offset, f"not valid UTF-8 at byte {bad.start}", _preview(raw))
-        return Problem(str(path), number, offset, f"not valid JSON: {error}", _preview(raw))
+        obj = _with_lone_surrogates(text)
+        if obj is None:
+            return Problem(str(path), number, offset, f"not valid JSON: {error}", _preview(raw))
+        if type(obj) is dict:
+            return obj
     return Problem(str(path), number, offset, f"not a JSON object but {type(obj).__name__}", _preview(raw))
+
+
+def _with_lone_surrogates(text: str) -> Any:
+    """JSON that orjson refuses only for a lone surrogate escape ("\\ud83c"), read with each
+    lone surrogate as U+FFFD; None when it is not that.
+
+    JavaScript writers produce them when they cut a reply with String.slice between
+    the two halves of an emoji: legal JSON, and the rest of the reply is worth showing.
+    """
+    if not _SURROGATE_ESCAPE.search(text):
+        return None
+    try:
+        obj = json.loads(text, parse_constant=_refuse, parse_float=_finite_float)
+    except (ValueError, RecursionError):
+        return None
+    return _replace_surrogates(obj)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_lone_surrogates(text: str) -> str:
+    """text with each lone surrogate made U+FFFD: UTF-8, and so the database, cannot hold them."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _refuse(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")  # NaN and Infinity: as orjson says
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError("number is infinity when parsed as double")  # as orjson says
+    return value
+
+
+def _replace_surrogates(obj: Any) -> Any:
+    """obj with every lone surrogate in its strings (keys too) made U+FFFD, without recursion."""
+
+    def fixed(value: Any) -> Any:
+        return without_lone_surrogates(value) if type(value) is str else value
+
+    top = [fixed(obj)]
+    pending = [top]
+    while pending:
+        container = pending.pop()
+        if type(container) is dict:
+            items = [(fixed(key), fixed(value)) for key, value in container.items()]
+            container.clear()
+            container.update(items)
+            pending += [value for _key, value in items if type(value) in (dict, list)]
+        else:
+            container[:] = [fixed(value) for value in container]
+            pending += [value for value in container if type(value) in (dict, list)]
+    return top[0]
 
 
 def _preview(raw: bytes) -> str:
@@ -395,7 +459,7 @@ class SessionReader:
                         id=f"line:{number}",
                         parent_id=None,
                         kind=RAW,
-                        subtype=str(decoded.get("type", "")),
+                        subtype=text_of(decoded.get("type")) or written(decoded.get("type", ""))[:200],
                         raw=decoded,
                     )
                 entry.line, entry.offset = number, start
@@ -450,11 +514,61 @@ def id_of(value: Any) -> str | None:
 
 
 def json_preview(value: Any, limit: int = 500) -> str:
-    try:
-        text = orjson.dumps(value).decode()
-    except TypeError:
-        text = repr(value)
+    text = written(value)
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def written(value: Any) -> str:
+    """A value as compact JSON text, whatever it holds (see storable)."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return orjson.dumps(storable(value)[0], default=str).decode()
+
+
+# Levels of nesting a value keeps in the index. orjson writes 254 at most (and reads
+# 1,024), and the pages and the API wrap an entry's values in a few levels of their own.
+STORED_DEPTH = 200
+# In place of what was nested deeper than STORED_DEPTH.
+DEEPER = "… (nested deeper than the index keeps)"
+
+
+def storable(value: Any) -> tuple[Any, bool]:
+    """A copy of value that orjson can write, and whether anything in it was cut: what is
+    nested deeper than STORED_DEPTH becomes DEEPER, lone surrogates U+FFFD, and
+    integers past 64 bits floats (as orjson reads them)."""
+    cut = False
+
+    def copy(value: Any, levels: int) -> Any:
+        nonlocal cut
+        if isinstance(value, dict | list | tuple):
+            if levels == 0:
+                cut = True
+                return DEEPER
+            # Loops, not comprehensions: one frame a level (each comprehension is one more).
+            if isinstance(value, dict):
+                copied: dict | list = {}
+                for key, item in value.items():
+                    copied[_storable_scalar(key)] = copy(item, levels - 1)
+            else:
+                copied = []
+                for item in value:
+                    copied.append(copy(item, levels - 1))
+            return copied
+        return _storable_scalar(value)
+
+    return copy(value, STORED_DEPTH), cut
+
+
+def _storable_scalar(value: Any) -> Any:
+    if isinstance(value, str):
+        return without_lone_surrogates(value)
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        try:
+            return float(value)
+        except OverflowError:
+            return str(value)
+    return value
 
 
 def keep_small(value: Any, limit: int = DETAILS_LIMIT) -> Any:
@@ -511,12 +625,16 @@ def first_object(path: Path, max_lines: int = 5) -> dict | None:
 
 def usage_counts(value: Any, fields: dict[str, str]) -> dict[str, int]:
     """Token counts under our names (input, output, cache_read, cache_write) from a
-    usage object, given our name -> the file's field name; non-numbers are skipped."""
+    usage object, given our name -> the file's field name; non-numbers are skipped, and
+    so are numbers no count reaches (a session's totals must fit the database's 64 bits)."""
     if not isinstance(value, dict):
         return {}
     counts = {}
     for name, field_name in fields.items():
         count = value.get(field_name)
-        if isinstance(count, int | float) and not isinstance(count, bool):
+        if isinstance(count, int | float) and not isinstance(count, bool) and -MAX_COUNT < count < MAX_COUNT:
             counts[name] = int(count)
     return counts
+
+
+MAX_COUNT = 10**12  # tokens in one line: a million times what a model takes

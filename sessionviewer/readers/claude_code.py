@@ -60,6 +60,7 @@ from . import (
     parse_timestamp,
     text_of,
     usage_counts,
+    written,
 )
 
 FORMAT = "claude_code"
@@ -147,7 +148,7 @@ def parse_line(obj: dict, line: int) -> Entry:
     if isinstance(kind, str) and (kind in BOOKKEEPING_TYPES or kind.endswith("title")):
         return _bookkeeping(obj, line, kind)
     entry = _base(obj, line, RAW)
-    entry.subtype = "" if kind is None else str(kind)
+    entry.subtype = "" if kind is None else kind if isinstance(kind, str) else written(kind)[:200]
     entry.raw = obj
     return entry
 
@@ -583,10 +584,7 @@ def _as_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
-    try:
-        return orjson.dumps(value).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        return str(value)
+    return written(value)
 
 
 def _scalars(obj: dict, skip: frozenset[str] = frozenset(), limit: int = 500) -> dict[str, Any]:

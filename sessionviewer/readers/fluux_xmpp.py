@@ -24,8 +24,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from . import (
     ATTACHMENT,
     HEADER,
@@ -41,6 +39,7 @@ from . import (
     listing,
     parse_timestamp,
     text_of,
+    written,
 )
 
 FORMAT = "fluux_xmpp"
@@ -67,7 +66,7 @@ def _text(value: Any) -> str:
         return value or ""
     if isinstance(value, bool | int | float):
         return str(value).lower() if isinstance(value, bool) else str(value)
-    return orjson.dumps(value).decode()
+    return written(value)
 
 
 def _size(value: Any) -> str:

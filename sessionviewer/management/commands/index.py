@@ -1,9 +1,13 @@
+import logging
+
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
 from sessionviewer.indexer import index_roots, watch_roots
 from sessionviewer.roots import configured_roots, parse_root
 from sessionviewer.transcripts import prepare_snapshots
+
+log = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -22,12 +26,21 @@ class Command(BaseCommand):
         summary = index_roots(specs, progress)
         if progress:
             self.stderr.write("\r\033[K", ending="")
-        for error in summary.errors:
-            self.stderr.write(error)
-        self.stdout.write(f"Indexed {summary.line()}")
+        self._summarise(summary, options["verbosity"])
         prepare_snapshots(summary.touched)
         if watch:
-            self._watch(specs)
+            self._watch(specs, options["verbosity"])
+
+    def _summarise(self, summary, verbosity: int) -> None:
+        """The bad lines found, the files and roots that could not be indexed, then the counts."""
+        if verbosity:
+            for bad_line in summary.bad_lines:
+                self.stderr.write(f"bad line {bad_line}")
+            if (more := summary.problems - len(summary.bad_lines)) > 0:
+                self.stderr.write(f"... and {more} more bad lines: each session's page lists its own")
+        for error in summary.errors:
+            self.stderr.write(f"not indexed: {error}")
+        self.stdout.write(f"Indexed {summary.line()}")
 
     def _progress(self, done: int, total: int, name: str) -> None:
         width = 30
@@ -36,15 +49,19 @@ class Command(BaseCommand):
         self.stderr.write(f"\r\033[K[{bar}] {done}/{total} {name[-60:]}", ending="")
         self.stderr.flush()
 
-    def _watch(self, specs) -> None:
+    def _watch(self, specs, verbosity: int) -> None:
         self.stdout.write(f"Watching {len(specs)} roots for changes (Ctrl-C to stop)")
+
+        def report(summary) -> None:
+            if summary.opened or summary.removed or summary.errors:
+                self._summarise(summary, verbosity)
+                self.stdout.flush()
+            try:
+                prepare_snapshots(summary.touched)
+            except Exception as error:  # noqa: BLE001 - a page builds its thread itself when it has none
+                log.error("preparing the threads of a pass failed", exc_info=error)
+
         try:
-            watch_roots(specs, self._report)
+            watch_roots(specs, report)
         except FileNotFoundError as error:
             raise CommandError(str(error)) from None
-
-    def _report(self, summary) -> None:
-        prepare_snapshots(summary.touched)
-        if summary.opened or summary.removed:
-            self.stdout.write(f"Indexed {summary.line()}")
-            self.stdout.flush()
