@@ -668,6 +668,19 @@ def test_forget_with_a_link_leaving_the_root_erases_nothing(client, memory, edit
     assert body["version"] is None and "leading outside the memory root" in body["refused"]
 
 
+def test_forget_that_cannot_delete_a_file_says_so_after_auditing(client, memory, editor, monkeypatch):
+    def refuse(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(ws.shutil, "rmtree", refuse)
+    response = forget(client, memory, ALICE)
+    assert response.status_code == 500
+    page = response.content.decode()
+    assert "/forget stopped part way: Permission denied" in page and "<code>files/</code>" in page
+    assert AuditEvent.objects.get().detail["erased"][-1] == "files/"
+    assert not (memory / ALICE / "memory.md").exists()
+
+
 def test_forget_from_a_stale_page_is_refused_and_lists_what_there_is_now(client, memory, editor):
     jid_dir = memory / ALICE
     version = ws.forget_plan(jid_dir).version

@@ -979,6 +979,10 @@ def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
             "Nothing was forgotten",
             error,
         )
+    except OSError as error:
+        # After the audit entry: it names what /forget set out to erase; the page lists what is left.
+        context = _forget_context(root, jid, jid_dir, stopped=f"{error.strerror or error}: {error.filename}")
+        return render(request, "workspaces/forget.html", context, status=500)
     if erased:
         messages.success(request, f"Erased {', '.join(erased)}.")
     else:
