@@ -251,8 +251,12 @@ class Revision(models.Model):
     filename = models.CharField(max_length=64)
     user = models.ForeignKey("auth.User", null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    # The text shown (bytes that are not UTF-8 as U+FFFD), and the exact bytes a restore puts
+    # back. Revisions saved before 0012 have text only.
     before = models.TextField(null=True, blank=True)  # noqa: DJ001 - None: the file did not exist
     after = models.TextField(null=True, blank=True)  # noqa: DJ001 - None: the file was removed
+    before_bytes = models.BinaryField(null=True, blank=True)
+    after_bytes = models.BinaryField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["root", "jid", "filename", "-created_at"], name="revision_file")]
@@ -263,6 +267,45 @@ class Revision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.jid or 'global'}/{self.filename} @ {self.created_at:%Y-%m-%d %H:%M}"
+
+    @staticmethod
+    def text_of(data: bytes | None) -> str | None:
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    @classmethod
+    def of_bytes(cls, before: bytes | None, after: bytes | None, **fields) -> Revision:
+        """A revision keeping both sides exactly, and their text for pages and diffs."""
+        return cls(
+            before=cls.text_of(before),
+            after=cls.text_of(after),
+            before_bytes=before,
+            after_bytes=after,
+            **fields,
+        )
+
+    def content(self, side: str) -> str | bytes | None:
+        """What a restore of one side ("before" or "after") writes: the exact bytes, or the
+        text of a revision saved before bytes were kept; None: no file."""
+        data = getattr(self, f"{side}_bytes")
+        return bytes(data) if data is not None else getattr(self, side)
+
+    def is_utf8(self, side: str) -> bool:
+        data = getattr(self, f"{side}_bytes")
+        if data is None:
+            return True
+        try:
+            bytes(data).decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
+
+    @property
+    def before_is_utf8(self) -> bool:
+        return self.is_utf8("before")
+
+    @property
+    def after_is_utf8(self) -> bool:
+        return self.is_utf8("after")
 
     def to_dict(self) -> dict:
         return {

@@ -23,6 +23,11 @@ urlpatterns = [
         views.revision_restore,
         name="workspace-revision-restore",
     ),
+    path(
+        "workspaces/revisions/<int:revision_id>/restore-before",
+        views.revision_restore_before,
+        name="workspace-revision-restore-before",
+    ),
     # /workspaces/<root>/-/<name>/: the root's global persona files
     path("workspaces/<int:root>/-/<str:name>/", views.file_source, name="workspace-global-source"),
     path("workspaces/<int:root>/-/<str:name>/edit/", views.edit_file, name="workspace-global-edit"),

@@ -55,10 +55,15 @@ Public API:
     scan_tree(root, jid=None) -> list[SecretFinding]        with .file set; jid: one folder only
     iter_tree_findings(root, jid=None)                      the same, lazily, file by file
     file_version(path) -> str                               sha256 hex, or "absent"
-    atomic_write(path, text, expected_version) -> str       the new version
-    remove_file(path, expected_version), remove_override(jid_dir, name, expected_version)
-    archive_session(jid_dir, now) -> Path | None            /new, never overwriting
-    forget_user(jid_dir) -> list[str]                       /forget
+    locked(folder)                                          a folder's write lock, across processes
+    atomic_write(path, text_or_bytes, expected_version, record) -> str     the new version
+    remove_file(path, expected_version, record), remove_override(jid_dir, name, version, record)
+    archive_session(jid_dir, now, expected_version, record) -> Path | None /new, never overwriting
+    forget_plan(jid_dir) -> ForgetPlan                      what /forget erases, every path checked
+    forget_user(jid_dir, expected_version, before_erasing) -> list[str]    /forget
+
+Every write holds its folder's lock from the version check to the rename, and takes a record
+hook (the views' database transaction) that wraps the rename: see _swap.
 
 A room is a JID whose domain starts with conference., muc., rooms. or chat., or whose
 history.jsonl has a sender ending in "@muc" within its first 200 lines. (The agent itself asks
@@ -69,6 +74,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import hashlib
 import itertools
 import json
@@ -1167,20 +1173,35 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def atomic_write(path: Path, text: str, expected_version: str) -> str:
-    """Replace path with text unless it changed since expected_version; returns the new version.
+@contextlib.contextmanager
+def locked(folder: Path):
+    """Hold folder's write lock: one save, remove, /new or /forget at a time in that folder.
 
-    The new text gets the old file's line endings (CRLF when most of its lines had them) and
-    its permission bits. Raises Conflict, writing nothing, when the version does not match.
+    flock on the folder itself: it leaves no file behind, and holds between the server's
+    threads and its worker processes alike (each call opens the folder anew). The kernel
+    drops it when the descriptor closes, so a killed worker never leaves it held.
     """
-    path = Path(path)
-    old = _read_bytes(path)
-    _check_version(path, old, expected_version)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _nothing_to_record(before: bytes | None, after: bytes | None):
+    return contextlib.nullcontext()
+
+
+def _encode(text: str, old: bytes | None) -> bytes:
     text = text.replace("\r\n", "\n")
     if _newline_of(old) == "\r\n":
         text = text.replace("\n", "\r\n")
-    data = text.encode("utf-8")
-    mode = stat.S_IMODE(path.stat().st_mode) if old is not None else 0o666 & ~_umask()
+    return text.encode("utf-8")
+
+
+def _write_temp(path: Path, data: bytes, mode: int) -> str:
+    """A temporary file beside path holding data, flushed to disk: what a rename puts in place."""
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -1188,96 +1209,247 @@ def atomic_write(path: Path, text: str, expected_version: str) -> str:
             handle.flush()
             os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
-        # Check again just before the rename, to narrow the window for a concurrent writer.
-        _check_version(path, _read_bytes(path), expected_version)
-        os.replace(temp, path)
     except BaseException:
+        os.unlink(temp)
+        raise
+    return temp
+
+
+def _put(path: Path, data: bytes | None, mode: int) -> None:
+    """Make path hold data (None: no file), through a temporary file and a rename."""
+    if data is None:
         with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    else:
+        temp = _write_temp(path, data, mode)
+        try:
+            os.replace(temp, path)
+        except BaseException:
             os.unlink(temp)
+            raise
+    _fsync_dir(path.parent)
+
+
+def _swap(path: Path, old: bytes | None, new: bytes | None, expected_version: str, record) -> None:
+    """The one unit every save, restore and remove goes through, under the folder's lock:
+    check the version, write the temporary file, open the record (the caller's transaction),
+    rename, then let the record commit. A failed rename leaves the record to roll back; a
+    failed commit puts the old bytes back."""
+    _check_version(path, old, expected_version)
+    mode = stat.S_IMODE(path.stat().st_mode) if old is not None else 0o666 & ~_umask()
+    temp = _write_temp(path, new, mode) if new is not None else None
+    renamed = False
+    try:
+        with record(old, new):
+            if temp is not None:
+                os.replace(temp, path)
+            else:
+                path.unlink()
+            renamed = True
+    except BaseException:
+        if temp is not None and not renamed:
+            os.unlink(temp)
+        if renamed:
+            _put(path, old, mode)
         raise
     _fsync_dir(path.parent)
+
+
+def atomic_write(path: Path, content: str | bytes, expected_version: str, record=_nothing_to_record) -> str:
+    """Replace path with content unless it changed since expected_version; returns the new version.
+
+    Text gets the old file's line endings (CRLF when most of its lines had them); bytes (a
+    restore) are written as they are. The file keeps its permission bits. Raises Conflict,
+    writing nothing, when the version does not match. record(old_bytes, new_bytes) gives a
+    context manager held around the rename (see _swap): None means no file.
+    """
+    path = Path(path)
+    with locked(path.parent):
+        old = _read_bytes(path)
+        data = content if isinstance(content, bytes) else _encode(content, old)
+        _swap(path, old, data, expected_version, record)
     return _version(data)
 
 
-def remove_file(path: Path, expected_version: str) -> None:
+def remove_file(path: Path, expected_version: str, record=_nothing_to_record) -> None:
     """Delete path unless it changed since expected_version (Conflict); absent stays absent."""
     path = Path(path)
-    data = _read_bytes(path)
-    _check_version(path, data, expected_version)
-    if data is not None:
-        path.unlink()
-        _fsync_dir(path.parent)
+    with locked(path.parent):
+        old = _read_bytes(path)
+        if old is None:
+            _check_version(path, old, expected_version)
+            return
+        _swap(path, old, None, expected_version, record)
 
 
-def remove_override(jid_dir: Path, name: str, expected_version: str) -> None:
+def remove_override(jid_dir: Path, name: str, expected_version: str, record=_nothing_to_record) -> None:
     """Delete a JID's persona file, so the global one applies again."""
     if name not in PERSONA_FILES:
         raise UnsafePath(f"{name!r} is not a persona file")
-    remove_file(resolve_member(jid_dir, name), expected_version)
+    remove_file(resolve_member(jid_dir, name), expected_version, record)
 
 
-def archive_session(jid_dir: Path, now: datetime) -> Path | None:
+def archive_session(
+    jid_dir: Path, now: datetime, expected_version: str | None = None, record=contextlib.nullcontext
+) -> Path | None:
     """/new: move history.jsonl to sessions/YYYYMMDD-HHMMSS.jsonl (UTC, like the agent).
 
     Returns None, archiving nothing, when there is no history or it holds no message (the
     agent answers "Session is already empty"). Unlike the agent, an archive from the same
-    second is never overwritten: the name gets -1, -2...
+    second is never overwritten: the name gets -1, -2... expected_version is the history's
+    file_version the user saw (Conflict if it moved on); record(archive path) is held around
+    the move, as in atomic_write.
     """
     jid_dir = Path(jid_dir)
     history = resolve_member(jid_dir, HISTORY)
-    data = _read_bytes(history)
-    if data is None or not _count_messages(data.decode("utf-8", errors="replace")):
-        return None
-    if now.tzinfo is not None:
-        now = now.astimezone(UTC)
-    stamp = now.strftime("%Y%m%d-%H%M%S")
-    (jid_dir / SESSIONS_DIR).mkdir(exist_ok=True)
-    for n in itertools.count():
-        target = resolve_member(jid_dir, f"{stamp}-{n}.jsonl" if n else f"{stamp}.jsonl", SESSIONS_DIR)
+    with locked(jid_dir):
+        data = _read_bytes(history)
+        if expected_version is not None:
+            _check_version(history, data, expected_version)
+        if data is None or not _count_messages(data.decode("utf-8", errors="replace")):
+            return None
+        if now.tzinfo is not None:
+            now = now.astimezone(UTC)
+        stamp = now.strftime("%Y%m%d-%H%M%S")
+        (jid_dir / SESSIONS_DIR).mkdir(exist_ok=True)
+        for n in itertools.count():
+            target = resolve_member(jid_dir, f"{stamp}-{n}.jsonl" if n else f"{stamp}.jsonl", SESSIONS_DIR)
+            try:
+                # Claim the name atomically; os.replace then swaps the history in over our own file.
+                os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:
+                continue
+            break
+        moved = False
         try:
-            # Claim the name atomically; os.replace then swaps the history in over our own file.
-            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        except FileExistsError:
-            continue
-        break
-    try:
-        os.replace(history, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(target)
-        raise
-    _fsync_dir(target.parent)
-    _fsync_dir(history.parent)
+            with record(target):
+                os.replace(history, target)
+                moved = True
+        except BaseException:
+            if moved:
+                # Back where it was, unless the agent has started a new history meanwhile.
+                with contextlib.suppress(FileExistsError):
+                    os.link(target, history)
+                    os.unlink(target)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(target)
+            raise
+        _fsync_dir(target.parent)
+        _fsync_dir(history.parent)
     return target
 
 
-def forget_user(jid_dir: Path) -> list[str]:
-    """/forget: erase the active memory, keeping sessions/ and persona overrides.
+FORGOTTEN = (HISTORY, LEGACY_HISTORY, PROFILE, LEGACY_PROFILE, MEMORY, KNOWLEDGE)
 
-    Like the agent, files/ goes only when it holds at least one file. Returns what was erased.
-    """
-    jid_dir = Path(jid_dir)
-    erased = forgettable(jid_dir)
-    for name in erased:
+
+@dataclass(frozen=True, slots=True)
+class ErasedFile:
+    name: str  # relative to the JID folder: "memory.md", "files/<uuid>_a.png"
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetPlan:
+    """What /forget erases, checked: names as forgettable gives them, and every file."""
+
+    names: tuple[str, ...]
+    files: tuple[ErasedFile, ...]
+
+    @property
+    def version(self) -> str:
+        """A digest of every name, size and hash: a /forget confirmed on one plan erases only it."""
+        lines = [*self.names, *(f"{f.name}\t{f.size}\t{f.sha256}" for f in self.files)]
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def _erasable_file(path: Path, name: str, root: Path) -> ErasedFile:
+    """A regular file, or a link to one inside the root; anything else refuses the whole forget."""
+    try:
+        target = path.resolve(strict=True)
+        st = target.stat()
+    except (OSError, RuntimeError) as exc:
+        raise UnsafePath(f"{name}: cannot resolve: {getattr(exc, 'strerror', None) or exc}") from exc
+    if not target.is_relative_to(root):
+        raise UnsafePath(f"{name} is a link leading outside the memory root")
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise UnsafePath(f"{name} is {kind} where a file should be")
+    digest = hashlib.sha256()
+    with target.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return ErasedFile(name, st.st_size, digest.hexdigest())
+
+
+def _erasable_folder(folder: Path, name: str, root: Path) -> list[ErasedFile]:
+    try:
+        real = folder.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise UnsafePath(f"{name}: cannot resolve: {exc}") from exc
+    if not real.is_relative_to(root):
+        raise UnsafePath(f"{name} is a link leading outside the memory root")
+    if folder.is_symlink():
+        return []  # like Rust's remove_dir_all, only the link goes
+    found = []
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+        if entry.is_dir() and not entry.is_symlink():
+            found += _erasable_folder(entry, f"{name}{entry.name}/", root)
+        else:
+            found.append(_erasable_file(entry, f"{name}{entry.name}", root))
+    return found
+
+
+def forget_plan(jid_dir: Path) -> ForgetPlan:
+    """What /forget would erase now, every path checked first: a folder or another
+    non-regular file where a file should be, or a link leaving the memory root, raises
+    UnsafePath. Never opens anything but regular files."""
+    jid_dir = _resolve(Path(jid_dir))
+    root = jid_dir.parent
+    names, files = [], []
+    for name in forgettable(jid_dir):
         path = jid_dir / name.rstrip("/")
         if name.endswith("/"):
-            # Like Rust's remove_dir_all, a symlinked files/ loses the link, not its target.
-            path.unlink() if path.is_symlink() else shutil.rmtree(path)
+            files += _erasable_folder(path, name, root)
         else:
-            path.unlink()
-    if erased:
-        _fsync_dir(jid_dir)
-    return erased
+            files.append(_erasable_file(path, name, root))
+        names.append(name)
+    return ForgetPlan(tuple(names), tuple(files))
 
 
-FORGOTTEN = (HISTORY, LEGACY_HISTORY, PROFILE, LEGACY_PROFILE, MEMORY, KNOWLEDGE)
+def forget_user(jid_dir: Path, expected_version: str | None = None, before_erasing=None) -> list[str]:
+    """/forget: erase the active memory, keeping sessions/ and persona overrides.
+
+    Like the agent, files/ goes only when it holds at least one file. Under the folder's
+    lock, every path is checked (forget_plan) and the plan's version compared with the one
+    the user confirmed (Conflict) before anything is deleted; then before_erasing(plan)
+    runs, and must have recorded the erasure for good when it returns: if it raises,
+    nothing is deleted. Returns what was erased.
+    """
+    jid_dir = _resolve(Path(jid_dir))
+    with locked(jid_dir):
+        plan = forget_plan(jid_dir)
+        if expected_version is not None and plan.version != expected_version:
+            raise Conflict(jid_dir, plan.version, None)
+        if before_erasing is not None:
+            before_erasing(plan)
+        for name in plan.names:
+            path = jid_dir / name.rstrip("/")
+            if name.endswith("/") and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()  # a link loses the link, not its target
+        if plan.names:
+            _fsync_dir(jid_dir)
+    return list(plan.names)
 
 
 def forgettable(jid_dir: Path) -> list[str]:
     """What /forget would erase now: the files of FORGOTTEN that exist, and files/
     when it holds at least one file (as the agent does); a folder ends with "/"."""
     jid_dir = Path(jid_dir)
-    names = [name for name in FORGOTTEN if (jid_dir / name).exists()]
+    names = [name for name in FORGOTTEN if os.path.lexists(jid_dir / name)]
     files = jid_dir / FILES_DIR
     if files.is_dir() and any(entry.is_file() for entry in files.iterdir()):
         names.append(f"{FILES_DIR}/")

@@ -27,6 +27,7 @@ WRITE_URLS = [
     ("workspace-new-run", [0, PLACEHOLDER], {}),
     ("workspace-forget-run", [0, PLACEHOLDER], {}),
     ("workspace-revision-restore", ["REVISION"], {}),
+    ("workspace-revision-restore-before", ["REVISION"], {}),
     ("workspace-preview", [], {"text": "x"}),
 ]
 JID_WRITE_URLS = [item for item in WRITE_URLS if PLACEHOLDER in item[1]]

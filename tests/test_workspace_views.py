@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import html
+import os
 import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
@@ -11,7 +16,9 @@ from urllib.parse import parse_qs
 
 import orjson
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group, Permission, User
+from django.db import connection, connections
+from django.test import Client
 from django.urls import reverse
 
 from sessionviewer import workspaces as ws
@@ -31,9 +38,21 @@ ROOM = "dev@conference.example.com"
 @pytest.fixture
 def editor(client) -> User:
     user = User.objects.create_user("edith", password="pw")
-    user.groups.add(Group.objects.get(name="editors"))
+    user.groups.add(editors())
     client.force_login(user)
     return user
+
+
+def editors() -> Group:
+    """The editors' group that migration 0004 makes; a transactional test that ran before
+    may have flushed it, leaving only the permissions that Django makes again."""
+    group, created = Group.objects.get_or_create(name="editors")
+    if created:
+        codenames = ("view_session", "view_workspace", "edit_workspace")
+        group.permissions.set(
+            Permission.objects.filter(content_type__app_label="sessionviewer", codename__in=codenames)
+        )
+    return group
 
 
 def get_json(client, url: str, status: int = 200, **params) -> dict:
@@ -59,6 +78,18 @@ def save(client, jid: str, name: str, text: str, version: str | None = None, pat
     if version is None:
         version = ws.file_version(path)
     return client.post(save_url(jid, name), {"text": text, "version": version})
+
+
+def forget(client, memory: Path, jid: str, **kwargs):
+    """/forget as the confirmation page sends it, with the version of what it listed."""
+    version = ws.forget_plan(memory / jid).version
+    return client.post(reverse("workspace-forget-run", args=[0, jid]), {"version": version}, **kwargs)
+
+
+def new_session(client, memory: Path, jid: str, **kwargs):
+    """/new as the confirmation page sends it, with the version of the history it counted."""
+    version = ws.file_version(memory / jid / "history.jsonl")
+    return client.post(reverse("workspace-new-run", args=[0, jid]), {"version": version}, **kwargs)
 
 
 def prompt_of(client, jid: str) -> dict:
@@ -356,9 +387,10 @@ def test_new_archives_the_session_twice_in_one_second_without_overwriting(
     frozen = datetime(2026, 3, 3, 10, 0, 0, tzinfo=UTC)
     monkeypatch.setattr("sessionviewer.views.workspaces.timezone.now", lambda: frozen)
     url = reverse("workspace-new-run", args=[0, ALICE])
-    assert client.post(url).status_code == 302
-    (memory / ALICE / "history.jsonl").write_text(history)
-    assert client.post(url).status_code == 302
+    path = memory / ALICE / "history.jsonl"
+    assert client.post(url, {"version": ws.file_version(path)}).status_code == 302
+    path.write_text(history)
+    assert client.post(url, {"version": ws.file_version(path)}).status_code == 302
     sessions = memory / ALICE / "sessions"
     assert (sessions / "20260303-100000.jsonl").read_text() == history
     assert (sessions / "20260303-100000-1.jsonl").read_text() == history
@@ -379,12 +411,296 @@ def test_forget_lists_what_it_will_erase_before_doing_it(client, memory, editor)
 
 def test_forget_erases_the_memory_and_keeps_sessions_and_overrides(client, memory, editor):
     (memory / ALICE / "identity.md").write_text("You are Alice's helper.\n")
-    response = client.post(reverse("workspace-forget-run", args=[0, ALICE]), follow=True)
+    response = forget(client, memory, ALICE, follow=True)
     assert sorted(p.name for p in (memory / ALICE).iterdir()) == ["identity.md", "sessions"]
     event = AuditEvent.objects.get()
     assert (event.action, event.jid, event.user) == ("forget", ALICE, editor)
-    assert event.detail == {"erased": ["history.jsonl", "user.md", "memory.md", "knowledge.jsonl", "files/"]}
+    assert event.detail["erased"] == ["history.jsonl", "user.md", "memory.md", "knowledge.jsonl", "files/"]
     assert "Erased history.jsonl, user.md, memory.md, knowledge.jsonl, files/." in response.content.decode()
+
+
+# Every write is one unit: concurrent requests, a locked database, exact bytes, /forget
+
+
+def slow_rename(monkeypatch):
+    """Renames that take a moment, as on a busy disk: a window for a racing request."""
+    rename = os.replace
+
+    def slow(src, dst):
+        time.sleep(0.005)
+        rename(src, dst)
+
+    monkeypatch.setattr(ws.os, "replace", slow)
+
+
+def race(user: User, url: str, posts: list[dict]) -> list:
+    """POST each form to url at once, one thread and client each; the responses."""
+    clients = []
+    for _ in posts:
+        other = Client()
+        other.force_login(user)
+        clients.append(other)
+    barrier = threading.Barrier(len(posts))
+
+    def post(n):
+        try:
+            barrier.wait()
+            return clients[n].post(url, posts[n])
+        finally:
+            connection.close()  # each thread had its own
+
+    with ThreadPoolExecutor(len(posts)) as pool:
+        return list(pool.map(post, range(len(posts))))
+
+
+def assert_one_winner(responses) -> None:
+    assert sorted(r.status_code for r in responses) == [302] + [409] * (len(responses) - 1)
+
+
+concurrent = pytest.mark.django_db(transaction=True)
+
+
+@concurrent
+def test_concurrent_saves_from_one_version_have_one_winner_and_the_others_keep_their_text(
+    memory, editor, monkeypatch
+):
+    slow_rename(monkeypatch)
+    path = memory / ALICE / "memory.md"
+    for round_ in range(20):
+        texts = [f"- round {round_}, editor {n}\n" for n in range(3)]
+        version = ws.file_version(path)
+        responses = race(
+            editor, save_url(ALICE, "memory.md"), [{"text": t, "version": version} for t in texts]
+        )
+        assert_one_winner(responses)
+        winner = texts[[r.status_code for r in responses].index(302)]
+        assert path.read_text() == winner
+        for text, response in zip(texts, responses, strict=True):
+            if response.status_code == 409:
+                assert f"{html.escape(text)}</textarea>" in response.content.decode()
+    assert Revision.objects.count() == AuditEvent.objects.count() == 20
+
+
+@concurrent
+def test_concurrent_restores_and_removes_from_one_version_have_one_winner(memory, editor, monkeypatch):
+    slow_rename(monkeypatch)
+    path = memory / ALICE / "identity.md"
+    client = Client()
+    client.force_login(editor)
+    save(client, ALICE, "identity.md", "First.\n", version="absent")
+    first = Revision.objects.get()
+    for round_ in range(10):
+        save(client, ALICE, "identity.md", f"Round {round_}.\n", path=path)
+        url = reverse("workspace-revision-restore", args=[first.id])
+        assert_one_winner(race(editor, url, [{"version": ws.file_version(path)}] * 3))
+        assert path.read_text() == "First.\n"
+        url = reverse("workspace-remove-run", args=[0, ALICE, "identity.md"])
+        assert_one_winner(race(editor, url, [{"version": ws.file_version(path)}] * 3))
+        assert not path.exists()
+        save(client, ALICE, "identity.md", "First.\n", version="absent")
+    assert AuditEvent.objects.filter(action__in=("restore", "remove")).count() == 20
+
+
+@concurrent
+def test_concurrent_new_from_one_page_archives_once(memory, editor, monkeypatch):
+    slow_rename(monkeypatch)
+    history = memory / ALICE / "history.jsonl"
+    text = history.read_text()
+    url = reverse("workspace-new-run", args=[0, ALICE])
+    for _ in range(10):
+        responses = race(editor, url, [{"version": ws.file_version(history)}] * 3)
+        assert_one_winner(responses)
+        history.write_text(text)
+    assert AuditEvent.objects.filter(action="new").count() == 10
+    assert len(list((memory / ALICE / "sessions").glob("*.jsonl"))) == 10 + 1  # and the demo's own
+
+
+@concurrent
+def test_concurrent_forgets_from_one_page_erase_once(memory, editor, monkeypatch):
+    slow_rename(monkeypatch)
+    jid_dir = memory / ALICE
+    kept = {p.name: p.read_bytes() for p in jid_dir.iterdir() if p.is_file()}
+    url = reverse("workspace-forget-run", args=[0, ALICE])
+    for _ in range(10):
+        for name, data in kept.items():
+            (jid_dir / name).write_bytes(data)
+        responses = race(editor, url, [{"version": ws.forget_plan(jid_dir).version}] * 3)
+        assert_one_winner(responses)
+        assert not (jid_dir / "memory.md").exists()
+    assert AuditEvent.objects.filter(action="forget").count() == 10
+
+
+@pytest.fixture
+def locked_database(transactional_db):
+    """Another connection holds the database's write lock; this one waits 50 ms, not 30 s."""
+    other = connections.create_connection("default")
+    sqlite = connection.vendor == "sqlite"
+    with other.cursor() as cursor:
+        if sqlite:
+            cursor.execute("BEGIN IMMEDIATE")
+        else:
+            cursor.execute("BEGIN")
+            cursor.execute("LOCK TABLE sessionviewer_revision, sessionviewer_auditevent IN EXCLUSIVE MODE")
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA busy_timeout = 50" if sqlite else "SET lock_timeout = '50ms'")
+    yield
+    with other.cursor() as cursor:
+        cursor.execute("ROLLBACK")
+    other.close()
+    connection.close()  # the next test's connection starts with the configured timeout
+
+
+@concurrent
+def test_a_save_the_database_cannot_record_changes_nothing_and_keeps_the_text(
+    client, memory, editor, locked_database
+):
+    path = memory / ALICE / "memory.md"
+    before = path.read_bytes()
+    response = save(client, ALICE, "memory.md", "- my careful note\n", path=path)
+    assert response.status_code == 503
+    assert path.read_bytes() == before
+    page = response.content.decode()
+    assert "Not saved: the database could not record it" in page
+    assert "- my careful note\n</textarea>" in page
+    assert f'value="{ws.file_version(path)}"' in page  # saving again needs no reload
+
+
+@concurrent
+def test_a_remove_restore_new_or_forget_the_database_cannot_record_changes_nothing(
+    client, memory, editor, locked_database
+):
+    jid_dir = memory / ALICE
+    before = {str(p): p.read_bytes() for p in jid_dir.rglob("*") if p.is_file()}
+    responses = [
+        new_session(client, memory, ALICE),
+        forget(client, memory, ALICE),
+    ]
+    assert [r.status_code for r in responses] == [503, 503]
+    assert "Not archived" in responses[0].content.decode()
+    assert "Nothing was forgotten" in responses[1].content.decode()
+    assert {str(p): p.read_bytes() for p in jid_dir.rglob("*") if p.is_file()} == before
+
+
+def test_a_revision_restores_the_bytes_the_save_wrote(client, memory, editor):
+    path = memory / "identity.md"
+    path.write_bytes(b"one\r\ntwo\r\n")
+    save(client, "", "identity.md", "one\nthree\n", path=path)
+    revision = Revision.objects.get()
+    path.write_bytes(b"rewritten with LF\n")
+    response = client.post(
+        reverse("workspace-revision-restore", args=[revision.id]), {"version": ws.file_version(path)}
+    )
+    assert response.status_code == 302
+    assert path.read_bytes() == b"one\r\nthree\r\n"
+
+
+def test_a_file_that_is_not_utf8_can_be_edited_and_its_bytes_given_back(client, memory, editor):
+    path = memory / ALICE / "memory.md"
+    path.write_bytes(b"- caf\xe9 au lait\r\n")
+    page = client.get(edit_url(ALICE, "memory.md")).content.decode()
+    assert "not valid UTF-8 (byte 5)" in page and "Undo this save" in page
+    save(client, ALICE, "memory.md", "- café au lait\n", path=path)
+    revision = Revision.objects.get()
+    assert (revision.before, bytes(revision.before_bytes)) == (
+        "- caf\ufffd au lait\r\n",
+        b"- caf\xe9 au lait\r\n",
+    )
+    page = client.get(reverse("workspace-revision", args=[revision.id])).content.decode()
+    assert 'id="not-utf8"' in page
+    body = get_json(client, reverse("api-workspace-revision", args=[revision.id]))
+    assert (body["before_is_utf8"], body["after_is_utf8"]) == (False, True)
+    response = client.post(
+        reverse("workspace-revision-restore-before", args=[revision.id]), {"version": ws.file_version(path)}
+    )
+    assert response.status_code == 302
+    assert path.read_bytes() == b"- caf\xe9 au lait\r\n"
+    event = AuditEvent.objects.latest("id")
+    assert (event.action, event.detail["restored"], event.detail["side"]) == (
+        "restore",
+        revision.id,
+        "before",
+    )
+
+
+def test_undoing_the_save_that_created_a_file_removes_it(client, memory, editor):
+    save(client, ALICE, "identity.md", "New.\n", version="absent")
+    revision = Revision.objects.get()
+    path = memory / ALICE / "identity.md"
+    url = reverse("workspace-revision-restore-before", args=[revision.id])
+    assert client.post(url, {"version": ws.file_version(path)}).status_code == 302
+    assert not path.exists()
+
+
+def test_forget_erases_the_revisions_of_the_files_it_erases_and_audits_without_content(
+    client, memory, editor
+):
+    save(client, ALICE, "memory.md", "- a secret note\n", path=memory / ALICE / "memory.md")
+    save(client, ALICE, "user.md", "A private profile.\n", path=memory / ALICE / "user.md")
+    save(client, ALICE, "identity.md", "Alice's helper.\n", version="absent")
+    assert forget(client, memory, ALICE).status_code == 302
+    assert list(Revision.objects.values_list("jid", "filename")) == [(ALICE, "identity.md")]
+    event = AuditEvent.objects.get(action="forget")
+    assert event.detail["revisions"] == 2
+    files = {f["name"]: f for f in event.detail["files"]}
+    assert files["memory.md"] == {
+        "name": "memory.md",
+        "size": len(b"- a secret note\n"),
+        "sha256": hashlib.sha256(b"- a secret note\n").hexdigest(),
+    }
+    recorded = orjson.dumps(event.detail).decode()
+    assert "secret note" not in recorded and "private profile" not in recorded
+
+
+def test_forget_with_a_folder_where_a_file_should_be_erases_nothing(client, memory, editor):
+    jid_dir = memory / ALICE
+    (jid_dir / "knowledge.jsonl").unlink()
+    (jid_dir / "knowledge.jsonl").mkdir()
+    before = sorted(jid_dir.rglob("*"))
+    page = client.get(reverse("workspace-forget", args=[0, ALICE])).content.decode()
+    assert "knowledge.jsonl is a folder where a file should be" in page
+    assert "Forget</button>" not in page
+    # The page offers no version to confirm with: post one, as a page opened before would.
+    response = client.post(reverse("workspace-forget-run", args=[0, ALICE]), {"version": "0" * 64})
+    assert response.status_code == 409
+    assert "/forget is refused, and nothing was erased" in response.content.decode()
+    assert sorted(jid_dir.rglob("*")) == before
+    assert not AuditEvent.objects.exists()
+
+
+def test_forget_with_a_link_leaving_the_root_erases_nothing(client, memory, editor, tmp_path):
+    jid_dir = memory / ALICE
+    (tmp_path / "elsewhere.md").write_text("not the agent's\n")
+    (jid_dir / "memory.md").unlink()
+    (jid_dir / "memory.md").symlink_to(tmp_path / "elsewhere.md")
+    before = sorted(jid_dir.rglob("*"))
+    response = client.post(reverse("workspace-forget-run", args=[0, ALICE]), {"version": "0" * 64})
+    assert response.status_code == 409
+    assert sorted(jid_dir.rglob("*")) == before
+    body = get_json(client, reverse("api-workspace-forget", args=[0, ALICE]))
+    assert body["version"] is None and "leading outside the memory root" in body["refused"]
+
+
+def test_forget_that_cannot_delete_a_file_says_so_after_auditing(client, memory, editor, monkeypatch):
+    def refuse(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(ws.shutil, "rmtree", refuse)
+    response = forget(client, memory, ALICE)
+    assert response.status_code == 500
+    page = response.content.decode()
+    assert "/forget stopped part way: Permission denied" in page and "<code>files/</code>" in page
+    assert AuditEvent.objects.get().detail["erased"][-1] == "files/"
+    assert not (memory / ALICE / "memory.md").exists()
+
+
+def test_forget_from_a_stale_page_is_refused_and_lists_what_there_is_now(client, memory, editor):
+    jid_dir = memory / ALICE
+    version = ws.forget_plan(jid_dir).version
+    (jid_dir / "memory.md").write_text("- a note the agent just wrote\n")
+    response = client.post(reverse("workspace-forget-run", args=[0, ALICE]), {"version": version})
+    assert response.status_code == 409
+    assert "the memory changed since you opened this page" in response.content.decode()
+    assert (jid_dir / "memory.md").exists()
 
 
 # Files, sessions, search, secrets
@@ -481,7 +797,7 @@ def test_secrets_report_finds_a_planted_key_and_email_with_file_and_line(client,
 @pytest.mark.parametrize("prefix", ["", "api-"])
 def test_the_audit_log_lists_who_did_what_to_which_jid(client, memory, editor, prefix):
     save(client, ALICE, "memory.md", "- new note\n", path=memory / ALICE / "memory.md")
-    client.post(reverse("workspace-forget-run", args=[0, CAROL]))
+    forget(client, memory, CAROL)
     if prefix:
         events = get_json(client, reverse("api-audit-log"))["events"]
         assert [(e["action"], e["jid"], e["user"]) for e in events] == [
@@ -631,8 +947,8 @@ def test_each_form_and_confirmation_page_links_to_its_json_twin(client, memory, 
 @pytest.fixture
 def three_events(client, memory, editor):
     save(client, ALICE, "memory.md", "- new note\n", path=memory / ALICE / "memory.md")
-    client.post(reverse("workspace-forget-run", args=[0, CAROL]))
-    client.post(reverse("workspace-new-run", args=[0, ALICE]))
+    forget(client, memory, CAROL)
+    new_session(client, memory, ALICE)
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ or go through resolve_member for files/ and sessions/.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import mimetypes
 from dataclasses import asdict, dataclass
@@ -18,7 +19,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -201,28 +202,43 @@ def _load(path: Path) -> Loaded:
         )
 
 
-def _record(request: HttpRequest, target: Target, action: str, before, after, **detail) -> Revision:
-    with transaction.atomic():
-        revision = Revision.objects.create(
-            root=str(target.root),
-            jid=target.jid,
-            filename=target.name,
-            user=request.user,
-            before=before,
-            after=after,
-        )
-        AuditEvent.objects.create(
-            user=request.user,
-            action=action,
-            root=str(target.root),
-            jid=target.jid,
-            detail={"file": target.name, "revision": revision.id, **detail},
-        )
-    return revision
+def _recorder(request: HttpRequest, target: Target, action: str | None, **detail):
+    """The record hook of a save, restore or remove (see workspaces._swap): the revision, with
+    the bytes replaced and the bytes written, and the audit entry, in the transaction that the
+    rename happens inside. action None: "create" or "edit", by whether the file existed."""
+
+    @contextlib.contextmanager
+    def record(before: bytes | None, after: bytes | None):
+        with transaction.atomic():
+            revision = Revision.of_bytes(
+                before, after, root=str(target.root), jid=target.jid, filename=target.name, user=request.user
+            )
+            revision.save()
+            AuditEvent.objects.create(
+                user=request.user,
+                action=action or ("create" if before is None else "edit"),
+                root=str(target.root),
+                jid=target.jid,
+                detail={"file": target.name, "revision": revision.id, **detail},
+            )
+            yield
+
+    return record
 
 
 def _audit(request: HttpRequest, root: Path, jid: str, action: str, **detail) -> None:
     AuditEvent.objects.create(user=request.user, action=action, root=str(root), jid=jid, detail=detail)
+
+
+def _unavailable(request: HttpRequest, template: str, context: dict, what: str, error: DatabaseError):
+    """503: the database could not record a change, so the change was not made."""
+    context["unrecorded"] = (
+        f"{what}: the database could not record it ({error}). Nothing on disk was changed. "
+        "Try again in a moment."
+    )
+    response = render(request, template, context, status=503)
+    response["Retry-After"] = "5"
+    return response
 
 
 # Dictionaries for the API
@@ -747,14 +763,17 @@ def save_file(request: HttpRequest, root: int, name: str, jid: str = "") -> Http
         messages.info(request, f"No change to {target.label}.")
         return redirect(target.done_url())
     try:
-        ws.atomic_write(target.path, text, form.cleaned_data["version"])
+        ws.atomic_write(target.path, text, form.cleaned_data["version"], _recorder(request, target, None))
     except ws.Conflict as conflict:
         # Keep the user's text; the form now carries the disk's version, so saving again is a
         # deliberate choice made with both versions in view.
         form = FileForm(initial={"text": text, "version": conflict.current_version}, preview_url=preview_url)
         context = _edit_context(target, form, _load(target.path), conflict=conflict, mine=text)
         return render(request, "workspaces/edit.html", context, status=409)
-    _record(request, target, "create" if before.text is None else "edit", before.text, text)
+    except DatabaseError as error:
+        # The form still holds the user's text and the version it was loaded from.
+        context = _edit_context(target, form, before)
+        return _unavailable(request, "workspaces/edit.html", context, "Not saved", error)
     messages.success(request, f"Saved {target.label}.")
     return redirect(target.done_url())
 
@@ -791,16 +810,19 @@ def remove_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
     if not form.is_valid():
         return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
     before = _load(target.path)
+    record = _recorder(request, target, "remove")
     try:
-        ws.remove_override(_jid_dir(target.root, jid), name, form.cleaned_data["version"])
+        ws.remove_override(_jid_dir(target.root, jid), name, form.cleaned_data["version"], record)
     except ws.Conflict as conflict:
         context = {
             "target": target,
-            "loaded": before,
+            "loaded": _load(target.path),
             "form": VersionForm(initial={"version": conflict.current_version}),
         }
         return render(request, "workspaces/remove.html", {**context, "conflict": conflict}, status=409)
-    _record(request, target, "remove", before.text, None)
+    except DatabaseError as error:
+        context = {"target": target, "loaded": before, "form": form}
+        return _unavailable(request, "workspaces/remove.html", context, "Not removed", error)
     messages.success(request, f"Removed {target.label}: the global file applies again.")
     return redirect(target.done_url())
 
@@ -821,36 +843,53 @@ def revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
     return render(request, "workspaces/revision.html", context)
 
 
-@require_POST
-@login_required
-@permission_required(EDIT, raise_exception=True)
-def revision_restore(request: HttpRequest, revision_id: int) -> HttpResponse:
-    """Put the file back as this revision left it: a save like any other, version-checked."""
+def _restore(request: HttpRequest, revision_id: int, side: str) -> HttpResponse:
+    """Put the file back as one side of a revision has it: a save like any other, version-checked.
+    The exact bytes come back, not the text shown (which replaced bytes that are not UTF-8)."""
     revision = get_object_or_404(Revision, id=revision_id)
     target = _target_of(revision)
     form = VersionForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
-    before = _load(target.path)
+    content = revision.content(side)
+    detail = {"restored": revision.id} if side == "after" else {"restored": revision.id, "side": "before"}
+    record = _recorder(request, target, "restore", **detail)
+    version = form.cleaned_data["version"]
     try:
-        if revision.after is None:
-            ws.remove_file(target.path, form.cleaned_data["version"])
+        if content is None:
+            ws.remove_file(target.path, version, record)
         else:
-            ws.atomic_write(target.path, revision.after, form.cleaned_data["version"])
-    except ws.Conflict as conflict:
+            ws.atomic_write(target.path, content, version, record)
+    except (ws.Conflict, DatabaseError) as error:
         current = _load(target.path)
-        form = VersionForm(initial={"version": current.version})
         context = {
             "revision": revision,
             "target": target,
             "current": current,
-            "form": form,
-            "conflict": conflict,
+            "form": VersionForm(initial={"version": current.version}),
         }
-        return render(request, "workspaces/revision.html", context, status=409)
-    _record(request, target, "restore", before.text, revision.after, restored=revision.id)
-    messages.success(request, f"Restored {target.label} as of revision {revision.id}.")
+        if isinstance(error, DatabaseError):
+            return _unavailable(request, "workspaces/revision.html", context, "Not restored", error)
+        return render(request, "workspaces/revision.html", {**context, "conflict": error}, status=409)
+    when = "as of" if side == "after" else "as it was before"
+    messages.success(request, f"Restored {target.label} {when} revision {revision.id}.")
     return redirect(target.done_url())
+
+
+@require_POST
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def revision_restore(request: HttpRequest, revision_id: int) -> HttpResponse:
+    """Put the file back as this revision left it."""
+    return _restore(request, revision_id, "after")
+
+
+@require_POST
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def revision_restore_before(request: HttpRequest, revision_id: int) -> HttpResponse:
+    """Undo a save: put the file back as it was before it, byte for byte."""
+    return _restore(request, revision_id, "before")
 
 
 # Pages: the agent's own commands
@@ -861,9 +900,14 @@ def revision_restore(request: HttpRequest, revision_id: int) -> HttpResponse:
 @permission_required(EDIT, raise_exception=True)
 def new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
-    _jid_dir(base, jid)
-    context = {"root_index": root, "jid": jid, "status": ws.jid_status(base, jid)}
-    return render(request, "workspaces/new.html", context)
+    return render(request, "workspaces/new.html", _new_context(root, base, _jid_dir(base, jid), jid))
+
+
+def _new_context(root_index: int, base: Path, jid_dir: Path, jid: str, **extra) -> dict:
+    # The form carries the history's version: a second /new from the same page is refused.
+    version = ws.file_version(_member(jid_dir, ws.HISTORY))
+    context = {"root_index": root_index, "jid": jid, "status": ws.jid_status(base, jid)}
+    return {**context, "form": VersionForm(initial={"version": version}), **extra}
 
 
 @require_POST
@@ -872,9 +916,27 @@ def new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
     jid_dir = _jid_dir(base, jid)
-    archived = ws.archive_session(jid_dir, timezone.now())
+    form = VersionForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
+
+    @contextlib.contextmanager
+    def record(archive: Path):
+        with transaction.atomic():
+            _audit(request, base, jid, "new", archived=f"{ws.SESSIONS_DIR}/{archive.name}")
+            yield
+
+    try:
+        archived = ws.archive_session(jid_dir, timezone.now(), form.cleaned_data["version"], record)
+        if not archived:
+            _audit(request, base, jid, "new", archived=None)
+    except ws.Conflict as conflict:
+        context = _new_context(root, base, jid_dir, jid, conflict=conflict)
+        return render(request, "workspaces/new.html", context, status=409)
+    except DatabaseError as error:
+        context = _new_context(root, base, jid_dir, jid)
+        return _unavailable(request, "workspaces/new.html", context, "Not archived", error)
     name = f"{ws.SESSIONS_DIR}/{archived.name}" if archived else None
-    _audit(request, base, jid, "new", archived=name)
     if archived:
         messages.success(request, f"Archived the session as {name}.")
     else:
@@ -887,8 +949,37 @@ def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @permission_required(EDIT, raise_exception=True)
 def forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     jid_dir = _jid_dir(_root(root), jid)
-    context = {"root_index": root, "jid": jid, "erasable": ws.forgettable(jid_dir)}
-    return render(request, "workspaces/forget.html", context)
+    return render(request, "workspaces/forget.html", _forget_context(root, jid, jid_dir))
+
+
+def _forget_plan(jid_dir: Path) -> tuple[ws.ForgetPlan | None, str | None]:
+    try:
+        return ws.forget_plan(jid_dir), None
+    except ws.UnsafePath as error:
+        return None, str(error)
+
+
+def _forget_context(root_index: int, jid: str, jid_dir: Path, **extra) -> dict:
+    plan, refused = _forget_plan(jid_dir)
+    return {
+        "root_index": root_index,
+        "jid": jid,
+        "erasable": plan.names if plan else ws.forgettable(jid_dir),
+        "refused": refused,
+        # The form carries the plan's version: what is erased is what the user was shown.
+        "form": VersionForm(initial={"version": plan.version}) if plan else None,
+        **extra,
+    }
+
+
+def _record_forget(request: HttpRequest, root: Path, jid: str, plan: ws.ForgetPlan) -> None:
+    """Before anything is deleted, and committed: the audit entry (names, sizes and hashes,
+    never content), and the erasure of the revisions held of the files about to go."""
+    with transaction.atomic():
+        revisions = Revision.objects.filter(root=str(root), jid=jid, filename__in=plan.names)
+        erased_revisions, _ = revisions.delete()
+        files = [{"name": f.name, "size": f.size, "sha256": f.sha256} for f in plan.files]
+        _audit(request, root, jid, "forget", erased=list(plan.names), files=files, revisions=erased_revisions)
 
 
 @require_POST
@@ -896,8 +987,30 @@ def forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @permission_required(EDIT, raise_exception=True)
 def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
-    erased = ws.forget_user(_jid_dir(base, jid))
-    _audit(request, base, jid, "forget", erased=erased)
+    jid_dir = _jid_dir(base, jid)
+    form = VersionForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
+    try:
+        erased = ws.forget_user(
+            jid_dir, form.cleaned_data["version"], lambda plan: _record_forget(request, base, jid, plan)
+        )
+    except (ws.Conflict, ws.UnsafePath) as error:
+        # Refused, nothing deleted: the page shows what there is now, or why it cannot go.
+        context = _forget_context(root, jid, jid_dir, conflict=isinstance(error, ws.Conflict))
+        return render(request, "workspaces/forget.html", context, status=409)
+    except DatabaseError as error:
+        return _unavailable(
+            request,
+            "workspaces/forget.html",
+            _forget_context(root, jid, jid_dir),
+            "Nothing was forgotten",
+            error,
+        )
+    except OSError as error:
+        # After the audit entry: it names what /forget set out to erase; the page lists what is left.
+        context = _forget_context(root, jid, jid_dir, stopped=f"{error.strerror or error}: {error.filename}")
+        return render(request, "workspaces/forget.html", context, status=500)
     if erased:
         messages.success(request, f"Erased {', '.join(erased)}.")
     else:
@@ -1006,7 +1119,15 @@ def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
         return json_error(f"no revision {revision_id}", 404)
     diff = "\n".join(line.text for line in diff_lines(revision.before, revision.after))
     return json_response(
-        {**revision.to_dict(), "before": revision.before, "after": revision.after, "diff": diff}
+        {
+            **revision.to_dict(),
+            "before": revision.before,
+            "after": revision.after,
+            # False: the text above shows U+FFFD for bytes that are not UTF-8; a restore puts them back.
+            "before_is_utf8": revision.before_is_utf8,
+            "after_is_utf8": revision.after_is_utf8,
+            "diff": diff,
+        }
     )
 
 
@@ -1103,6 +1224,7 @@ def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
         {
             "root": root,
             "jid": jid,
+            "version": ws.file_version(_member(_jid_dir(base, jid), ws.HISTORY)),
             "messages": status.messages,
             "will_archive": status.messages > 0,
             "url": reverse("workspace-new", args=[root, jid]),
@@ -1116,11 +1238,14 @@ def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @_json_not_found
 def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     jid_dir = _jid_dir(_root(root), jid)
+    plan, refused = _forget_plan(jid_dir)
     return json_response(
         {
             "root": root,
             "jid": jid,
-            "erasable": ws.forgettable(jid_dir),
+            "erasable": list(plan.names) if plan else ws.forgettable(jid_dir),
+            "version": plan.version if plan else None,
+            "refused": refused,
             "kept": [f"{ws.SESSIONS_DIR}/", *ws.PERSONA_FILES],
             "url": reverse("workspace-forget", args=[root, jid]),
             "run_url": reverse("workspace-forget-run", args=[root, jid]),
