@@ -301,11 +301,12 @@ def _jid_entry(root: Path, jid: str) -> ws.JidDir:
 def _sessions(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
     files = ws.list_sessions(jid_dir)
     # The index stores the path it walked; the core gives the real one: match either.
-    paths = {str(f.path) for f in files} | {str(jid_dir / f.name) for f in files}
+    paths = {str(f.path) for f in files if f.path} | {str(jid_dir / f.name) for f in files if f.path}
     indexed = {s.path: s for s in Session.objects.filter(path__in=paths).only("id", "path")}
     rows = []
     for f in files:
-        session = indexed.get(str(f.path)) or indexed.get(str(jid_dir / f.name))
+        # A bad link or a FIFO is listed with its error, and nothing links to it.
+        session = (indexed.get(str(f.path)) or indexed.get(str(jid_dir / f.name))) if f.path else None
         rows.append(
             {
                 "name": f.name,
@@ -315,7 +316,8 @@ def _sessions(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
                 "mtime": f.mtime,
                 "session_id": session.id if session else None,
                 "transcript_url": reverse("session-detail", args=[session.id]) if session else None,
-                "source_url": _source_url(root_index, jid, f.name),
+                "source_url": _source_url(root_index, jid, f.name) if f.path else None,
+                "error": f.error,
             }
         )
     return rows
@@ -329,9 +331,10 @@ def _stored_files(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
             "mime_type": f.mime_type,
             "size": f.size,
             "mtime": f.mtime,
-            "image": f.mime_type in IMAGE_TYPES,
-            "text": f.mime_type.startswith("text/"),
-            "url": reverse("workspace-file", args=[root_index, jid, f.name]),
+            "image": f.mime_type in IMAGE_TYPES and not f.error,
+            "text": f.mime_type.startswith("text/") and not f.error,
+            "url": None if f.error else reverse("workspace-file", args=[root_index, jid, f.name]),
+            "error": f.error,
         }
         for f in ws.list_files(jid_dir)
     ]
