@@ -454,6 +454,19 @@ def test_the_search_fragment_comes_back_alone_for_htmx(client, memory, editor):
     assert response.content.decode().strip().startswith('<section id="search-results">')
 
 
+@pytest.mark.parametrize("prefix", ["", "api-"])
+@pytest.mark.parametrize("value", ["x" * 1001, "mollie\x00"])
+def test_an_overlong_or_nul_memory_search_is_a_400_naming_q(client, memory, editor, prefix, value):
+    response = client.get(reverse(f"{prefix}workspace-search"), {"q": value})
+    assert response.status_code == 400
+    message = orjson.loads(response.content)["error"] if prefix else response.content.decode()
+    assert message.startswith("q: ")
+
+
+def test_a_memory_search_of_the_longest_query_is_answered(client, memory, editor):
+    assert get_json(client, reverse("api-workspace-search"), q="mollie " * 142)["hits"] == []
+
+
 def test_api_search_without_q_is_a_400_naming_it(client, memory, editor):
     assert get_json(client, reverse("api-workspace-search"), status=400)["error"].startswith("q")
 

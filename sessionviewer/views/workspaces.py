@@ -33,6 +33,7 @@ from sessionviewer.forms import (
     FileForm,
     NameField,
     PreviewForm,
+    TextSearchField,
     VersionForm,
     WholeNumberField,
     clean_param,
@@ -481,6 +482,14 @@ def _hits(roots: list[Path], query: str) -> list[dict]:
     ]
 
 
+_MEMORY_QUERY = TextSearchField()
+
+
+def _memory_query(request: HttpRequest) -> str:
+    """The q of the memory search, "" when absent; raises BadParameter naming it."""
+    return clean_param(_MEMORY_QUERY, "q", request.GET.get("q", ""))
+
+
 def _agent_name() -> str:
     return settings.SESSIONVIEWER_AGENT_NAME
 
@@ -619,7 +628,10 @@ def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
 def search(request: HttpRequest) -> HttpResponse:
-    query = request.GET.get("q", "")
+    try:
+        query = _memory_query(request)
+    except BadParameter as error:
+        return bad_request(request, error)
     hits = _hits(memory_roots(), query) if query.strip() else []
     template_name = "workspaces/search.html"
     if request.htmx:
@@ -967,7 +979,10 @@ def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @require_GET
 @api_permission_required(VIEW)
 def api_search(request: HttpRequest) -> HttpResponse:
-    query = request.GET.get("q", "")
+    try:
+        query = _memory_query(request)
+    except BadParameter as error:
+        return json_error(str(error), 400)
     if not query.strip():
         return json_error("q: give the text to search for", 400)
     return json_response({"q": query, "hits": _hits(memory_roots(), query)})
