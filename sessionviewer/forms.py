@@ -146,6 +146,15 @@ class NameField(forms.CharField):
             raise forms.ValidationError(f"{value!r} is not a single name", code="invalid")
 
 
+class TextSearchField(forms.CharField):
+    """Text searched for as written (the workspace memory search): at most MAX_QUERY
+    characters, kept as typed (spaces count), no NUL."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(max_length=MAX_QUERY, strip=False, **kwargs)
+
+
 class SearchField(forms.CharField):
     """A full-text query: words, "quoted phrases" and prefix* searches (search.query_problem)."""
 

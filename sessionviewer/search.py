@@ -31,21 +31,33 @@ _TERM = re.compile(r'"([^"]*)"?|(\S+)')
 
 @dataclass(frozen=True)
 class ParsedQuery:
-    """A user's query as the index can answer it.
+    """A user's query as the index can answer it, the same way on both engines.
 
     fts: an FTS5 query in which every token is quoted, so that nothing a user types
     turns into an FTS5 operator (AND, NEAR, column filters); a trailing '*' keeps
-    prefix search. literals: what must also appear as written, case aside: quoted
-    phrases and words with punctuation inside ("app.py", "error_code"), which the
-    index only knows as separate tokens (it keeps no positions, see migration 0007).
+    prefix search. tsquery: the same words, phrases and prefixes for PostgreSQL's
+    to_tsquery, each quoted as one term and joined by '&', so that nothing turns into
+    a tsquery operator either ('or', '-word', '!', '|'). literals: what must also appear
+    as written, case aside: quoted phrases and words with punctuation inside ("app.py",
+    "error_code"), which the index only knows as separate tokens (it keeps no positions,
+    see migration 0007).
     """
 
     fts: str
     literals: tuple[str, ...]
+    tsquery: str
+
+
+def _tsquery_term(text: str, prefix: bool) -> str:
+    # Inside quotes, to_tsquery runs the text through the same parser as to_tsvector (so
+    # "src/app.py" is the one lexeme the index holds); only \ and ' need escaping there.
+    quoted = "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+    return quoted + (":*" if prefix else "")
 
 
 def parse_query(text: str) -> ParsedQuery:
     terms: list[str] = []
+    ts_terms: list[str] = []
     literals: list[str] = []
     for match in _TERM.finditer(text):
         phrase, word = match.group(1), match.group(2)
@@ -58,11 +70,12 @@ def parse_query(text: str) -> ParsedQuery:
         if prefix:
             quoted[-1] += "*"
         terms += quoted
+        ts_terms.append(_tsquery_term(source, prefix))
         if phrase is not None or len(tokens) > 1:
             literal = " ".join(source.split()) if phrase is not None else source.strip("\"'()[]{}<>,;:!?")
             if len(_FTS_TOKEN.findall(literal)) > 1:
                 literals.append(literal)
-    return ParsedQuery(" ".join(terms), tuple(dict.fromkeys(literals)))
+    return ParsedQuery(" ".join(terms), tuple(dict.fromkeys(literals)), " & ".join(ts_terms))
 
 
 MAX_QUERY = 1000  # characters: a pasted error message fits
@@ -107,7 +120,7 @@ def matching_entries(text: str) -> QuerySet[Entry]:
         return Entry.objects.none()
     if connection.vendor == "postgresql":
         entries = Entry.objects.annotate(search=SearchVector("text", config="simple")).filter(
-            search=SearchQuery(text, config="simple", search_type="websearch")
+            search=SearchQuery(parsed.tsquery, config="simple", search_type="raw")
         )
     else:
         entries = Entry.objects.filter(

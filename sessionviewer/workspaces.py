@@ -205,8 +205,10 @@ def _check_name(name: object, what: str) -> str:
 def _resolve(path: Path) -> Path:
     try:
         return path.resolve()
-    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
-        raise UnsafePath(f"cannot resolve {path.name!r}: {exc}") from exc
+    except RuntimeError as exc:  # Python 3.11 raises it for a loop, without an errno
+        raise UnsafePath(f"{path.name!r} leads into a loop of links") from exc
+    except OSError as exc:
+        raise UnsafePath(f"cannot resolve {path.name!r}: {exc.strerror or exc}") from exc
 
 
 def resolve_jid_dir(root: Path, jid: str) -> Path:
@@ -763,10 +765,11 @@ class StoredFile:
     name: str  # on disk: "<uuid>_<name>"
     original_name: str
     mime_type: str
-    size: int
-    mtime: datetime
+    size: int | None  # None with an error
+    mtime: datetime | None
     previewable: bool
-    path: Path
+    path: Path | None  # the real path; None with an error
+    error: str | None = None  # why it is never opened: a bad link, or not a regular file
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -777,26 +780,62 @@ def _entries(folder: Path) -> list[Path]:
         return []
 
 
+def _entry_problem(jid_dir: Path, name: str, subdir: str | None) -> tuple[Path, os.stat_result] | str | None:
+    """(real path, stat) of a listed entry that is a regular file inside the JID folder, or why not.
+
+    None when it is gone (removed since it was listed). A link leaving the folder is refused
+    from its path alone: it is never followed, so what lies outside is neither read nor stated.
+    """
+    try:
+        path = resolve_member(jid_dir, name, subdir)
+        st = path.stat()
+        _check_regular(path, st.st_mode)
+    except UnsafePath as exc:
+        return str(exc)
+    except FileNotFoundError:
+        entry = Path(jid_dir) / subdir / name if subdir else Path(jid_dir) / name
+        return "a broken link: what it points to does not exist" if entry.is_symlink() else None
+    except OSError as exc:
+        return read_error(exc)
+    return path, st
+
+
+def _subdir_problem(jid_dir: Path, subdir: str) -> str | None:
+    """Why files/ or sessions/ is not listed at all: a link leaving the JID folder, or a loop."""
+    try:
+        resolve_member(jid_dir, "-", subdir)
+    except UnsafePath as exc:
+        return str(exc)
+    return None
+
+
 def _previewable(mime_type: str) -> bool:
     # SVG can carry script, so it is not shown inline.
     return mime_type.startswith(("image/", "text/")) and mime_type != "image/svg+xml"
 
 
 def list_files(jid_dir: Path) -> list[StoredFile]:
-    """Downloaded attachments in files/, sorted by original name."""
-    folder = Path(jid_dir) / FILES_DIR
+    """Downloaded attachments in files/, sorted by original name.
+
+    A bad link or anything but a regular file is listed with its error, and never opened.
+    """
+    jid_dir = Path(jid_dir)
+    if problem := _subdir_problem(jid_dir, FILES_DIR):
+        return [
+            StoredFile(f"{FILES_DIR}/", f"{FILES_DIR}/", "inode/directory", None, None, False, None, problem)
+        ]
     found = []
-    for entry in _entries(folder):
-        try:
-            path = resolve_member(jid_dir, entry.name, FILES_DIR)
-            st = path.stat()
-        except (UnsafePath, OSError):
-            continue
-        if not stat.S_ISREG(st.st_mode):
-            continue
+    for entry in _entries(jid_dir / FILES_DIR):
         match = _UUID_PREFIX.match(entry.name)
         original = match.group(1) if match else entry.name
         mime_type = mimetypes.guess_type(original)[0] or "application/octet-stream"
+        checked = _entry_problem(jid_dir, entry.name, FILES_DIR)
+        if checked is None:
+            continue
+        if isinstance(checked, str):
+            found.append(StoredFile(entry.name, original, mime_type, None, None, False, None, checked))
+            continue
+        path, st = checked
         found.append(
             StoredFile(entry.name, original, mime_type, st.st_size, _mtime(st), _previewable(mime_type), path)
         )
@@ -809,11 +848,12 @@ _ARCHIVE_NAME = re.compile(r"^(\d{8}-\d{6})(?:-(\d+))?\.(?:jsonl|md)$")
 @dataclass(frozen=True, slots=True)
 class SessionFile:
     name: str  # "history.jsonl", or "sessions/20250601-143022.jsonl"
-    path: Path
+    path: Path | None  # the real path; None with an error
     active: bool
     format: str  # "jsonl" or "md" (legacy)
-    size: int
-    mtime: datetime
+    size: int | None  # None with an error
+    mtime: datetime | None
+    error: str | None = None  # why it is never opened: a bad link, or not a regular file
 
 
 def _archive_order(path: Path) -> tuple:
@@ -823,31 +863,34 @@ def _archive_order(path: Path) -> tuple:
     return (0, "", 0, path.name)
 
 
+def _session_file(jid_dir: Path, entry: Path, subdir: str | None) -> SessionFile | None:
+    name = f"{subdir}/{entry.name}" if subdir else entry.name
+    active, fmt = subdir is None, entry.suffix[1:]
+    checked = _entry_problem(jid_dir, entry.name, subdir)
+    if checked is None:
+        return None
+    if isinstance(checked, str):
+        return SessionFile(name, None, active, fmt, None, None, checked)
+    path, st = checked
+    return SessionFile(name, path, active, fmt, st.st_size, _mtime(st))
+
+
 def list_sessions(jid_dir: Path) -> list[SessionFile]:
-    """The active session (and legacy history.md), then archives, newest first."""
+    """The active session (and legacy history.md), then archives, newest first.
+
+    A bad link or anything but a regular file is listed with its error, and never opened.
+    """
     jid_dir = Path(jid_dir)
     found = []
     for name in (HISTORY, LEGACY_HISTORY):
-        with contextlib.suppress(UnsafePath, OSError):
-            path = resolve_member(jid_dir, name)
-            st = path.stat()
-            if stat.S_ISREG(st.st_mode):
-                found.append(SessionFile(name, path, True, name.rsplit(".", 1)[1], st.st_size, _mtime(st)))
-    folder = jid_dir / SESSIONS_DIR
-    archives = []
-    if folder.is_dir():
-        for entry in _entries(folder):
-            if entry.suffix not in (".jsonl", ".md"):
-                continue
-            with contextlib.suppress(UnsafePath, OSError):
-                path = resolve_member(jid_dir, entry.name, SESSIONS_DIR)
-                st = path.stat()
-                if stat.S_ISREG(st.st_mode):
-                    archives.append((entry, path, st))
-    archives.sort(key=lambda item: _archive_order(item[0]), reverse=True)
-    for entry, path, st in archives:
-        fmt = entry.suffix[1:]
-        found.append(SessionFile(f"{SESSIONS_DIR}/{entry.name}", path, False, fmt, st.st_size, _mtime(st)))
+        if os.path.lexists(jid_dir / name) and (session := _session_file(jid_dir, jid_dir / name, None)):
+            found.append(session)
+    if problem := _subdir_problem(jid_dir, SESSIONS_DIR):
+        return [*found, SessionFile(f"{SESSIONS_DIR}/", None, False, "", None, None, problem)]
+    archives = [entry for entry in _entries(jid_dir / SESSIONS_DIR) if entry.suffix in (".jsonl", ".md")]
+    for entry in sorted(archives, key=_archive_order, reverse=True):
+        if session := _session_file(jid_dir, entry, SESSIONS_DIR):
+            found.append(session)
     return found
 
 

@@ -97,6 +97,17 @@ def test_list_full_text_search_finds_an_operator_in_quotes_as_a_word(client, roo
     assert body["count"] == 0
 
 
+@pytest.mark.parametrize(
+    ("q", "jids"),
+    [("lighthouse or bread", []), ("bread -lighthouse", []), ("where -is", ["alice@example.com"])],
+)
+def test_list_full_text_search_reads_or_and_a_leading_minus_as_words_on_both_engines(
+    client, root, viewer, q, jids
+):
+    body = get_json(client, reverse("api-session-list"), q=q)
+    assert [s["jid"] for s in body["sessions"]] == jids
+
+
 def test_list_filters_by_updated_since(client, root, viewer):
     body = get_json(client, reverse("api-session-list"), updated_since="2025-02-15")
     assert [s["jid"] for s in body["sessions"]] == ["bob@example.com"]

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from django import forms
 
-from sessionviewer.forms import IsoDateTimeField, NameField, SearchField, WholeNumberField
+from sessionviewer.forms import IsoDateTimeField, NameField, SearchField, TextSearchField, WholeNumberField
 
 
 def error_of(field: forms.Field, value) -> str:
@@ -89,3 +89,9 @@ def test_a_search_of_words_phrases_and_prefixes_is_accepted(value):
 
 def test_a_search_has_a_length_limit():
     assert error_of(SearchField(), "x" * 1001).startswith("Ensure this value has at most 1000")
+
+
+def test_a_text_search_keeps_what_was_typed_and_refuses_an_overlong_or_nul_value():
+    assert TextSearchField().clean("  OR -word (") == "  OR -word ("
+    assert error_of(TextSearchField(), "x" * 1001).startswith("Ensure this value has at most 1000")
+    assert error_of(TextSearchField(), "a\x00b").startswith("Null characters are not allowed")

@@ -27,12 +27,22 @@ TEXTS = [
     "Le café était fermé, hélas",
     "quick brown fox jumps",
     "brown quick fox sleeps",
+    "cats or dogs, asked the vet",
+    "cats only",
+    "dogs only",
 ]
 
 
 def test_words_become_quoted_tokens_so_no_operator_reaches_fts5():
     parsed = parse_query("NEAR(x y) text:foo OR bar*")
     assert parsed.fts == '"NEAR" "x" "y" "text" "foo" "OR" "bar"*'
+
+
+def test_each_term_is_one_quoted_tsquery_term_so_no_operator_reaches_postgresql():
+    parsed = parse_query('cats or -dogs !x a|b it\'s a\\b jump* "quick brown"')
+    assert parsed.tsquery == (
+        "'cats' & 'or' & '-dogs' & '!x' & 'a|b' & 'it''s' & 'a\\\\b' & 'jump':* & 'quick brown'"
+    )
 
 
 def test_a_word_with_punctuation_is_matched_as_written():
@@ -126,10 +136,20 @@ def test_accents_and_case_are_folded_for_plain_words(indexed):
 
 
 def test_a_prefix_matches_the_start_of_a_word(indexed):
-    if connection.vendor != "sqlite":
-        pytest.skip("websearch_to_tsquery, used on PostgreSQL, has no prefix syntax")
     assert found("jump*") == [TEXTS[5]]
     assert found("jump") == []
+
+
+def test_or_and_a_leading_minus_are_plain_words_on_both_engines(indexed):
+    # websearch_to_tsquery read these as "or" and "not" on PostgreSQL only.
+    assert found("cats or dogs") == [TEXTS[7]]
+    assert found("cats -dogs") == [TEXTS[7]]
+    assert found("-cats OR dogs") == [TEXTS[7]]
+
+
+def test_quotes_backslashes_and_tsquery_operators_in_a_query_are_searched_not_parsed(indexed):
+    assert found("it's a\\b !cats dogs|") == []
+    assert found("(cats) & !dogs <-> vet:*") == [TEXTS[7]]
 
 
 def test_the_index_keeps_no_positions_and_stays_consistent(indexed):

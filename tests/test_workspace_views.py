@@ -770,6 +770,19 @@ def test_the_search_fragment_comes_back_alone_for_htmx(client, memory, editor):
     assert response.content.decode().strip().startswith('<section id="search-results">')
 
 
+@pytest.mark.parametrize("prefix", ["", "api-"])
+@pytest.mark.parametrize("value", ["x" * 1001, "mollie\x00"])
+def test_an_overlong_or_nul_memory_search_is_a_400_naming_q(client, memory, editor, prefix, value):
+    response = client.get(reverse(f"{prefix}workspace-search"), {"q": value})
+    assert response.status_code == 400
+    message = orjson.loads(response.content)["error"] if prefix else response.content.decode()
+    assert message.startswith("q: ")
+
+
+def test_a_memory_search_of_the_longest_query_is_answered(client, memory, editor):
+    assert get_json(client, reverse("api-workspace-search"), q="mollie " * 142)["hits"] == []
+
+
 def test_api_search_without_q_is_a_400_naming_it(client, memory, editor):
     assert get_json(client, reverse("api-workspace-search"), status=400)["error"].startswith("q")
 
@@ -1196,7 +1209,11 @@ def test_a_fifo_history_and_archive_leave_the_status_and_sessions_standing(clien
     fifo(memory / ALICE / "sessions" / "20250101-000000.jsonl")
     body = get_json(client, reverse("api-workspace-jid", args=[0, ALICE]))
     assert f"{ALICE}/history.jsonl: not a regular file (a FIFO)" in body["status"]["errors"]
-    assert [s["name"] for s in body["sessions"]] == ["sessions/20250601-143022.jsonl"]
+    assert [(s["name"], s["error"]) for s in body["sessions"]] == [
+        ("history.jsonl", "not a regular file (a FIFO)"),
+        ("sessions/20250601-143022.jsonl", None),
+        ("sessions/20250101-000000.jsonl", "not a regular file (a FIFO)"),
+    ]
 
 
 def test_a_folder_named_memory_md_is_an_error_in_the_memory_part(client, memory, editor):
@@ -1306,3 +1323,45 @@ def test_an_odd_audit_log_page_is_a_400_naming_it(client, memory, editor, prefix
     assert response.status_code == 400
     body = orjson.loads(response.content)["error"] if prefix else response.content.decode()
     assert body.startswith("_page: ")
+
+
+def test_bad_entries_in_files_and_sessions_are_listed_with_their_errors_and_no_links(
+    client, memory, editor, tmp_path, fifo
+):
+    (tmp_path / "secret.txt").write_text("outside")
+    files, sessions = memory / ALICE / "files", memory / ALICE / "sessions"
+    (files / "0b1e4a52-8c1d-4a57-9e0a-5d3c2f1b7a10_stolen.txt").symlink_to(tmp_path / "secret.txt")
+    (files / "0b1e4a52-8c1d-4a57-9e0a-5d3c2f1b7a10_gone.png").symlink_to(files / "nothing-here")
+    fifo(sessions / "20250701-090000.jsonl")
+    (sessions / "20250801-090000.jsonl").symlink_to(sessions / "20250801-090000.jsonl")
+    response = client.get(reverse("workspace-jid", args=[0, ALICE]))
+    page = response.content.decode()
+    assert response.status_code == 200
+    stored, listed = section(page, "stored-files"), section(page, "sessions")
+    assert "stolen.txt" in stored and "leads outside its folder" in stored
+    assert "gone.png" in stored and "a broken link" in stored
+    assert "mockup.png" in stored  # the good files are still there, with their links
+    for name in (
+        "0b1e4a52-8c1d-4a57-9e0a-5d3c2f1b7a10_stolen.txt",
+        "0b1e4a52-8c1d-4a57-9e0a-5d3c2f1b7a10_gone.png",
+    ):
+        assert reverse("workspace-file", args=[0, ALICE, name]) not in stored  # no link to preview or raw
+    assert "20250701-090000.jsonl" in listed and "not a regular file (a FIFO)" in listed
+    assert "20250801-090000.jsonl" in listed and "loop of links" in listed
+    for name in ("20250701-090000.jsonl", "20250801-090000.jsonl"):
+        assert reverse("workspace-session-source", args=[0, ALICE, name]) not in listed
+    assert "outside" not in page.replace("leads outside", "")  # a link leaving the root is never read
+    body = get_json(client, reverse("api-workspace-jid", args=[0, ALICE]))
+    errors = {f["original_name"]: (f["error"], f["url"]) for f in body["stored_files"]}
+    assert errors["stolen.txt"][1] is None and "leads outside" in errors["stolen.txt"][0]
+    assert errors["gone.png"][1] is None and "a broken link" in errors["gone.png"][0]
+    assert errors["mockup.png"][0] is None and errors["mockup.png"][1]
+    rows = {s["name"]: s for s in body["sessions"]}
+    fifo_row = rows["sessions/20250701-090000.jsonl"]
+    assert (fifo_row["error"], fifo_row["source_url"], fifo_row["transcript_url"]) == (
+        "not a regular file (a FIFO)",
+        None,
+        None,
+    )
+    assert rows["sessions/20250601-143022.jsonl"]["error"] is None
+    assert fifo.opened == []

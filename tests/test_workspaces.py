@@ -664,10 +664,58 @@ def test_list_files_without_a_files_folder_is_empty(tmp_path):
     assert list_files(tmp_path) == []
 
 
-def test_list_files_skips_symlinks_pointing_outside(tmp_path):
+def test_list_files_lists_a_link_leaving_the_root_with_its_error_and_nothing_of_its_target(tmp_path):
     make_tree(tmp_path, {"secret.txt": "x", "a@b.c/files/": ""})
     (tmp_path / "a@b.c" / "files" / f"{UUID}_x.txt").symlink_to(tmp_path / "secret.txt")
-    assert list_files(tmp_path / "a@b.c") == []
+    [found] = list_files(tmp_path / "a@b.c")
+    assert (found.original_name, found.path, found.size, found.mtime, found.previewable) == (
+        "x.txt",
+        None,
+        None,
+        None,
+        False,
+    )
+    assert "leads outside its folder" in found.error
+
+
+def bad_entry(folder: Path, kind: str, name: str, make_fifo) -> None:
+    """Puts at folder/name a dangling link, a link loop, a folder or a FIFO."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if kind == "dangling":
+        (folder / name).symlink_to(folder / "gone")
+    elif kind == "loop":
+        (folder / name).symlink_to(folder / name)
+    elif kind == "folder":
+        (folder / name).mkdir()
+    else:
+        make_fifo(folder / name)
+
+
+BAD_ENTRIES = [
+    ("dangling", "a broken link"),
+    ("loop", "loop of links"),
+    ("folder", "not a regular file (a folder)"),
+    ("fifo", "not a regular file (a FIFO)"),
+]
+
+
+@pytest.mark.parametrize(("kind", "error"), BAD_ENTRIES)
+def test_list_files_lists_a_bad_entry_with_its_error_beside_the_good_ones(tmp_path, fifo, kind, error):
+    jid_dir = make_tree(tmp_path / "a@b.c", {f"files/{UUID}_good.txt": "fine"})
+    bad_entry(jid_dir / "files", kind, f"{UUID}_bad.txt", fifo)
+    bad, good = list_files(jid_dir)
+    assert (bad.original_name, bad.path, bad.previewable) == ("bad.txt", None, False)
+    assert error in bad.error
+    assert (good.original_name, good.size, good.error) == ("good.txt", 4, None)
+    assert fifo.opened == []
+
+
+def test_list_files_of_a_files_folder_leaving_the_root_is_one_error_listing_nothing_outside(tmp_path):
+    make_tree(tmp_path, {"elsewhere/secret.txt": "x", "a@b.c/": ""})
+    (tmp_path / "a@b.c" / "files").symlink_to(tmp_path / "elsewhere")
+    [found] = list_files(tmp_path / "a@b.c")
+    assert (found.name, found.path) == ("files/", None)
+    assert "leads outside its JID folder" in found.error
 
 
 def test_list_sessions_puts_the_active_session_first_then_archives_newest_first(tmp_path):
@@ -688,6 +736,30 @@ def test_list_sessions_puts_the_active_session_first_then_archives_newest_first(
         ("sessions/20250601-143022-1.jsonl", False, "jsonl"),
         ("sessions/20250601-143022.md", False, "md"),
     ]
+
+
+@pytest.mark.parametrize(("kind", "error"), BAD_ENTRIES)
+def test_list_sessions_lists_a_bad_history_and_archive_with_their_errors(tmp_path, fifo, kind, error):
+    jid_dir = make_tree(tmp_path / "a@b.c", {"sessions/20250601-143022.jsonl": "{}\n"})
+    bad_entry(jid_dir, kind, "history.jsonl", fifo)
+    bad_entry(jid_dir / "sessions", kind, "20250701-090000.jsonl", fifo)
+    sessions = list_sessions(jid_dir)
+    assert [(s.name, s.active, s.path is None) for s in sessions] == [
+        ("history.jsonl", True, True),
+        ("sessions/20250701-090000.jsonl", False, True),
+        ("sessions/20250601-143022.jsonl", False, False),
+    ]
+    assert error in sessions[0].error and error in sessions[1].error
+    assert sessions[2].error is None
+    assert fifo.opened == []
+
+
+def test_list_sessions_lists_an_archive_leaving_the_root_with_its_error(tmp_path):
+    make_tree(tmp_path, {"secret.jsonl": "{}\n", "a@b.c/sessions/": ""})
+    (tmp_path / "a@b.c" / "sessions" / "20250101-000000.jsonl").symlink_to(tmp_path / "secret.jsonl")
+    [found] = list_sessions(tmp_path / "a@b.c")
+    assert (found.name, found.path, found.size) == ("sessions/20250101-000000.jsonl", None, None)
+    assert "leads outside its folder" in found.error
 
 
 def test_list_sessions_of_sample_alice_includes_the_legacy_markdown_archive(sample):

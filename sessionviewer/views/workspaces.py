@@ -34,6 +34,7 @@ from sessionviewer.forms import (
     FileForm,
     NameField,
     PreviewForm,
+    TextSearchField,
     VersionForm,
     WholeNumberField,
     clean_param,
@@ -317,11 +318,12 @@ def _jid_entry(root: Path, jid: str) -> ws.JidDir:
 def _sessions(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
     files = ws.list_sessions(jid_dir)
     # The index stores the path it walked; the core gives the real one: match either.
-    paths = {str(f.path) for f in files} | {str(jid_dir / f.name) for f in files}
+    paths = {str(f.path) for f in files if f.path} | {str(jid_dir / f.name) for f in files if f.path}
     indexed = {s.path: s for s in Session.objects.filter(path__in=paths).only("id", "path")}
     rows = []
     for f in files:
-        session = indexed.get(str(f.path)) or indexed.get(str(jid_dir / f.name))
+        # A bad link or a FIFO is listed with its error, and nothing links to it.
+        session = (indexed.get(str(f.path)) or indexed.get(str(jid_dir / f.name))) if f.path else None
         rows.append(
             {
                 "name": f.name,
@@ -331,7 +333,8 @@ def _sessions(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
                 "mtime": f.mtime,
                 "session_id": session.id if session else None,
                 "transcript_url": reverse("session-detail", args=[session.id]) if session else None,
-                "source_url": _source_url(root_index, jid, f.name),
+                "source_url": _source_url(root_index, jid, f.name) if f.path else None,
+                "error": f.error,
             }
         )
     return rows
@@ -345,9 +348,10 @@ def _stored_files(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
             "mime_type": f.mime_type,
             "size": f.size,
             "mtime": f.mtime,
-            "image": f.mime_type in IMAGE_TYPES,
-            "text": f.mime_type.startswith("text/"),
-            "url": reverse("workspace-file", args=[root_index, jid, f.name]),
+            "image": f.mime_type in IMAGE_TYPES and not f.error,
+            "text": f.mime_type.startswith("text/") and not f.error,
+            "url": None if f.error else reverse("workspace-file", args=[root_index, jid, f.name]),
+            "error": f.error,
         }
         for f in ws.list_files(jid_dir)
     ]
@@ -494,6 +498,14 @@ def _hits(roots: list[Path], query: str) -> list[dict]:
     ]
 
 
+_MEMORY_QUERY = TextSearchField()
+
+
+def _memory_query(request: HttpRequest) -> str:
+    """The q of the memory search, "" when absent; raises BadParameter naming it."""
+    return clean_param(_MEMORY_QUERY, "q", request.GET.get("q", ""))
+
+
 def _agent_name() -> str:
     return settings.SESSIONVIEWER_AGENT_NAME
 
@@ -632,7 +644,10 @@ def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
 def search(request: HttpRequest) -> HttpResponse:
-    query = request.GET.get("q", "")
+    try:
+        query = _memory_query(request)
+    except BadParameter as error:
+        return bad_request(request, error)
     hits = _hits(memory_roots(), query) if query.strip() else []
     template_name = "workspaces/search.html"
     if request.htmx:
@@ -1077,7 +1092,10 @@ def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @require_GET
 @api_permission_required(VIEW)
 def api_search(request: HttpRequest) -> HttpResponse:
-    query = request.GET.get("q", "")
+    try:
+        query = _memory_query(request)
+    except BadParameter as error:
+        return json_error(str(error), 400)
     if not query.strip():
         return json_error("q: give the text to search for", 400)
     return json_response({"q": query, "hits": _hits(memory_roots(), query)})
