@@ -1365,3 +1365,83 @@ def test_bad_entries_in_files_and_sessions_are_listed_with_their_errors_and_no_l
     )
     assert rows["sessions/20250601-143022.jsonl"]["error"] is None
     assert fifo.opened == []
+
+
+# The editor in front of a file it cannot read
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_the_editor_shows_an_unreadable_file_read_only_with_its_error(client, memory, editor, fifo, kind):
+    path = memory / ALICE / "user.md"
+    path.unlink(missing_ok=True)
+    fifo(path) if kind == "fifo" else path.mkdir()
+    response = client.get(edit_url(ALICE, "user.md"))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert f"not a regular file (a {'FIFO' if kind == 'fifo' else 'folder'})" in page
+    assert "undecodable bytes" not in page  # that is the message for a file that is not UTF-8
+    assert save_url(ALICE, "user.md") not in page  # no form to save over it
+    assert fifo.opened == []
+
+
+def test_the_jid_page_offers_no_create_link_for_an_unreadable_file(client, memory, editor, fifo):
+    path = memory / ALICE / "user.md"
+    path.unlink(missing_ok=True)
+    fifo(path)
+    page = client.get(reverse("workspace-jid", args=[0, ALICE])).content.decode()
+    assert "not a regular file (a FIFO)" in section(page, "profile")
+    assert edit_url(ALICE, "user.md") not in section(page, "profile")
+
+
+@pytest.mark.parametrize("version", ["", "absent"])
+def test_a_save_over_an_unreadable_file_is_refused_with_the_text_kept(client, memory, editor, fifo, version):
+    path = memory / ALICE / "user.md"
+    path.unlink(missing_ok=True)
+    fifo(path)
+    response = client.post(save_url(ALICE, "user.md"), {"text": "Mine, kept", "version": version})
+    page = response.content.decode()
+    assert response.status_code == 409
+    assert "not a regular file (a FIFO)" in page
+    assert "Mine, kept" in page
+    assert path.is_fifo()  # nothing on disk changed
+    assert not Revision.objects.exists()
+    assert fifo.opened == []
+
+
+def test_removing_an_override_that_became_a_fifo_is_refused_with_its_error(client, memory, editor, fifo):
+    path = memory / ALICE / "identity.md"
+    fifo(path)
+    response = client.post(
+        reverse("workspace-remove-run", args=[0, ALICE, "identity.md"]), {"version": "absent"}
+    )
+    assert response.status_code == 409
+    assert "Not removed: not a regular file (a FIFO)" in response.content.decode()
+    assert path.is_fifo() and not Revision.objects.exists()
+    assert fifo.opened == []
+
+
+def test_restoring_over_a_file_that_became_a_fifo_is_refused_with_its_error(client, memory, editor, fifo):
+    path = memory / "identity.md"
+    save(client, "", "identity.md", "First.\n", path=path)
+    first = Revision.objects.get()
+    path.unlink()
+    fifo(path)
+    response = client.post(reverse("workspace-revision-restore", args=[first.id]), {"version": "absent"})
+    assert response.status_code == 409
+    assert "Not restored: not a regular file (a FIFO)" in response.content.decode()
+    assert path.is_fifo() and Revision.objects.count() == 1
+    assert fifo.opened == []
+
+
+def test_new_with_a_fifo_for_history_is_refused_with_its_error(client, memory, editor, fifo):
+    history = memory / ALICE / "history.jsonl"
+    history.unlink()
+    fifo(history)
+    confirm = client.get(reverse("workspace-new", args=[0, ALICE]))
+    assert confirm.status_code == 200
+    assert "not a regular file (a FIFO)" in confirm.content.decode()
+    response = client.post(reverse("workspace-new-run", args=[0, ALICE]), {"version": "absent"})
+    assert response.status_code == 409
+    assert "Not archived: not a regular file (a FIFO)" in response.content.decode()
+    assert history.is_fifo() and not AuditEvent.objects.exists()
+    assert fifo.opened == []

@@ -177,9 +177,11 @@ def _target_of(revision: Revision) -> Target:
 
 @dataclass(frozen=True, slots=True)
 class Loaded:
-    text: str | None  # None: the file does not exist
+    text: str | None  # None: the file does not exist, or cannot be read
     version: str
     error: str | None = None
+    # False: a FIFO, folder, bad link or unreadable file, which the editor never writes over.
+    readable: bool = True
 
 
 def _load(path: Path) -> Loaded:
@@ -188,13 +190,13 @@ def _load(path: Path) -> Loaded:
     try:
         version = ws.file_version(path)
     except OSError as error:  # a FIFO, folder or unreadable file: no version, so no save from it
-        return Loaded(None, "", ws.read_error(error))
+        return Loaded(None, "", ws.read_error(error), readable=False)
     try:
         data = ws.read_regular(path)
     except FileNotFoundError:
         return Loaded(None, version)
     except OSError as error:
-        return Loaded(None, version, ws.read_error(error))
+        return Loaded(None, version, ws.read_error(error), readable=False)
     try:
         return Loaded(data.decode("utf-8"), version)
     except UnicodeDecodeError as error:
@@ -233,13 +235,20 @@ def _audit(request: HttpRequest, root: Path, jid: str, action: str, **detail) ->
 
 def _unavailable(request: HttpRequest, template: str, context: dict, what: str, error: DatabaseError):
     """503: the database could not record a change, so the change was not made."""
-    context["unrecorded"] = (
+    context["not_done"] = (
         f"{what}: the database could not record it ({error}). Nothing on disk was changed. "
         "Try again in a moment."
     )
     response = render(request, template, context, status=503)
     response["Retry-After"] = "5"
     return response
+
+
+def _unreadable(request: HttpRequest, template: str, context: dict, what: str, error: OSError):
+    """409: what stands at the file's path is no file to replace or read (a FIFO, a folder, a
+    bad link, a file without read permission), so the change was not made."""
+    context["not_done"] = f"{what}: {ws.read_error(error)}. Nothing on disk was changed."
+    return render(request, template, context, status=409)
 
 
 # Dictionaries for the API
@@ -362,7 +371,7 @@ def _load_part(folder: Path, name: str) -> Loaded:
     try:
         return _load(ws.resolve_member(folder, name))
     except ws.UnsafePath as error:
-        return Loaded(None, "", str(error))
+        return Loaded(None, "", str(error), readable=False)
 
 
 def _knowledge(jid_dir: Path) -> ws.Knowledge:
@@ -728,6 +737,13 @@ def _edit_context(target: Target, form: FileForm, loaded: Loaded, **extra) -> di
     }
 
 
+def _unwritable(request: HttpRequest, target: Target, form: FileForm, loaded: Loaded, text: str):
+    """409: what is on disk at the file's path is not a file the editor may replace (a FIFO,
+    a folder, a bad link, a file it cannot read). Nothing is written; the text is shown back."""
+    context = _edit_context(target, form, loaded, unsaved=text)
+    return render(request, "workspaces/edit.html", context, status=409)
+
+
 def _initial_text(target: Target, loaded: Loaded) -> str:
     """What the edit form starts from: the file, else what it will replace."""
     if loaded.text is not None:
@@ -770,6 +786,8 @@ def save_file(request: HttpRequest, root: int, name: str, jid: str = "") -> Http
     preview_url = reverse("workspace-preview")
     form = FileForm(request.POST, preview_url=preview_url)
     before = _load(target.path)
+    if not before.readable:
+        return _unwritable(request, target, form, before, request.POST.get("text", ""))
     if not form.is_valid():
         return render(request, "workspaces/edit.html", _edit_context(target, form, before), status=400)
     text = form.cleaned_data["text"].replace("\r\n", "\n")
@@ -789,6 +807,8 @@ def save_file(request: HttpRequest, root: int, name: str, jid: str = "") -> Http
         # The form still holds the user's text and the version it was loaded from.
         context = _edit_context(target, form, before)
         return _unavailable(request, "workspaces/edit.html", context, "Not saved", error)
+    except OSError as error:  # it became a FIFO, folder or unreadable file since it was loaded
+        return _unwritable(request, target, form, Loaded(None, "", ws.read_error(error), False), text)
     messages.success(request, f"Saved {target.label}.")
     return redirect(target.done_url())
 
@@ -838,6 +858,9 @@ def remove_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
     except DatabaseError as error:
         context = {"target": target, "loaded": before, "form": form}
         return _unavailable(request, "workspaces/remove.html", context, "Not removed", error)
+    except OSError as error:
+        context = {"target": target, "loaded": before, "form": form}
+        return _unreadable(request, "workspaces/remove.html", context, "Not removed", error)
     messages.success(request, f"Removed {target.label}: the global file applies again.")
     return redirect(target.done_url())
 
@@ -886,6 +909,9 @@ def _restore(request: HttpRequest, revision_id: int, side: str) -> HttpResponse:
         if isinstance(error, DatabaseError):
             return _unavailable(request, "workspaces/revision.html", context, "Not restored", error)
         return render(request, "workspaces/revision.html", {**context, "conflict": error}, status=409)
+    except OSError as error:
+        context = {"revision": revision, "target": target, "current": _load(target.path), "form": None}
+        return _unreadable(request, "workspaces/revision.html", context, "Not restored", error)
     when = "as of" if side == "after" else "as it was before"
     messages.success(request, f"Restored {target.label} {when} revision {revision.id}.")
     return redirect(target.done_url())
@@ -920,8 +946,11 @@ def new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 
 def _new_context(root_index: int, base: Path, jid_dir: Path, jid: str, **extra) -> dict:
     # The form carries the history's version: a second /new from the same page is refused.
-    version = ws.file_version(_member(jid_dir, ws.HISTORY))
     context = {"root_index": root_index, "jid": jid, "status": ws.jid_status(base, jid)}
+    try:
+        version = ws.file_version(_member(jid_dir, ws.HISTORY))
+    except OSError:  # a FIFO or folder for history: status.errors says so, and /new is refused
+        version = ""
     return {**context, "form": VersionForm(initial={"version": version}), **extra}
 
 
@@ -951,6 +980,9 @@ def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     except DatabaseError as error:
         context = _new_context(root, base, jid_dir, jid)
         return _unavailable(request, "workspaces/new.html", context, "Not archived", error)
+    except OSError as error:
+        context = _new_context(root, base, jid_dir, jid)
+        return _unreadable(request, "workspaces/new.html", context, "Not archived", error)
     name = f"{ws.SESSIONS_DIR}/{archived.name}" if archived else None
     if archived:
         messages.success(request, f"Archived the session as {name}.")
