@@ -566,7 +566,9 @@ def _index_file(plan: _Plan, batches: Iterable[ingest.Batch], summary: IndexSumm
             summary.problems += len(batch.problems)
             room = BAD_LINES_KEPT - len(summary.bad_lines)
             summary.bad_lines += [
-                f"{plan.work.found.path}:{p.line}: {p.message}" for p in batch.problems[:room]
+                # In line order: lines cut for depth are found after the reader's own problems.
+                f"{plan.work.found.path}:{p.line}: {p.message}"
+                for p in sorted(batch.problems, key=lambda p: p.line)[:room]
             ]
         if batch.last:
             # The last batch: one save with the file's state (most files are one batch).

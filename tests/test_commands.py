@@ -138,6 +138,17 @@ def test_index_takes_the_hostile_corpus_whole_and_lists_every_bad_line(tmp_path,
     assert sorted(listed) == sorted(f"bad line {p.session.path}:{p.line}: {p.message}" for p in problems)
 
 
+def test_index_lists_a_files_bad_lines_in_line_order(tmp_path):
+    # The line cut for depth (2) is found after the reader's own bad line (3).
+    path = claude_file(tmp_path / "-w" / "s.jsonl", deep_tool_call(900), b'{"not": json')
+    err = StringIO()
+    call_command("index", f"claude_code={tmp_path}", stdout=StringIO(), stderr=err)
+    assert [re.sub(r": .*", "", line) for line in err.getvalue().splitlines()] == [
+        f"bad line {path}:2",
+        f"bad line {path}:3",
+    ]
+
+
 def test_index_names_a_file_it_could_not_index_and_goes_on(tmp_path, monkeypatch):
     from sessionviewer import ingest
 
