@@ -14,9 +14,10 @@ from threading import Lock
 import orjson
 from django.db import connection
 
-from sessionviewer import ingest, readers, threads
+from sessionviewer import readers, threads
 from sessionviewer.forms import BadParameter as BadParameter  # raised by transcript_page
 from sessionviewer.forms import WholeNumberField, clean_param
+from sessionviewer.index import worker as ingest
 from sessionviewer.models import ENTRY_FIELDS, Entry, Session, ThreadSnapshot
 
 UnknownLeaf = threads.UnknownLeaf

@@ -150,7 +150,7 @@ def test_index_lists_a_files_bad_lines_in_line_order(tmp_path):
 
 
 def test_index_names_a_file_it_could_not_index_and_goes_on(tmp_path, monkeypatch):
-    from sessionviewer import ingest
+    from sessionviewer.index import worker as ingest
 
     for name in ("a", "b"):
         claude_file(tmp_path / "-w" / f"{name}.jsonl")

@@ -13,8 +13,10 @@ import orjson
 import pytest
 from django.db import connection
 
-from sessionviewer import indexer, ingest, readers
-from sessionviewer.indexer import index_roots, watch_roots
+from sessionviewer import readers
+from sessionviewer.index import index_roots, watch_roots
+from sessionviewer.index import passes as indexer
+from sessionviewer.index import worker as ingest
 from sessionviewer.models import Entry, Problem, Session
 from sessionviewer.roots import RootSpec
 

@@ -25,8 +25,10 @@ import orjson
 import pytest
 from django.db import DataError, transaction
 
-from sessionviewer import indexer, ingest, readers, transcripts
-from sessionviewer.indexer import index_roots
+from sessionviewer import readers, transcripts
+from sessionviewer.index import index_roots
+from sessionviewer.index import passes as indexer
+from sessionviewer.index import worker as ingest
 from sessionviewer.models import Entry, Problem, Session
 from sessionviewer.roots import RootSpec
 from sessionviewer.search import matching_entries

@@ -14,7 +14,7 @@ from django.db.models.functions import Coalesce, NullIf
 from django.urls import reverse
 
 from sessionviewer import transcripts
-from sessionviewer.indexer import index_roots
+from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, Session
 from sessionviewer.roots import RootSpec
 from sessionviewer.transcripts import CHUNK
@@ -818,7 +818,7 @@ def test_a_line_nested_too_deep_shows_cut_with_a_note_and_is_listed_as_a_bad_lin
 
 
 def test_an_entry_longer_than_search_covers_says_so(client, viewer, tmp_path, monkeypatch):
-    from sessionviewer import ingest
+    from sessionviewer.index import worker as ingest
 
     monkeypatch.setattr(ingest, "SEARCHABLE_CHARS", 20)  # a small pass is read in this process
     write_go_session(tmp_path, 2)
@@ -831,7 +831,7 @@ def test_an_entry_longer_than_search_covers_says_so(client, viewer, tmp_path, mo
 def test_the_list_shows_a_file_that_could_not_be_indexed_with_its_error(
     client, viewer, tmp_path, monkeypatch
 ):
-    from sessionviewer import indexer
+    from sessionviewer.index import passes as indexer
 
     write_go_session(tmp_path, 2)
 

@@ -35,14 +35,15 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, models, transaction
 from django.utils import timezone
 
-from sessionviewer import ingest, readers
+from sessionviewer import readers
+from sessionviewer.index import worker
 from sessionviewer.models import ENTRY_FIELDS, Entry, OrjsonField, Problem, Session, Source
 from sessionviewer.roots import RootSpec
 
 log = logging.getLogger(__name__)
 
 BATCH = 500
-# A pass with this much to read reads in a second process while this one writes (ingest.Reading).
+# A pass with this much to read reads in a second process while this one writes (worker.Reading).
 PARALLEL_BYTES = 16 * 1024 * 1024
 CPUS = os.cpu_count() or 1
 
@@ -81,7 +82,7 @@ def index_roots(specs: Iterable[RootSpec], progress: Progress | None = None) -> 
     started = time.perf_counter()
     summary = IndexSummary()
     parallel_from = PARALLEL_BYTES if CPUS > 1 else None
-    with _heap_frozen(), ingest.Reading(parallel_from=parallel_from, read_while_starting=True) as reading:
+    with _heap_frozen(), worker.Reading(parallel_from=parallel_from, read_while_starting=True) as reading:
         surveys = []
         for spec in specs:
             if (survey := _survey(spec, summary)) is not None:
@@ -235,7 +236,7 @@ def _plan_changes(survey: _Survey, summary: IndexSummary) -> _RootPass:
 
 def _write_changes(
     root_pass: _RootPass,
-    reading: ingest.Reading,
+    reading: worker.Reading,
     summary: IndexSummary,
     progress: Progress | None,
     total: int,
@@ -289,7 +290,7 @@ def _record_failure(plan: _Plan, error: Exception, summary: IndexSummary) -> Non
     pass tries it again; what an earlier pass indexed of it stays."""
     path = plan.work.found.path
     message = str(error) if isinstance(error, OSError | DatabaseError) else f"{type(error).__name__}: {error}"
-    message = ingest.db_text(readers.without_lone_surrogates(message))[:ERROR_LENGTH]
+    message = worker.db_text(readers.without_lone_surrogates(message))[:ERROR_LENGTH]
     summary.errors.append(f"{path}: {message}")
     if not isinstance(error, OSError | DatabaseError):  # a bug, not the input's fault: its traceback helps
         log.error("indexing %s failed", path, exc_info=error)
@@ -378,8 +379,8 @@ class _Plan:
     work: _Work
     session: Session
     reset: bool  # read again whole: its old rows go first
-    job: ingest.Job
-    number: int = -1  # the job's number in the pass's ingest.Reading
+    job: worker.Job
+    number: int = -1  # the job's number in the pass's worker.Reading
 
     @property
     def bytes_to_read(self) -> int:
@@ -399,12 +400,12 @@ def _plan(source: Source, work: _Work) -> _Plan:
         reset = True
         _reset_totals(session)
     _apply_discovery(session, found)
-    job = ingest.Job(
+    job = worker.Job(
         found.path,
         found.format,
         start_offset,
         start_line,
-        ingest.SessionState.of(session),
+        worker.SessionState.of(session),
         batch_size=BATCH,
         for_sqlite=connection.vendor == "sqlite",
     )
@@ -541,7 +542,7 @@ class _NewRows:
             return cursor.fetchone()[0] or 0
 
 
-def _index_file(plan: _Plan, batches: Iterable[ingest.Batch], summary: IndexSummary) -> Session:
+def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSummary) -> Session:
     """Write one changed file's new lines, in the caller's transaction.
 
     The lines arrive in batches, each folded into the session's totals already, so
@@ -556,7 +557,7 @@ def _index_file(plan: _Plan, batches: Iterable[ingest.Batch], summary: IndexSumm
         # Problems past the offset (a cut-off last line) are looked at again.
         retried = session.problems.filter(offset__gte=plan.job.start_offset).delete()[0]
     summary.opened += 1
-    summaries: list[ingest.SummaryLink] = []
+    summaries: list[worker.SummaryLink] = []
     for batch in batches:
         batch.state.copy_to(session)
         session.problem_count -= retried
@@ -581,7 +582,7 @@ def _index_file(plan: _Plan, batches: Iterable[ingest.Batch], summary: IndexSumm
     return session
 
 
-def _record_file_state(session: Session, work: _Work, last: ingest.Batch) -> None:
+def _record_file_state(session: Session, work: _Work, last: worker.Batch) -> None:
     # A last line still being written: keep the file "changed" so the next pass looks again.
     stat = work.stat
     session.file_size = -1 if last.pending_tail else stat.st_size
@@ -601,7 +602,7 @@ def _can_append(session: Session, path: Path, stat: os.stat_result) -> bool:
     """A true append: same file, not shorter than what was read, same first bytes."""
     if not _grew(session.read_offset, session.file_inode, stat):
         return False
-    return ingest.head_hash(path, session.read_offset) == session.file_head
+    return worker.head_hash(path, session.read_offset) == session.file_head
 
 
 def _reset_totals(session: Session) -> None:
@@ -610,7 +611,7 @@ def _reset_totals(session: Session) -> None:
     Everything reading the lines sets starts again from SessionState's defaults;
     discovery then puts back what the file's location says.
     """
-    ingest.SessionState(format=session.format).copy_to(session)
+    worker.SessionState(format=session.format).copy_to(session)
     session.title = ""
 
 
@@ -656,25 +657,25 @@ def _value_to_db(field: models.Field, for_sqlite: bool) -> Callable[[Session, st
     """How one Session field's value goes into the statement: as the ORM would send it.
 
     The usual types take a short way; anything else goes through the field itself.
-    Strings come from files (titles, paths), so NUL is escaped as ingest.db_text does.
+    Strings come from files (titles, paths), so NUL is escaped as worker.db_text does.
     """
 
     def by_field(session: Session, attname: str):
         value = field.get_db_prep_save(getattr(session, attname), connection)
-        return ingest.db_text(value) if isinstance(value, str) else value
+        return worker.db_text(value) if isinstance(value, str) else value
 
     if isinstance(field, OrjsonField):
 
         def to_db(session: Session, attname: str):
             value = getattr(session, attname)
-            return None if value is None else ingest.json_text(value)
+            return None if value is None else worker.json_text(value)
 
     elif isinstance(field, models.DateTimeField):
 
         def to_db(session: Session, attname: str):
             value = getattr(session, attname)
             if value is None or (type(value) is datetime and value.tzinfo is not None):
-                return ingest.db_datetime(value, for_sqlite)
+                return worker.db_datetime(value, for_sqlite)
             return by_field(session, attname)  # naive: Django warns, and says how it is taken
 
     elif isinstance(field, (*_PLAIN_FIELDS, models.ForeignKey)):
@@ -684,7 +685,7 @@ def _value_to_db(field: models.Field, for_sqlite: bool) -> Callable[[Session, st
             if value is None or type(value) is int:
                 return value
             if type(value) is str:
-                return ingest.db_text(value)
+                return worker.db_text(value)
             return by_field(session, attname)
 
     else:
@@ -708,8 +709,8 @@ def _write_rows(session: Session, rows: list[list], problems: list[readers.Probl
                     session=session,
                     line=p.line,
                     offset=p.offset,
-                    message=ingest.db_text(p.message),
-                    text=ingest.db_text(p.text),
+                    message=worker.db_text(p.message),
+                    text=worker.db_text(p.text),
                 )
                 for p in problems
             ],
@@ -768,12 +769,12 @@ def _placeholder(vendor: str) -> str:
 
 
 def _entry_value(column: str, vendor: str) -> str:
-    """A column's placeholder in the entry insert (ingest.entry_rows makes the rows)."""
+    """A column's placeholder in the entry insert (worker.entry_rows makes the rows)."""
     if vendor == "sqlite" and column != "session_id" and Entry._meta.get_field(column).null:
-        return f"NULLIF(?, {ingest.SQLITE_NULL})"  # ingest.SQLITE_NULL: NULL, bound cheaply
-    if vendor == "sqlite" and column in ingest.EMPTY_BY_DEFAULT:
-        # ingest.SQLITE_EMPTY: the column's empty value, bound cheaply. A literal of ours.
-        return f"IFNULL(NULLIF(?, {ingest.SQLITE_EMPTY}), '{ingest.EMPTY_BY_DEFAULT[column]}')"
+        return f"NULLIF(?, {worker.SQLITE_NULL})"  # worker.SQLITE_NULL: NULL, bound cheaply
+    if vendor == "sqlite" and column in worker.EMPTY_BY_DEFAULT:
+        # worker.SQLITE_EMPTY: the column's empty value, bound cheaply. A literal of ours.
+        return f"IFNULL(NULLIF(?, {worker.SQLITE_EMPTY}), '{worker.EMPTY_BY_DEFAULT[column]}')"
     return _placeholder(vendor)
 
 

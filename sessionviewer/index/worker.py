@@ -723,7 +723,7 @@ class Reading:
         self.close()
 
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 class _ReadAhead:
@@ -853,7 +853,9 @@ JOBS_PIPE_BYTES = 1024 * 1024  # Linux's default limit for an unprivileged proce
 SEND_JOBS = 256  # jobs that wait to be sent together once the worker runs
 
 
-# The worker's program. Not `python -m sessionviewer.ingest`: that runs this module
+# The worker's program. Not `python -m sessionviewer.index.worker`: that runs this module
 # twice, as __main__ and then as the package's (what is pickled must name the
 # latter), and the worker's start is time the writer reads jobs itself.
-WORKER = "import sys; from sessionviewer.ingest import serve; serve(sys.stdin.buffer, sys.stdout.buffer)"
+WORKER = (
+    "import sys; from sessionviewer.index.worker import serve; serve(sys.stdin.buffer, sys.stdout.buffer)"
+)
