@@ -6,7 +6,7 @@ import orjson
 from django.db import models
 from django.urls import reverse
 
-from sessionviewer.index.worker import json_text
+from sessionviewer.index.rows import json_text
 
 
 class OrjsonField(models.TextField):

@@ -17,7 +17,7 @@ from django.db import connection
 from sessionviewer import readers, threads
 from sessionviewer.forms import BadParameter as BadParameter  # raised by transcript_page
 from sessionviewer.forms import WholeNumberField, clean_param
-from sessionviewer.index import worker as ingest
+from sessionviewer.index import rows
 from sessionviewer.models import ENTRY_FIELDS, Entry, Session, ThreadSnapshot
 
 UnknownLeaf = threads.UnknownLeaf
@@ -46,7 +46,7 @@ def _select_entries(where: str, params: list) -> list[readers.Entry]:
     table = connection.ops.quote_name(Entry._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(c) for c in (*ENTRY_FIELDS, "text"))
     query = f"SELECT {columns} FROM {table} WHERE {where} ORDER BY line"  # noqa: S608 - names are ours
-    loads, block, make_entry, unstore = orjson.loads, _block, readers.Entry, ingest.blocks_from_stored
+    loads, block, make_entry, unstore = orjson.loads, _block, readers.Entry, rows.blocks_from_stored
     entries = []
     with connection.cursor() as cursor:
         cursor.execute(query, params)

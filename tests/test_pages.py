@@ -818,9 +818,9 @@ def test_a_line_nested_too_deep_shows_cut_with_a_note_and_is_listed_as_a_bad_lin
 
 
 def test_an_entry_longer_than_search_covers_says_so(client, viewer, tmp_path, monkeypatch):
-    from sessionviewer.index import worker as ingest
+    from sessionviewer.index import rows
 
-    monkeypatch.setattr(ingest, "SEARCHABLE_CHARS", 20)  # a small pass is read in this process
+    monkeypatch.setattr(rows, "SEARCHABLE_CHARS", 20)  # a small pass is read in this process
     write_go_session(tmp_path, 2)
     index_roots([RootSpec(tmp_path, "go_agent")])
     body = page(client, detail_url(Session.objects.get()))

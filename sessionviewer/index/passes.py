@@ -36,7 +36,15 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, 
 from django.utils import timezone
 
 from sessionviewer import readers
-from sessionviewer.index import worker
+from sessionviewer.index import fold, worker
+from sessionviewer.index.rows import (
+    EMPTY_BY_DEFAULT,
+    SQLITE_EMPTY,
+    SQLITE_NULL,
+    db_datetime,
+    db_text,
+    json_text,
+)
 from sessionviewer.models import ENTRY_FIELDS, Entry, OrjsonField, Problem, Session, Source
 from sessionviewer.roots import RootSpec
 
@@ -290,7 +298,7 @@ def _record_failure(plan: _Plan, error: Exception, summary: IndexSummary) -> Non
     pass tries it again; what an earlier pass indexed of it stays."""
     path = plan.work.found.path
     message = str(error) if isinstance(error, OSError | DatabaseError) else f"{type(error).__name__}: {error}"
-    message = worker.db_text(readers.without_lone_surrogates(message))[:ERROR_LENGTH]
+    message = db_text(readers.without_lone_surrogates(message))[:ERROR_LENGTH]
     summary.errors.append(f"{path}: {message}")
     if not isinstance(error, OSError | DatabaseError):  # a bug, not the input's fault: its traceback helps
         log.error("indexing %s failed", path, exc_info=error)
@@ -405,7 +413,7 @@ def _plan(source: Source, work: _Work) -> _Plan:
         found.format,
         start_offset,
         start_line,
-        worker.SessionState.of(session),
+        fold.SessionState.of(session),
         batch_size=BATCH,
         for_sqlite=connection.vendor == "sqlite",
     )
@@ -611,7 +619,7 @@ def _reset_totals(session: Session) -> None:
     Everything reading the lines sets starts again from SessionState's defaults;
     discovery then puts back what the file's location says.
     """
-    worker.SessionState(format=session.format).copy_to(session)
+    fold.SessionState(format=session.format).copy_to(session)
     session.title = ""
 
 
@@ -657,25 +665,25 @@ def _value_to_db(field: models.Field, for_sqlite: bool) -> Callable[[Session, st
     """How one Session field's value goes into the statement: as the ORM would send it.
 
     The usual types take a short way; anything else goes through the field itself.
-    Strings come from files (titles, paths), so NUL is escaped as worker.db_text does.
+    Strings come from files (titles, paths), so NUL is escaped as db_text does.
     """
 
     def by_field(session: Session, attname: str):
         value = field.get_db_prep_save(getattr(session, attname), connection)
-        return worker.db_text(value) if isinstance(value, str) else value
+        return db_text(value) if isinstance(value, str) else value
 
     if isinstance(field, OrjsonField):
 
         def to_db(session: Session, attname: str):
             value = getattr(session, attname)
-            return None if value is None else worker.json_text(value)
+            return None if value is None else json_text(value)
 
     elif isinstance(field, models.DateTimeField):
 
         def to_db(session: Session, attname: str):
             value = getattr(session, attname)
             if value is None or (type(value) is datetime and value.tzinfo is not None):
-                return worker.db_datetime(value, for_sqlite)
+                return db_datetime(value, for_sqlite)
             return by_field(session, attname)  # naive: Django warns, and says how it is taken
 
     elif isinstance(field, (*_PLAIN_FIELDS, models.ForeignKey)):
@@ -685,7 +693,7 @@ def _value_to_db(field: models.Field, for_sqlite: bool) -> Callable[[Session, st
             if value is None or type(value) is int:
                 return value
             if type(value) is str:
-                return worker.db_text(value)
+                return db_text(value)
             return by_field(session, attname)
 
     else:
@@ -709,8 +717,8 @@ def _write_rows(session: Session, rows: list[list], problems: list[readers.Probl
                     session=session,
                     line=p.line,
                     offset=p.offset,
-                    message=worker.db_text(p.message),
-                    text=worker.db_text(p.text),
+                    message=db_text(p.message),
+                    text=db_text(p.text),
                 )
                 for p in problems
             ],
@@ -769,12 +777,12 @@ def _placeholder(vendor: str) -> str:
 
 
 def _entry_value(column: str, vendor: str) -> str:
-    """A column's placeholder in the entry insert (worker.entry_rows makes the rows)."""
+    """A column's placeholder in the entry insert (rows.entry_rows makes the rows)."""
     if vendor == "sqlite" and column != "session_id" and Entry._meta.get_field(column).null:
-        return f"NULLIF(?, {worker.SQLITE_NULL})"  # worker.SQLITE_NULL: NULL, bound cheaply
-    if vendor == "sqlite" and column in worker.EMPTY_BY_DEFAULT:
-        # worker.SQLITE_EMPTY: the column's empty value, bound cheaply. A literal of ours.
-        return f"IFNULL(NULLIF(?, {worker.SQLITE_EMPTY}), '{worker.EMPTY_BY_DEFAULT[column]}')"
+        return f"NULLIF(?, {SQLITE_NULL})"  # SQLITE_NULL: NULL, bound cheaply
+    if vendor == "sqlite" and column in EMPTY_BY_DEFAULT:
+        # SQLITE_EMPTY: the column's empty value, bound cheaply. A literal of ours.
+        return f"IFNULL(NULLIF(?, {SQLITE_EMPTY}), '{EMPTY_BY_DEFAULT[column]}')"
     return _placeholder(vendor)
 
 
