@@ -14,8 +14,7 @@ import pytest
 from django.db import connection
 
 from sessionviewer import readers
-from sessionviewer.index import index_roots, rows, watch_roots, worker
-from sessionviewer.index import passes as indexer
+from sessionviewer.index import index_roots, links, passes, rows, sqlite, statements, watch_roots, worker
 from sessionviewer.models import Entry, Problem, Session
 from sessionviewer.roots import RootSpec
 
@@ -65,13 +64,13 @@ def test_index_reads_a_new_file_into_a_session_with_entries(root):
 
 def test_a_pass_keeps_the_collector_off_older_objects_and_gives_them_back(root, monkeypatch):
     frozen_while_writing = []
-    write_rows = indexer._write_rows
+    write_rows = passes.write_rows
 
     def noting(*args):
         frozen_while_writing.append(gc.get_freeze_count())
         return write_rows(*args)
 
-    monkeypatch.setattr(indexer, "_write_rows", noting)
+    monkeypatch.setattr(passes, "write_rows", noting)
     before = gc.get_freeze_count()
     run(root)
     assert frozen_while_writing and all(count > 0 for count in frozen_while_writing)
@@ -104,7 +103,7 @@ def test_migration_0010_has_the_next_pass_read_every_file_again_whole_in_place(r
             calls.append(start_offset)
             super().__init__(path, fmt, start_offset, start_line, **options)
 
-    monkeypatch.setattr(indexer.readers, "SessionReader", Spy)
+    monkeypatch.setattr(passes.readers, "SessionReader", Spy)
     summary = run(root)
     assert (summary.opened, calls) == (1, [0])  # the unchanged file, from its first byte
     assert snapshot() == before  # its rows again, none twice
@@ -122,7 +121,7 @@ def test_appended_lines_are_read_from_the_last_indexed_offset(root, monkeypatch)
             calls.append((start_offset, start_line))
             super().__init__(path, fmt, start_offset, start_line, **options)
 
-    monkeypatch.setattr(indexer.readers, "SessionReader", Spy)
+    monkeypatch.setattr(passes.readers, "SessionReader", Spy)
     with history(root).open("a") as handle:
         handle.write(message(3))
     summary = run(root)
@@ -227,7 +226,7 @@ def test_a_failed_write_leaves_the_index_as_the_last_commit_left_it(root, monkey
     def crash(*args, **kwargs):
         raise Killed
 
-    monkeypatch.setattr(indexer, "_write_rows", crash)
+    monkeypatch.setattr(passes, "write_rows", crash)
     with pytest.raises(Killed):
         run(root)
     assert snapshot() == before
@@ -240,11 +239,11 @@ def test_a_failed_write_leaves_the_index_as_the_last_commit_left_it(root, monkey
 @pytest.mark.django_db(transaction=True)
 def test_the_watcher_indexes_a_line_appended_while_it_runs(root):
     run(root)
-    passes = []
+    summaries = []
     stop = threading.Event()
 
     def on_pass(summary):
-        passes.append(summary)
+        summaries.append(summary)
         if Entry.objects.filter(text="message number 3").exists():
             stop.set()
 
@@ -268,13 +267,13 @@ def test_the_watcher_indexes_a_line_appended_while_it_runs(root):
         stop.set()
         watcher.join()
     assert Entry.objects.filter(text="message number 3").exists()
-    assert any(p.opened == 1 for p in passes)
+    assert any(p.opened == 1 for p in summaries)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_watcher_goes_on_after_a_pass_that_fails(root, monkeypatch):
     run(root)
-    real = indexer.index_roots
+    real = passes.index_roots
     calls = []
 
     def failing_once(specs, progress=None):
@@ -283,12 +282,12 @@ def test_the_watcher_goes_on_after_a_pass_that_fails(root, monkeypatch):
             raise RuntimeError("database is locked")
         return real(specs, progress)
 
-    monkeypatch.setattr(indexer, "index_roots", failing_once)
-    passes = []
+    monkeypatch.setattr(passes, "index_roots", failing_once)
+    summaries = []
     stop = threading.Event()
 
     def on_pass(summary):
-        passes.append(summary)
+        summaries.append(summary)
         if Entry.objects.filter(text="message number 3").exists():
             stop.set()
 
@@ -310,7 +309,7 @@ def test_the_watcher_goes_on_after_a_pass_that_fails(root, monkeypatch):
     finally:
         stop.set()
         watcher.join()
-    assert passes[0].errors == ["the pass stopped: RuntimeError('database is locked')"]
+    assert summaries[0].errors == ["the pass stopped: RuntimeError('database is locked')"]
     assert Entry.objects.filter(text="message number 3").exists()
 
 
@@ -334,7 +333,7 @@ def test_a_cut_off_last_line_is_recorded_once_the_file_settles_and_cleared_once_
 
 
 def test_a_file_larger_than_a_batch_is_written_in_batches_with_the_same_result(root, monkeypatch):
-    monkeypatch.setattr(indexer, "BATCH", 2)
+    monkeypatch.setattr(passes, "BATCH", 2)
     history(root).write_text(
         HEADER + "".join(message(n, "user" if n % 2 else "assistant") for n in range(1, 8))
     )
@@ -407,8 +406,8 @@ def test_text_indexed_between_files_while_the_worker_reads_is_indexed_once(root,
         (folder / "history.jsonl").write_text(
             HEADER.replace("alice", name) + message(1).replace("message number 1", f"{name} writes")
         )
-    monkeypatch.setattr(indexer, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(indexer, "CPUS", 2)
+    monkeypatch.setattr(passes, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(passes, "CPUS", 2)
     monkeypatch.setattr(worker.Reading, "ready", lambda reading, number: False)  # index between files
     run(root)
     history(root).write_text(
@@ -428,7 +427,7 @@ def test_text_indexed_between_files_while_the_worker_reads_is_indexed_once(root,
 
 def test_entry_ids_are_never_reused(root):
     # The full-text index takes a group's new rows as those above the largest id at
-    # its start (indexer._NewRows): that holds because SQLite's AUTOINCREMENT never
+    # its start (sqlite.NewRows): that holds because SQLite's AUTOINCREMENT never
     # hands out an id again, even after the rows with the largest ids are deleted.
     if connection.vendor != "sqlite":
         pytest.skip("PostgreSQL keeps its GIN index itself; its sequences never go back either")
@@ -569,7 +568,7 @@ def test_many_summary_lines_are_linked_in_a_few_queries(
         before = "a2" if n == 0 else f"s{n - 1}"
         lines = [_summary_line(f"Title {n}", before), _claude_line(f"s{n}", None, "user", "go on", f"S{n}")]
         (folder / f"S{n}.jsonl").write_text("\n".join(lines) + "\n")
-    real = indexer._link_summaries
+    real = links.link_summaries
     calls = []
 
     def counted(source, touched):
@@ -577,7 +576,7 @@ def test_many_summary_lines_are_linked_in_a_few_queries(
             real(source, touched)
         calls.append(len(touched))
 
-    monkeypatch.setattr(indexer, "_link_summaries", counted)
+    monkeypatch.setattr(links, "link_summaries", counted)
     index_roots([RootSpec(claude_project, "claude_code")])
     assert calls == [31]
     titles = _titles()
@@ -670,13 +669,13 @@ def test_the_indexers_session_statement_stores_what_the_orm_would(root):
     by_orm = _session_with_every_kind_of_value(source, "by-orm", parent)
     by_orm.save()
     by_indexer = _session_with_every_kind_of_value(source, "by-indexer", parent)
-    indexer._save_session(by_indexer)  # an insert
+    statements.save_session(by_indexer)  # an insert
     orm_row, indexer_row = _stored_row(by_orm.id), _stored_row(by_indexer.id)
     for row in (orm_row, indexer_row):
         del row["id"], row["key"], row["path"]
     assert indexer_row == orm_row
     by_indexer.title, by_indexer.started_at = "Second title", None
-    indexer._save_session(by_indexer)  # an update
+    statements.save_session(by_indexer)  # an update
     by_indexer.refresh_from_db()
     assert by_indexer.title == "Second title"
     assert (by_indexer.started_at, by_indexer.parent_id) == (None, parent.id)
@@ -687,7 +686,7 @@ def test_the_indexers_session_statement_escapes_nul_in_text_from_files(root):
     run(root)
     session = Session.objects.get()
     session.title = "a title with \x00 in it"
-    indexer._save_session(session)
+    statements.save_session(session)
     session.refresh_from_db()
     assert session.title == "a title with \\u0000 in it"
 
@@ -696,7 +695,7 @@ def test_a_file_whose_read_fails_halfway_leaves_no_rows_and_the_others_index(roo
     other = root / "bob@example.com"
     other.mkdir()
     (other / "history.jsonl").write_text(HEADER.replace("alice", "bob") + message(1))
-    monkeypatch.setattr(indexer, "BATCH", 1)
+    monkeypatch.setattr(passes, "BATCH", 1)
     real = readers.SessionReader.__iter__
 
     def failing(self):
@@ -749,7 +748,7 @@ def test_the_checkpointer_copies_committed_pages_into_the_database_file(tmp_path
     path = tmp_path / "index.sqlite3"
     writer = _wal_database(path)
     assert _rows_in_the_database_file(path, tmp_path) == 0
-    checkpointer = indexer.WalCheckpointer(str(path), log_limit=10**9)
+    checkpointer = sqlite.WalCheckpointer(str(path), log_limit=10**9)
     checkpointer.request()
     checkpointer.requests.join()
     assert _rows_in_the_database_file(path, tmp_path) == 500
@@ -763,7 +762,7 @@ def test_the_checkpointer_copies_committed_pages_into_the_database_file(tmp_path
 def test_past_its_limit_the_log_is_copied_before_the_next_write(tmp_path):
     path = tmp_path / "index.sqlite3"
     writer = _wal_database(path)  # open, as the indexer's connection is: the log stays
-    checkpointer = indexer.WalCheckpointer(str(path), log_limit=100_000)
+    checkpointer = sqlite.WalCheckpointer(str(path), log_limit=100_000)
     checkpointer.keep_log_bounded()  # ~500 KB of log: waits for the copy
     assert _rows_in_the_database_file(path, tmp_path) == 500
     writer.execute("PRAGMA journal_size_limit=0")  # as _checkpointing sets it, smaller
@@ -774,10 +773,10 @@ def test_past_its_limit_the_log_is_copied_before_the_next_write(tmp_path):
 
 
 def test_a_big_pass_checkpoints_in_a_thread_and_gives_sqlite_its_own_back_after():
-    with indexer._checkpointing(big=False) as checkpointer:
+    with sqlite.checkpointing(big=False) as checkpointer:
         assert checkpointer is None  # the watcher's small passes: SQLite's own checkpoints
     if connection.vendor != "sqlite":
-        with indexer._checkpointing(big=True) as checkpointer:
+        with sqlite.checkpointing(big=True) as checkpointer:
             assert checkpointer is None  # PostgreSQL has no such log to copy
         return
 
@@ -787,8 +786,8 @@ def test_a_big_pass_checkpoints_in_a_thread_and_gives_sqlite_its_own_back_after(
             return cursor.fetchone()[0]
 
     before = automatic()
-    with indexer._checkpointing(big=True) as checkpointer:
-        assert isinstance(checkpointer, indexer.WalCheckpointer)
+    with sqlite.checkpointing(big=True) as checkpointer:
+        assert isinstance(checkpointer, sqlite.WalCheckpointer)
         assert automatic() == 0
     assert not checkpointer.thread.is_alive()
     assert automatic() == before > 0

@@ -1,7 +1,7 @@
 """Reading files into rows in a worker process gives exactly what reading in-process gives.
 
 The indexer reads in a second process when a pass has many megabytes to read
-(indexer.PARALLEL_BYTES); these tests force that path on small files and compare.
+(passes.PARALLEL_BYTES); these tests force that path on small files and compare.
 """
 
 import contextlib
@@ -26,8 +26,7 @@ import pytest
 from django.db import DataError, transaction
 
 from sessionviewer import readers, transcripts
-from sessionviewer.index import fold, index_roots, rows, worker
-from sessionviewer.index import passes as indexer
+from sessionviewer.index import fold, index_roots, passes, rows, statements, worker
 from sessionviewer.models import Entry, Problem, Session
 from sessionviewer.roots import RootSpec
 from sessionviewer.search import matching_entries
@@ -200,12 +199,12 @@ def test_a_pass_expected_to_read_enough_starts_the_worker_before_any_job_is_adde
 @pytest.mark.django_db
 def test_a_big_pass_starts_its_worker_before_it_plans_the_files(tmp_path, monkeypatch):
     specs = copied_demo_specs(tmp_path)
-    monkeypatch.setattr(indexer, "PARALLEL_BYTES", 1)
-    monkeypatch.setattr(indexer, "CPUS", 2)
+    monkeypatch.setattr(passes, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(passes, "CPUS", 2)
     order = []
-    real_start, real_plan = worker.Reading._start_worker, indexer._plan
+    real_start, real_plan = worker.Reading._start_worker, passes.plan_file
     monkeypatch.setattr(worker.Reading, "_start_worker", lambda r: (order.append("start"), real_start(r))[1])
-    monkeypatch.setattr(indexer, "_plan", lambda *a: (order.append("plan"), real_plan(*a))[1])
+    monkeypatch.setattr(passes, "plan_file", lambda *a: (order.append("plan"), real_plan(*a))[1])
     summary = index_roots(specs)
     assert not summary.errors and summary.opened > 3
     assert order[0] == "start" and order.count("start") == 1 and order.count("plan") == summary.opened
@@ -388,8 +387,8 @@ def test_indexing_through_the_worker_gives_the_same_index(tmp_path, monkeypatch)
     index_roots(specs)
     in_process = index_snapshot()
     Session.objects.all().delete()
-    monkeypatch.setattr(indexer, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(indexer, "CPUS", 2)
+    monkeypatch.setattr(passes, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(passes, "CPUS", 2)
     spawned = []
     monkeypatch.setattr(subprocess, "Popen", _recording(spawned))
     summary = index_roots(specs)
@@ -406,8 +405,8 @@ def test_a_file_gone_before_the_worker_reads_it_is_an_error_and_the_rest_index(t
         header = {"type": "session", "version": 1, "created": "2025-02-08T19:00:00Z", "jid": jid}
         hello = {"type": "message", "role": "user", "content": "hello", "ts": "2025-02-08T19:00:01Z"}
         (folder / jid / "history.jsonl").write_text(f"{json.dumps(header)}\n{json.dumps(hello)}\n")
-    monkeypatch.setattr(indexer, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(indexer, "CPUS", 2)
+    monkeypatch.setattr(passes, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(passes, "CPUS", 2)
     real_start = worker.Reading._start_worker
 
     def start_after_a_removal(reading):
@@ -620,7 +619,7 @@ def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch
             "ts": "2025-02-08T19:00:01Z",
         }
         (folder / jid / "history.jsonl").write_text(json.dumps(hello) + "\n")
-    real_write_rows = indexer._write_rows
+    real_write_rows = passes.write_rows
 
     def refusing_alice(session, rows, problems):
         real_write_rows(session, rows, problems)
@@ -630,7 +629,7 @@ def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch
                     raise DataError("value too long")
             raise DataError("value too long")
 
-    monkeypatch.setattr(indexer, "_write_rows", refusing_alice)
+    monkeypatch.setattr(passes, "write_rows", refusing_alice)
     summary = index_roots([RootSpec(folder, "fluux_xmpp")])
     assert len(summary.errors) == 1 and "alice@example.com" in summary.errors[0]
     assert dict(Session.objects.values_list("jid", "index_error")) == {
@@ -639,7 +638,7 @@ def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch
     }
     assert list(Entry.objects.values_list("text", flat=True)) == ["hello from bob@example.com"]
     # Nothing of alice's file was kept, so the next pass tries it again whole.
-    monkeypatch.setattr(indexer, "_write_rows", real_write_rows)
+    monkeypatch.setattr(passes, "write_rows", real_write_rows)
     index_roots([RootSpec(folder, "fluux_xmpp")])
     assert Session.objects.count() == 2
 
@@ -802,7 +801,7 @@ def test_a_hostile_value_in_any_field_leaves_the_line_after_it_readable(hostile_
                 orjson.loads(value)
 
 
-ENTRY_COLUMNS = indexer.ENTRY_COLUMNS
+ENTRY_COLUMNS = statements.ENTRY_COLUMNS
 
 
 HOSTILE_LAYOUT = {  # where a root of each format keeps its n-th session file

@@ -831,14 +831,14 @@ def test_an_entry_longer_than_search_covers_says_so(client, viewer, tmp_path, mo
 def test_the_list_shows_a_file_that_could_not_be_indexed_with_its_error(
     client, viewer, tmp_path, monkeypatch
 ):
-    from sessionviewer.index import passes as indexer
+    from sessionviewer.index import passes
 
     write_go_session(tmp_path, 2)
 
     def failing(*args):
         raise ValueError("a bug")
 
-    monkeypatch.setattr(indexer, "_write_rows", failing)
+    monkeypatch.setattr(passes, "write_rows", failing)
     index_roots([RootSpec(tmp_path, "go_agent")])
     session = Session.objects.get()
     assert "not indexed</span> ValueError: a bug" in page(client, reverse("session-list"))
