@@ -26,7 +26,7 @@ import pytest
 from django.db import DataError, transaction
 
 from sessionviewer import readers, transcripts
-from sessionviewer.index import fold, index_roots, passes, rows, statements, worker
+from sessionviewer.index import fold, index_roots, passes, rows, worker
 from sessionviewer.models import Entry, Problem, Session
 from sessionviewer.roots import RootSpec
 from sessionviewer.search import matching_entries
@@ -801,7 +801,7 @@ def test_a_hostile_value_in_any_field_leaves_the_line_after_it_readable(hostile_
                 orjson.loads(value)
 
 
-ENTRY_COLUMNS = statements.ENTRY_COLUMNS
+ENTRY_COLUMNS = rows.ENTRY_COLUMNS
 
 
 HOSTILE_LAYOUT = {  # where a root of each format keeps its n-th session file

@@ -1,18 +1,49 @@
 """The entry row: what the index keeps of a line, in which column, and how it comes back.
 
-entry_rows() encodes a reader's entries as the rows the indexer inserts;
-blocks_from_stored() undoes the blocks' encoding. No Django: models.py, the writer
-and the reading process all import it.
+The column order is written here once: entry_rows() encodes a reader's entries as
+the rows the indexer inserts (ENTRY_COLUMNS), and entries_from_rows() turns the
+columns a page loads (LOADED_COLUMNS) back into entries. No Django: models.py, the
+writer, the loader and the reading process all import it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
 from sessionviewer import readers
+
+# The columns that rebuild a readers.Entry, in order: entries_from_rows() reads them,
+# and the indexer writes them (with session_id, text and raw) without the ORM.
+ENTRY_FIELDS = (
+    "line",
+    "offset",
+    "entry_id",
+    "parent_id",
+    "kind",
+    "role",
+    "timestamp",
+    "blocks",
+    "sender",
+    "model",
+    "usage",
+    "message_id",
+    "subtype",
+    "is_sidechain",
+    "is_meta",
+    "logical_parent_id",
+    "first_kept_id",
+    "summary",
+    "leaf_id",
+    "extra",
+)
+# What entry_rows() makes, in order, and what the indexer's insert names.
+ENTRY_COLUMNS = ("session_id", *ENTRY_FIELDS, "text", "raw")
+# What entries_from_rows() takes, in order.
+LOADED_COLUMNS = (*ENTRY_FIELDS, "text")
 
 # Fields Claude Code repeats on every line: folded into the session, not kept per entry.
 SESSION_EXTRA = frozenset({"cwd", "gitBranch", "version", "sessionId", "userType", "slug", "requestId"})
@@ -21,8 +52,8 @@ SESSION_EXTRA = frozenset({"cwd", "gitBranch", "version", "sessionId", "userType
 def entry_rows(
     entries: list[readers.Entry], for_sqlite: bool, problems: list[readers.Problem], path: str = ""
 ) -> list[list]:
-    """The entry columns: session_id (None here: the writer fills it in, in place), then
-    models.ENTRY_FIELDS in order, then text and raw. For SQLite, SQLITE_NULL stands
+    """The entry columns, ENTRY_COLUMNS: session_id (None here: the writer fills it in,
+    in place), then ENTRY_FIELDS in order, then text and raw. For SQLite, SQLITE_NULL stands
     for NULL in the columns that can hold it, and SQLITE_EMPTY for the empty value
     of the columns in EMPTY_BY_DEFAULT.
 
@@ -188,6 +219,57 @@ def blocks_from_stored(stored: list[dict], text: str) -> list[dict]:
             data["text"] = text[start : start + length]
             start += length + 1  # the newline readers.Entry.text puts between them
     return stored
+
+
+def entries_from_rows(rows: Iterable[Sequence]) -> list[readers.Entry]:
+    """entry_rows() undone: rows of LOADED_COLUMNS, as a cursor hands them back, to entries."""
+    loads, block, make_entry, unstore = orjson.loads, _block, readers.Entry, blocks_from_stored
+    entries = []
+    for row in rows:
+        (line, offset, entry_id, parent_id, kind, role, timestamp, blocks, sender, model, usage,
+         message_id, subtype, is_sidechain, is_meta, logical_parent_id, first_kept_id, summary,
+         leaf_id, extra, text) = row  # fmt: skip
+        entries.append(
+            make_entry(
+                id=entry_id,
+                parent_id=parent_id,
+                kind=kind,
+                role=role,
+                timestamp=_timestamp(timestamp),
+                blocks=[block(b) for b in unstore(loads(blocks), text)] if blocks and blocks != "[]" else [],
+                line=line,
+                offset=offset,
+                sender=sender,
+                model=model,
+                usage=loads(usage) if usage and usage != "{}" else {},
+                message_id=message_id,
+                subtype=subtype,
+                is_sidechain=bool(is_sidechain),
+                is_meta=bool(is_meta),
+                logical_parent_id=logical_parent_id,
+                first_kept_id=first_kept_id,
+                summary=summary,
+                leaf_id=leaf_id,
+                extra=loads(extra) if extra and extra != "{}" else {},
+            )
+        )
+    return entries
+
+
+def _block(data: dict) -> readers.Block:
+    try:
+        return readers.Block(**data)
+    except TypeError:  # a key written by an older version of the indexer
+        return readers.Block(**{k: v for k, v in data.items() if k in readers.Block.__slots__})
+
+
+def _timestamp(value) -> datetime | None:
+    # SQLite hands back naive UTC (Django's converter parses its text); PostgreSQL an aware datetime.
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def db_datetime(value: datetime | None, as_text: bool):

@@ -20,13 +20,14 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transac
 from sessionviewer import readers
 from sessionviewer.index.rows import (
     EMPTY_BY_DEFAULT,
+    ENTRY_COLUMNS,
     SQLITE_EMPTY,
     SQLITE_NULL,
     db_datetime,
     db_text,
     json_text,
 )
-from sessionviewer.models import ENTRY_FIELDS, Entry, OrjsonField, Problem, Session
+from sessionviewer.models import Entry, OrjsonField, Problem, Session
 
 # Problems per insert: a file of bad lines has as many as it has lines.
 PROBLEM_BATCH = 500
@@ -202,9 +203,6 @@ def statements_for(vendor: str) -> Statements:
         index_new_text=f"INSERT INTO entry_fts(rowid, text) SELECT id, text FROM {entry_table} "  # noqa: S608
         f"WHERE id > {mark} AND id <= {mark}",
     )
-
-
-ENTRY_COLUMNS = ("session_id", *ENTRY_FIELDS, "text", "raw")
 
 
 def placeholder(vendor: str) -> str:
