@@ -14,7 +14,7 @@ from django.urls import reverse
 from sessionviewer import workspaces as ws
 from sessionviewer.models import Problem, Session
 
-from .test_ingest import HOSTILE_KINDS, SAMPLES, claude_file, deep_tool_call, write_hostile_root
+from .test_index_worker import HOSTILE_KINDS, SAMPLES, claude_file, deep_tool_call, write_hostile_root
 
 pytestmark = pytest.mark.django_db
 

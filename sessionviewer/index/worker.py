@@ -472,7 +472,7 @@ def write_all(fd: int, data: bytes) -> None:
     Not through a buffered file: stopping and continuing a process (Ctrl-Z then fg,
     or a profiler sampling it) can cut a large write to a pipe short, and Python's
     BufferedWriter was seen to drop the rest, leaving the reader a corrupt stream
-    (tests/test_ingest.py stops and continues a worker to check).
+    (tests/test_index_worker.py stops and continues a worker to check).
     """
     view = memoryview(data)
     while view:
