@@ -184,3 +184,29 @@ def test_a_nul_anywhere_in_a_file_indexes_on_every_database(tmp_path):
         "u\\u00001",
         "a\\u00002",
     ]
+
+
+def test_every_entry_column_is_a_column_of_the_entry_table():
+    from sessionviewer.models import ENTRY_FIELDS, Entry
+
+    assert ENTRY_FIELDS is rows.ENTRY_FIELDS
+    assert rows.ENTRY_COLUMNS[1:-1] == rows.LOADED_COLUMNS  # all but session_id and raw
+    assert {Entry._meta.get_field(name).column for name in rows.ENTRY_COLUMNS} == set(rows.ENTRY_COLUMNS)
+
+
+@pytest.mark.parametrize("folder", FORMAT_OF_FOLDER)
+def test_entries_decoded_from_their_encoded_rows_are_the_entries_the_reader_gave(folder):
+    # No database between the two: the encode and the decode agree on every column's place.
+    checked = 0
+    for path in sorted((FIXTURES / folder).rglob("*.json*")):
+        read = [
+            item
+            for item in readers.SessionReader(path, FORMAT_OF_FOLDER[folder], 0, 0)
+            if isinstance(item, readers.Entry)
+        ]
+        encoded = rows.entry_rows(read, for_sqlite=False, problems=[], path=str(path))
+        assert all(len(row) == len(rows.ENTRY_COLUMNS) for row in encoded)
+        decoded = rows.entries_from_rows([row[1:-1] for row in encoded])
+        assert [read_back_shape(e) for e in decoded] == [read_back_shape(e) for e in read], path
+        checked += len(read)
+    assert checked > 10

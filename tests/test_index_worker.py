@@ -279,7 +279,7 @@ def test_a_worker_told_to_skip_jobs_reads_only_the_others():
         os.kill(reading.worker.pid, signal.SIGSTOP)  # the skip is in before it reads anything
         for job in jobs:
             reading.add(job)
-        reading._send(worker._SkipTo(3))
+        reading._send(worker.SkipTo(3))
         reading.close_jobs()
         os.kill(reading.worker.pid, signal.SIGCONT)
         handed_over = []
@@ -290,7 +290,7 @@ def test_a_worker_told_to_skip_jobs_reads_only_the_others():
 
 
 def test_the_read_ahead_holds_at_most_its_bytes_but_always_one_batch():
-    ahead = worker._ReadAhead(limit=10)
+    ahead = worker.ReadAhead(limit=10)
     ahead.put(b"x" * 25)  # larger than the limit, and alone: taken
     blocked = threading.Thread(target=ahead.put, args=(b"y" * 5,), daemon=True)
     blocked.start()

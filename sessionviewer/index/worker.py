@@ -160,7 +160,7 @@ class _Failure:
 
 
 @dataclass(frozen=True)
-class _SkipTo:
+class SkipTo:
     """To the worker: the jobs before this number were read by the parent."""
 
     number: int
@@ -266,7 +266,7 @@ class Reading:
         if jobs:
             self._send(jobs)
 
-    def _send(self, message: list[Job] | _SkipTo | None) -> None:
+    def _send(self, message: list[Job] | SkipTo | None) -> None:
         """Jobs, a skip, or None: no more jobs."""
         with suppress(BrokenPipeError):  # the worker died: batches() says so
             write_all(self.worker.stdin.fileno(), pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
@@ -304,7 +304,7 @@ class Reading:
         if self._reads_here(number):
             self.read_here += 1
             if number < len(self.jobs) - 1:
-                self._send(_SkipTo(number + 1))
+                self._send(SkipTo(number + 1))
             yield from read_job(self.jobs[number], number)
             return
         while True:
@@ -358,7 +358,7 @@ class Reading:
 PROJECT = Path(__file__).resolve().parents[2]
 
 
-class _ReadAhead:
+class ReadAhead:
     """Pickled batches waiting for the pipe: at most `limit` bytes of them, and always one."""
 
     def __init__(self, limit: int):
@@ -399,7 +399,7 @@ def serve(jobs_in, batches_out) -> None:
     # collector's frequent passes over them took the worker 3% of its time.
     gc.set_threshold(WORKER_GC_THRESHOLD, 10, 10)
     jobs: queue.Queue[Job | None] = queue.Queue()
-    ahead = _ReadAhead(AHEAD_BYTES)
+    ahead = ReadAhead(AHEAD_BYTES)
     skip_to = 0  # jobs before this one the parent read itself
 
     def take_jobs() -> None:
@@ -411,7 +411,7 @@ def serve(jobs_in, batches_out) -> None:
                 if message is None:  # no more jobs; skips may still come
                     jobs.put(None)
                     ended = True
-                elif isinstance(message, _SkipTo):
+                elif isinstance(message, SkipTo):
                     skip_to = max(skip_to, message.number)
                 else:
                     for job in message:
