@@ -12,6 +12,7 @@ from typing import Any
 
 from sessionviewer import readers
 from sessionviewer.index.rows import db_text
+from sessionviewer.readers.claude_code import harness_line
 
 TITLE_LENGTH = 200
 # Kinds whose summary is the session's own title. Claude's summary lines are
@@ -92,7 +93,7 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
                 _add_usage(state, last_reply.get("usage", {}), -1)
             _add_usage(state, entry.usage, 1)
             last_reply = {"id": entry.message_id, "usage": entry.usage}
-        typed = not state.first_prompt and entry.is_prompt and main_thread and not _is_harness_text(entry)
+        typed = not state.first_prompt and entry.is_prompt and main_thread and harness_line(entry) is None
         if typed and (prompt := title_of(entry.text)):
             state.first_prompt = prompt
         if entry.kind in TITLE_KINDS and entry.kind != "summary" and entry.summary:
@@ -111,11 +112,6 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
 def title_of(text: str) -> str:
     """A session title from a prompt or a summary: whitespace folded, cut to TITLE_LENGTH."""
     return " ".join(text.split())[:TITLE_LENGTH]
-
-
-def _is_harness_text(entry: readers.Entry) -> bool:
-    """A typed slash command or shell escape: a person typed it, but it makes a poor title."""
-    return bool(entry.extra.get("command")) or entry.text.lstrip().startswith(("<bash-input>", "<command-"))
 
 
 def _add_usage(state: SessionState, usage: dict, sign: int) -> None:
