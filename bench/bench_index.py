@@ -94,7 +94,7 @@ def specs_for(roots: list) -> list:
 
 
 def timed_index(specs: list) -> tuple[float, object]:
-    from sessionviewer.indexer import index_roots
+    from sessionviewer.index import index_roots
 
     gc.collect()
     started = time.perf_counter()
@@ -318,14 +318,14 @@ def memory_child(fmt: str, root: str, template: str) -> None:
         database = folder / "bench.sqlite3"
         shutil.copyfile(template, database)
         setup_django(database)
-        from sessionviewer.indexer import index_roots
+        from sessionviewer.index import index_roots
         from sessionviewer.models import Source
 
         Source.objects.count()  # open the connection: part of the baseline
         before, _ = peak_rss_kb()
         summary = index_roots(specs_for([(fmt, root)]))
         after, maxrss = peak_rss_kb()
-        # The reading worker (sessionviewer.ingest), when the file is large enough to get one.
+        # The reading worker (sessionviewer.index.worker), when the file is large enough to get one.
         worker = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         figures = {
             "baseline_kb": before,

@@ -103,7 +103,7 @@ class Builder:
 
     def index(self, name: str, made: dict, kind: str = "") -> dict:
         from sessionviewer import transcripts
-        from sessionviewer.indexer import index_roots
+        from sessionviewer.index import index_roots
         from sessionviewer.roots import RootSpec
 
         prepare_snapshots = getattr(transcripts, "prepare_snapshots", None)

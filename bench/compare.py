@@ -41,7 +41,10 @@ if template == "-":
     call_command("migrate", verbosity=0)
     sys.exit()
 shutil.copyfile(template, database)
-from sessionviewer.indexer import index_roots
+try:
+    from sessionviewer.index import index_roots
+except ImportError:  # a tree from before the index was a package
+    from sessionviewer.indexer import index_roots
 from sessionviewer.roots import RootSpec
 specs = [RootSpec(Path(root), fmt) for fmt, root in zip(pairs[::2], pairs[1::2])]
 started = time.perf_counter()
@@ -79,7 +82,7 @@ def main() -> None:
     args = parser.parse_args()
     trees = [args.old.resolve(), args.new.resolve()]
     for tree in trees:
-        if not (tree / "sessionviewer" / "indexer.py").is_file():
+        if not (tree / "sessionviewer" / "models.py").is_file():
             parser.error(f"{tree} holds no sessionviewer/ package")
 
     folder = Path(tempfile.mkdtemp(prefix="sessionviewer-compare-"))

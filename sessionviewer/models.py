@@ -6,7 +6,8 @@ import orjson
 from django.db import models
 from django.urls import reverse
 
-from sessionviewer.ingest import json_text
+from sessionviewer.index.rows import ENTRY_FIELDS as ENTRY_FIELDS  # the column order, written once there
+from sessionviewer.index.rows import json_text
 
 
 class OrjsonField(models.TextField):
@@ -155,32 +156,6 @@ class Session(models.Model):
             "extra": self.extra,
             "index_error": self.index_error,
         }
-
-
-# The columns that rebuild a readers.Entry, in order: transcripts reads them, and the
-# indexer writes them (with session_id, text and raw) without the ORM.
-ENTRY_FIELDS = (
-    "line",
-    "offset",
-    "entry_id",
-    "parent_id",
-    "kind",
-    "role",
-    "timestamp",
-    "blocks",
-    "sender",
-    "model",
-    "usage",
-    "message_id",
-    "subtype",
-    "is_sidechain",
-    "is_meta",
-    "logical_parent_id",
-    "first_kept_id",
-    "summary",
-    "leaf_id",
-    "extra",
-)
 
 
 class Entry(models.Model):

@@ -8,78 +8,29 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from threading import Lock
 
-import orjson
 from django.db import connection
 
-from sessionviewer import ingest, readers, threads
+from sessionviewer import readers, threads
 from sessionviewer.forms import BadParameter as BadParameter  # raised by transcript_page
 from sessionviewer.forms import WholeNumberField, clean_param
-from sessionviewer.models import ENTRY_FIELDS, Entry, Session, ThreadSnapshot
+from sessionviewer.index import rows
+from sessionviewer.models import Entry, Session, ThreadSnapshot
 
 UnknownLeaf = threads.UnknownLeaf
 WHOLE_NUMBER = WholeNumberField()  # _offset, _after, _limit: from 0
-
-
-def _block(data: dict) -> readers.Block:
-    try:
-        return readers.Block(**data)
-    except TypeError:  # a key written by an older version of the indexer
-        return readers.Block(**{k: v for k, v in data.items() if k in readers.Block.__slots__})
-
-
-def _timestamp(value) -> datetime | None:
-    # SQLite hands back naive UTC (Django's converter parses its text); PostgreSQL an aware datetime.
-    if value is None:
-        return None
-    if not isinstance(value, datetime):
-        value = datetime.fromisoformat(value)
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def _select_entries(where: str, params: list) -> list[readers.Entry]:
     """Entries from a plain cursor rather than the ORM: a long session has tens of
     thousands of rows, and Django's per-value converters cost several times the query."""
     table = connection.ops.quote_name(Entry._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(c) for c in (*ENTRY_FIELDS, "text"))
+    columns = ", ".join(connection.ops.quote_name(c) for c in rows.LOADED_COLUMNS)
     query = f"SELECT {columns} FROM {table} WHERE {where} ORDER BY line"  # noqa: S608 - names are ours
-    loads, block, make_entry, unstore = orjson.loads, _block, readers.Entry, ingest.blocks_from_stored
-    entries = []
     with connection.cursor() as cursor:
         cursor.execute(query, params)
-        for row in cursor.fetchall():
-            (line, offset, entry_id, parent_id, kind, role, timestamp, blocks, sender, model, usage,
-             message_id, subtype, is_sidechain, is_meta, logical_parent_id, first_kept_id, summary,
-             leaf_id, extra, text) = row  # fmt: skip
-            entries.append(
-                make_entry(
-                    id=entry_id,
-                    parent_id=parent_id,
-                    kind=kind,
-                    role=role,
-                    timestamp=_timestamp(timestamp),
-                    blocks=[block(b) for b in unstore(loads(blocks), text)]
-                    if blocks and blocks != "[]"
-                    else [],
-                    line=line,
-                    offset=offset,
-                    sender=sender,
-                    model=model,
-                    usage=loads(usage) if usage and usage != "{}" else {},
-                    message_id=message_id,
-                    subtype=subtype,
-                    is_sidechain=bool(is_sidechain),
-                    is_meta=bool(is_meta),
-                    logical_parent_id=logical_parent_id,
-                    first_kept_id=first_kept_id,
-                    summary=summary,
-                    leaf_id=leaf_id,
-                    extra=loads(extra) if extra and extra != "{}" else {},
-                )
-            )
-    return entries
+        return rows.entries_from_rows(cursor.fetchall())
 
 
 def load_entries(session: Session) -> list[readers.Entry]:

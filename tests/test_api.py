@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.urls import reverse
 
-from sessionviewer.indexer import index_roots
+from sessionviewer.index import index_roots
 from sessionviewer.models import Session
 from sessionviewer.roots import RootSpec
 

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from sessionviewer import transcripts
 from sessionviewer import workspaces as ws
-from sessionviewer.indexer import index_roots
+from sessionviewer.index import index_roots
 from sessionviewer.models import Revision, Session
 
 from .conftest import SCREENSHOTS

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sessionviewer import transcripts
-from sessionviewer.indexer import index_roots
+from sessionviewer.index import index_roots
 from sessionviewer.models import Session
 from sessionviewer.roots import RootSpec
 from tests.test_pages import DEMO_SPECS, go_line, go_tool_line, write_go_session

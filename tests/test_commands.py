@@ -14,7 +14,7 @@ from django.urls import reverse
 from sessionviewer import workspaces as ws
 from sessionviewer.models import Problem, Session
 
-from .test_ingest import HOSTILE_KINDS, SAMPLES, claude_file, deep_tool_call, write_hostile_root
+from .test_index_worker import HOSTILE_KINDS, SAMPLES, claude_file, deep_tool_call, write_hostile_root
 
 pytestmark = pytest.mark.django_db
 
@@ -150,18 +150,18 @@ def test_index_lists_a_files_bad_lines_in_line_order(tmp_path):
 
 
 def test_index_names_a_file_it_could_not_index_and_goes_on(tmp_path, monkeypatch):
-    from sessionviewer import ingest
+    from sessionviewer.index import worker
 
     for name in ("a", "b"):
         claude_file(tmp_path / "-w" / f"{name}.jsonl")
-    real = ingest.entry_rows
+    real = worker.entry_rows
 
     def failing_on_a(entries, for_sqlite, problems, path=""):
         if path.endswith("a.jsonl"):
             raise ValueError("a bug in the rows")
         return real(entries, for_sqlite, problems, path)
 
-    monkeypatch.setattr(ingest, "entry_rows", failing_on_a)
+    monkeypatch.setattr(worker, "entry_rows", failing_on_a)
     out, err = StringIO(), StringIO()
     call_command("index", f"claude_code={tmp_path}", stdout=out, stderr=err)
     assert err.getvalue() == f"not indexed: {tmp_path / '-w' / 'a.jsonl'}: ValueError: a bug in the rows\n"

@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 
 from sessionviewer import workspaces as ws
-from sessionviewer.indexer import index_roots
+from sessionviewer.index import index_roots
 from sessionviewer.models import Revision, Session
 
 from .test_pages import DEMO_SPECS

@@ -14,7 +14,7 @@ from django.db.models.functions import Coalesce, NullIf
 from django.urls import reverse
 
 from sessionviewer import transcripts
-from sessionviewer.indexer import index_roots
+from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, Session
 from sessionviewer.roots import RootSpec
 from sessionviewer.transcripts import CHUNK
@@ -818,9 +818,9 @@ def test_a_line_nested_too_deep_shows_cut_with_a_note_and_is_listed_as_a_bad_lin
 
 
 def test_an_entry_longer_than_search_covers_says_so(client, viewer, tmp_path, monkeypatch):
-    from sessionviewer import ingest
+    from sessionviewer.index import rows
 
-    monkeypatch.setattr(ingest, "SEARCHABLE_CHARS", 20)  # a small pass is read in this process
+    monkeypatch.setattr(rows, "SEARCHABLE_CHARS", 20)  # a small pass is read in this process
     write_go_session(tmp_path, 2)
     index_roots([RootSpec(tmp_path, "go_agent")])
     body = page(client, detail_url(Session.objects.get()))
@@ -831,14 +831,14 @@ def test_an_entry_longer_than_search_covers_says_so(client, viewer, tmp_path, mo
 def test_the_list_shows_a_file_that_could_not_be_indexed_with_its_error(
     client, viewer, tmp_path, monkeypatch
 ):
-    from sessionviewer import indexer
+    from sessionviewer.index import passes
 
     write_go_session(tmp_path, 2)
 
     def failing(*args):
         raise ValueError("a bug")
 
-    monkeypatch.setattr(indexer, "_write_rows", failing)
+    monkeypatch.setattr(passes, "write_rows", failing)
     index_roots([RootSpec(tmp_path, "go_agent")])
     session = Session.objects.get()
     assert "not indexed</span> ValueError: a bug" in page(client, reverse("session-list"))

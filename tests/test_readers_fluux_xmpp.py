@@ -216,7 +216,7 @@ def test_discover_finds_active_and_archived_sessions(memory):
 
 def test_discover_marks_rooms_by_domain_without_opening_files(memory):
     # Rooms on other domains (team@example.org) are found by the indexer from their
-    # "nick@muc" senders: tests/test_indexer.py.
+    # "nick@muc" senders: tests/test_index_passes.py.
     rooms = {s.jid: s.extra["room"] for s in fluux_xmpp.discover(memory)}
     assert rooms == {
         "alice@example.com": False,

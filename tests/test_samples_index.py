@@ -3,7 +3,7 @@
 import pytest
 
 from sessionviewer import transcripts
-from sessionviewer.indexer import index_roots
+from sessionviewer.index import index_roots
 from sessionviewer.models import Problem, Session
 from sessionviewer.roots import RootSpec
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from sessionviewer.indexer import index_roots
+from sessionviewer.index import index_roots
 from sessionviewer.models import Entry
 from sessionviewer.readers import argument_strings
 from sessionviewer.roots import RootSpec

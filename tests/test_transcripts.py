@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from sessionviewer import transcripts
-from sessionviewer.indexer import index_roots
+from sessionviewer.index import index_roots
 from sessionviewer.models import Session, ThreadSnapshot
 from sessionviewer.roots import RootSpec
 

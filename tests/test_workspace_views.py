@@ -22,7 +22,7 @@ from django.test import Client
 from django.urls import reverse
 
 from sessionviewer import workspaces as ws
-from sessionviewer.indexer import index_roots
+from sessionviewer.index import index_roots
 from sessionviewer.models import AuditEvent, Revision, Session
 from sessionviewer.roots import RootSpec
 

@@ -9,8 +9,10 @@ Plain Python, no Django: tests and bench/ run them directly. Each format module
     parse_line(obj: dict, line: int) -> Entry     # one JSON object to one entry
 
 and may provide ``read(path, start_offset, start_line)`` when its files are not
-JSON Lines (Fluux's legacy Markdown archives). ``read_session`` is the one
-entry point the indexer and threading use.
+JSON Lines (Fluux's legacy Markdown archives). ``SessionReader`` is the one
+entry point the index uses (sessionviewer/index/worker.py): it yields a file's
+entries and problems from an offset on, one at a time. ``read_session`` reads
+them all at once, for tests and tools.
 
 Bad input never raises: a line that is not JSON, not UTF-8, not an object or
 cut off mid-write becomes a ``Problem`` (or is left for the next pass when it
@@ -170,7 +172,7 @@ class Entry:
         summary.
 
         The blocks' own texts come first, in order: the index keeps them only here
-        and cuts them back out by length (ingest.stored_blocks).
+        and cuts them back out by length (index/rows.py, stored_blocks).
         """
         blocks = self.blocks
         if len(blocks) == 1 and blocks[0].type in _TEXT_ONLY and not self.summary:

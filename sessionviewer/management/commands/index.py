@@ -3,7 +3,7 @@ import logging
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
-from sessionviewer.indexer import index_roots, watch_roots
+from sessionviewer.index import index_roots, watch_roots
 from sessionviewer.roots import configured_roots, parse_root
 from sessionviewer.transcripts import prepare_snapshots
 

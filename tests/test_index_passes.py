@@ -4,17 +4,14 @@ rewrites and deletions are noticed, and a failed write leaves the index as it wa
 import gc
 import os
 import shutil
-import sqlite3
 import threading
-from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 
-import orjson
 import pytest
 from django.db import connection
 
-from sessionviewer import indexer, ingest, readers
-from sessionviewer.indexer import index_roots, watch_roots
+from sessionviewer import readers
+from sessionviewer.index import index_roots, passes, watch_roots, worker
 from sessionviewer.models import Entry, Problem, Session
 from sessionviewer.roots import RootSpec
 
@@ -64,13 +61,13 @@ def test_index_reads_a_new_file_into_a_session_with_entries(root):
 
 def test_a_pass_keeps_the_collector_off_older_objects_and_gives_them_back(root, monkeypatch):
     frozen_while_writing = []
-    write_rows = indexer._write_rows
+    write_rows = passes.write_rows
 
     def noting(*args):
         frozen_while_writing.append(gc.get_freeze_count())
         return write_rows(*args)
 
-    monkeypatch.setattr(indexer, "_write_rows", noting)
+    monkeypatch.setattr(passes, "write_rows", noting)
     before = gc.get_freeze_count()
     run(root)
     assert frozen_while_writing and all(count > 0 for count in frozen_while_writing)
@@ -103,7 +100,7 @@ def test_migration_0010_has_the_next_pass_read_every_file_again_whole_in_place(r
             calls.append(start_offset)
             super().__init__(path, fmt, start_offset, start_line, **options)
 
-    monkeypatch.setattr(indexer.readers, "SessionReader", Spy)
+    monkeypatch.setattr(passes.readers, "SessionReader", Spy)
     summary = run(root)
     assert (summary.opened, calls) == (1, [0])  # the unchanged file, from its first byte
     assert snapshot() == before  # its rows again, none twice
@@ -121,7 +118,7 @@ def test_appended_lines_are_read_from_the_last_indexed_offset(root, monkeypatch)
             calls.append((start_offset, start_line))
             super().__init__(path, fmt, start_offset, start_line, **options)
 
-    monkeypatch.setattr(indexer.readers, "SessionReader", Spy)
+    monkeypatch.setattr(passes.readers, "SessionReader", Spy)
     with history(root).open("a") as handle:
         handle.write(message(3))
     summary = run(root)
@@ -226,7 +223,7 @@ def test_a_failed_write_leaves_the_index_as_the_last_commit_left_it(root, monkey
     def crash(*args, **kwargs):
         raise Killed
 
-    monkeypatch.setattr(indexer, "_write_rows", crash)
+    monkeypatch.setattr(passes, "write_rows", crash)
     with pytest.raises(Killed):
         run(root)
     assert snapshot() == before
@@ -239,11 +236,11 @@ def test_a_failed_write_leaves_the_index_as_the_last_commit_left_it(root, monkey
 @pytest.mark.django_db(transaction=True)
 def test_the_watcher_indexes_a_line_appended_while_it_runs(root):
     run(root)
-    passes = []
+    summaries = []
     stop = threading.Event()
 
     def on_pass(summary):
-        passes.append(summary)
+        summaries.append(summary)
         if Entry.objects.filter(text="message number 3").exists():
             stop.set()
 
@@ -267,13 +264,13 @@ def test_the_watcher_indexes_a_line_appended_while_it_runs(root):
         stop.set()
         watcher.join()
     assert Entry.objects.filter(text="message number 3").exists()
-    assert any(p.opened == 1 for p in passes)
+    assert any(p.opened == 1 for p in summaries)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_watcher_goes_on_after_a_pass_that_fails(root, monkeypatch):
     run(root)
-    real = indexer.index_roots
+    real = passes.index_roots
     calls = []
 
     def failing_once(specs, progress=None):
@@ -282,12 +279,12 @@ def test_the_watcher_goes_on_after_a_pass_that_fails(root, monkeypatch):
             raise RuntimeError("database is locked")
         return real(specs, progress)
 
-    monkeypatch.setattr(indexer, "index_roots", failing_once)
-    passes = []
+    monkeypatch.setattr(passes, "index_roots", failing_once)
+    summaries = []
     stop = threading.Event()
 
     def on_pass(summary):
-        passes.append(summary)
+        summaries.append(summary)
         if Entry.objects.filter(text="message number 3").exists():
             stop.set()
 
@@ -309,7 +306,7 @@ def test_the_watcher_goes_on_after_a_pass_that_fails(root, monkeypatch):
     finally:
         stop.set()
         watcher.join()
-    assert passes[0].errors == ["the pass stopped: RuntimeError('database is locked')"]
+    assert summaries[0].errors == ["the pass stopped: RuntimeError('database is locked')"]
     assert Entry.objects.filter(text="message number 3").exists()
 
 
@@ -333,7 +330,7 @@ def test_a_cut_off_last_line_is_recorded_once_the_file_settles_and_cleared_once_
 
 
 def test_a_file_larger_than_a_batch_is_written_in_batches_with_the_same_result(root, monkeypatch):
-    monkeypatch.setattr(indexer, "BATCH", 2)
+    monkeypatch.setattr(passes, "BATCH", 2)
     history(root).write_text(
         HEADER + "".join(message(n, "user" if n % 2 else "assistant") for n in range(1, 8))
     )
@@ -406,9 +403,9 @@ def test_text_indexed_between_files_while_the_worker_reads_is_indexed_once(root,
         (folder / "history.jsonl").write_text(
             HEADER.replace("alice", name) + message(1).replace("message number 1", f"{name} writes")
         )
-    monkeypatch.setattr(indexer, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(indexer, "CPUS", 2)
-    monkeypatch.setattr(ingest.Reading, "ready", lambda reading, number: False)  # index between files
+    monkeypatch.setattr(passes, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(passes, "CPUS", 2)
+    monkeypatch.setattr(worker.Reading, "ready", lambda reading, number: False)  # index between files
     run(root)
     history(root).write_text(
         HEADER + message(5).replace("message number 5", "alice again")
@@ -427,7 +424,7 @@ def test_text_indexed_between_files_while_the_worker_reads_is_indexed_once(root,
 
 def test_entry_ids_are_never_reused(root):
     # The full-text index takes a group's new rows as those above the largest id at
-    # its start (indexer._NewRows): that holds because SQLite's AUTOINCREMENT never
+    # its start (sqlite.NewRows): that holds because SQLite's AUTOINCREMENT never
     # hands out an id again, even after the rows with the largest ids are deleted.
     if connection.vendor != "sqlite":
         pytest.skip("PostgreSQL keeps its GIN index itself; its sequences never go back either")
@@ -468,234 +465,11 @@ def test_a_new_sqlite_database_gets_large_pages():
         assert cursor.fetchone()[0] == "wal"
 
 
-def _claude_line(uuid: str, parent: str | None, role: str, text: str, session: str) -> str:
-    return orjson.dumps(
-        {
-            "type": role,
-            "uuid": uuid,
-            "parentUuid": parent,
-            "sessionId": session,
-            "cwd": "/work/project",
-            "timestamp": "2025-02-08T19:00:00Z",
-            "message": {"role": role, "content": text},
-        }
-    ).decode()
-
-
-def _summary_line(title: str, leaf: str) -> str:
-    return orjson.dumps({"type": "summary", "summary": title, "leafUuid": leaf}).decode()
-
-
-@pytest.fixture
-def claude_project(tmp_path: Path) -> Path:
-    folder = tmp_path / "projects" / "-work-project"
-    folder.mkdir(parents=True)
-    lines = [
-        _claude_line("a1", None, "user", "first question", "A"),
-        _claude_line("a2", "a1", "assistant", "x", "A"),
-    ]
-    (folder / "A.jsonl").write_text("\n".join(lines) + "\n")
-    return tmp_path / "projects"
-
-
-def _titles() -> dict[str, str]:
-    return {Path(key).stem: title for key, title in Session.objects.values_list("key", "summary_title")}
-
-
-def test_a_summary_whose_leaf_is_in_another_file_titles_that_files_session(claude_project):
-    # Claude Code writes the summary of one session at the top of the next one's file.
-    folder = claude_project / "-work-project"
-    lines = [_summary_line("Fixing the parser", "a2"), _claude_line("b1", None, "user", "next", "B")]
-    (folder / "B.jsonl").write_text("\n".join(lines) + "\n")
-    index_roots([RootSpec(claude_project, "claude_code")])
-    titles = _titles()
-    assert titles["A"] == "Fixing the parser"
-    assert titles["B"] == ""
-
-
-def test_of_several_summaries_naming_one_session_the_last_written_wins(claude_project):
-    folder = claude_project / "-work-project"
-    first = [_summary_line("Old title", "a2"), _claude_line("b1", None, "user", "next", "B")]
-    (folder / "B.jsonl").write_text("\n".join(first) + "\n")
-    index_roots([RootSpec(claude_project, "claude_code")])
-    assert _titles()["A"] == "Old title"
-    # Two more: a new title, then the stored one again, which must win as the last.
-    more = [_summary_line("Newer title", "a2"), _summary_line("Old title", "a2")]
-    with open(folder / "B.jsonl", "a") as handle:
-        handle.write("\n".join(more) + "\n")
-    index_roots([RootSpec(claude_project, "claude_code")])
-    assert _titles()["A"] == "Old title"
-    with open(folder / "B.jsonl", "a") as handle:
-        handle.write(_summary_line("Newest title", "a2") + "\n")
-    index_roots([RootSpec(claude_project, "claude_code")])
-    assert _titles()["A"] == "Newest title"
-
-
-def _index_claude_lines(tmp_path, lines: list[dict]) -> None:
-    """Index one Claude Code session file holding these lines."""
-    folder = tmp_path / "projects" / "-work-project"
-    folder.mkdir(parents=True)
-    (folder / "S.jsonl").write_text("".join(orjson.dumps(line).decode() + "\n" for line in lines))
-    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
-
-
-def test_a_summary_titles_its_own_files_session_before_another_holding_the_same_leaf(claude_project):
-    # A fork copies the lines it continues, uuids and all: the leaf is in both files.
-    folder = claude_project / "-work-project"
-    lines = [
-        _summary_line("The fork", "a2"),
-        *(_claude_line(u, p, "user", "x", "F") for u, p in (("a1", None), ("a2", "a1"))),
-    ]
-    (folder / "F.jsonl").write_text("\n".join(lines) + "\n")
-    index_roots([RootSpec(claude_project, "claude_code")])
-    assert _titles() == {"A": "", "F": "The fork"}
-
-
-def test_a_summary_never_titles_a_session_of_another_project(claude_project):
-    other = claude_project / "-work-other"
-    other.mkdir()
-    lines = [_summary_line("Not yours", "a2"), _claude_line("c1", None, "user", "hello", "C")]
-    (other / "C.jsonl").write_text("\n".join(lines) + "\n")
-    index_roots([RootSpec(claude_project, "claude_code")])
-    assert _titles() == {"A": "", "C": ""}
-
-
-def test_many_summary_lines_are_linked_in_a_few_queries(
-    claude_project, monkeypatch, django_assert_max_num_queries
-):
-    folder = claude_project / "-work-project"
-    for n in range(30):  # thirty files, each opening with the summary of the one before
-        before = "a2" if n == 0 else f"s{n - 1}"
-        lines = [_summary_line(f"Title {n}", before), _claude_line(f"s{n}", None, "user", "go on", f"S{n}")]
-        (folder / f"S{n}.jsonl").write_text("\n".join(lines) + "\n")
-    real = indexer._link_summaries
-    calls = []
-
-    def counted(source, touched):
-        with django_assert_max_num_queries(4):  # the leaves, the sessions, the update
-            real(source, touched)
-        calls.append(len(touched))
-
-    monkeypatch.setattr(indexer, "_link_summaries", counted)
-    index_roots([RootSpec(claude_project, "claude_code")])
-    assert calls == [31]
-    titles = _titles()
-    assert titles["A"] == "Title 0" and titles["S28"] == "Title 29" and titles["S29"] == ""
-
-
-def test_missing_values_are_stored_as_null_and_text_that_looks_like_zero_as_text(tmp_path):
-    # The SQLite insert binds a stand-in for NULL (ingest.SQLITE_NULL): no text may be taken for it.
-    lines = [
-        {"type": "user", "uuid": "0", "parentUuid": None, "cwd": "/w", "message": {"role": "user", "content": "0"}},
-        {"type": "assistant", "uuid": "a", "parentUuid": "0", "timestamp": "2025-02-08T19:00:00Z",
-         "message": {"role": "assistant", "content": "0"}},
-        {"type": "a-kind-nobody-knows", "uuid": "b", "parentUuid": "a", "value": 0},
-    ]  # fmt: skip
-    _index_claude_lines(tmp_path, lines)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT entry_id, parent_id, timestamp IS NULL, raw IS NULL, text FROM {Entry._meta.db_table} ORDER BY line"  # noqa: S608
-        )
-        rows = cursor.fetchall()
-    assert [row[:4] for row in rows] == [
-        ("0", None, True, True),
-        ("a", "0", False, True),
-        ("b", "a", True, False),
-    ]
-    assert [row[4] for row in rows[:2]] == ["0", "0"]
-    assert Entry.objects.get(entry_id="b").raw["value"] == 0
-
-
-def test_mostly_empty_columns_read_back_empty_and_text_that_looks_like_zero_stays_text(tmp_path):
-    # The SQLite insert binds a stand-in for the empty value of the mostly empty
-    # columns (ingest.SQLITE_EMPTY): empty must come back empty, and "0" as "0".
-    lines = [
-        {"type": "user", "uuid": "u", "parentUuid": None, "cwd": "/w", "message": {"role": "user", "content": "hi"}},
-        {"type": "assistant", "uuid": "a", "parentUuid": "u", "requestId": "r",
-         "message": {"role": "assistant", "id": "0", "model": "0", "content": "0",
-                     "usage": {"input_tokens": 3, "output_tokens": 0}}},
-        {"type": "system", "uuid": "s", "parentUuid": "a", "subtype": "0", "content": "x", "logicalParentUuid": "0"},
-        {"type": "summary", "summary": "0", "leafUuid": "0"},
-    ]  # fmt: skip
-    _index_claude_lines(tmp_path, lines)
-    columns = [c for c in ingest.EMPTY_BY_DEFAULT if c not in ("usage", "extra")]
-    stored = {e.line: e for e in Entry.objects.order_by("line")}
-    user, assistant, system, summary = (stored[n] for n in (1, 2, 3, 4))
-    assert {c: getattr(user, c) for c in columns} == dict.fromkeys(columns, "")
-    assert (user.usage, user.extra) == ({}, {})
-    assert (assistant.model, assistant.message_id) == ("0", "0")
-    assert assistant.usage["input"] == 3
-    assert (system.subtype, system.logical_parent_id) == ("0", "0")
-    assert (summary.summary, summary.leaf_id) == ("0", "0")
-    if connection.vendor != "sqlite":
-        return  # the rest is of SQLite's insert, which binds the stand-in
-    with connection.cursor() as cursor:  # text, never an integer, in every one of them
-        kinds = ", ".join(f"typeof({connection.ops.quote_name(c)})" for c in ingest.EMPTY_BY_DEFAULT)
-        cursor.execute(f"SELECT {kinds} FROM {Entry._meta.db_table}")  # noqa: S608
-        assert {kind for row in cursor.fetchall() for kind in row} <= {"text"}
-
-
-def _session_with_every_kind_of_value(source, key: str, parent=None) -> Session:
-    return Session(
-        source=source,
-        key=key,
-        format="claude_code",
-        path=f"/sessions/{key}.jsonl",
-        title="Réunion 📅 du matin",
-        parent=parent,
-        started_at=datetime(2025, 2, 8, 21, 0, 5, 250, tzinfo=timezone(timedelta(hours=2))),
-        updated_at=datetime(2025, 2, 8, 19, 30, tzinfo=UTC),
-        indexed_at=None,
-        entry_count=12,
-        input_tokens=2**40,
-        models_used=["claude-sonnet-4", "gpt-5"],
-        extra={"room": True, 7: "a key that is not a string", "when": date(2025, 2, 8)},
-    )
-
-
-def _stored_row(session_id: int) -> dict:
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT * FROM {Session._meta.db_table} WHERE id = %s", [session_id])  # noqa: S608
-        names = [column[0] for column in cursor.description]
-        return dict(zip(names, cursor.fetchone(), strict=True))
-
-
-def test_the_indexers_session_statement_stores_what_the_orm_would(root):
-    # _save_session skips the ORM's save for speed: every field must still reach the
-    # database as the ORM sends it, whatever its type (dates in any zone, JSON, keys).
-    run(root)
-    source = Session.objects.get().source
-    parent = Session.objects.get()
-    by_orm = _session_with_every_kind_of_value(source, "by-orm", parent)
-    by_orm.save()
-    by_indexer = _session_with_every_kind_of_value(source, "by-indexer", parent)
-    indexer._save_session(by_indexer)  # an insert
-    orm_row, indexer_row = _stored_row(by_orm.id), _stored_row(by_indexer.id)
-    for row in (orm_row, indexer_row):
-        del row["id"], row["key"], row["path"]
-    assert indexer_row == orm_row
-    by_indexer.title, by_indexer.started_at = "Second title", None
-    indexer._save_session(by_indexer)  # an update
-    by_indexer.refresh_from_db()
-    assert by_indexer.title == "Second title"
-    assert (by_indexer.started_at, by_indexer.parent_id) == (None, parent.id)
-    assert by_indexer.extra == {"room": True, "7": "a key that is not a string", "when": "2025-02-08"}
-
-
-def test_the_indexers_session_statement_escapes_nul_in_text_from_files(root):
-    run(root)
-    session = Session.objects.get()
-    session.title = "a title with \x00 in it"
-    indexer._save_session(session)
-    session.refresh_from_db()
-    assert session.title == "a title with \\u0000 in it"
-
-
 def test_a_file_whose_read_fails_halfway_leaves_no_rows_and_the_others_index(root, monkeypatch):
     other = root / "bob@example.com"
     other.mkdir()
     (other / "history.jsonl").write_text(HEADER.replace("alice", "bob") + message(1))
-    monkeypatch.setattr(indexer, "BATCH", 1)
+    monkeypatch.setattr(passes, "BATCH", 1)
     real = readers.SessionReader.__iter__
 
     def failing(self):
@@ -718,76 +492,3 @@ def test_a_file_whose_read_fails_halfway_leaves_no_rows_and_the_others_index(roo
     alice = Session.objects.get(jid="alice@example.com")
     assert (alice.entry_count, alice.index_error) == (3, "")
     assert Entry.objects.filter(session__jid="alice@example.com").count() == 3
-
-
-# --- Checkpoints in a thread of their own ----------------------------------------------------------------
-
-
-def _wal_database(path):
-    writer = sqlite3.connect(path, isolation_level=None)
-    writer.execute("PRAGMA journal_mode=WAL")
-    writer.execute("PRAGMA wal_autocheckpoint=0")  # as the indexer sets it for a big pass
-    writer.execute("CREATE TABLE t(x)")
-    writer.execute("BEGIN")
-    writer.executemany("INSERT INTO t VALUES (?)", [("x" * 1000,)] * 500)
-    writer.execute("COMMIT")
-    return writer
-
-
-def _rows_in_the_database_file(path, tmp_path) -> int:
-    """What the database file holds without its log: what checkpoints copied."""
-    alone = tmp_path / "alone.sqlite3"
-    shutil.copyfile(path, alone)
-    try:
-        return sqlite3.connect(alone).execute("SELECT count(*) FROM t").fetchone()[0]
-    except sqlite3.OperationalError:  # no such table: not even the CREATE was copied
-        return 0
-
-
-def test_the_checkpointer_copies_committed_pages_into_the_database_file(tmp_path):
-    path = tmp_path / "index.sqlite3"
-    writer = _wal_database(path)
-    assert _rows_in_the_database_file(path, tmp_path) == 0
-    checkpointer = indexer.WalCheckpointer(str(path), log_limit=10**9)
-    checkpointer.request()
-    checkpointer.requests.join()
-    assert _rows_in_the_database_file(path, tmp_path) == 500
-    writer.execute("INSERT INTO t VALUES ('last')")
-    checkpointer.close()  # copies what the last commit left
-    assert not checkpointer.thread.is_alive()
-    assert _rows_in_the_database_file(path, tmp_path) == 501
-    assert (tmp_path / "index.sqlite3-wal").stat().st_size == 0
-
-
-def test_past_its_limit_the_log_is_copied_before_the_next_write(tmp_path):
-    path = tmp_path / "index.sqlite3"
-    writer = _wal_database(path)  # open, as the indexer's connection is: the log stays
-    checkpointer = indexer.WalCheckpointer(str(path), log_limit=100_000)
-    checkpointer.keep_log_bounded()  # ~500 KB of log: waits for the copy
-    assert _rows_in_the_database_file(path, tmp_path) == 500
-    writer.execute("PRAGMA journal_size_limit=0")  # as _checkpointing sets it, smaller
-    writer.execute("INSERT INTO t VALUES ('next')")  # starts the log over, and shrinks it
-    assert (tmp_path / "index.sqlite3-wal").stat().st_size < 100_000
-    checkpointer.close()
-    writer.close()
-
-
-def test_a_big_pass_checkpoints_in_a_thread_and_gives_sqlite_its_own_back_after():
-    with indexer._checkpointing(big=False) as checkpointer:
-        assert checkpointer is None  # the watcher's small passes: SQLite's own checkpoints
-    if connection.vendor != "sqlite":
-        with indexer._checkpointing(big=True) as checkpointer:
-            assert checkpointer is None  # PostgreSQL has no such log to copy
-        return
-
-    def automatic() -> int:
-        with connection.cursor() as cursor:
-            cursor.execute("PRAGMA wal_autocheckpoint")
-            return cursor.fetchone()[0]
-
-    before = automatic()
-    with indexer._checkpointing(big=True) as checkpointer:
-        assert isinstance(checkpointer, indexer.WalCheckpointer)
-        assert automatic() == 0
-    assert not checkpointer.thread.is_alive()
-    assert automatic() == before > 0

@@ -1,12 +1,11 @@
 """Reading files into rows in a worker process gives exactly what reading in-process gives.
 
 The indexer reads in a second process when a pass has many megabytes to read
-(indexer.PARALLEL_BYTES); these tests force that path on small files and compare.
+(passes.PARALLEL_BYTES); these tests force that path on small files and compare.
 """
 
 import contextlib
 import copy
-import dataclasses
 import hashlib
 import itertools
 import json
@@ -18,15 +17,14 @@ import signal
 import subprocess
 import threading
 import time
-from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import orjson
 import pytest
 from django.db import DataError, transaction
 
-from sessionviewer import indexer, ingest, readers, transcripts
-from sessionviewer.indexer import index_roots
+from sessionviewer import readers, transcripts
+from sessionviewer.index import fold, index_roots, passes, rows, worker
 from sessionviewer.models import Entry, Problem, Session
 from sessionviewer.roots import RootSpec
 from sessionviewer.search import matching_entries
@@ -37,20 +35,20 @@ FIXTURES = Path(__file__).parent / "fixtures"
 FORMAT_OF_FOLDER = {"claude_code": "claude_code", "go_agent": "go_agent", "fluux_xmpp": "fluux_xmpp"}
 
 
-def fixture_jobs(batch_size: int = 3, for_sqlite: bool = True) -> list[ingest.Job]:
+def fixture_jobs(batch_size: int = 3, for_sqlite: bool = True) -> list[worker.Job]:
     """One job per fixture transcript, bad lines and cut-off writes included."""
     return [
-        ingest.Job(
-            path, fmt, 0, 0, ingest.SessionState(format=fmt), batch_size=batch_size, for_sqlite=for_sqlite
+        worker.Job(
+            path, fmt, 0, 0, fold.SessionState(format=fmt), batch_size=batch_size, for_sqlite=for_sqlite
         )
         for folder, fmt in FORMAT_OF_FOLDER.items()
         for path in sorted((FIXTURES / folder).glob("*.jsonl"))
     ]
 
 
-def read_all(jobs: list[ingest.Job], parallel: bool) -> list[tuple]:
+def read_all(jobs: list[worker.Job], parallel: bool) -> list[tuple]:
     seen = []
-    with ingest.Reading.of(jobs, parallel) as reading:
+    with worker.Reading.of(jobs, parallel) as reading:
         for number in range(len(jobs)):
             for batch in reading.batches(number):
                 seen.append(
@@ -87,15 +85,15 @@ def test_the_worker_gives_the_same_batches_as_reading_in_process(for_sqlite):
 
 
 def test_the_state_runs_on_across_batches_and_ends_with_the_file():
-    job = ingest.Job(
+    job = worker.Job(
         FIXTURES / "claude_code/tool_call_and_result.jsonl",
         "claude_code",
         0,
         0,
-        ingest.SessionState(format="claude_code"),
+        fold.SessionState(format="claude_code"),
         batch_size=1,
     )
-    seen = [(b.last, b.state.entry_count, b.end_offset) for b in ingest.read_job(job)]
+    seen = [(b.last, b.state.entry_count, b.end_offset) for b in worker.read_job(job)]
     size = job.path.stat().st_size
     assert seen == [(False, n, 0) for n in range(1, len(seen))] + [(True, len(seen), size)]
 
@@ -110,32 +108,32 @@ def test_the_head_hash_from_the_bytes_the_reader_kept_is_the_files_own(tmp_path,
     path = tmp_path / "long.jsonl"
     path.write_text("\n".join(lines) + "\n" + '{"type": "user", "uu')  # and a last line being written
     start = 0 if start_offset == 0 else len(lines[0]) + 1
-    job = ingest.Job(path, "claude_code", start, 1 if start else 0, ingest.SessionState(format="claude_code"))
-    last = list(ingest.read_job(job))[-1]
-    assert last.pending_tail and last.end_offset > ingest.HEAD_BYTES
-    assert last.head_hash == hashlib.sha256(path.read_bytes()[: ingest.HEAD_BYTES]).hexdigest()
+    job = worker.Job(path, "claude_code", start, 1 if start else 0, fold.SessionState(format="claude_code"))
+    last = list(worker.read_job(job))[-1]
+    assert last.pending_tail and last.end_offset > worker.HEAD_BYTES
+    assert last.head_hash == hashlib.sha256(path.read_bytes()[: worker.HEAD_BYTES]).hexdigest()
     short = tmp_path / "short.jsonl"
     short.write_text(lines[0] + "\n" + '{"type": "user", "uu')
-    job = ingest.Job(short, "claude_code", 0, 0, ingest.SessionState(format="claude_code"))
-    last = list(ingest.read_job(job))[-1]
+    job = worker.Job(short, "claude_code", 0, 0, fold.SessionState(format="claude_code"))
+    last = list(worker.read_job(job))[-1]
     assert last.head_hash == hashlib.sha256(short.read_bytes()[: last.end_offset]).hexdigest()
 
 
 def test_a_file_the_worker_cannot_read_fails_alone(tmp_path):
     jobs = fixture_jobs()[:2]
-    missing = ingest.Job(
-        tmp_path / "gone.jsonl", "claude_code", 0, 0, ingest.SessionState(format="claude_code")
+    missing = worker.Job(
+        tmp_path / "gone.jsonl", "claude_code", 0, 0, fold.SessionState(format="claude_code")
     )
-    with ingest.Reading.of([jobs[0], missing, jobs[1]], parallel=True) as reading:
+    with worker.Reading.of([jobs[0], missing, jobs[1]], parallel=True) as reading:
         assert list(reading.batches(0))[-1].last
-        with pytest.raises(ingest.ReadFailed, match="gone.jsonl"):
+        with pytest.raises(worker.ReadFailed, match="gone.jsonl"):
             list(reading.batches(1))
         assert list(reading.batches(2))[-1].last
 
 
 def test_what_is_left_of_an_abandoned_job_is_skipped():
     jobs = fixture_jobs(batch_size=1)[:3]
-    with ingest.Reading.of(jobs, parallel=True) as reading:
+    with worker.Reading.of(jobs, parallel=True) as reading:
         first = next(iter(reading.batches(0)))  # the writer gave up after one batch
         assert not first.last
         rest = list(reading.batches(1))
@@ -144,7 +142,7 @@ def test_what_is_left_of_an_abandoned_job_is_skipped():
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang():
-    with ingest.Reading.of(fixture_jobs(batch_size=1), parallel=True) as reading:
+    with worker.Reading.of(fixture_jobs(batch_size=1), parallel=True) as reading:
         reading.worker.kill()
         reading.worker.wait()
         with pytest.raises(RuntimeError, match="reading process ended early"):
@@ -153,18 +151,18 @@ def test_a_worker_that_dies_is_an_error_not_a_hang():
 
 
 def test_stopping_early_ends_the_worker():
-    reading = ingest.Reading.of(fixture_jobs(batch_size=1), parallel=True)
-    worker = reading.worker
+    reading = worker.Reading.of(fixture_jobs(batch_size=1), parallel=True)
+    process = reading.worker
     next(iter(reading.batches(0)))
     reading.close()
-    assert worker.returncode is not None
+    assert process.returncode is not None
 
 
 def test_the_worker_starts_once_the_jobs_hold_enough_to_read_and_takes_the_earlier_and_later_ones():
     jobs = fixture_jobs()
     expected = read_all(fixture_jobs(), parallel=False)
     seen = []
-    with ingest.Reading(parallel_from=300) as reading:
+    with worker.Reading(parallel_from=300) as reading:
         assert reading.add(jobs[0]) == 0
         reading.expect(200)
         assert reading.worker is None  # 200 bytes to read: not worth a process yet
@@ -182,7 +180,7 @@ def test_the_worker_starts_once_the_jobs_hold_enough_to_read_and_takes_the_earli
 
 
 def test_a_pass_expected_to_read_enough_starts_the_worker_before_any_job_is_added():
-    with ingest.Reading(parallel_from=1000) as reading:
+    with worker.Reading(parallel_from=1000) as reading:
         reading.expect(0)
         reading.expect(999)
         assert reading.worker is None
@@ -191,7 +189,7 @@ def test_a_pass_expected_to_read_enough_starts_the_worker_before_any_job_is_adde
         reading.add(fixture_jobs()[0])
         reading.close_jobs()
         assert list(reading.batches(0))[-1].last
-    with ingest.Reading(parallel_from=0) as reading:
+    with worker.Reading(parallel_from=0) as reading:
         reading.expect(0)  # nothing to read: no process, whatever the threshold
         assert reading.worker is None
 
@@ -199,12 +197,12 @@ def test_a_pass_expected_to_read_enough_starts_the_worker_before_any_job_is_adde
 @pytest.mark.django_db
 def test_a_big_pass_starts_its_worker_before_it_plans_the_files(tmp_path, monkeypatch):
     specs = copied_demo_specs(tmp_path)
-    monkeypatch.setattr(indexer, "PARALLEL_BYTES", 1)
-    monkeypatch.setattr(indexer, "CPUS", 2)
+    monkeypatch.setattr(passes, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(passes, "CPUS", 2)
     order = []
-    real_start, real_plan = ingest.Reading._start_worker, indexer._plan
-    monkeypatch.setattr(ingest.Reading, "_start_worker", lambda r: (order.append("start"), real_start(r))[1])
-    monkeypatch.setattr(indexer, "_plan", lambda *a: (order.append("plan"), real_plan(*a))[1])
+    real_start, real_plan = worker.Reading._start_worker, passes.plan_file
+    monkeypatch.setattr(worker.Reading, "_start_worker", lambda r: (order.append("start"), real_start(r))[1])
+    monkeypatch.setattr(passes, "plan_file", lambda *a: (order.append("plan"), real_plan(*a))[1])
     summary = index_roots(specs)
     assert not summary.errors and summary.opened > 3
     assert order[0] == "start" and order.count("start") == 1 and order.count("plan") == summary.opened
@@ -214,7 +212,7 @@ def test_jobs_handed_over_before_any_batch_is_taken_do_not_block_either_process(
     # Far more than a pipe holds in either direction: the worker takes jobs in a
     # thread of its own, so adding them cannot wait on the batches nobody reads yet.
     jobs = fixture_jobs() * 60
-    with ingest.Reading(parallel_from=0) as reading:
+    with worker.Reading(parallel_from=0) as reading:
         adding = threading.Thread(target=lambda: [reading.add(job) for job in jobs], daemon=True)
         adding.start()
         adding.join(timeout=60)
@@ -229,7 +227,7 @@ def test_jobs_asked_for_while_the_worker_starts_are_read_here_and_skipped_there(
     jobs = fixture_jobs()
     expected = read_all(fixture_jobs(), parallel=False)
     seen = []
-    with ingest.Reading(parallel_from=0, read_while_starting=True) as reading:
+    with worker.Reading(parallel_from=0, read_while_starting=True) as reading:
         reading.expect(1)
         os.kill(reading.worker.pid, signal.SIGSTOP)  # a worker still starting: nothing in the pipe
         try:
@@ -254,14 +252,14 @@ def test_a_big_pass_of_jobs_goes_into_the_pipe_while_the_worker_is_still_startin
     # The writer reads the first jobs itself while the worker starts (above): sending
     # the rest must not wait for the worker to begin reading its pipe.
     jobs = [
-        ingest.Job(
-            tmp_path / f"session-{n:04d}.jsonl", "fluux_xmpp", 0, 0, ingest.SessionState(format="fluux_xmpp")
+        worker.Job(
+            tmp_path / f"session-{n:04d}.jsonl", "fluux_xmpp", 0, 0, fold.SessionState(format="fluux_xmpp")
         )
         for n in range(2500)
     ]
     # Four times the 64 KB of a pipe by default, and less than the pipe Reading asks for.
-    assert 256 * 1024 < len(pickle.dumps(jobs)) < ingest.JOBS_PIPE_BYTES
-    with ingest.Reading(parallel_from=0) as reading:
+    assert 256 * 1024 < len(pickle.dumps(jobs)) < worker.JOBS_PIPE_BYTES
+    with worker.Reading(parallel_from=0) as reading:
         reading.expect(1)
         os.kill(reading.worker.pid, signal.SIGSTOP)
         sent = threading.Thread(target=lambda: [reading.add(job) for job in jobs] and reading.close_jobs())
@@ -276,12 +274,12 @@ def test_a_big_pass_of_jobs_goes_into_the_pipe_while_the_worker_is_still_startin
 
 def test_a_worker_told_to_skip_jobs_reads_only_the_others():
     jobs = fixture_jobs()
-    with ingest.Reading(parallel_from=0) as reading:
+    with worker.Reading(parallel_from=0) as reading:
         reading.expect(1)
         os.kill(reading.worker.pid, signal.SIGSTOP)  # the skip is in before it reads anything
         for job in jobs:
             reading.add(job)
-        reading._send(ingest._SkipTo(3))
+        reading._send(worker.SkipTo(3))
         reading.close_jobs()
         os.kill(reading.worker.pid, signal.SIGCONT)
         handed_over = []
@@ -292,7 +290,7 @@ def test_a_worker_told_to_skip_jobs_reads_only_the_others():
 
 
 def test_the_read_ahead_holds_at_most_its_bytes_but_always_one_batch():
-    ahead = ingest._ReadAhead(limit=10)
+    ahead = worker.ReadAhead(limit=10)
     ahead.put(b"x" * 25)  # larger than the limit, and alone: taken
     blocked = threading.Thread(target=ahead.put, args=(b"y" * 5,), daemon=True)
     blocked.start()
@@ -316,10 +314,10 @@ def test_a_worker_stopped_and_continued_still_hands_over_every_batch_whole(tmp_p
         for n in range(1500)
     ]
     history.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    jobs = [ingest.Job(history, "fluux_xmpp", 0, 0, ingest.SessionState(format="fluux_xmpp"), batch_size=200)]
-    expected = [batch.rows for batch in ingest.Reading.of(copy.deepcopy(jobs), parallel=False).batches(0)]
+    jobs = [worker.Job(history, "fluux_xmpp", 0, 0, fold.SessionState(format="fluux_xmpp"), batch_size=200)]
+    expected = [batch.rows for batch in worker.Reading.of(copy.deepcopy(jobs), parallel=False).batches(0)]
     done = threading.Event()
-    with ingest.Reading.of(jobs, parallel=True) as reading:
+    with worker.Reading.of(jobs, parallel=True) as reading:
         pid = reading.worker.pid
 
         def stop_and_continue() -> None:
@@ -387,8 +385,8 @@ def test_indexing_through_the_worker_gives_the_same_index(tmp_path, monkeypatch)
     index_roots(specs)
     in_process = index_snapshot()
     Session.objects.all().delete()
-    monkeypatch.setattr(indexer, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(indexer, "CPUS", 2)
+    monkeypatch.setattr(passes, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(passes, "CPUS", 2)
     spawned = []
     monkeypatch.setattr(subprocess, "Popen", _recording(spawned))
     summary = index_roots(specs)
@@ -405,15 +403,15 @@ def test_a_file_gone_before_the_worker_reads_it_is_an_error_and_the_rest_index(t
         header = {"type": "session", "version": 1, "created": "2025-02-08T19:00:00Z", "jid": jid}
         hello = {"type": "message", "role": "user", "content": "hello", "ts": "2025-02-08T19:00:01Z"}
         (folder / jid / "history.jsonl").write_text(f"{json.dumps(header)}\n{json.dumps(hello)}\n")
-    monkeypatch.setattr(indexer, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(indexer, "CPUS", 2)
-    real_start = ingest.Reading._start_worker
+    monkeypatch.setattr(passes, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(passes, "CPUS", 2)
+    real_start = worker.Reading._start_worker
 
     def start_after_a_removal(reading):
         (folder / "alice@example.com" / "history.jsonl").unlink()  # planned, not read yet
         real_start(reading)
 
-    monkeypatch.setattr(ingest.Reading, "_start_worker", start_after_a_removal)
+    monkeypatch.setattr(worker.Reading, "_start_worker", start_after_a_removal)
     summary = index_roots([RootSpec(folder, "fluux_xmpp")])
     assert len(summary.errors) == 1 and "alice@example.com" in summary.errors[0]
     assert list(Session.objects.values_list("jid", "entry_count")) == [("bob@example.com", 2)]
@@ -427,180 +425,6 @@ def _recording(spawned: list):
         return real(*args, **kwargs)
 
     return popen
-
-
-# --- What the index keeps of an entry ---------------------------------------------------------------------
-
-
-def test_a_block_keeps_every_field_that_says_something():
-    # Block.to_dict names each field by hand: a field added to Block must be added there too.
-    filled = readers.Block(
-        readers.TOOL_CALL,
-        text="out",
-        name="bash",
-        call_id="c1",
-        arguments={"command": "ls"},
-        is_error=True,
-        mime_type="image/png",
-        data="iVBOR",
-        size="926KB",
-        target_id="m1",
-        emojis=["+1"],
-    )
-    assert set(filled.to_dict()) == {f.name for f in dataclasses.fields(readers.Block)}
-    for empty in ("", False, [], None):
-        assert readers.Block(readers.TOOL_CALL, arguments=empty).to_dict() == {"type": readers.TOOL_CALL}
-    assert readers.Block(readers.TOOL_CALL, arguments=0).to_dict()["arguments"] == 0
-
-
-def test_timestamps_for_sqlite_are_the_text_djangos_backend_writes():
-    # db_datetimes trusts orjson to write what isoformat() writes: check that it does.
-    # Django's SQLite backend stores an aware datetime as str() of its naive UTC time.
-    cet = timezone(timedelta(hours=1))
-    values = [
-        datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC),
-        datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),  # no microseconds: isoformat writes none
-        datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=UTC),
-        datetime(2026, 1, 1, 0, 30, tzinfo=cet),  # the day before, in UTC
-        datetime(1, 1, 1, 12, tzinfo=UTC),
-        datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
-        None,
-    ]
-    texts = ingest.db_datetimes(values, ingest.SQLITE_NULL)
-    django_text = [str(v.astimezone(UTC).replace(tzinfo=None)) if v else ingest.SQLITE_NULL for v in values]
-    assert texts == django_text
-    assert [ingest.db_datetime(v, as_text=True) or ingest.SQLITE_NULL for v in values] == django_text
-    assert texts[1] == "2026-01-02 03:04:05" and texts[3] == "2025-12-31 23:30:00"
-    assert ingest.db_datetimes([], ingest.SQLITE_NULL) == []
-
-
-def read_back_shape(entry) -> tuple:
-    return (
-        entry.line,
-        entry.offset,
-        entry.id,
-        entry.parent_id,
-        entry.kind,
-        entry.role,
-        entry.timestamp,
-        [b.to_dict() for b in entry.blocks],
-        entry.text,
-        entry.sender,
-        entry.model,
-        entry.usage,
-        entry.message_id,
-        entry.subtype,
-        (entry.is_sidechain, entry.is_meta),
-        (entry.logical_parent_id, entry.first_kept_id, entry.summary, entry.leaf_id),
-    )
-
-
-@pytest.mark.django_db
-def test_every_entry_reads_back_from_the_index_as_the_reader_gave_it():
-    hostile = FIXTURES / "hostile"
-    specs = [RootSpec(FIXTURES / folder, fmt) for folder, fmt in FORMAT_OF_FOLDER.items()]
-    specs += [RootSpec(hostile / "claude", "claude_code"), RootSpec(hostile / "go", "go_agent")]
-    specs += [RootSpec(hostile / "fluux", "fluux_xmpp")]
-    assert index_roots(specs).errors == []
-    checked = 0
-    for session in Session.objects.all():
-        read = [
-            item
-            for item in readers.SessionReader(Path(session.path), session.format, 0, 0)
-            if isinstance(item, readers.Entry)
-        ]
-        assert [read_back_shape(e) for e in transcripts.load_entries(session)] == [
-            read_back_shape(e) for e in read
-        ], session.path
-        checked += len(read)
-    assert checked > 100
-
-
-@pytest.mark.django_db
-def test_a_blocks_text_is_stored_once_and_cut_back_out(tmp_path):
-    lines = [
-        {"type": "session", "version": 1, "id": "s1", "timestamp": "2026-02-01T10:00:00Z", "cwd": "/w"},
-        {
-            "type": "message",
-            "id": "m1",
-            "parentId": None,
-            "timestamp": "2026-02-01T10:00:01Z",
-            "message": {
-                "role": "assistant",
-                "content": [
-                    {"type": "thinking", "thinking": "first\nthought"},
-                    {"type": "text", "text": ""},
-                    {"type": "tool_call", "id": "c1", "name": "read", "arguments": {"path": "a.py"}},
-                    {"type": "text", "text": "é ✓ 🚀 done"},
-                ],
-            },
-        },
-        {
-            "type": "message",
-            "id": "m2",
-            "parentId": "m1",
-            "timestamp": "2026-02-01T10:00:02Z",
-            "message": {"role": "user", "content": [{"type": "text", "text": "a NUL \u0000 here"}]},
-        },
-    ]
-    (tmp_path / "20260201-100000-0000abcd.jsonl").write_text(
-        "".join(json.dumps(line) + "\n" for line in lines)
-    )
-    index_roots([RootSpec(tmp_path, "go_agent")])
-    stored = dict(Entry.objects.values_list("entry_id", "blocks"))
-    assert stored["m1"][0] == {"type": "thinking", ingest.TEXT_LENGTH: len("first\nthought")}
-    # The blocks' texts come first, then what is only searched: the tool's name and arguments.
-    assert Entry.objects.get(entry_id="m1").text == "first\nthought\né ✓ 🚀 done\nread\na.py"
-    # The text column escapes NUL (PostgreSQL cannot hold it), so that block keeps its own text.
-    assert stored["m2"] == [{"type": "text", "text": "a NUL \x00 here"}]
-    session = Session.objects.get()
-    by_id = {e.id: e for e in transcripts.load_entries(session)}
-    assert [(b.type, b.text) for b in by_id["m1"].blocks] == [
-        ("thinking", "first\nthought"),
-        ("text", ""),
-        ("tool_call", ""),
-        ("text", "é ✓ 🚀 done"),
-    ]
-    assert by_id["m2"].blocks[0].text == "a NUL \x00 here"
-
-
-@pytest.mark.django_db
-def test_a_nul_anywhere_in_a_file_indexes_on_every_database(tmp_path):
-    # PostgreSQL text cannot hold NUL: ids, prompts, titles and bad lines keep it as its escape.
-    project = tmp_path / "projects" / "-w"
-    project.mkdir(parents=True)
-    lines = [
-        {"type": "summary", "summary": "title\u0000one", "leafUuid": "a\u00002"},
-        {
-            "type": "user",
-            "uuid": "u\u00001",
-            "parentUuid": None,
-            "sessionId": "s",
-            "cwd": "/w\u0000",
-            "timestamp": "2026-02-01T10:00:00Z",
-            "message": {"role": "user", "content": "first\u0000prompt"},
-        },
-        {
-            "type": "assistant",
-            "uuid": "a\u00002",
-            "parentUuid": "u\u00001",
-            "sessionId": "s",
-            "timestamp": "2026-02-01T10:00:01Z",
-            "message": {"role": "assistant", "model": "m\u0000", "content": [{"type": "text", "text": "ok"}]},
-        },
-    ]
-    body = "".join(json.dumps(line) + "\n" for line in lines) + '{"bad\u0000line\n'
-    (project / "s.jsonl").write_text(body)
-    assert index_roots([RootSpec(tmp_path / "projects", "claude_code")]).errors == []
-    session = Session.objects.get()
-    assert session.first_prompt == "first\\u0000prompt"
-    assert session.summary_title == "title\\u0000one"
-    assert session.problem_count == 1
-    thread = transcripts.transcript(session).thread
-    assert [item.entry.id for item in thread.items if item.entry.is_conversational] == [
-        "u\\u00001",
-        "a\\u00002",
-    ]
 
 
 @pytest.mark.django_db
@@ -619,7 +443,7 @@ def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch
             "ts": "2025-02-08T19:00:01Z",
         }
         (folder / jid / "history.jsonl").write_text(json.dumps(hello) + "\n")
-    real_write_rows = indexer._write_rows
+    real_write_rows = passes.write_rows
 
     def refusing_alice(session, rows, problems):
         real_write_rows(session, rows, problems)
@@ -629,7 +453,7 @@ def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch
                     raise DataError("value too long")
             raise DataError("value too long")
 
-    monkeypatch.setattr(indexer, "_write_rows", refusing_alice)
+    monkeypatch.setattr(passes, "write_rows", refusing_alice)
     summary = index_roots([RootSpec(folder, "fluux_xmpp")])
     assert len(summary.errors) == 1 and "alice@example.com" in summary.errors[0]
     assert dict(Session.objects.values_list("jid", "index_error")) == {
@@ -638,7 +462,7 @@ def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch
     }
     assert list(Entry.objects.values_list("text", flat=True)) == ["hello from bob@example.com"]
     # Nothing of alice's file was kept, so the next pass tries it again whole.
-    monkeypatch.setattr(indexer, "_write_rows", real_write_rows)
+    monkeypatch.setattr(passes, "write_rows", real_write_rows)
     index_roots([RootSpec(folder, "fluux_xmpp")])
     assert Session.objects.count() == 2
 
@@ -785,8 +609,8 @@ def hostile_dir(tmp_path_factory) -> Path:
 def test_a_hostile_value_in_any_field_leaves_the_line_after_it_readable(hostile_dir, fmt, line, field, kind):
     path = hostile_dir / f"{fmt}-{next(HOSTILE_FILE_NUMBERS)}.jsonl"
     write_hostile(path, fmt, line, field, kind)
-    job = ingest.Job(path, fmt, 0, 0, ingest.SessionState(format=fmt))
-    batches = list(ingest.read_job(job))
+    job = worker.Job(path, fmt, 0, 0, fold.SessionState(format=fmt))
+    batches = list(worker.read_job(job))
     rows = [row for batch in batches for row in batch.rows]
     problems = [p.line for batch in batches for p in batch.problems]
     text = ENTRY_COLUMNS.index("text")
@@ -801,7 +625,7 @@ def test_a_hostile_value_in_any_field_leaves_the_line_after_it_readable(hostile_
                 orjson.loads(value)
 
 
-ENTRY_COLUMNS = indexer.ENTRY_COLUMNS
+ENTRY_COLUMNS = rows.ENTRY_COLUMNS
 
 
 HOSTILE_LAYOUT = {  # where a root of each format keeps its n-th session file
@@ -879,7 +703,7 @@ def test_a_tool_input_nested_900_deep_is_a_bad_line_kept_cut_and_searchable_to_t
     for word in ("level10word", "level150word", "surfaced"):
         assert matching_entries(word).count() == 1, word
     entry = next(e for e in transcripts.load_entries(session) if e.id == "a1")
-    assert entry.extra[ingest.DEPTH_CUT] == 200
+    assert entry.extra[rows.DEPTH_CUT] == 200
     arguments, objects = entry.blocks[0].arguments, 0
     while isinstance(arguments, dict):
         arguments, objects = arguments["deeper"], objects + 1
@@ -909,8 +733,8 @@ def test_a_60_mb_line_indexes_with_its_first_searchable_chars_searchable(tmp_pat
     summary = index_roots([RootSpec(tmp_path, "claude_code")])
     assert summary.errors == [] and summary.problems == 0
     stored = Entry.objects.get(entry_id="r1")
-    assert len(stored.text) == ingest.SEARCHABLE_CHARS
-    assert stored.extra[ingest.SEARCH_CUT] == ingest.SEARCHABLE_CHARS
+    assert len(stored.text) == rows.SEARCHABLE_CHARS
+    assert stored.extra[rows.SEARCH_CUT] == rows.SEARCHABLE_CHARS
     assert [matching_entries(word).count() for word in ("w0", "lastword", "surfaced")] == [1, 0, 1]
     # The whole output is kept, for the page.
     entry = next(e for e in transcripts.load_entries(Session.objects.get()) if e.id == "r1")

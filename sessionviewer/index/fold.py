@@ -1,0 +1,151 @@
+"""Folding a file's entries into its session: counts, tokens, models, titles, metadata.
+
+SessionState has the same names as the Session model's fields, so the indexer copies
+them across by name. No Django: the reading process folds as it reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import Any
+
+from sessionviewer import readers
+from sessionviewer.index.rows import db_text
+from sessionviewer.readers.claude_code import harness_line
+
+TITLE_LENGTH = 200
+# Kinds whose summary is the session's own title. Claude's summary lines are
+# placed by their leafUuid instead, when sessions are linked.
+TITLE_KINDS = {"summary", "custom-title", "ai-title", "title", "session_info"}
+
+
+@dataclass
+class SessionState:
+    """What reading a file's lines changes on its session: the same names as the
+    Session model's fields, so the indexer copies them across by name."""
+
+    format: str
+    kind: str = "main"
+    entry_count: int = 0
+    message_count: int = 0
+    problem_count: int = 0
+    started_at: datetime | None = None
+    updated_at: datetime | None = None
+    models_used: list[str] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    first_prompt: str = ""
+    summary_title: str = ""
+    cwd: str = ""
+    project: str = ""
+    git_branch: str = ""
+    session_uuid: str = ""
+    jid: str = ""
+    parent_path: str = ""
+    fork_entry_id: str = ""
+    agent_id: str = ""
+    peer_kind: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, session) -> SessionState:
+        return cls(**{name: getattr(session, name) for name in STATE_FIELDS})
+
+    def copy_to(self, session) -> None:
+        for name in STATE_FIELDS:
+            setattr(session, name, getattr(self, name))
+
+
+STATE_FIELDS = tuple(f.name for f in fields(SessionState))
+
+
+def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
+    """Fold new entries into the session's totals; additive, so appends stay cheap."""
+    models_used = list(state.models_used)
+    # Every line of a streamed reply repeats the reply's usage: count each reply
+    # once, with its last line's figures, even when its lines span two passes.
+    last_reply = state.extra.get("last_reply") or {}
+    state.entry_count += len(entries)
+    if stamps := [e.timestamp for e in entries if e.timestamp]:
+        if state.started_at is not None:
+            stamps.append(state.started_at)
+        if state.updated_at is not None:
+            stamps.append(state.updated_at)
+        state.started_at, state.updated_at = min(stamps), max(stamps)
+    for entry in entries:
+        # A subagent's own file is all sidechain: there, sidechain lines are the conversation.
+        main_thread = not entry.is_sidechain or state.kind == "subagent"
+        if entry.is_conversational and main_thread:
+            state.message_count += 1
+        # Meta rows (gateway-injected turns, "<synthetic>" models) are not models the session used.
+        if (
+            entry.model
+            and not entry.is_meta
+            and entry.model not in models_used
+            and not entry.model.startswith("<")
+        ):
+            models_used.append(entry.model)
+        if entry.usage:
+            if entry.message_id and entry.message_id == last_reply.get("id"):
+                _add_usage(state, last_reply.get("usage", {}), -1)
+            _add_usage(state, entry.usage, 1)
+            last_reply = {"id": entry.message_id, "usage": entry.usage}
+        typed = not state.first_prompt and entry.is_prompt and main_thread and harness_line(entry) is None
+        if typed and (prompt := title_of(entry.text)):
+            state.first_prompt = prompt
+        if entry.kind in TITLE_KINDS and entry.kind != "summary" and entry.summary:
+            state.summary_title = title_of(entry.summary)
+        _fold_metadata(state, entry)
+    state.models_used = models_used
+    extra = dict(state.extra)
+    if last_reply:
+        extra["last_reply"] = last_reply
+    links = getattr(readers.format_module(state.format), "subagent_links", None)
+    if links is not None and (found := links(entries)):
+        extra["subagent_links"] = {**found, **extra.get("subagent_links", {})}
+    state.extra = extra
+
+
+def title_of(text: str) -> str:
+    """A session title from a prompt or a summary: whitespace folded, cut to TITLE_LENGTH."""
+    return " ".join(text.split())[:TITLE_LENGTH]
+
+
+def _add_usage(state: SessionState, usage: dict, sign: int) -> None:
+    state.input_tokens += sign * int(usage.get("input") or 0)
+    state.output_tokens += sign * int(usage.get("output") or 0)
+    state.cache_read_tokens += sign * int(usage.get("cache_read") or 0)
+    state.cache_write_tokens += sign * int(usage.get("cache_write") or 0)
+
+
+def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
+    # Each value as the index stores it (db_text), so that queries with it meet the stored one.
+    extra = entry.extra
+    if cwd := extra.get("cwd"):
+        state.cwd = db_text(str(cwd)[:1024])
+        if state.format in ("claude_code", "go_agent", "openclaw"):
+            state.project = state.cwd
+    if branch := extra.get("gitBranch") or extra.get("git_branch"):
+        state.git_branch = db_text(str(branch)[:256])
+    uuid = extra.get("sessionId") or extra.get("session_id")
+    if not uuid and entry.kind == readers.HEADER:
+        uuid = extra.get("id")
+    if uuid and not state.session_uuid:
+        state.session_uuid = db_text(str(uuid)[:128])
+    if jid := extra.get("jid"):
+        state.jid = state.jid or db_text(str(jid))
+    # Go agent forks name their parent on a branch entry, pi transcripts on the header.
+    if entry.kind in (readers.BRANCH, readers.HEADER):
+        if parent := extra.get("parent_session_path"):
+            state.parent_path = db_text(str(parent))
+            state.kind = "fork"
+        if fork := extra.get("fork_entry_id"):
+            state.fork_entry_id = db_text(str(fork))
+    if entry.sender.endswith("@muc") and not state.extra.get("room"):
+        state.extra = {**state.extra, "room": True}
+        state.peer_kind = "group"
+    if (agent_id := extra.get("agentId")) and entry.is_sidechain and not state.agent_id:
+        state.agent_id = db_text(str(agent_id))

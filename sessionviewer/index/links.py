@@ -1,0 +1,111 @@
+"""Links that need more than one file: subagents and forks to their parent, and the
+summary lines that title a session (Claude Code writes them into the next file).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sessionviewer.index.statements import update_sessions
+from sessionviewer.models import Entry, Session, Source
+
+
+def link_sessions(source: Source, touched: list[Session]) -> None:
+    """Links that need more than one file: subagents and forks to their parent, cross-file titles.
+
+    Only what this pass touched is looked at: the touched sessions' own parents, the
+    sessions waiting for a touched one as their parent, and the new summary lines.
+    """
+    paths = {s.path for s in touched}
+    names = {Path(path).name for path in paths}
+    candidates = {s.id: s for s in touched if s.parent_path}
+    # Sessions still without their parent: their ids and parent paths only (after a
+    # first index every subagent is one), then the few whose parent was just indexed.
+    waiting = Session.objects.filter(source=source, parent__isnull=True).exclude(parent_path="")
+    wanted = [
+        session_id
+        for session_id, parent_path in waiting.values_list("id", "parent_path")
+        if session_id not in candidates and (parent_path in paths or Path(parent_path).name in names)
+    ]
+    for session in Session.objects.filter(id__in=wanted).only(*_LINK_FIELDS):
+        candidates[session.id] = session
+    parents = {
+        parent.path: parent
+        for parent in Session.objects.filter(
+            source=source, path__in={s.parent_path for s in candidates.values()}
+        ).only("id", "path", "extra")
+    }
+    linked = [s for s in candidates.values() if link_parent(source, s, parents.get(s.parent_path))]
+    update_sessions(linked, ("parent_id", "parent_tool_id"))
+    link_summaries(source, touched)
+
+
+_LINK_FIELDS = ("id", "source", "path", "kind", "parent_path", "parent", "parent_tool_id", "agent_id")
+
+
+def link_parent(source: Source, session: Session, parent: Session | None) -> bool:
+    """Set the session's parent and the tool call that started it; whether they changed.
+
+    parent: the session at exactly session.parent_path, if there is one.
+    """
+    if parent is None or parent.id == session.id:
+        parent = (
+            Session.objects.filter(source=source, path__endswith="/" + Path(session.parent_path).name)
+            .exclude(id=session.id)
+            .only("id", "path", "extra")
+            .first()
+        )
+    tool_id = session.parent_tool_id
+    if parent and session.kind == "subagent" and session.agent_id:
+        tool_id = parent.extra.get("subagent_links", {}).get(session.agent_id, "") or tool_id
+    if (parent and parent.id) == session.parent_id and tool_id == session.parent_tool_id:
+        return False
+    session.parent, session.parent_tool_id = parent, tool_id
+    return True
+
+
+def link_summaries(source: Source, touched: list[Session]) -> None:
+    """A summary line titles the session that holds its leaf: its own file's, or
+    another file's of the same project (Claude Code writes them into the next session).
+
+    The sessions holding the leaves come from one query per LEAF_QUERY leaves, not
+    two per summary line: older Claude Code versions wrote a summary line for every
+    conversation a file continued, thousands over a first index.
+    """
+    links = [(s, link) for s in touched for link in getattr(s, "new_summaries", []) if link.title]
+    if not links:
+        return
+    holders: dict[str, list[tuple[int, str]]] = {}  # leaf id: (session id, project) of each holder
+    leaf_ids = sorted({link.leaf_id for _, link in links})
+    for start in range(0, len(leaf_ids), LEAF_QUERY):
+        found = Entry.objects.filter(
+            session__source=source, entry_id__in=leaf_ids[start : start + LEAF_QUERY]
+        )
+        for session_id, entry_id, project_dir in found.values_list(
+            "session_id", "entry_id", "session__project_dir"
+        ):
+            holders.setdefault(entry_id, []).append((session_id, project_dir))
+    wanted: dict[int, str] = {}  # session id: title, the last summary to name a session wins
+    for session, link in links:
+        holding = holders.get(link.leaf_id, [])
+        if any(session_id == session.id for session_id, _ in holding):
+            wanted[session.id] = link.title
+        elif others := sorted(
+            i for i, project in holding if project == session.project_dir and i != session.id
+        ):
+            wanted[others[0]] = link.title
+    # Each compares with the stored title (nothing was saved above), or the one this pass
+    # has in memory for a session it read.
+    by_id = {s.id: s for s in touched if s.id in wanted}
+    missing = [session_id for session_id in wanted if session_id not in by_id]
+    by_id.update(Session.objects.only("id", "summary_title").in_bulk(missing))
+    titled = []
+    for session_id, title in wanted.items():
+        owner = by_id.get(session_id)
+        if owner is not None and owner.summary_title != title:
+            owner.summary_title = title
+            titled.append(owner)
+    update_sessions(titled, ("summary_title",))
+
+
+LEAF_QUERY = 5000  # leaf ids per query: well under SQLite's limit on a statement's parameters

@@ -1,0 +1,457 @@
+"""A pass over the roots: which files changed, and their new rows written.
+
+A pass walks every configured root, asks the format's reader which session files
+are there, and brings each file's rows up to date:
+
+- a file whose size, mtime and inode are unchanged is not opened;
+- a file that grew (same inode, same first bytes) is read from its last indexed
+  byte offset: an append costs time in proportion to the new bytes;
+- a file that shrank, was replaced or was rewritten is indexed again whole;
+- a file that is gone leaves the index;
+- a last line without its newline yet is left for the next pass.
+
+A file's new rows and its recorded offset are written in one transaction, so an
+indexer killed at any moment leaves the index consistent and the next pass
+starts exactly where the last commit ended.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
+
+from sessionviewer import readers
+from sessionviewer.index import fold, worker
+from sessionviewer.index.links import link_sessions
+from sessionviewer.index.rows import db_text
+from sessionviewer.index.sqlite import NewRows, WalCheckpointer, checkpointing
+from sessionviewer.index.statements import file_savepoint, save_session, write_rows
+from sessionviewer.models import Session, Source
+from sessionviewer.roots import RootSpec
+
+log = logging.getLogger(__name__)
+
+BATCH = 500
+# A pass with this much to read reads in a second process while this one writes (worker.Reading).
+PARALLEL_BYTES = 16 * 1024 * 1024
+CPUS = os.cpu_count() or 1
+
+
+@dataclass
+class IndexSummary:
+    files: int = 0  # session files seen
+    opened: int = 0  # files read this pass (new, grown or rewritten)
+    sessions: int = 0  # sessions in the index for the roots, after the pass
+    entries: int = 0  # entries added this pass
+    problems: int = 0  # bad lines found this pass
+    removed: int = 0  # sessions whose file is gone
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)  # roots or files that could not be read at all
+    bad_lines: list[str] = field(default_factory=list)  # "path:line: why", the first BAD_LINES_KEPT
+    touched: list[int] = field(default_factory=list)  # ids of the sessions read this pass
+
+    def line(self) -> str:
+        text = (
+            f"{self.files} files ({self.opened} read), {self.sessions} sessions, "
+            f"{self.entries} new entries, {self.problems} bad lines, {self.removed} removed, "
+            f"{self.seconds:.2f}s"
+        )
+        if self.errors:
+            text += f", {len(self.errors)} error{'s' if len(self.errors) != 1 else ''}"
+        return text
+
+
+BAD_LINES_KEPT = 10_000  # of a pass's bad lines, for its summary: the pages list them all
+
+Progress = Callable[[int, int, str], None]
+
+
+def index_roots(specs: Iterable[RootSpec], progress: Progress | None = None) -> IndexSummary:
+    """Bring the index up to date with every root; roots not listed are left alone."""
+    started = time.perf_counter()
+    summary = IndexSummary()
+    parallel_from = PARALLEL_BYTES if CPUS > 1 else None
+    with _heap_frozen(), worker.Reading(parallel_from=parallel_from, read_while_starting=True) as reading:
+        surveys = []
+        for spec in specs:
+            if (survey := _survey(spec, summary)) is not None:
+                surveys.append(survey)
+                # Once a pass is big enough its worker starts: its interpreter comes up
+                # while the other roots are surveyed and the files planned.
+                reading.expect(sum(s.bytes_to_read for s in surveys))
+        passes = []
+        for survey in surveys:
+            root_pass = _plan_changes(survey, summary)
+            passes.append(root_pass)
+            for plan in root_pass.plans:
+                plan.number = reading.add(plan.job)
+            reading.send_jobs()  # to read while the next root is planned
+        reading.close_jobs()
+        with checkpointing(big=reading.worker is not None) as checkpointer:
+            for root_pass in passes:
+                _write_changes(root_pass, reading, summary, progress, len(reading.jobs), checkpointer)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+@contextmanager
+def _heap_frozen() -> Iterator[None]:
+    """Keep the cycle collector off the objects that were there before the pass.
+
+    A pass allocates enough to set off a full collection, which went through all
+    of Django's objects too: a fiftieth of a cold index's writing. gc.freeze()
+    leaves them out of every collection until the pass ends; they are no garbage.
+    """
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def watch_roots(
+    specs: list[RootSpec], on_pass: Callable[[IndexSummary], None], stop_event: threading.Event | None = None
+) -> None:
+    """Index the roots again whenever files under them change, until stop_event is set.
+
+    A pass is incremental (unchanged files are not opened), so running it over all
+    roots is as cheap as working out which files changed, and never misses one.
+    """
+    from watchfiles import watch
+
+    paths = [spec.path for spec in specs if spec.path.exists()]
+    if not paths:
+        raise FileNotFoundError("none of the roots exists: nothing to watch")
+    for _changes in watch(*paths, debounce=300, step=50, stop_event=stop_event, raise_interrupt=False):
+        try:
+            summary = index_roots(specs)
+        except Exception as error:  # noqa: BLE001 - the database busy or gone, say: the next change tries again
+            log.error("an index pass failed", exc_info=error)
+            summary = IndexSummary(errors=[f"the pass stopped: {error!r}"])
+        on_pass(summary)
+
+
+# Files are written in groups, each group one transaction: a commit per file costs
+# more than the writing (and leaves FTS5 many small segments to merge), while one
+# file's rows and its offset still always change together.
+GROUP_BYTES = 32 * 1024 * 1024
+GROUP_FILES = 500
+
+
+@dataclass
+class _Work:
+    found: readers.SessionFile
+    stat: os.stat_result
+    session_id: int | None
+
+
+@dataclass
+class _Survey:
+    """A root's files and which of them changed, before anything is planned or read."""
+
+    source: Source
+    found: list[readers.SessionFile]
+    known: set[str]  # keys of the sessions the index had before the pass
+    changed: list[_Work]
+    bytes_to_read: int  # about: what a changed file has past its last indexed byte, or all of it
+
+
+def _survey(spec: RootSpec, summary: IndexSummary) -> _Survey | None:
+    """Discover a root's files and stat them; nothing is read or written yet."""
+    root = spec.path
+    if not root.exists():
+        return None
+    fmt = spec.format or readers.detect_format(root)
+    if fmt is None:
+        summary.errors.append(f"{root}: no known session format found")
+        return None
+    source, _ = Source.objects.get_or_create(path=str(root), defaults={"format": fmt})
+    if source.format != fmt:
+        # The root was re-tagged: what was read under the old format means nothing now.
+        source.sessions.all().delete()
+        source.format = fmt
+        source.save(update_fields=["format"])
+    try:
+        found = list(readers.format_module(fmt).discover(root))
+    except Exception as error:  # noqa: BLE001 - one root's trouble must not stop the others
+        summary.errors.append(f"{root}: {error}" if isinstance(error, OSError) else f"{root}: {error!r}")
+        if not isinstance(error, OSError):
+            log.error("discovering the files of %s failed", root, exc_info=error)
+        return None
+    # Only what the comparison needs: loading whole sessions would cost more than the stats.
+    known = {
+        key: (session_id, state, read_offset)
+        for session_id, key, read_offset, *state in source.sessions.values_list(
+            "id", "key", "read_offset", "file_size", "file_mtime_ns", "file_inode"
+        )
+    }
+    changed, bytes_to_read = [], 0
+    for session_file in found:
+        summary.files += 1
+        try:
+            stat = os.stat(session_file.path)
+        except OSError as error:  # vanished or unreadable between discovery and now
+            summary.errors.append(f"{session_file.path}: {error}")
+            continue
+        session_id, state, read_offset = known.get(session_file.key, (None, None, 0))
+        if state != [stat.st_size, stat.st_mtime_ns, stat.st_ino]:
+            changed.append(_Work(session_file, stat, session_id))
+            grew = state is not None and _grew(read_offset, state[2], stat)
+            bytes_to_read += stat.st_size - (read_offset if grew else 0)
+    return _Survey(source, found, set(known), changed, bytes_to_read)
+
+
+@dataclass
+class _RootPass:
+    """One root's part of a pass: its survey, and the changed files' plans."""
+
+    survey: _Survey
+    plans: list[_Plan]
+
+
+def _plan_changes(survey: _Survey, summary: IndexSummary) -> _RootPass:
+    """Plan each changed file of a surveyed root: where to read from, into which session."""
+    plans = []
+    for work in survey.changed:
+        try:
+            plans.append(plan_file(survey.source, work))
+        except OSError as error:  # vanished or unreadable between discovery and now
+            summary.errors.append(f"{work.found.path}: {error}")
+        except Exception as error:  # noqa: BLE001 - a bug: the other files go on
+            summary.errors.append(f"{work.found.path}: {error!r}")
+            log.error("planning %s failed", work.found.path, exc_info=error)
+    return _RootPass(survey, plans)
+
+
+def _write_changes(
+    root_pass: _RootPass,
+    reading: worker.Reading,
+    summary: IndexSummary,
+    progress: Progress | None,
+    total: int,
+    checkpointer: WalCheckpointer | None = None,
+) -> None:
+    """Write a root's changed files as they are read, drop its vanished ones, link what changed."""
+    source = root_pass.survey.source
+    touched: list[Session] = []
+    for group in _groups(root_pass.plans):
+        if checkpointer is not None:
+            checkpointer.keep_log_bounded()
+        with transaction.atomic():
+            new_rows = NewRows()
+            for plan in group:
+                if not reading.ready(plan.number):
+                    new_rows.index_text()  # while the worker reads on: outside any file's savepoint
+                if progress:
+                    progress(plan.number + 1, total, plan.work.found.key)
+                counts = summary.entries, summary.problems, len(summary.bad_lines)
+                try:
+                    with file_savepoint():
+                        touched.append(_index_file(plan, reading.batches(plan.number), summary))
+                except Exception as error:  # noqa: BLE001 - no file may stop the pass
+                    # Unreadable, a value the database refuses, or a bug: the rest goes on.
+                    summary.entries, summary.problems, kept = counts  # none of its rows stayed
+                    del summary.bad_lines[kept:]
+                    _record_failure(plan, error, summary)
+            new_rows.index_text()
+        if checkpointer is not None:
+            checkpointer.request()  # the group is committed: its pages can go into the database
+    gone = root_pass.survey.known - {f.key for f in root_pass.survey.found}
+    if gone:
+        summary.removed += len(gone)
+        Session.objects.filter(source=source, key__in=gone).delete()
+    if touched:
+        try:
+            with transaction.atomic():
+                link_sessions(source, touched)
+        except Exception as error:  # noqa: BLE001 - the sessions are in; only their links are missing
+            summary.errors.append(f"{source.path}: linking its sessions failed: {error!r}")
+            log.error("linking the sessions of %s failed", source.path, exc_info=error)
+        summary.touched += [s.id for s in touched]
+    source.indexed_at = timezone.now()
+    source.save(update_fields=["indexed_at"])
+    summary.sessions += source.sessions.count()
+
+
+def _record_failure(plan: _Plan, error: Exception, summary: IndexSummary) -> None:
+    """A file that could not be indexed: its error goes on its session, shown on the list
+    and its page, and into the pass's summary. Its file state is not recorded, so the next
+    pass tries it again; what an earlier pass indexed of it stays."""
+    path = plan.work.found.path
+    message = str(error) if isinstance(error, OSError | DatabaseError) else f"{type(error).__name__}: {error}"
+    message = db_text(readers.without_lone_surrogates(message))[:ERROR_LENGTH]
+    summary.errors.append(f"{path}: {message}")
+    if not isinstance(error, OSError | DatabaseError):  # a bug, not the input's fault: its traceback helps
+        log.error("indexing %s failed", path, exc_info=error)
+    try:
+        with file_savepoint():
+            if plan.work.session_id:
+                Session.objects.filter(id=plan.work.session_id).update(index_error=message)
+            elif not isinstance(error, FileNotFoundError):  # new, and still there: a session to show it
+                session = Session(source=plan.session.source, key=plan.work.found.key)
+                _apply_discovery(session, plan.work.found)
+                session.file_size, session.index_error = -1, message  # -1: read it again next pass
+                save_session(session)
+    except DatabaseError as second:
+        summary.errors.append(f"{path}: the error could not be recorded: {second}")
+
+
+ERROR_LENGTH = 2000
+
+
+def _groups(plans: list[_Plan]) -> Iterable[list[_Plan]]:
+    group: list[_Plan] = []
+    size = 0
+    for plan in plans:
+        group.append(plan)
+        size += plan.bytes_to_read
+        if size >= GROUP_BYTES or len(group) >= GROUP_FILES:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
+
+
+@dataclass
+class _Plan:
+    """What to do with one changed file, decided before any of its lines is read."""
+
+    work: _Work
+    session: Session
+    reset: bool  # read again whole: its old rows go first
+    job: worker.Job
+    number: int = -1  # the job's number in the pass's worker.Reading
+
+    @property
+    def bytes_to_read(self) -> int:
+        return self.work.stat.st_size - self.job.start_offset
+
+
+def plan_file(source: Source, work: _Work) -> _Plan:
+    found, stat = work.found, work.stat
+    session = (
+        Session.objects.get(id=work.session_id) if work.session_id else Session(source=source, key=found.key)
+    )
+    start_offset = start_line = 0
+    reset = False
+    if session.id and _can_append(session, found.path, stat):
+        start_offset, start_line = session.read_offset, session.read_line
+    elif session.id:
+        reset = True
+        _reset_totals(session)
+    _apply_discovery(session, found)
+    job = worker.Job(
+        found.path,
+        found.format,
+        start_offset,
+        start_line,
+        fold.SessionState.of(session),
+        batch_size=BATCH,
+        for_sqlite=connection.vendor == "sqlite",
+    )
+    return _Plan(work, session, reset, job)
+
+
+def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSummary) -> Session:
+    """Write one changed file's new lines, in the caller's transaction.
+
+    The lines arrive in batches, each folded into the session's totals already, so
+    memory stays flat however large the file is.
+    """
+    session = plan.session
+    retried = 0
+    if plan.reset:
+        session.entries.all().delete()
+        session.problems.all().delete()
+    elif session.id:
+        # Problems past the offset (a cut-off last line) are looked at again.
+        retried = session.problems.filter(offset__gte=plan.job.start_offset).delete()[0]
+    summary.opened += 1
+    summaries: list[worker.SummaryLink] = []
+    for batch in batches:
+        batch.state.copy_to(session)
+        session.problem_count -= retried
+        summaries += batch.summaries
+        summary.entries += len(batch.rows)
+        if batch.problems:
+            summary.problems += len(batch.problems)
+            room = BAD_LINES_KEPT - len(summary.bad_lines)
+            summary.bad_lines += [
+                # In line order: lines cut for depth are found after the reader's own problems.
+                f"{plan.work.found.path}:{p.line}: {p.message}"
+                for p in sorted(batch.problems, key=lambda p: p.line)[:room]
+            ]
+        if batch.last:
+            # The last batch: one save with the file's state (most files are one batch).
+            _record_file_state(session, plan.work, batch)
+            save_session(session)
+        elif session.id is None:
+            save_session(session)  # the rows need its id
+        write_rows(session, batch.rows, batch.problems)
+    session.new_summaries = summaries
+    return session
+
+
+def _record_file_state(session: Session, work: _Work, last: worker.Batch) -> None:
+    # A last line still being written: keep the file "changed" so the next pass looks again.
+    stat = work.stat
+    session.file_size = -1 if last.pending_tail else stat.st_size
+    session.file_mtime_ns, session.file_inode = stat.st_mtime_ns, stat.st_ino
+    session.read_offset, session.read_line = last.end_offset, last.end_line
+    session.file_head = last.head_hash
+    session.indexed_at = timezone.now()
+    session.index_error = ""
+
+
+def _grew(read_offset: int, inode: int, stat: os.stat_result) -> bool:
+    """Same file, not shorter than what was read: an append, if its first bytes match too."""
+    return read_offset > 0 and stat.st_ino == inode and stat.st_size >= read_offset
+
+
+def _can_append(session: Session, path: Path, stat: os.stat_result) -> bool:
+    """A true append: same file, not shorter than what was read, same first bytes."""
+    if not _grew(session.read_offset, session.file_inode, stat):
+        return False
+    return worker.head_hash(path, session.read_offset) == session.file_head
+
+
+def _reset_totals(session: Session) -> None:
+    """Forget what the old lines said; their rows go when the file is written.
+
+    Everything reading the lines sets starts again from SessionState's defaults;
+    discovery then puts back what the file's location says.
+    """
+    fold.SessionState(format=session.format).copy_to(session)
+    session.title = ""
+
+
+def _apply_discovery(session: Session, found: readers.SessionFile) -> None:
+    session.format = found.format
+    session.path = str(found.path)
+    session.status = found.status
+    session.project_dir = found.project
+    for name in ("jid", "agent", "channel", "account", "peer_kind", "peer_id", "agent_id"):
+        setattr(session, name, getattr(found, name) or getattr(session, name))
+    if found.title:
+        session.title = found.title[:500]
+    elif description := found.extra.get("description"):
+        session.title = str(description)[:500]  # a subagent's task, from its .meta.json
+    if found.parent_path is not None:
+        session.parent_path = str(found.parent_path)
+        session.kind = "subagent"
+    if found.parent_tool_id:
+        session.parent_tool_id = found.parent_tool_id
+    room = session.extra.get("room")
+    session.extra = {**session.extra, **found.extra}
+    if room:  # found from "nick@muc" senders: discovery only knows room domains
+        session.extra["room"], session.peer_kind = True, "group"

@@ -1,0 +1,234 @@
+"""The SQL the indexer runs for every file and batch, on SQLite or PostgreSQL.
+
+Plain statements on the driver's own cursor, built once per database: the ORM's
+save() and bulk_create() cost a cold index several times the parse itself. On
+SQLite, NULL and the empty value travel as 0 (rows.SQLITE_NULL, rows.SQLITE_EMPTY)
+and the insert turns them back.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
+
+from sessionviewer import readers
+from sessionviewer.index.rows import (
+    EMPTY_BY_DEFAULT,
+    ENTRY_COLUMNS,
+    SQLITE_EMPTY,
+    SQLITE_NULL,
+    db_datetime,
+    db_text,
+    json_text,
+)
+from sessionviewer.models import Entry, OrjsonField, Problem, Session
+
+# Problems per insert: a file of bad lines has as many as it has lines.
+PROBLEM_BATCH = 500
+
+
+@contextmanager
+def file_savepoint() -> Iterator[None]:
+    """A savepoint per file: a read that fails halfway leaves none of its rows.
+
+    On SQLite it is two plain statements on the driver's connection: a nested
+    atomic() costs more in Python than the savepoint costs SQLite, once per file.
+    """
+    if connection.vendor != "sqlite":
+        with transaction.atomic():
+            yield
+        return
+    with driver_cursor() as cursor:
+        cursor.execute('SAVEPOINT "indexer_file"')
+    try:
+        yield
+    except BaseException:
+        with driver_cursor() as cursor:
+            cursor.execute('ROLLBACK TO "indexer_file"')
+            cursor.execute('RELEASE "indexer_file"')
+        # The file's ORM statements may have marked the group for rollback; the savepoint undid them.
+        transaction.set_rollback(False)
+        raise
+    with driver_cursor() as cursor:
+        cursor.execute('RELEASE "indexer_file"')
+
+
+@contextmanager
+def driver_cursor() -> Iterator[Any]:
+    """A cursor for the statements the indexer runs per file and per batch, which
+    Statements writes in the driver's own placeholders.
+
+    On SQLite it is sqlite3's own cursor: Django's rewrites the placeholders of
+    every statement with a regular expression. Errors still come out as Django's.
+    """
+    db = connections[DEFAULT_DB_ALIAS]  # once: each use of the proxy looks the connection up
+    if db.vendor != "sqlite":
+        with db.cursor() as cursor:
+            yield cursor
+        return
+    if db.connection is None:
+        db.ensure_connection()
+    with db.wrap_database_errors:
+        cursor = db.connection.cursor()
+        try:
+            yield cursor
+        finally:
+            cursor.close()
+
+
+def save_session(session: Session) -> None:
+    """Session.save() in one plain statement: the ORM's save compiles its SQL and
+    prepares every field's value on every call, which cost a cold index most of what
+    its ~400 session saves took (bench/bench_index.py)."""
+    sql = statements_for(connection.vendor)
+    adding = session.id is None
+    values = [to_db(session, attname) for attname, to_db in sql.session_values]
+    with driver_cursor() as cursor:
+        if adding:
+            cursor.execute(sql.insert_session, values)
+            session.id = cursor.fetchone()[0]
+            session._state.adding, session._state.db = False, connection.alias
+        else:
+            cursor.execute(sql.update_session, [*values, session.id])
+
+
+def _value_to_db(field: models.Field, for_sqlite: bool) -> Callable[[Session, str], Any]:
+    """How one Session field's value goes into the statement: as the ORM would send it.
+
+    The usual types take a short way; anything else goes through the field itself.
+    Strings come from files (titles, paths), so NUL is escaped as db_text does.
+    """
+
+    def by_field(session: Session, attname: str):
+        value = field.get_db_prep_save(getattr(session, attname), connection)
+        return db_text(value) if isinstance(value, str) else value
+
+    if isinstance(field, OrjsonField):
+
+        def to_db(session: Session, attname: str):
+            value = getattr(session, attname)
+            return None if value is None else json_text(value)
+
+    elif isinstance(field, models.DateTimeField):
+
+        def to_db(session: Session, attname: str):
+            value = getattr(session, attname)
+            if value is None or (type(value) is datetime and value.tzinfo is not None):
+                return db_datetime(value, for_sqlite)
+            return by_field(session, attname)  # naive: Django warns, and says how it is taken
+
+    elif isinstance(field, (*_PLAIN_FIELDS, models.ForeignKey)):
+
+        def to_db(session: Session, attname: str):
+            value = getattr(session, attname)
+            if value is None or type(value) is int:
+                return value
+            if type(value) is str:
+                return db_text(value)
+            return by_field(session, attname)
+
+    else:
+        to_db = by_field
+    return to_db
+
+
+def write_rows(session: Session, rows: list[list], problems: list[readers.Problem]) -> None:
+    """Insert the rows with executemany: model instances and bulk_create cost several
+    times the parse itself, and the indexer writes every line of every file."""
+    session_id = session.id
+    for row in rows:
+        row[0] = session_id
+    with driver_cursor() as cursor:
+        cursor.executemany(statements_for(connection.vendor).insert_entry, rows)
+    # The full-text rows follow once per group (NewRows), in one statement (migration 0005).
+    if problems:
+        Problem.objects.bulk_create(
+            [
+                Problem(
+                    session=session,
+                    line=p.line,
+                    offset=p.offset,
+                    message=db_text(p.message),
+                    text=db_text(p.text),
+                )
+                for p in problems
+            ],
+            batch_size=PROBLEM_BATCH,
+        )
+
+
+@dataclass(frozen=True)
+class Statements:
+    """The SQL the indexer runs for every file, built once per database vendor, in
+    its driver's placeholders (driver_cursor runs them)."""
+
+    # Each field's attname, and how its value goes to the database (_value_to_db).
+    session_values: tuple[tuple[str, Callable[[Session, str], Any]], ...]
+    insert_session: str
+    update_session: str
+    insert_entry: str
+    largest_entry_id: str
+    index_new_text: str  # SQLite: the entries in an id range, into the full-text index
+
+
+# Fields whose str, int or None value the ORM would pass on unchanged.
+_PLAIN_FIELDS = (models.CharField, models.TextField, models.IntegerField, models.BigIntegerField)
+_PLAIN_FIELDS += (models.PositiveIntegerField,)
+
+
+@functools.cache
+def statements_for(vendor: str) -> Statements:
+    quote = connection.ops.quote_name
+    mark = placeholder(vendor)
+    fields = [f for f in Session._meta.concrete_fields if not f.primary_key]
+    session_table, entry_table = quote(Session._meta.db_table), quote(Entry._meta.db_table)
+    session_columns = ", ".join(quote(f.column) for f in fields)
+    assignments = ", ".join(f"{quote(f.column)} = {mark}" for f in fields)
+    entry_columns = ", ".join(quote(c) for c in ENTRY_COLUMNS)
+    # The names are ours, not a request's.
+    return Statements(
+        session_values=tuple((f.attname, _value_to_db(f, vendor == "sqlite")) for f in fields),
+        insert_session=f"INSERT INTO {session_table} ({session_columns}) "  # noqa: S608
+        f"VALUES ({', '.join([mark] * len(fields))}) RETURNING id",
+        update_session=f"UPDATE {session_table} SET {assignments} WHERE id = {mark}",  # noqa: S608
+        insert_entry=f"INSERT INTO {entry_table} ({entry_columns}) "  # noqa: S608
+        f"VALUES ({', '.join(_entry_value(column, vendor) for column in ENTRY_COLUMNS)})",
+        largest_entry_id=f"SELECT max(id) FROM {entry_table}",  # noqa: S608
+        index_new_text=f"INSERT INTO entry_fts(rowid, text) SELECT id, text FROM {entry_table} "  # noqa: S608
+        f"WHERE id > {mark} AND id <= {mark}",
+    )
+
+
+def placeholder(vendor: str) -> str:
+    """A parameter in the driver's own style (driver_cursor runs the statements)."""
+    return "?" if vendor == "sqlite" else "%s"
+
+
+def _entry_value(column: str, vendor: str) -> str:
+    """A column's placeholder in the entry insert (rows.entry_rows makes the rows)."""
+    if vendor == "sqlite" and column != "session_id" and Entry._meta.get_field(column).null:
+        return f"NULLIF(?, {SQLITE_NULL})"  # SQLITE_NULL: NULL, bound cheaply
+    if vendor == "sqlite" and column in EMPTY_BY_DEFAULT:
+        # SQLITE_EMPTY: the column's empty value, bound cheaply. A literal of ours.
+        return f"IFNULL(NULLIF(?, {SQLITE_EMPTY}), '{EMPTY_BY_DEFAULT[column]}')"
+    return placeholder(vendor)
+
+
+def update_sessions(sessions: list[Session], attnames: tuple[str, ...]) -> None:
+    """Write these fields (attnames) of these sessions in one executemany: a save() per
+    session cost a cold index more than the queries that found the links, and
+    bulk_update's CASE expressions took as long to compile."""
+    if not sessions:
+        return
+    quote, mark = connection.ops.quote_name, placeholder(connection.vendor)
+    to_db = dict(statements_for(connection.vendor).session_values)  # as the session saves send them
+    columns = ", ".join(f"{quote(Session._meta.get_field(name).column)} = {mark}" for name in attnames)
+    rows = [[*(to_db[name](s, name) for name in attnames), s.id] for s in sessions]
+    with driver_cursor() as cursor:
+        cursor.executemany(f"UPDATE {quote(Session._meta.db_table)} SET {columns} WHERE id = {mark}", rows)  # noqa: S608

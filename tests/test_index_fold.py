@@ -1,0 +1,42 @@
+"""Folding entries into their session (index/fold.py): titles, counts, tokens."""
+
+import pytest
+
+from sessionviewer import readers
+from sessionviewer.index import fold
+from sessionviewer.readers import claude_code
+from sessionviewer.templatetags.transcript import harness
+
+
+def claude_prompt(text: str) -> readers.Entry:
+    """A user line as the Claude Code reader reads it."""
+    line = {"type": "user", "uuid": "u", "parentUuid": None, "message": {"role": "user", "content": text}}
+    return claude_code.parse_line(line, 1)
+
+
+def first_prompt_of(entry: readers.Entry) -> str:
+    state = fold.SessionState(format="claude_code")
+    fold.fold_entries(state, [entry])
+    return state.first_prompt
+
+
+TYPED_LINES = [
+    "<command-name>/mcp</command-name>\n<command-message>mcp</command-message>\n<command-args></command-args>",
+    "<bash-input>ls -la</bash-input>",
+    "  <bash-input>git status</bash-input>",
+    "<command-palette> opens twice when I press Ctrl-K, why?",  # typed by a person: tags in the prose
+    "<command-message>review</command-message>",  # no command name: nothing the page shows as one
+    "Why does the build fail?",
+]
+
+
+@pytest.mark.parametrize("text", TYPED_LINES)
+def test_a_user_line_is_a_title_exactly_when_the_page_shows_it_as_typed(text):
+    entry = claude_prompt(text)
+    shown_as_harness = harness(entry) is not None
+    assert (first_prompt_of(entry) == "") == shown_as_harness
+
+
+def test_a_prompt_that_starts_with_a_tag_of_its_own_titles_the_session():
+    text = "<command-palette> opens twice when I press Ctrl-K, why?"
+    assert first_prompt_of(claude_prompt(text)) == text

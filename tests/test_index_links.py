@@ -1,0 +1,119 @@
+"""Links across files (index/links.py): the summary lines that title another file's session."""
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from sessionviewer.index import index_roots, links
+from sessionviewer.models import Session
+from sessionviewer.roots import RootSpec
+
+pytestmark = pytest.mark.django_db
+
+
+def _claude_line(uuid: str, parent: str | None, role: str, text: str, session: str) -> str:
+    return orjson.dumps(
+        {
+            "type": role,
+            "uuid": uuid,
+            "parentUuid": parent,
+            "sessionId": session,
+            "cwd": "/work/project",
+            "timestamp": "2025-02-08T19:00:00Z",
+            "message": {"role": role, "content": text},
+        }
+    ).decode()
+
+
+def _summary_line(title: str, leaf: str) -> str:
+    return orjson.dumps({"type": "summary", "summary": title, "leafUuid": leaf}).decode()
+
+
+@pytest.fixture
+def claude_project(tmp_path: Path) -> Path:
+    folder = tmp_path / "projects" / "-work-project"
+    folder.mkdir(parents=True)
+    lines = [
+        _claude_line("a1", None, "user", "first question", "A"),
+        _claude_line("a2", "a1", "assistant", "x", "A"),
+    ]
+    (folder / "A.jsonl").write_text("\n".join(lines) + "\n")
+    return tmp_path / "projects"
+
+
+def _titles() -> dict[str, str]:
+    return {Path(key).stem: title for key, title in Session.objects.values_list("key", "summary_title")}
+
+
+def test_a_summary_whose_leaf_is_in_another_file_titles_that_files_session(claude_project):
+    # Claude Code writes the summary of one session at the top of the next one's file.
+    folder = claude_project / "-work-project"
+    lines = [_summary_line("Fixing the parser", "a2"), _claude_line("b1", None, "user", "next", "B")]
+    (folder / "B.jsonl").write_text("\n".join(lines) + "\n")
+    index_roots([RootSpec(claude_project, "claude_code")])
+    titles = _titles()
+    assert titles["A"] == "Fixing the parser"
+    assert titles["B"] == ""
+
+
+def test_of_several_summaries_naming_one_session_the_last_written_wins(claude_project):
+    folder = claude_project / "-work-project"
+    first = [_summary_line("Old title", "a2"), _claude_line("b1", None, "user", "next", "B")]
+    (folder / "B.jsonl").write_text("\n".join(first) + "\n")
+    index_roots([RootSpec(claude_project, "claude_code")])
+    assert _titles()["A"] == "Old title"
+    # Two more: a new title, then the stored one again, which must win as the last.
+    more = [_summary_line("Newer title", "a2"), _summary_line("Old title", "a2")]
+    with open(folder / "B.jsonl", "a") as handle:
+        handle.write("\n".join(more) + "\n")
+    index_roots([RootSpec(claude_project, "claude_code")])
+    assert _titles()["A"] == "Old title"
+    with open(folder / "B.jsonl", "a") as handle:
+        handle.write(_summary_line("Newest title", "a2") + "\n")
+    index_roots([RootSpec(claude_project, "claude_code")])
+    assert _titles()["A"] == "Newest title"
+
+
+def test_a_summary_titles_its_own_files_session_before_another_holding_the_same_leaf(claude_project):
+    # A fork copies the lines it continues, uuids and all: the leaf is in both files.
+    folder = claude_project / "-work-project"
+    lines = [
+        _summary_line("The fork", "a2"),
+        *(_claude_line(u, p, "user", "x", "F") for u, p in (("a1", None), ("a2", "a1"))),
+    ]
+    (folder / "F.jsonl").write_text("\n".join(lines) + "\n")
+    index_roots([RootSpec(claude_project, "claude_code")])
+    assert _titles() == {"A": "", "F": "The fork"}
+
+
+def test_a_summary_never_titles_a_session_of_another_project(claude_project):
+    other = claude_project / "-work-other"
+    other.mkdir()
+    lines = [_summary_line("Not yours", "a2"), _claude_line("c1", None, "user", "hello", "C")]
+    (other / "C.jsonl").write_text("\n".join(lines) + "\n")
+    index_roots([RootSpec(claude_project, "claude_code")])
+    assert _titles() == {"A": "", "C": ""}
+
+
+def test_many_summary_lines_are_linked_in_a_few_queries(
+    claude_project, monkeypatch, django_assert_max_num_queries
+):
+    folder = claude_project / "-work-project"
+    for n in range(30):  # thirty files, each opening with the summary of the one before
+        before = "a2" if n == 0 else f"s{n - 1}"
+        lines = [_summary_line(f"Title {n}", before), _claude_line(f"s{n}", None, "user", "go on", f"S{n}")]
+        (folder / f"S{n}.jsonl").write_text("\n".join(lines) + "\n")
+    real = links.link_summaries
+    calls = []
+
+    def counted(source, touched):
+        with django_assert_max_num_queries(4):  # the leaves, the sessions, the update
+            real(source, touched)
+        calls.append(len(touched))
+
+    monkeypatch.setattr(links, "link_summaries", counted)
+    index_roots([RootSpec(claude_project, "claude_code")])
+    assert calls == [31]
+    titles = _titles()
+    assert titles["A"] == "Title 0" and titles["S28"] == "Title 29" and titles["S29"] == ""

@@ -1,0 +1,142 @@
+"""The SQL the indexer runs per file (index/statements.py): what its plain statements store
+is what the ORM would, NULL and empty values included."""
+
+from datetime import UTC, date, datetime, timedelta, timezone
+from pathlib import Path
+
+import orjson
+import pytest
+from django.db import connection
+
+from sessionviewer.index import index_roots, rows, statements
+from sessionviewer.models import Entry, Session
+from sessionviewer.roots import RootSpec
+
+from .test_index_passes import HEADER, message, run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """One Fluux session, as tests/test_index_passes.py's root holds it."""
+    jid = tmp_path / "memory" / "alice@example.com"
+    jid.mkdir(parents=True)
+    (jid / "history.jsonl").write_text(HEADER + message(1) + message(2, "assistant"))
+    return tmp_path / "memory"
+
+
+def index_claude_lines(tmp_path, lines: list[dict]) -> None:
+    """Index one Claude Code session file holding these lines."""
+    folder = tmp_path / "projects" / "-work-project"
+    folder.mkdir(parents=True)
+    (folder / "S.jsonl").write_text("".join(orjson.dumps(line).decode() + "\n" for line in lines))
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+
+
+def test_missing_values_are_stored_as_null_and_text_that_looks_like_zero_as_text(tmp_path):
+    # The SQLite insert binds a stand-in for NULL (rows.SQLITE_NULL): no text may be taken for it.
+    lines = [
+        {"type": "user", "uuid": "0", "parentUuid": None, "cwd": "/w", "message": {"role": "user", "content": "0"}},
+        {"type": "assistant", "uuid": "a", "parentUuid": "0", "timestamp": "2025-02-08T19:00:00Z",
+         "message": {"role": "assistant", "content": "0"}},
+        {"type": "a-kind-nobody-knows", "uuid": "b", "parentUuid": "a", "value": 0},
+    ]  # fmt: skip
+    index_claude_lines(tmp_path, lines)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT entry_id, parent_id, timestamp IS NULL, raw IS NULL, text FROM {Entry._meta.db_table} ORDER BY line"  # noqa: S608
+        )
+        rows = cursor.fetchall()
+    assert [row[:4] for row in rows] == [
+        ("0", None, True, True),
+        ("a", "0", False, True),
+        ("b", "a", True, False),
+    ]
+    assert [row[4] for row in rows[:2]] == ["0", "0"]
+    assert Entry.objects.get(entry_id="b").raw["value"] == 0
+
+
+def test_mostly_empty_columns_read_back_empty_and_text_that_looks_like_zero_stays_text(tmp_path):
+    # The SQLite insert binds a stand-in for the empty value of the mostly empty
+    # columns (rows.SQLITE_EMPTY): empty must come back empty, and "0" as "0".
+    lines = [
+        {"type": "user", "uuid": "u", "parentUuid": None, "cwd": "/w", "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "uuid": "a", "parentUuid": "u", "requestId": "r",
+         "message": {"role": "assistant", "id": "0", "model": "0", "content": "0",
+                     "usage": {"input_tokens": 3, "output_tokens": 0}}},
+        {"type": "system", "uuid": "s", "parentUuid": "a", "subtype": "0", "content": "x", "logicalParentUuid": "0"},
+        {"type": "summary", "summary": "0", "leafUuid": "0"},
+    ]  # fmt: skip
+    index_claude_lines(tmp_path, lines)
+    columns = [c for c in rows.EMPTY_BY_DEFAULT if c not in ("usage", "extra")]
+    stored = {e.line: e for e in Entry.objects.order_by("line")}
+    user, assistant, system, summary = (stored[n] for n in (1, 2, 3, 4))
+    assert {c: getattr(user, c) for c in columns} == dict.fromkeys(columns, "")
+    assert (user.usage, user.extra) == ({}, {})
+    assert (assistant.model, assistant.message_id) == ("0", "0")
+    assert assistant.usage["input"] == 3
+    assert (system.subtype, system.logical_parent_id) == ("0", "0")
+    assert (summary.summary, summary.leaf_id) == ("0", "0")
+    if connection.vendor != "sqlite":
+        return  # the rest is of SQLite's insert, which binds the stand-in
+    with connection.cursor() as cursor:  # text, never an integer, in every one of them
+        kinds = ", ".join(f"typeof({connection.ops.quote_name(c)})" for c in rows.EMPTY_BY_DEFAULT)
+        cursor.execute(f"SELECT {kinds} FROM {Entry._meta.db_table}")  # noqa: S608
+        assert {kind for row in cursor.fetchall() for kind in row} <= {"text"}
+
+
+def _session_with_every_kind_of_value(source, key: str, parent=None) -> Session:
+    return Session(
+        source=source,
+        key=key,
+        format="claude_code",
+        path=f"/sessions/{key}.jsonl",
+        title="Réunion 📅 du matin",
+        parent=parent,
+        started_at=datetime(2025, 2, 8, 21, 0, 5, 250, tzinfo=timezone(timedelta(hours=2))),
+        updated_at=datetime(2025, 2, 8, 19, 30, tzinfo=UTC),
+        indexed_at=None,
+        entry_count=12,
+        input_tokens=2**40,
+        models_used=["claude-sonnet-4", "gpt-5"],
+        extra={"room": True, 7: "a key that is not a string", "when": date(2025, 2, 8)},
+    )
+
+
+def _stored_row(session_id: int) -> dict:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM {Session._meta.db_table} WHERE id = %s", [session_id])  # noqa: S608
+        names = [column[0] for column in cursor.description]
+        return dict(zip(names, cursor.fetchone(), strict=True))
+
+
+def test_the_indexers_session_statement_stores_what_the_orm_would(root):
+    # _save_session skips the ORM's save for speed: every field must still reach the
+    # database as the ORM sends it, whatever its type (dates in any zone, JSON, keys).
+    run(root)
+    source = Session.objects.get().source
+    parent = Session.objects.get()
+    by_orm = _session_with_every_kind_of_value(source, "by-orm", parent)
+    by_orm.save()
+    by_indexer = _session_with_every_kind_of_value(source, "by-indexer", parent)
+    statements.save_session(by_indexer)  # an insert
+    orm_row, indexer_row = _stored_row(by_orm.id), _stored_row(by_indexer.id)
+    for row in (orm_row, indexer_row):
+        del row["id"], row["key"], row["path"]
+    assert indexer_row == orm_row
+    by_indexer.title, by_indexer.started_at = "Second title", None
+    statements.save_session(by_indexer)  # an update
+    by_indexer.refresh_from_db()
+    assert by_indexer.title == "Second title"
+    assert (by_indexer.started_at, by_indexer.parent_id) == (None, parent.id)
+    assert by_indexer.extra == {"room": True, "7": "a key that is not a string", "when": "2025-02-08"}
+
+
+def test_the_indexers_session_statement_escapes_nul_in_text_from_files(root):
+    run(root)
+    session = Session.objects.get()
+    session.title = "a title with \x00 in it"
+    statements.save_session(session)
+    session.refresh_from_db()
+    assert session.title == "a title with \\u0000 in it"
