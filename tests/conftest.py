@@ -16,9 +16,9 @@ SAMPLES = Path(
 def _no_findings_from_another_test():
     """The secrets report's per-file cache lives as long as the process: each test starts
     without it, as a server does, so that no test sees findings another one left."""
-    from sessionviewer import workspaces
+    from sessionviewer.workspaces import secrets
 
-    workspaces._FINDINGS.clear()
+    secrets.FINDINGS.clear()
 
 
 # The demo memory tree the persona editor and the commands work on, copied for each test.

@@ -25,6 +25,7 @@ from sessionviewer import workspaces as ws
 from sessionviewer.indexer import index_roots
 from sessionviewer.models import AuditEvent, Revision, Session
 from sessionviewer.roots import RootSpec
+from sessionviewer.workspaces import writes
 
 from .conftest import copy_tree
 
@@ -430,7 +431,7 @@ def slow_rename(monkeypatch):
         time.sleep(0.005)
         rename(src, dst)
 
-    monkeypatch.setattr(ws.os, "replace", slow)
+    monkeypatch.setattr(writes.os, "replace", slow)
 
 
 def race(user: User, url: str, posts: list[dict]) -> list:
@@ -684,7 +685,7 @@ def test_forget_that_cannot_delete_a_file_says_so_after_auditing(client, memory,
     def refuse(path):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(ws.shutil, "rmtree", refuse)
+    monkeypatch.setattr(writes.shutil, "rmtree", refuse)
     response = forget(client, memory, ALICE)
     assert response.status_code == 500
     page = response.content.decode()

@@ -31,6 +31,7 @@ from sessionviewer.workspaces import (
     list_files,
     list_sessions,
     list_workspace,
+    listing,
     read_knowledge,
     remove_file,
     remove_override,
@@ -40,6 +41,8 @@ from sessionviewer.workspaces import (
     scan_secrets,
     scan_tree,
     search_memory,
+    secrets,
+    writes,
 )
 
 SAMPLES = Path("/work/shared/samples/fluux/memory")
@@ -449,8 +452,8 @@ def test_jid_entry_matches_the_listing_of_that_jid(sample):
 
 def test_jid_entry_does_not_look_at_other_jids(sample, monkeypatch):
     seen = []
-    real = ws._jid_entry
-    monkeypatch.setattr(ws, "_jid_entry", lambda jid, path: seen.append(jid) or real(jid, path))
+    real = listing.describe_jid_dir
+    monkeypatch.setattr(listing, "describe_jid_dir", lambda jid, path: seen.append(jid) or real(jid, path))
     jid_entry(sample, "bob@example.com")
     assert seen == ["bob@example.com"]
 
@@ -903,13 +906,13 @@ def test_iter_tree_findings_is_lazy(sample):
 
 def _counting_scans(monkeypatch) -> list[str]:
     scanned = []
-    real = ws._scan_file
+    real = secrets.scan_file
 
     def counting(path, ignore):
         scanned.append(path.name if path.parent.name != "sessions" else f"sessions/{path.name}")
         return real(path, ignore)
 
-    monkeypatch.setattr(ws, "_scan_file", counting)
+    monkeypatch.setattr(secrets, "scan_file", counting)
     return scanned
 
 
@@ -923,7 +926,7 @@ def test_a_second_scan_reads_only_the_files_that_changed(sample, monkeypatch):
         handle.write("- c@shop.example\n")
     third = scan_tree(sample)
     assert scanned == ["memory.md"]  # bob's, alone
-    ws._FINDINGS.clear()
+    secrets.FINDINGS.clear()
     assert third == scan_tree(sample)  # what a scan without the cache finds
     assert len(third) == len(first) + 1
 
@@ -937,7 +940,7 @@ def test_a_scan_stopped_inside_a_file_keeps_nothing_of_that_file(sample, monkeyp
 
 
 def test_the_findings_cache_keeps_one_version_per_file_and_what_fits_its_limit():
-    cache = ws._FindingsCache(limit=5)
+    cache = secrets.FindingsCache(limit=5)
     finding = ws.SecretFinding("email", 1, 1, "a*@x")
     a, b, c = Path("a.md"), Path("b.md"), Path("c.md")
     cache.put(a, (1,), [finding] * 2)  # 3 with its entry
@@ -982,7 +985,7 @@ def test_atomic_write_creates_a_file_expected_absent(tmp_path):
     path = tmp_path / "identity.md"
     atomic_write(path, "hi", "absent")
     assert path.read_text() == "hi"
-    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~ws._umask()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~writes.current_umask()
 
 
 def test_atomic_write_refuses_a_stale_version_and_writes_nothing(tmp_path):
@@ -1015,7 +1018,7 @@ def test_crash_between_write_and_rename_leaves_the_old_file_and_no_temp_file(tmp
     def crash(src, dst):
         raise OSError("power cut")
 
-    monkeypatch.setattr(ws.os, "replace", crash)
+    monkeypatch.setattr(writes.os, "replace", crash)
     with pytest.raises(OSError, match="power cut"):
         atomic_write(path, "half-done\n", file_version(path))
     assert path.read_text() == "precious\n"
@@ -1099,7 +1102,7 @@ def slow_rename(monkeypatch):
         time.sleep(0.005)
         rename(src, dst)
 
-    monkeypatch.setattr(ws.os, "replace", slow)
+    monkeypatch.setattr(writes.os, "replace", slow)
 
 
 def race(calls: list) -> list:
@@ -1181,7 +1184,7 @@ def test_a_failed_rename_rolls_the_record_back(tmp_path, monkeypatch):
     def crash(src, dst):
         raise OSError("power cut")
 
-    monkeypatch.setattr(ws.os, "replace", crash)
+    monkeypatch.setattr(writes.os, "replace", crash)
     record = Recorder()
     with pytest.raises(OSError, match="power cut"):
         atomic_write(path, "half-done\n", file_version(path), record)
