@@ -21,6 +21,20 @@ def _no_findings_from_another_test():
     secrets.FINDINGS.clear()
 
 
+@pytest.fixture
+def sample(tmp_path):
+    """A writable copy of the shared sample memory tree (workspace_files.SAMPLES)."""
+    from .workspace_files import SAMPLES as FLUUX_SAMPLES
+
+    if not FLUUX_SAMPLES.is_dir():
+        pytest.skip("sample memory tree not available")
+    root = tmp_path / "memory"
+    shutil.copytree(FLUUX_SAMPLES, root)
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return root
+
+
 # The demo memory tree the persona editor and the commands work on, copied for each test.
 DEMO_MEMORY = Path(__file__).resolve().parents[1] / "demo" / "fluux" / "memory"
 
