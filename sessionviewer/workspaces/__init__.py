@@ -29,7 +29,7 @@ listing.py   what a root holds
     global_file_info(root, name) -> FileInfo                one global persona file
     is_room(jid, jid_dir=None) -> bool
     list_files(jid_dir) -> list[StoredFile]
-    list_sessions(jid_dir) -> list[SessionFile]
+    list_sessions(jid_dir) -> list[TranscriptFile]
 prompt.py    the effective system prompt
     effective_prompt(root, jid, agent_name, today=None) -> Prompt    Section
     default_prompt(agent_name) -> str, format_current_date(day) -> str
@@ -56,8 +56,8 @@ writes.py    every change on disk, each a locked, version-checked unit
 from sessionviewer.workspaces.listing import (
     FileInfo,
     JidDir,
-    SessionFile,
     StoredFile,
+    TranscriptFile,
     Workspace,
     global_file_info,
     is_room,
@@ -157,8 +157,8 @@ __all__ = [
     "SearchHit",
     "SecretFinding",
     "Section",
-    "SessionFile",
     "StoredFile",
+    "TranscriptFile",
     "UnsafePath",
     "Workspace",
     "archive_session",

@@ -281,7 +281,12 @@ _ARCHIVE_NAME = re.compile(r"^(\d{8}-\d{6})(?:-(\d+))?\.(?:jsonl|md)$")
 
 
 @dataclass(frozen=True, slots=True)
-class SessionFile:
+class TranscriptFile:
+    """A transcript in a JID folder: the active history, or an archive in sessions/.
+
+    Not readers.SessionFile, which is what a reader finds of a session when it indexes it.
+    """
+
     name: str  # "history.jsonl", or "sessions/20250601-143022.jsonl"
     path: Path | None  # the real path; None with an error
     active: bool
@@ -298,19 +303,19 @@ def _archive_order(path: Path) -> tuple:
     return (0, "", 0, path.name)
 
 
-def _session_file(jid_dir: Path, entry: Path, subdir: str | None) -> SessionFile | None:
+def _session_file(jid_dir: Path, entry: Path, subdir: str | None) -> TranscriptFile | None:
     name = f"{subdir}/{entry.name}" if subdir else entry.name
     active, fmt = subdir is None, entry.suffix[1:]
     checked = _entry_problem(jid_dir, entry.name, subdir)
     if checked is None:
         return None
     if isinstance(checked, str):
-        return SessionFile(name, None, active, fmt, None, None, checked)
+        return TranscriptFile(name, None, active, fmt, None, None, checked)
     path, st = checked
-    return SessionFile(name, path, active, fmt, st.st_size, _mtime(st))
+    return TranscriptFile(name, path, active, fmt, st.st_size, _mtime(st))
 
 
-def list_sessions(jid_dir: Path) -> list[SessionFile]:
+def list_sessions(jid_dir: Path) -> list[TranscriptFile]:
     """The active session (and legacy history.md), then archives, newest first.
 
     A bad link or anything but a regular file is listed with its error, and never opened.
@@ -321,7 +326,7 @@ def list_sessions(jid_dir: Path) -> list[SessionFile]:
         if os.path.lexists(jid_dir / name) and (session := _session_file(jid_dir, jid_dir / name, None)):
             found.append(session)
     if problem := _subdir_problem(jid_dir, SESSIONS_DIR):
-        return [*found, SessionFile(f"{SESSIONS_DIR}/", None, False, "", None, None, problem)]
+        return [*found, TranscriptFile(f"{SESSIONS_DIR}/", None, False, "", None, None, problem)]
     archives = [
         entry for entry in folder_entries(jid_dir / SESSIONS_DIR) if entry.suffix in (".jsonl", ".md")
     ]
