@@ -1,8 +1,9 @@
 """What a memory root holds: its global persona files, its JID folders (users and rooms), and
 in each the known files, downloaded attachments and sessions, every entry checked before use.
 
-A room is a JID whose domain starts with conference., muc., rooms. or chat., or whose
-history.jsonl has a sender ending in "@muc" within its first 200 lines. (The agent itself asks
+A room is a JID whose domain starts with one of readers.fluux_xmpp.ROOM_DOMAIN_PREFIXES
+(conference., muc., rooms., chat.), or whose history.jsonl has a "nick@muc" sender within its
+first 200 lines: the reader's rule, so the index and the editor agree. (The agent itself asks
 its configuration, which the viewer does not have.)
 """
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sessionviewer.readers.fluux_xmpp import is_room_jid, is_room_sender
 from sessionviewer.workspaces.paths import (
     FILES_DIR,
     HISTORY,
@@ -37,7 +39,6 @@ from sessionviewer.workspaces.paths import (
 )
 from sessionviewer.workspaces.prompt import is_blank
 
-ROOM_DOMAIN_PREFIXES = ("conference.", "muc.", "rooms.", "chat.")
 ROOM_SCAN_LINES = 200
 
 
@@ -110,11 +111,6 @@ def _file_info(folder: Path, name: str) -> FileInfo:
     return FileInfo(name, True, st.st_size, _mtime(st), blank, error)
 
 
-def _room_domain(jid: str) -> bool:
-    domain = jid.rsplit("@", 1)[-1].lower()
-    return domain.startswith(ROOM_DOMAIN_PREFIXES)
-
-
 def _has_muc_sender(history: Path) -> bool:
     try:
         with open_regular(history) as handle:
@@ -124,7 +120,7 @@ def _has_muc_sender(history: Path) -> bool:
                 except (ValueError, RecursionError):  # RecursionError: nested too deep
                     continue
                 sender = obj.get("sender") if isinstance(obj, dict) else None
-                if isinstance(sender, str) and sender.endswith("@muc"):
+                if isinstance(sender, str) and is_room_sender(sender):
                     return True
     except OSError:
         pass
@@ -133,7 +129,7 @@ def _has_muc_sender(history: Path) -> bool:
 
 def is_room(jid: str, jid_dir: Path | None = None) -> bool:
     """A MUC room by its domain, or by "nick@muc" senders early in its history."""
-    if _room_domain(jid):
+    if is_room_jid(jid):
         return True
     if jid_dir is None:
         return False

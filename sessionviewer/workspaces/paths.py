@@ -9,10 +9,10 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-IDENTITY = "identity.md"
-PERSONALITY = "personality.md"
-INSTRUCTIONS = "instructions.md"
-PERSONA_FILES = (IDENTITY, PERSONALITY, INSTRUCTIONS)  # in prompt order
+from sessionviewer.readers.fluux_xmpp import GLOBAL_FILES
+
+PERSONA_FILES = GLOBAL_FILES  # in prompt order: the reader's names
+IDENTITY, PERSONALITY, INSTRUCTIONS = PERSONA_FILES
 PROFILE = "user.md"
 LEGACY_PROFILE = "context.md"
 MEMORY = "memory.md"
