@@ -464,7 +464,7 @@ class FindingsPage:
             "page": self.number,
             "page_size": SECRETS_PAGE_SIZE,
             "has_next": self.has_next,
-            "next_url": self.url("api-secrets", self.number + 1) if self.has_next else None,
+            "next_url": self.url("api-workspace-secrets", self.number + 1) if self.has_next else None,
             "jid": self.jid or None,
             "findings": self.findings,
         }
@@ -674,7 +674,7 @@ def secrets(request: HttpRequest) -> HttpResponse:
         return bad_request(request, error)
     context = {
         "page": page,
-        "api_url": page.url("api-secrets", page.number),
+        "api_url": page.url("api-workspace-secrets", page.number),
         "previous_url": page.url("workspace-secrets", page.number - 1),
         "next_url": page.url("workspace-secrets", page.number + 1),
     }
