@@ -40,6 +40,7 @@ from sessionviewer.forms import (
     clean_param,
 )
 from sessionviewer.models import AuditEvent, Revision, Session
+from sessionviewer.render import IMAGE_TYPES
 from sessionviewer.roots import memory_roots
 from sessionviewer.templatetags.workspace_tags import diff_lines
 from sessionviewer.views.api import api_permission_required, json_error, json_response
@@ -49,8 +50,6 @@ VIEW = "sessionviewer.view_workspace"
 EDIT = "sessionviewer.edit_workspace"
 GLOBAL_FILES = ws.PERSONA_FILES
 JID_EDITABLE = (*ws.PERSONA_FILES, ws.PROFILE, ws.MEMORY)
-# Only these are shown inline: SVG and HTML can carry script.
-IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 TEXT_SUFFIXES = (".md", ".jsonl", ".txt")
 AUDIT_PAGE_SIZE = 50
 AUDIT_ACTIONS = ("create", "edit", "remove", "restore", "new", "forget")
