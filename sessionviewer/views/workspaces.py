@@ -212,16 +212,15 @@ def _recorder(request: HttpRequest, target: Target, action: str | None, **detail
     @contextlib.contextmanager
     def record(before: bytes | None, after: bytes | None):
         with transaction.atomic():
-            revision = Revision.of_bytes(
-                before, after, root=str(target.root), jid=target.jid, filename=target.name, user=request.user
-            )
-            revision.save()
-            AuditEvent.objects.create(
-                user=request.user,
-                action=action or ("create" if before is None else "edit"),
+            Revision.record(
+                before,
+                after,
                 root=str(target.root),
                 jid=target.jid,
-                detail={"file": target.name, "revision": revision.id, **detail},
+                filename=target.name,
+                user=request.user,
+                action=action,
+                **detail,
             )
             yield
 
@@ -229,7 +228,7 @@ def _recorder(request: HttpRequest, target: Target, action: str | None, **detail
 
 
 def _audit(request: HttpRequest, root: Path, jid: str, action: str, **detail) -> None:
-    AuditEvent.objects.create(user=request.user, action=action, root=str(root), jid=jid, detail=detail)
+    AuditEvent.record(request.user, action, str(root), jid, **detail)
 
 
 def _unavailable(request: HttpRequest, template: str, context: dict, what: str, error: DatabaseError):
@@ -689,21 +688,14 @@ def _audit_page(request: HttpRequest):
     root, jid, action = (request.GET.get(name, "").strip() for name in ("root", "jid", "action"))
     if action and action not in AUDIT_ACTIONS:
         raise BadParameter("action", f"must be one of {', '.join(AUDIT_ACTIONS)}")
-    events = AuditEvent.objects.select_related("user").order_by("-created_at", "-id")
-    if root:
-        events = events.filter(root=root)
-    if jid:
-        events = events.filter(jid=jid)
-    if action:
-        events = events.filter(action=action)
+    events = AuditEvent.filtered(root, jid, action)
     filters = {key: value for key, value in (("root", root), ("jid", jid), ("action", action)) if value}
     return Paginator(events, AUDIT_PAGE_SIZE).get_page(number), filters
 
 
 def _audit_roots() -> list[str]:
     """The roots events were recorded in, and the configured ones: the root filter's choices."""
-    recorded = AuditEvent.objects.order_by().values_list("root", flat=True).distinct()
-    return sorted({*recorded, *(str(root) for root in memory_roots())})
+    return sorted({*AuditEvent.recorded_roots(), *(str(root) for root in memory_roots())})
 
 
 @require_GET
@@ -725,12 +717,11 @@ def audit_log(request: HttpRequest) -> HttpResponse:
 
 
 def _edit_context(target: Target, form: FileForm, loaded: Loaded, **extra) -> dict:
-    revisions = Revision.objects.filter(root=str(target.root), jid=target.jid, filename=target.name)
     return {
         "target": target,
         "form": form,
         "loaded": loaded,
-        "revisions": revisions.select_related("user").order_by("-created_at", "-id")[:20],
+        "revisions": Revision.history_of(str(target.root), target.jid, target.name),
         "preview_text": form["text"].value() or "",
         **extra,
     }
@@ -1022,10 +1013,8 @@ def _record_forget(request: HttpRequest, root: Path, jid: str, plan: ws.ForgetPl
     """Before anything is deleted, and committed: the audit entry (names, sizes and hashes,
     never content), and the erasure of the revisions held of the files about to go."""
     with transaction.atomic():
-        revisions = Revision.objects.filter(root=str(root), jid=jid, filename__in=plan.names)
-        erased_revisions, _ = revisions.delete()
         files = [{"name": f.name, "size": f.size, "sha256": f.sha256} for f in plan.files]
-        _audit(request, root, jid, "forget", erased=list(plan.names), files=files, revisions=erased_revisions)
+        AuditEvent.record_forget(request.user, str(root), jid, list(plan.names), files)
 
 
 @require_POST
@@ -1219,7 +1208,6 @@ def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> 
     """What the edit form holds: the text to start from and the version a save must send."""
     target = _target(root, jid, name)
     loaded = _load(target.path)
-    revisions = Revision.objects.filter(root=str(target.root), jid=target.jid, filename=target.name)
     return json_response(
         {
             "root": root,
@@ -1234,8 +1222,7 @@ def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> 
             "url": target.edit_url,
             "save_url": target.save_url,
             "revisions": [
-                _revision_dict(r)
-                for r in revisions.select_related("user").order_by("-created_at", "-id")[:20]
+                _revision_dict(r) for r in Revision.history_of(str(target.root), target.jid, target.name)
             ],
         }
     )
