@@ -179,3 +179,18 @@ def test_a_history_line_nested_too_deep_is_not_a_message(tmp_path):
         tmp_path / "memory", {"alice@example.com/history.jsonl": "[" * 100_000 + "\n" + message + "\n"}
     )
     assert jid_status(root, "alice@example.com").messages == 1
+
+
+def test_knowledge_of_a_store_linked_outside_its_folder_is_a_problem_of_the_whole_file(tmp_path):
+    make_tree(tmp_path, {"outside.jsonl": '{"key":"k","content":"v","ts":"t"}\n', "a@example.com/": ""})
+    (tmp_path / "a@example.com" / "knowledge.jsonl").symlink_to(tmp_path / "outside.jsonl")
+    knowledge = ws.knowledge(tmp_path / "a@example.com")
+    assert knowledge.entries == [] and [p.line for p in knowledge.problems] == [0]
+
+
+def test_knowledge_gives_its_entries_and_problems_as_json(tmp_path):
+    make_tree(tmp_path, {"a@example.com/knowledge.jsonl": '{"key":"k","content":"v","ts":"t"}\nnope\n'})
+    assert ws.knowledge(tmp_path / "a@example.com").to_dict() == {
+        "entries": [{"key": "k", "content": "v", "ts": "t", "line": 1}],
+        "problems": [{"line": 2, "message": "invalid JSON: Expecting value: line 1 column 1 (char 0)"}],
+    }

@@ -257,3 +257,17 @@ def test_a_fifo_profile_is_an_error_section_and_no_prompt(tmp_path, fifo):
     prompt = effective_prompt(root, "alice@example.com", "Fluux Agent")
     assert prompt.errors == ("alice@example.com/user.md: not a regular file (a FIFO)",)
     assert prompt.text == ""
+
+
+def test_a_prompt_gives_its_text_state_and_sections_as_json(tmp_path):
+    make_tree(tmp_path, {"identity.md": "I am Fluux.", "a@example.com/": ""})
+    data = effective_prompt(tmp_path, "a@example.com", "Fluux Agent", MONDAY).to_dict()
+    assert (data["ok"], data["errors"], data["uses_default"]) == (True, [], False)
+    assert data["sections"][0] == {
+        "kind": "identity",
+        "title": "Identity",
+        "source": "identity.md",
+        "text": "I am Fluux.",
+        "error": None,
+    }
+    assert data["text"].startswith("I am Fluux.")

@@ -195,3 +195,16 @@ def test_search_and_the_secrets_scan_pass_over_a_fifo(tmp_path, fifo):
     assert [hit.file for hit in search_memory(root, "mail")] == ["user.md"]
     assert [f.file for f in scan_tree(root)] == ["alice@example.com/user.md"]
     assert fifo.opened == []
+
+
+def test_a_finding_names_its_jid_and_none_in_a_global_file():
+    in_jid = ws.SecretFinding("email", 2, 3, "b**@x.org", "a@example.com/memory.md")
+    assert in_jid.to_dict() == {
+        "file": "a@example.com/memory.md",
+        "jid": "a@example.com",
+        "line": 2,
+        "column": 3,
+        "kind": "email",
+        "masked": "b**@x.org",
+    }
+    assert ws.SecretFinding("email", 1, 1, "b**@x.org", "identity.md").to_dict()["jid"] == ""

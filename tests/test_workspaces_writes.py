@@ -527,3 +527,34 @@ def test_forget_user_on_the_sample_leaves_only_the_archive(sample):
     assert forget_user(alice) == ["history.jsonl", "user.md", "memory.md"]
     status = jid_status(sample, "alice@example.com")
     assert (status.messages, status.profile, status.memory, status.archived_sessions) == (0, False, False, 1)
+
+
+# What the editor loads: the text, and the version a save from it must send
+
+
+def test_load_file_gives_the_text_and_the_version_a_save_must_send(tmp_path):
+    path = tmp_path / "memory.md"
+    path.write_bytes(b"notes\n")
+    assert ws.load_file(path) == ws.LoadedFile("notes\n", sha(b"notes\n"))
+
+
+def test_load_file_of_a_missing_file_is_absent_and_writable(tmp_path):
+    assert ws.load_file(tmp_path / "memory.md") == ws.LoadedFile(None, "absent")
+
+
+def test_load_file_of_a_fifo_has_no_version_so_nothing_is_saved_from_it(tmp_path, fifo):
+    fifo(tmp_path / "memory.md")
+    loaded = ws.load_file(tmp_path / "memory.md")
+    assert (loaded.text, loaded.version, loaded.readable) == (None, "", False)
+
+
+def test_load_part_of_a_link_leaving_the_folder_is_that_parts_error(tmp_path):
+    make_tree(tmp_path, {"outside.md": "secret", "a@example.com/": ""})
+    (tmp_path / "a@example.com" / "memory.md").symlink_to(tmp_path / "outside.md")
+    loaded = ws.load_part(tmp_path / "a@example.com", "memory.md")
+    assert loaded.text is None and "leads outside" in loaded.error
+
+
+def test_an_erased_file_gives_its_name_size_and_hash():
+    erased = ws.ErasedFile("memory.md", 5, sha(b"notes"))
+    assert erased.to_dict() == {"name": "memory.md", "size": 5, "sha256": sha(b"notes")}

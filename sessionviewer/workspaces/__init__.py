@@ -36,7 +36,7 @@ prompt.py    the effective system prompt
     rust_trim(text) -> str, is_blank(text) -> bool
 memory.py    the memory audit
     jid_status(root, jid) -> JidStatus
-    read_knowledge(path) -> Knowledge                       KnowledgeEntry, LineProblem
+    knowledge(jid_dir) -> Knowledge, read_knowledge(path)   KnowledgeEntry, LineProblem
     search_memory(root, query) -> list[SearchHit]
 secrets.py   the secrets report
     scan_secrets(text, ignore=()) -> list[SecretFinding]
@@ -45,6 +45,7 @@ secrets.py   the secrets report
 writes.py    every change on disk, each a locked, version-checked unit
     Conflict                                                the file changed since it was read
     file_version(path) -> str                               sha256 hex, or "absent"
+    load_file(path), load_part(folder, name) -> LoadedFile  text and version, for the editor
     locked(folder)                                          a folder's write lock, across processes
     atomic_write(path, text_or_bytes, expected_version, record) -> str     the new version
     remove_file(path, expected_version, record), remove_override(jid_dir, name, version, record)
@@ -73,6 +74,7 @@ from sessionviewer.workspaces.memory import (
     LineProblem,
     SearchHit,
     jid_status,
+    knowledge,
     read_knowledge,
     search_memory,
 )
@@ -115,12 +117,15 @@ from sessionviewer.workspaces.writes import (
     Conflict,
     ErasedFile,
     ForgetPlan,
+    LoadedFile,
     archive_session,
     atomic_write,
     file_version,
     forget_plan,
     forget_user,
     forgettable,
+    load_file,
+    load_part,
     locked,
     remove_file,
     remove_override,
@@ -152,6 +157,7 @@ __all__ = [
     "Knowledge",
     "KnowledgeEntry",
     "LineProblem",
+    "LoadedFile",
     "NotRegularFile",
     "Prompt",
     "SearchHit",
@@ -176,9 +182,12 @@ __all__ = [
     "iter_tree_findings",
     "jid_entry",
     "jid_status",
+    "knowledge",
     "list_files",
     "list_sessions",
     "list_workspace",
+    "load_file",
+    "load_part",
     "locked",
     "open_regular",
     "read_error",

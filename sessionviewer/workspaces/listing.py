@@ -62,6 +62,17 @@ class FileInfo:
     def in_effect(self) -> bool:
         return self.present and not self.blank and self.error is None
 
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "present": self.present,
+            "size": self.size,
+            "mtime": self.mtime,
+            "blank": self.blank,
+            "error": self.error,
+            "in_effect": self.in_effect,
+        }
+
 
 @dataclass(slots=True)
 class JidDir:
@@ -76,6 +87,17 @@ class JidDir:
     def has(self, name: str) -> bool:
         return name in self.files or name.rstrip("/") in self.dirs
 
+    def to_dict(self) -> dict:
+        """As the root's listing gives it: the known files by name."""
+        return {
+            "jid": self.jid,
+            "is_room": self.is_room,
+            "files": sorted(self.files),
+            "dirs": list(self.dirs),
+            "other": list(self.other),
+            "overrides": list(self.overrides),
+        }
+
 
 @dataclass(slots=True)
 class Workspace:
@@ -87,6 +109,14 @@ class Workspace:
 
     def global_file(self, name: str) -> FileInfo:
         return next(info for info in self.global_files if info.name == name)
+
+    def to_dict(self) -> dict:
+        return {
+            "global_files": [info.to_dict() for info in self.global_files],
+            "jids": [entry.to_dict() for entry in self.jids],
+            "other": list(self.other),
+            "skipped": list(self.skipped),
+        }
 
 
 def _file_info(folder: Path, name: str) -> FileInfo:
@@ -202,6 +232,16 @@ class StoredFile:
     path: Path | None  # the real path; None with an error
     error: str | None = None  # why it is never opened: a bad link, or not a regular file
 
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "original_name": self.original_name,
+            "mime_type": self.mime_type,
+            "size": self.size,
+            "mtime": self.mtime,
+            "error": self.error,
+        }
+
 
 def folder_entries(folder: Path) -> list[Path]:
     """What folder holds; nothing when it is absent, not a folder, or unreadable."""
@@ -290,6 +330,16 @@ class TranscriptFile:
     size: int | None  # None with an error
     mtime: datetime | None
     error: str | None = None  # why it is never opened: a bad link, or not a regular file
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "active": self.active,
+            "format": self.format,
+            "size": self.size,
+            "mtime": self.mtime,
+            "error": self.error,
+        }
 
 
 def _archive_order(path: Path) -> tuple:

@@ -4,7 +4,7 @@ line, and a search over every JID's notes."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from sessionviewer.workspaces.listing import is_room, jid_folders, regular_files
@@ -98,6 +98,9 @@ class LineProblem:
     line: int  # 0: the whole file
     message: str
 
+    def to_dict(self) -> dict:
+        return {"line": self.line, "message": self.message}
+
 
 @dataclass(frozen=True, slots=True)
 class KnowledgeEntry:
@@ -106,12 +109,30 @@ class KnowledgeEntry:
     ts: str
     line: int
 
+    def to_dict(self) -> dict:
+        return {"key": self.key, "content": self.content, "ts": self.ts, "line": self.line}
+
 
 @dataclass(slots=True)
 class Knowledge:
     entries: list[KnowledgeEntry] = field(default_factory=list)  # one per key, the latest line
     problems: list[LineProblem] = field(default_factory=list)
     valid_lines: int = 0  # what the agent's /status counts, repeated keys included
+
+    def to_dict(self) -> dict:
+        return {
+            "entries": [e.to_dict() for e in self.entries],
+            "problems": [p.to_dict() for p in self.problems],
+        }
+
+
+def knowledge(jid_dir: Path) -> Knowledge:
+    """A JID's knowledge.jsonl; a link leading out of its folder is a problem of the whole file."""
+    try:
+        path = resolve_member(jid_dir, KNOWLEDGE)
+    except UnsafePath as error:
+        return Knowledge(problems=[LineProblem(0, str(error))])
+    return read_knowledge(path)
 
 
 def read_knowledge(path: Path) -> Knowledge:
@@ -179,6 +200,9 @@ class JidStatus:
     personality: bool
     errors: tuple[str, ...] = ()
 
+    def to_dict(self) -> dict:
+        return asdict(self)
+
 
 def _count_entries(folder: Path, keep) -> int:
     try:
@@ -231,6 +255,9 @@ class SearchHit:
     file: str  # name inside the JID folder
     line: int
     text: str
+
+    def to_dict(self) -> dict:
+        return {"jid": self.jid, "file": self.file, "line": self.line, "text": self.text}
 
 
 def _lines(path: Path) -> list[str]:

@@ -101,6 +101,15 @@ class Section:
     text: str  # the trimmed body as it enters the prompt, without its heading
     error: str | None = None
 
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "title": self.title,
+            "source": self.source,
+            "text": self.text,
+            "error": self.error,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
@@ -118,6 +127,15 @@ class Prompt:
     @property
     def uses_default(self) -> bool:
         return any(s.kind == "default" for s in self.sections)
+
+    def to_dict(self) -> dict:
+        return {
+            "text": self.text,
+            "ok": self.ok,
+            "errors": list(self.errors),
+            "uses_default": self.uses_default,
+            "sections": [s.to_dict() for s in self.sections],
+        }
 
 
 _TITLES = {

@@ -21,6 +21,17 @@ class SecretFinding:
     masked: str
     file: str = ""  # relative to the root, set by scan_tree
 
+    def to_dict(self) -> dict:
+        jid, _, rest = self.file.partition("/")
+        return {
+            "file": self.file,
+            "jid": jid if rest else "",  # "": a global file
+            "line": self.line,
+            "column": self.column,
+            "kind": self.kind,
+            "masked": self.masked,
+        }
+
 
 def _entropy(value: str) -> float:
     counts = [value.count(c) for c in set(value)]

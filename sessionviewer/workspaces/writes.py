@@ -32,6 +32,7 @@ from sessionviewer.workspaces.paths import (
     PROFILE,
     SESSIONS_DIR,
     UnsafePath,
+    read_error,
     read_regular,
     real_path,
     resolve_member,
@@ -65,6 +66,46 @@ def _version(data: bytes | None) -> str:
 def file_version(path: Path) -> str:
     """The sha256 of the file's bytes, or "absent"."""
     return _version(_read_bytes(Path(path)))
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedFile:
+    """A file as the editor reads it: its text, and the version a save from it must send."""
+
+    text: str | None  # None: the file does not exist, or cannot be read
+    version: str
+    error: str | None = None
+    # False: a FIFO, folder, bad link or unreadable file, which the editor never writes over.
+    readable: bool = True
+
+
+def load_file(path: Path) -> LoadedFile:
+    # The version is taken first: if the file changes in between, the text is the newer one
+    # and a save from it is refused, never the other way round.
+    try:
+        version = file_version(path)
+    except OSError as error:  # a FIFO, folder or unreadable file: no version, so no save from it
+        return LoadedFile(None, "", read_error(error), readable=False)
+    try:
+        data = read_regular(path)
+    except FileNotFoundError:
+        return LoadedFile(None, version)
+    except OSError as error:
+        return LoadedFile(None, version, read_error(error), readable=False)
+    try:
+        return LoadedFile(data.decode("utf-8"), version)
+    except UnicodeDecodeError as error:
+        return LoadedFile(
+            data.decode("utf-8", errors="replace"), version, f"not valid UTF-8 (byte {error.start})"
+        )
+
+
+def load_part(folder: Path, name: str) -> LoadedFile:
+    """A file shown in a part of the JID page: a bad link is that part's error, not a refusal."""
+    try:
+        return load_file(resolve_member(folder, name))
+    except UnsafePath as error:
+        return LoadedFile(None, "", str(error), readable=False)
 
 
 def _check_version(path: Path, data: bytes | None, expected_version: str) -> None:
@@ -274,6 +315,9 @@ class ErasedFile:
     name: str  # relative to the JID folder: "memory.md", "files/<uuid>_a.png"
     size: int
     sha256: str
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "size": self.size, "sha256": self.sha256}
 
 
 @dataclass(frozen=True, slots=True)
