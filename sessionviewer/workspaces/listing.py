@@ -170,6 +170,7 @@ def is_room(jid: str, jid_dir: Path | None = None) -> bool:
 
 
 def describe_jid_dir(jid: str, jid_dir: Path) -> JidDir:
+    """The listing of one JID folder, already resolved (jid_entry resolves it first)."""
     files: dict[str, FileInfo] = {}
     dirs: list[str] = []
     other: list[str] = []
@@ -383,6 +384,7 @@ def list_sessions(jid_dir: Path) -> list[TranscriptFile]:
 
 
 def jid_folders(base: Path):
+    """(jid, real path) of each safe JID folder under a resolved root, by name."""
     for entry in sorted(base.iterdir(), key=lambda p: p.name):
         if entry.name.startswith(".") or not entry.is_dir():
             continue

@@ -90,6 +90,7 @@ def _json_lines(text: str):
 
 
 def count_messages(text: str) -> int:
+    """The messages the agent would load from a history: what /status and /new count."""
     return sum(1 for _, obj in _json_lines(text) if _counts_as_message(obj))
 
 

@@ -55,6 +55,7 @@ def _check_name(name: object, what: str) -> str:
 
 
 def real_path(path: Path) -> Path:
+    """path resolved; a loop of links or an unreadable path is UnsafePath."""
     try:
         return path.resolve()
     except RuntimeError as exc:  # Python 3.11 raises it for a loop, without an errno
@@ -102,6 +103,7 @@ _KINDS = (
 
 
 def check_regular(path: Path, mode: int) -> None:
+    """Raise NotRegularFile, naming what it is, unless mode (from a stat) is a regular file's."""
     if not stat.S_ISREG(mode):
         kind = next((kind for test, kind in _KINDS if test(mode)), "not a file")
         raise NotRegularFile(errno.EINVAL, f"not a regular file ({kind})", str(path))
@@ -153,6 +155,7 @@ def read_text(path: Path) -> tuple[str | None, str | None]:
 
 
 def load_member(folder: Path, name: str) -> tuple[str | None, str | None]:
+    """read_text of name inside folder; a name leading outside it is the error."""
     try:
         path = resolve_member(folder, name)
     except UnsafePath as exc:

@@ -162,6 +162,7 @@ def persona_section(root: Path, jid: str, jid_dir: Path, name: str) -> Section |
 
 
 def profile_section(jid: str, jid_dir: Path) -> Section | None:
+    """The profile: user.md, else the legacy context.md; None when blank or missing."""
     # An existing user.md decides alone, even blank: context.md is then not read.
     for name in (PROFILE, LEGACY_PROFILE):
         text, error = load_member(jid_dir, name)
@@ -175,6 +176,7 @@ def profile_section(jid: str, jid_dir: Path) -> Section | None:
 
 
 def memory_section(jid: str, jid_dir: Path) -> Section | None:
+    """memory.md under its heading; None when blank or missing."""
     text, error = load_member(jid_dir, MEMORY)
     if error:
         return Section("memory", "Notes and memory", f"{jid}/{MEMORY}", "", error)

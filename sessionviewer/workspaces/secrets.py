@@ -156,6 +156,7 @@ def _memory_files(base: Path, only_jid: str | None = None):
 
 
 def scan_file(path: Path, ignore: tuple[str, ...]):
+    """(line number, finding) of one file, read as the report reads it."""
     # Line by line, so a large transcript is never held in memory whole.
     with open_regular(path) as handle:
         for number, raw in enumerate(handle, start=1):
