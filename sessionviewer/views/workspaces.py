@@ -175,7 +175,7 @@ def _target_of(revision: Revision) -> Target:
 
 
 def _recorder(request: HttpRequest, target: Target, action: str | None, **detail):
-    """The record hook of a save, restore or remove (see workspaces._swap): the revision, with
+    """The record hook of a save, restore or remove (see workspaces.writes._swap): the revision, with
     the bytes replaced and the bytes written, and the audit entry, in the transaction that the
     rename happens inside. action None: "create" or "edit", by whether the file existed."""
 
