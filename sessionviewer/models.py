@@ -258,6 +258,33 @@ class Revision(models.Model):
             **fields,
         )
 
+    @classmethod
+    def record(
+        cls,
+        before: bytes | None,
+        after: bytes | None,
+        *,
+        root: str,
+        jid: str,
+        filename: str,
+        user,
+        action: str | None = None,
+        **detail,
+    ) -> Revision:
+        """Save a change to one file: its revision, and the audit event naming it. action None:
+        "create" or "edit", by whether the file existed. The caller holds the transaction."""
+        revision = cls.of_bytes(before, after, root=str(root), jid=jid, filename=filename, user=user)
+        revision.save()
+        action = action or ("create" if before is None else "edit")
+        AuditEvent.record(user, action, root, jid, file=filename, revision=revision.id, **detail)
+        return revision
+
+    @classmethod
+    def history_of(cls, root: str, jid: str, filename: str, limit: int = 20) -> models.QuerySet:
+        """The latest revisions of one file, newest first."""
+        revisions = cls.objects.filter(root=str(root), jid=jid, filename=filename).select_related("user")
+        return revisions.order_by("-created_at", "-id")[:limit]
+
     def content(self, side: str) -> str | bytes | None:
         """What a restore of one side ("before" or "after") writes: the exact bytes, or the
         text of a revision saved before bytes were kept; None: no file."""
@@ -308,6 +335,31 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.action} {self.jid}"
+
+    @classmethod
+    def record(cls, user, action: str, root: str, jid: str, **detail) -> AuditEvent:
+        return cls.objects.create(user=user, action=action, root=str(root), jid=jid, detail=detail)
+
+    @classmethod
+    def record_forget(cls, user, root: str, jid: str, names: list[str], files: list[dict]) -> AuditEvent:
+        """/forget, before anything is deleted: what it erases (names, sizes and hashes, never
+        content), and the erasure of the revisions held of those files. The caller holds the
+        transaction, and commits it before deleting."""
+        erased_revisions, _ = Revision.objects.filter(root=str(root), jid=jid, filename__in=names).delete()
+        return cls.record(
+            user, "forget", root, jid, erased=list(names), files=files, revisions=erased_revisions
+        )
+
+    @classmethod
+    def filtered(cls, root: str = "", jid: str = "", action: str = "") -> models.QuerySet:
+        """Events newest first, with only the given root, JID and action (blank: any)."""
+        events = cls.objects.select_related("user").order_by("-created_at", "-id")
+        filters = {"root": root, "jid": jid, "action": action}
+        return events.filter(**{name: value for name, value in filters.items() if value})
+
+    @classmethod
+    def recorded_roots(cls) -> list[str]:
+        return sorted(cls.objects.order_by().values_list("root", flat=True).distinct())
 
     def to_dict(self) -> dict:
         return {

@@ -48,6 +48,8 @@ from pygments.token import STANDARD_TYPES
 from pygments.util import ClassNotFound
 
 MAX_LINE = 10_000
+# The only images shown inline, in transcripts and as workspace files: SVG and HTML can carry script.
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 # Pygments' Python lexer manages about 250 KB/s; longer code is shown plain.
 HIGHLIGHT_LIMIT = 20_000
 

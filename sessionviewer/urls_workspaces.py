@@ -5,6 +5,7 @@ Specific routes come before the catch-all <name> ones.
 """
 
 from django.urls import path
+from django.views.generic import RedirectView
 
 from sessionviewer.views import workspaces as views
 
@@ -54,6 +55,8 @@ urlpatterns = [
     # The JSON twins: the same paths under /api/, without the trailing slash
     path("api/workspaces", views.api_workspace_list, name="api-workspace-list"),
     path("api/workspaces/search", views.api_search, name="api-workspace-search"),
+    path("api/workspaces/secrets", views.api_secrets, name="api-workspace-secrets"),
+    path("api/workspaces/audit-log", views.api_audit_log, name="api-workspace-audit-log"),
     path(
         "api/workspaces/revisions/<int:revision_id>", views.api_revision_detail, name="api-workspace-revision"
     ),
@@ -74,6 +77,13 @@ urlpatterns = [
     path("api/" + JID + "<str:name>", views.api_file_source, name="api-workspace-source"),
     path("api/" + JID + "<str:name>/edit", views.api_edit_file, name="api-workspace-edit"),
     path("api/" + JID + "<str:name>/remove", views.api_remove_confirm, name="api-workspace-remove"),
-    path("api/audit-log", views.api_audit_log, name="api-audit-log"),
-    path("api/secrets", views.api_secrets, name="api-secrets"),
+    # Where the reports' twins answered before they moved under /api/workspaces/
+    path(
+        "api/audit-log",
+        RedirectView.as_view(pattern_name="api-workspace-audit-log", permanent=True, query_string=True),
+    ),
+    path(
+        "api/secrets",
+        RedirectView.as_view(pattern_name="api-workspace-secrets", permanent=True, query_string=True),
+    ),
 ]

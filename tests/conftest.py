@@ -16,9 +16,23 @@ SAMPLES = Path(
 def _no_findings_from_another_test():
     """The secrets report's per-file cache lives as long as the process: each test starts
     without it, as a server does, so that no test sees findings another one left."""
-    from sessionviewer import workspaces
+    from sessionviewer.workspaces import secrets
 
-    workspaces._FINDINGS.clear()
+    secrets.FINDINGS.clear()
+
+
+@pytest.fixture
+def sample(tmp_path):
+    """A writable copy of the shared sample memory tree (workspace_files.SAMPLES)."""
+    from .workspace_files import SAMPLES as FLUUX_SAMPLES
+
+    if not FLUUX_SAMPLES.is_dir():
+        pytest.skip("sample memory tree not available")
+    root = tmp_path / "memory"
+    shutil.copytree(FLUUX_SAMPLES, root)
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return root
 
 
 # The demo memory tree the persona editor and the commands work on, copied for each test.

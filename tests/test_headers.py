@@ -78,8 +78,8 @@ def api_urls(site) -> dict[str, str]:
         "JID": reverse("api-workspace-jid", args=[0, ALICE]),
         "file edit": reverse("api-workspace-edit", args=[0, ALICE, "memory.md"]),
         "revision": reverse("api-workspace-revision", args=[r]),
-        "audit log": reverse("api-audit-log"),
-        "secrets": reverse("api-secrets"),
+        "audit log": reverse("api-workspace-audit-log"),
+        "secrets": reverse("api-workspace-secrets"),
         "HTML export": reverse("session-export-html", args=[s]),
         "Markdown export": reverse("session-export-md", args=[s]),
     }

@@ -465,3 +465,14 @@ def test_render_markdown_stays_linear_with_many_images_in_one_paragraph():
     small, large = _fastest(lambda: render_markdown(line * 4)), _fastest(lambda: render_markdown(line * 16))
     # Four times the images; a quadratic renderer would take sixteen times as long.
     assert large < 8 * small
+
+
+def test_the_image_types_shown_inline_are_defined_once_in_render():
+    # The transcript's inline images and the workspace file preview must never drift apart.
+    from sessionviewer import render
+    from sessionviewer.templatetags import transcript as transcript_tags
+    from sessionviewer.views import workspaces as workspace_views
+
+    assert sorted(render.IMAGE_TYPES) == ["image/gif", "image/jpeg", "image/png", "image/webp"]
+    assert workspace_views.IMAGE_TYPES is render.IMAGE_TYPES
+    assert "IMAGE_TYPES" not in vars(transcript_tags)

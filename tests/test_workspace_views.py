@@ -25,6 +25,7 @@ from sessionviewer import workspaces as ws
 from sessionviewer.index import index_roots
 from sessionviewer.models import AuditEvent, Revision, Session
 from sessionviewer.roots import RootSpec
+from sessionviewer.workspaces import writes
 
 from .conftest import copy_tree
 
@@ -430,7 +431,7 @@ def slow_rename(monkeypatch):
         time.sleep(0.005)
         rename(src, dst)
 
-    monkeypatch.setattr(ws.os, "replace", slow)
+    monkeypatch.setattr(writes.os, "replace", slow)
 
 
 def race(user: User, url: str, posts: list[dict]) -> list:
@@ -684,7 +685,7 @@ def test_forget_that_cannot_delete_a_file_says_so_after_auditing(client, memory,
     def refuse(path):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(ws.shutil, "rmtree", refuse)
+    monkeypatch.setattr(writes.shutil, "rmtree", refuse)
     response = forget(client, memory, ALICE)
     assert response.status_code == 500
     page = response.content.decode()
@@ -793,7 +794,7 @@ def test_secrets_report_finds_a_planted_key_and_email_with_file_and_line(client,
         "- nothing here\n- deploy key: sk-ant-api03-abcdefghijklmnop1234\n- wrote from erin@shop.example\n"
     )
     if prefix:
-        findings = get_json(client, reverse("api-secrets"))["findings"]
+        findings = get_json(client, reverse("api-workspace-secrets"))["findings"]
         planted = {(f["file"], f["line"], f["kind"]) for f in findings if f["jid"] == CAROL}
         assert planted == {(f"{CAROL}/memory.md", 2, "anthropic_key"), (f"{CAROL}/memory.md", 3, "email")}
         assert all("abcdefghijklmnop" not in f["masked"] for f in findings)
@@ -812,7 +813,7 @@ def test_the_audit_log_lists_who_did_what_to_which_jid(client, memory, editor, p
     save(client, ALICE, "memory.md", "- new note\n", path=memory / ALICE / "memory.md")
     forget(client, memory, CAROL)
     if prefix:
-        events = get_json(client, reverse("api-audit-log"))["events"]
+        events = get_json(client, reverse("api-workspace-audit-log"))["events"]
         assert [(e["action"], e["jid"], e["user"]) for e in events] == [
             ("forget", CAROL, "edith"),
             ("edit", ALICE, "edith"),
@@ -824,7 +825,7 @@ def test_the_audit_log_lists_who_did_what_to_which_jid(client, memory, editor, p
 
 @pytest.mark.parametrize("prefix", ["", "api-"])
 def test_a_bad_audit_log_page_is_a_400_naming_it(client, memory, editor, prefix):
-    response = client.get(reverse(f"{prefix}audit-log" if prefix else "workspace-audit-log"), {"_page": "x"})
+    response = client.get(reverse(f"{prefix}workspace-audit-log"), {"_page": "x"})
     assert response.status_code == 400
     assert b"_page" in response.content
 
@@ -974,7 +975,7 @@ def three_events(client, memory, editor):
     ],
 )
 def test_api_audit_log_filters_by_jid_and_action(client, three_events, query, expected):
-    body = get_json(client, reverse("api-audit-log"), **query)
+    body = get_json(client, reverse("api-workspace-audit-log"), **query)
     assert [(e["action"], e["jid"]) for e in body["events"]] == expected
     assert body["filters"] == query
 
@@ -982,10 +983,10 @@ def test_api_audit_log_filters_by_jid_and_action(client, three_events, query, ex
 def test_audit_log_page_filters_and_keeps_the_filter_in_the_json_link(client, three_events):
     page = client.get(reverse("workspace-audit-log"), {"action": "forget"}).content.decode()
     assert "erased" in page and "archived as" not in page
-    assert reverse("api-audit-log") + "?action=forget" in page
+    assert reverse("api-workspace-audit-log") + "?action=forget" in page
 
 
-@pytest.mark.parametrize("url_name", ["workspace-audit-log", "api-audit-log"])
+@pytest.mark.parametrize("url_name", ["workspace-audit-log", "api-workspace-audit-log"])
 def test_an_unknown_audit_action_is_a_400_naming_it(client, memory, editor, url_name):
     response = client.get(reverse(url_name), {"action": "delete"})
     assert response.status_code == 400
@@ -1009,7 +1010,7 @@ def test_the_audit_log_shows_and_filters_the_root_of_each_event(client, memory, 
     assert f'<code title="{memory}">{memory}</code>' in page
     assert f'<code title="{other}">{other}</code>' in page
     assert f'<option value="{other}">' in page  # the root filter, with more than one root
-    body = get_json(client, reverse("api-audit-log"), root=other)
+    body = get_json(client, reverse("api-workspace-audit-log"), root=other)
     assert [(e["action"], e["root"]) for e in body["events"]] == [("forget", other)]
     assert body["filters"] == {"root": other}
     page = client.get(reverse("workspace-audit-log"), {"root": other}).content.decode()
@@ -1040,7 +1041,7 @@ def test_secrets_report_pages_findings_and_reads_only_what_a_page_needs(client, 
 
     monkeypatch.setattr(views, "SECRETS_PAGE_SIZE", 3)
     (memory / CAROL / "memory.md").write_text("".join(f"- u{n}@shop.example\n" for n in range(5)))
-    first = get_json(client, reverse("api-secrets"))
+    first = get_json(client, reverse("api-workspace-secrets"))
     assert len(first["findings"]) == 3 and first["has_next"] is True
     second = get_json(client, first["next_url"])
     assert second["page"] == 2 and second["has_next"] is False
@@ -1061,7 +1062,7 @@ def test_secrets_report_stops_reading_once_a_page_is_full(client, memory, editor
         return real_open(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "open", spy)
-    get_json(client, reverse("api-secrets"))
+    get_json(client, reverse("api-workspace-secrets"))
     assert f"{CAROL}" not in str(opened) and "20250601-143022.jsonl" not in opened
 
 
@@ -1070,7 +1071,7 @@ def test_secrets_report_can_scan_one_jid(client, memory, editor, prefix):
     (memory / CAROL / "memory.md").write_text("- erin@shop.example\n")
     (memory / ALICE / "memory.md").write_text("- frank@shop.example\n")
     if prefix:
-        findings = get_json(client, reverse("api-secrets"), jid=CAROL)["findings"]
+        findings = get_json(client, reverse("api-workspace-secrets"), jid=CAROL)["findings"]
         assert {f["jid"] for f in findings} == {CAROL}
     else:
         page = client.get(reverse("workspace-secrets"), {"jid": CAROL}).content.decode()
@@ -1079,7 +1080,7 @@ def test_secrets_report_can_scan_one_jid(client, memory, editor, prefix):
 
 @pytest.mark.parametrize("jid", ["nobody@example.com", "..", "a/b"])
 def test_secrets_report_of_an_unknown_jid_is_a_400_naming_it(client, memory, editor, jid):
-    assert get_json(client, reverse("api-secrets"), status=400, jid=jid)["error"].startswith("jid")
+    assert get_json(client, reverse("api-workspace-secrets"), status=400, jid=jid)["error"].startswith("jid")
     assert client.get(reverse("workspace-secrets"), {"jid": jid}).status_code == 400
 
 
@@ -1258,7 +1259,7 @@ def test_memory_search_and_the_secrets_report_skip_a_fifo(client, memory, editor
     fifo(memory / ALICE / "memory.md")
     fifo(memory / ALICE / "sessions" / "20250101-000000.jsonl")
     assert get_json(client, reverse("api-workspace-search"), q="Stripe")["hits"]
-    assert "findings" in get_json(client, reverse("api-secrets"))
+    assert "findings" in get_json(client, reverse("api-workspace-secrets"))
     client.get(reverse("workspace-jid", args=[0, ALICE]))
     assert fifo.opened == []
 
@@ -1307,9 +1308,7 @@ def test_a_name_over_255_bytes_is_a_400_naming_it(client, memory, editor, name, 
     ("parameter", "value"), [("_page", "²"), ("_page", "٣"), ("_page", "9" * 400), ("jid", LONG)]
 )
 def test_an_odd_secrets_parameter_is_a_400_naming_it(client, memory, editor, prefix, parameter, value):
-    response = client.get(
-        reverse(f"{prefix}{'secrets' if prefix else 'workspace-secrets'}"), {parameter: value}
-    )
+    response = client.get(reverse(f"{prefix}workspace-secrets"), {parameter: value})
     assert response.status_code == 400
     body = orjson.loads(response.content)["error"] if prefix else response.content.decode()
     assert body.startswith(f"{parameter}: ")
@@ -1317,9 +1316,7 @@ def test_an_odd_secrets_parameter_is_a_400_naming_it(client, memory, editor, pre
 
 @pytest.mark.parametrize("prefix", ["", "api-"])
 def test_an_odd_audit_log_page_is_a_400_naming_it(client, memory, editor, prefix):
-    response = client.get(
-        reverse(f"{prefix}{'audit-log' if prefix else 'workspace-audit-log'}"), {"_page": "１２"}
-    )
+    response = client.get(reverse(f"{prefix}workspace-audit-log"), {"_page": "１２"})
     assert response.status_code == 400
     body = orjson.loads(response.content)["error"] if prefix else response.content.decode()
     assert body.startswith("_page: ")
@@ -1445,3 +1442,21 @@ def test_new_with_a_fifo_for_history_is_refused_with_its_error(client, memory, e
     assert "Not archived: not a regular file (a FIFO)" in response.content.decode()
     assert history.is_fifo() and not AuditEvent.objects.exists()
     assert fifo.opened == []
+
+
+# Every page's JSON twin is its own path under /api/
+
+
+@pytest.mark.parametrize("page", ["workspace-secrets", "workspace-audit-log"])
+def test_the_twin_of_a_workspace_report_is_its_own_path_under_api(page):
+    assert reverse(f"api-{page}") == "/api" + reverse(page).rstrip("/")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("/api/secrets", "/api/workspaces/secrets"), ("/api/audit-log", "/api/workspaces/audit-log")],
+)
+def test_the_old_twin_of_a_workspace_report_redirects_for_good_keeping_its_query(client, old, new):
+    response = client.get(old + "?jid=alice%40example.com&_page=2")
+    assert response.status_code == 301
+    assert response["Location"] == new + "?jid=alice%40example.com&_page=2"

@@ -44,14 +44,14 @@ from . import (
 
 FORMAT = "fluux_xmpp"
 
+# The persona files at the root (and, as overrides, in a JID folder), in prompt order.
 GLOBAL_FILES = ("identity.md", "personality.md", "instructions.md")
 
 # Rooms live under the same folders as people. Servers name their MUC service
 # by one of these by convention, and the agent labels room senders "nick@muc".
-ROOM_DOMAIN_PREFIXES = ("conference.", "muc.", "rooms.")
-_MUC_SENDER_JSON = re.compile(rb'"sender"\s*:\s*"[^"\n]*@muc"')
-_MUC_SENDER_MD = re.compile(rb"^### user \([^)\n]*@muc\)", re.MULTILINE)
-_ROOM_SCAN_BYTES = 256 * 1024
+# The one rule: the index (is_room_jid, is_room_sender) and the persona editor use it.
+ROOM_DOMAIN_PREFIXES = ("conference.", "muc.", "rooms.", "chat.")
+ROOM_SENDER_SUFFIX = "@muc"
 
 _ARCHIVE_NAME = re.compile(r"^(\d{8}-\d{6})$")
 
@@ -293,6 +293,11 @@ def is_room_jid(jid: str) -> bool:
     "nick@muc" senders, which the indexer sees as it reads the lines (discovery
     opens no file: a re-scan of thousands of JIDs must stay cheap)."""
     return jid.partition("@")[2].lower().startswith(ROOM_DOMAIN_PREFIXES)
+
+
+def is_room_sender(sender: str) -> bool:
+    """A "nick@muc" sender: the agent writes room members so, whatever the room's domain."""
+    return sender.endswith(ROOM_SENDER_SUFFIX)
 
 
 # Detection

@@ -21,7 +21,6 @@ OUTPUT_LIMIT = 100_000
 # Output with more lines or characters than this starts folded.
 FOLD_LINES = 12
 FOLD_CHARS = 1_500
-IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}  # never svg: it can carry script
 IMAGE_LIMIT = 2_000_000  # base64 characters, about 1.5 MB
 _BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 
@@ -75,7 +74,7 @@ def image_src(block) -> str:
     """A data: URL for a raster image of a safe type and size, else "" (the page says why)."""
     mime = (block.mime_type or "").lower()
     data = (block.data or "").replace("\n", "")
-    if mime not in IMAGE_TYPES or not data or len(data) > IMAGE_LIMIT or not _BASE64.match(data):
+    if mime not in render.IMAGE_TYPES or not data or len(data) > IMAGE_LIMIT or not _BASE64.match(data):
         return ""
     return f"data:{mime};base64,{data}"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import mimetypes
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import wraps
 from pathlib import Path
 
@@ -40,6 +40,7 @@ from sessionviewer.forms import (
     clean_param,
 )
 from sessionviewer.models import AuditEvent, Revision, Session
+from sessionviewer.render import IMAGE_TYPES
 from sessionviewer.roots import memory_roots
 from sessionviewer.templatetags.workspace_tags import diff_lines
 from sessionviewer.views.api import api_permission_required, json_error, json_response
@@ -49,8 +50,6 @@ VIEW = "sessionviewer.view_workspace"
 EDIT = "sessionviewer.edit_workspace"
 GLOBAL_FILES = ws.PERSONA_FILES
 JID_EDITABLE = (*ws.PERSONA_FILES, ws.PROFILE, ws.MEMORY)
-# Only these are shown inline: SVG and HTML can carry script.
-IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 TEXT_SUFFIXES = (".md", ".jsonl", ".txt")
 AUDIT_PAGE_SIZE = 50
 AUDIT_ACTIONS = ("create", "edit", "remove", "restore", "new", "forget")
@@ -159,10 +158,10 @@ def _override_target(root_index: int, jid: str, name: str) -> Target:
     return target
 
 
-def _existing_override(root_index: int, jid: str, name: str) -> tuple[Target, Loaded]:
+def _existing_override(root_index: int, jid: str, name: str) -> tuple[Target, ws.LoadedFile]:
     """The override and its file as it is now; 404 when there is none to remove."""
     target = _override_target(root_index, jid, name)
-    loaded = _load(target.path)
+    loaded = ws.load_file(target.path)
     if loaded.text is None and loaded.error is None:
         raise Http404(f"{target.label} does not exist")
     return target, loaded
@@ -175,54 +174,23 @@ def _target_of(revision: Revision) -> Target:
     raise Http404("the memory root of this revision is no longer configured")
 
 
-@dataclass(frozen=True, slots=True)
-class Loaded:
-    text: str | None  # None: the file does not exist, or cannot be read
-    version: str
-    error: str | None = None
-    # False: a FIFO, folder, bad link or unreadable file, which the editor never writes over.
-    readable: bool = True
-
-
-def _load(path: Path) -> Loaded:
-    # The version is taken first: if the file changes in between, the text is the newer one
-    # and a save from it is refused, never the other way round.
-    try:
-        version = ws.file_version(path)
-    except OSError as error:  # a FIFO, folder or unreadable file: no version, so no save from it
-        return Loaded(None, "", ws.read_error(error), readable=False)
-    try:
-        data = ws.read_regular(path)
-    except FileNotFoundError:
-        return Loaded(None, version)
-    except OSError as error:
-        return Loaded(None, version, ws.read_error(error), readable=False)
-    try:
-        return Loaded(data.decode("utf-8"), version)
-    except UnicodeDecodeError as error:
-        return Loaded(
-            data.decode("utf-8", errors="replace"), version, f"not valid UTF-8 (byte {error.start})"
-        )
-
-
 def _recorder(request: HttpRequest, target: Target, action: str | None, **detail):
-    """The record hook of a save, restore or remove (see workspaces._swap): the revision, with
+    """The record hook of a save, restore or remove (see workspaces.writes._swap): the revision, with
     the bytes replaced and the bytes written, and the audit entry, in the transaction that the
     rename happens inside. action None: "create" or "edit", by whether the file existed."""
 
     @contextlib.contextmanager
     def record(before: bytes | None, after: bytes | None):
         with transaction.atomic():
-            revision = Revision.of_bytes(
-                before, after, root=str(target.root), jid=target.jid, filename=target.name, user=request.user
-            )
-            revision.save()
-            AuditEvent.objects.create(
-                user=request.user,
-                action=action or ("create" if before is None else "edit"),
+            Revision.record(
+                before,
+                after,
                 root=str(target.root),
                 jid=target.jid,
-                detail={"file": target.name, "revision": revision.id, **detail},
+                filename=target.name,
+                user=request.user,
+                action=action,
+                **detail,
             )
             yield
 
@@ -230,7 +198,7 @@ def _recorder(request: HttpRequest, target: Target, action: str | None, **detail
 
 
 def _audit(request: HttpRequest, root: Path, jid: str, action: str, **detail) -> None:
-    AuditEvent.objects.create(user=request.user, action=action, root=str(root), jid=jid, detail=detail)
+    AuditEvent.record(request.user, action, str(root), jid, **detail)
 
 
 def _unavailable(request: HttpRequest, template: str, context: dict, what: str, error: DatabaseError):
@@ -254,64 +222,15 @@ def _unreadable(request: HttpRequest, template: str, context: dict, what: str, e
 # Dictionaries for the API
 
 
-def _file_dict(info: ws.FileInfo) -> dict:
-    return {
-        "name": info.name,
-        "present": info.present,
-        "size": info.size,
-        "mtime": info.mtime,
-        "blank": info.blank,
-        "error": info.error,
-        "in_effect": info.in_effect,
-    }
-
-
 def _root_dict(index: int, root: Path) -> dict:
     data = {"index": index, "path": str(root), "url": reverse("workspace-list") + f"#root-{index}"}
     if not root.is_dir():
         return {**data, "error": "not a folder", "global_files": [], "jids": []}
-    workspace = ws.list_workspace(root)
-    return {
-        **data,
-        "global_files": [_file_dict(info) for info in workspace.global_files],
-        "jids": [
-            {
-                "jid": entry.jid,
-                "is_room": entry.is_room,
-                "files": sorted(entry.files),
-                "dirs": list(entry.dirs),
-                "other": list(entry.other),
-                "overrides": list(entry.overrides),
-                "url": reverse("workspace-jid", args=[index, entry.jid]),
-                "api_url": reverse("api-workspace-jid", args=[index, entry.jid]),
-            }
-            for entry in workspace.jids
-        ],
-        "other": list(workspace.other),
-        "skipped": list(workspace.skipped),
-    }
-
-
-def _section_dict(section: ws.Section) -> dict:
-    return {
-        "kind": section.kind,
-        "title": section.title,
-        "source": section.source,
-        "text": section.text,
-        "error": section.error,
-    }
-
-
-def _prompt_dict(root_index: int, jid: str, prompt: ws.Prompt) -> dict:
-    return {
-        "root": root_index,
-        "jid": jid,
-        "text": prompt.text,
-        "ok": prompt.ok,
-        "errors": list(prompt.errors),
-        "uses_default": prompt.uses_default,
-        "sections": [_section_dict(s) for s in prompt.sections],
-    }
+    workspace = ws.list_workspace(root).to_dict()
+    for entry in workspace["jids"]:
+        entry["url"] = reverse("workspace-jid", args=[index, entry["jid"]])
+        entry["api_url"] = reverse("api-workspace-jid", args=[index, entry["jid"]])
+    return {**data, **workspace}
 
 
 # The JID page's pieces, shared by the page and its twin
@@ -335,15 +254,10 @@ def _sessions(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
         session = (indexed.get(str(f.path)) or indexed.get(str(jid_dir / f.name))) if f.path else None
         rows.append(
             {
-                "name": f.name,
-                "active": f.active,
-                "format": f.format,
-                "size": f.size,
-                "mtime": f.mtime,
+                **f.to_dict(),
                 "session_id": session.id if session else None,
                 "transcript_url": reverse("session-detail", args=[session.id]) if session else None,
                 "source_url": _source_url(root_index, jid, f.name) if f.path else None,
-                "error": f.error,
             }
         )
     return rows
@@ -352,34 +266,13 @@ def _sessions(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
 def _stored_files(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
     return [
         {
-            "name": f.name,
-            "original_name": f.original_name,
-            "mime_type": f.mime_type,
-            "size": f.size,
-            "mtime": f.mtime,
+            **f.to_dict(),
             "image": f.mime_type in IMAGE_TYPES and not f.error,
             "text": f.mime_type.startswith("text/") and not f.error,
             "url": None if f.error else reverse("workspace-file", args=[root_index, jid, f.name]),
-            "error": f.error,
         }
         for f in ws.list_files(jid_dir)
     ]
-
-
-def _load_part(folder: Path, name: str) -> Loaded:
-    """A file shown in a part of the JID page: a bad link is that part's error, not a 404."""
-    try:
-        return _load(ws.resolve_member(folder, name))
-    except ws.UnsafePath as error:
-        return Loaded(None, "", str(error), readable=False)
-
-
-def _knowledge(jid_dir: Path) -> ws.Knowledge:
-    try:
-        path = ws.resolve_member(jid_dir, ws.KNOWLEDGE)
-    except ws.UnsafePath as error:
-        return ws.Knowledge(problems=[ws.LineProblem(0, str(error))])
-    return ws.read_knowledge(path)
 
 
 def _source_url(root_index: int, jid: str, relative: str) -> str | None:
@@ -410,17 +303,7 @@ def _finding_url(root_index: int, finding: ws.SecretFinding) -> str | None:
 
 
 def _finding_dict(index: int, finding: ws.SecretFinding) -> dict:
-    jid, _, rest = finding.file.partition("/")
-    return {
-        "root": index,
-        "file": finding.file,
-        "jid": jid if rest else "",
-        "line": finding.line,
-        "column": finding.column,
-        "kind": finding.kind,
-        "masked": finding.masked,
-        "url": _finding_url(index, finding),
-    }
+    return {"root": index, **finding.to_dict(), "url": _finding_url(index, finding)}
 
 
 def _iter_findings(roots: list[Path], jid: str):
@@ -464,7 +347,7 @@ class FindingsPage:
             "page": self.number,
             "page_size": SECRETS_PAGE_SIZE,
             "has_next": self.has_next,
-            "next_url": self.url("api-secrets", self.number + 1) if self.has_next else None,
+            "next_url": self.url("api-workspace-secrets", self.number + 1) if self.has_next else None,
             "jid": self.jid or None,
             "findings": self.findings,
         }
@@ -493,14 +376,7 @@ def _has_jid(root: Path, jid: str) -> bool:
 
 def _hits(roots: list[Path], query: str) -> list[dict]:
     return [
-        {
-            "root": index,
-            "jid": hit.jid,
-            "file": hit.file,
-            "line": hit.line,
-            "text": hit.text,
-            "url": f"{_source_url(index, hit.jid, hit.file)}#L{hit.line}",
-        }
+        {"root": index, **hit.to_dict(), "url": f"{_source_url(index, hit.jid, hit.file)}#L{hit.line}"}
         for index, root in enumerate(roots)
         if root.is_dir()
         for hit in ws.search_memory(root, query)
@@ -562,9 +438,9 @@ def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
         "status": ws.jid_status(base, jid),
         "persona": persona,
         "profile_name": profile_name,
-        "profile": _load_part(jid_dir, profile_name),
-        "memory": _load_part(jid_dir, ws.MEMORY),
-        "knowledge": _knowledge(jid_dir),
+        "profile": ws.load_part(jid_dir, profile_name),
+        "memory": ws.load_part(jid_dir, ws.MEMORY),
+        "knowledge": ws.knowledge(jid_dir),
         "stored_files": _stored_files(root, jid, jid_dir),
         "sessions": _sessions(root, jid, jid_dir),
         "other": [
@@ -617,7 +493,7 @@ def _source_api_url(root: int, name: str, jid: str, subdir: str | None) -> str:
 @permission_required(VIEW, raise_exception=True)
 def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
     """A memory file or transcript with numbered lines, so findings can link to #L<line>."""
-    loaded = _load(_source_path(root, name, jid, subdir))
+    loaded = ws.load_file(_source_path(root, name, jid, subdir))
     label = "/".join(part for part in (jid, subdir, name) if part)
     context = {"root_index": root, "jid": jid, "label": label, "loaded": loaded}
     context["api_url"] = _source_api_url(root, name, jid, subdir)
@@ -674,7 +550,7 @@ def secrets(request: HttpRequest) -> HttpResponse:
         return bad_request(request, error)
     context = {
         "page": page,
-        "api_url": page.url("api-secrets", page.number),
+        "api_url": page.url("api-workspace-secrets", page.number),
         "previous_url": page.url("workspace-secrets", page.number - 1),
         "next_url": page.url("workspace-secrets", page.number + 1),
     }
@@ -690,21 +566,14 @@ def _audit_page(request: HttpRequest):
     root, jid, action = (request.GET.get(name, "").strip() for name in ("root", "jid", "action"))
     if action and action not in AUDIT_ACTIONS:
         raise BadParameter("action", f"must be one of {', '.join(AUDIT_ACTIONS)}")
-    events = AuditEvent.objects.select_related("user").order_by("-created_at", "-id")
-    if root:
-        events = events.filter(root=root)
-    if jid:
-        events = events.filter(jid=jid)
-    if action:
-        events = events.filter(action=action)
+    events = AuditEvent.filtered(root, jid, action)
     filters = {key: value for key, value in (("root", root), ("jid", jid), ("action", action)) if value}
     return Paginator(events, AUDIT_PAGE_SIZE).get_page(number), filters
 
 
 def _audit_roots() -> list[str]:
     """The roots events were recorded in, and the configured ones: the root filter's choices."""
-    recorded = AuditEvent.objects.order_by().values_list("root", flat=True).distinct()
-    return sorted({*recorded, *(str(root) for root in memory_roots())})
+    return sorted({*AuditEvent.recorded_roots(), *(str(root) for root in memory_roots())})
 
 
 @require_GET
@@ -725,35 +594,34 @@ def audit_log(request: HttpRequest) -> HttpResponse:
 # Pages: editing
 
 
-def _edit_context(target: Target, form: FileForm, loaded: Loaded, **extra) -> dict:
-    revisions = Revision.objects.filter(root=str(target.root), jid=target.jid, filename=target.name)
+def _edit_context(target: Target, form: FileForm, loaded: ws.LoadedFile, **extra) -> dict:
     return {
         "target": target,
         "form": form,
         "loaded": loaded,
-        "revisions": revisions.select_related("user").order_by("-created_at", "-id")[:20],
+        "revisions": Revision.history_of(str(target.root), target.jid, target.name),
         "preview_text": form["text"].value() or "",
         **extra,
     }
 
 
-def _unwritable(request: HttpRequest, target: Target, form: FileForm, loaded: Loaded, text: str):
+def _unwritable(request: HttpRequest, target: Target, form: FileForm, loaded: ws.LoadedFile, text: str):
     """409: what is on disk at the file's path is not a file the editor may replace (a FIFO,
     a folder, a bad link, a file it cannot read). Nothing is written; the text is shown back."""
     context = _edit_context(target, form, loaded, unsaved=text)
     return render(request, "workspaces/edit.html", context, status=409)
 
 
-def _initial_text(target: Target, loaded: Loaded) -> str:
+def _initial_text(target: Target, loaded: ws.LoadedFile) -> str:
     """What the edit form starts from: the file, else what it will replace."""
     if loaded.text is not None:
         return loaded.text
     if target.is_override:
         # A new override starts from the global file it replaces.
-        return _load(_member(target.root, target.name)).text or ""
+        return ws.load_file(_member(target.root, target.name)).text or ""
     if target.name == ws.PROFILE:
         # user.md replaces the legacy context.md, so it starts from it.
-        return _load(_member(target.path.parent, ws.LEGACY_PROFILE)).text or ""
+        return ws.load_file(_member(target.path.parent, ws.LEGACY_PROFILE)).text or ""
     return ""
 
 
@@ -770,7 +638,7 @@ def _revision_dict(revision: Revision) -> dict:
 @permission_required(EDIT, raise_exception=True)
 def edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
     target = _target(root, jid, name)
-    loaded = _load(target.path)
+    loaded = ws.load_file(target.path)
     form = FileForm(
         initial={"text": _initial_text(target, loaded), "version": loaded.version},
         preview_url=reverse("workspace-preview"),
@@ -785,7 +653,7 @@ def save_file(request: HttpRequest, root: int, name: str, jid: str = "") -> Http
     target = _target(root, jid, name)
     preview_url = reverse("workspace-preview")
     form = FileForm(request.POST, preview_url=preview_url)
-    before = _load(target.path)
+    before = ws.load_file(target.path)
     if not before.readable:
         return _unwritable(request, target, form, before, request.POST.get("text", ""))
     if not form.is_valid():
@@ -801,14 +669,14 @@ def save_file(request: HttpRequest, root: int, name: str, jid: str = "") -> Http
         # Keep the user's text; the form now carries the disk's version, so saving again is a
         # deliberate choice made with both versions in view.
         form = FileForm(initial={"text": text, "version": conflict.current_version}, preview_url=preview_url)
-        context = _edit_context(target, form, _load(target.path), conflict=conflict, mine=text)
+        context = _edit_context(target, form, ws.load_file(target.path), conflict=conflict, mine=text)
         return render(request, "workspaces/edit.html", context, status=409)
     except DatabaseError as error:
         # The form still holds the user's text and the version it was loaded from.
         context = _edit_context(target, form, before)
         return _unavailable(request, "workspaces/edit.html", context, "Not saved", error)
     except OSError as error:  # it became a FIFO, folder or unreadable file since it was loaded
-        return _unwritable(request, target, form, Loaded(None, "", ws.read_error(error), False), text)
+        return _unwritable(request, target, form, ws.LoadedFile(None, "", ws.read_error(error), False), text)
     messages.success(request, f"Saved {target.label}.")
     return redirect(target.done_url())
 
@@ -828,7 +696,7 @@ def preview(request: HttpRequest) -> HttpResponse:
 def remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
     target, loaded = _existing_override(root, jid, name)
     form = VersionForm(initial={"version": loaded.version})
-    global_file = _load(_member(target.root, name))
+    global_file = ws.load_file(_member(target.root, name))
     return render(
         request,
         "workspaces/remove.html",
@@ -844,14 +712,14 @@ def remove_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
     form = VersionForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
-    before = _load(target.path)
+    before = ws.load_file(target.path)
     record = _recorder(request, target, "remove")
     try:
         ws.remove_override(_jid_dir(target.root, jid), name, form.cleaned_data["version"], record)
     except ws.Conflict as conflict:
         context = {
             "target": target,
-            "loaded": _load(target.path),
+            "loaded": ws.load_file(target.path),
             "form": VersionForm(initial={"version": conflict.current_version}),
         }
         return render(request, "workspaces/remove.html", {**context, "conflict": conflict}, status=409)
@@ -875,7 +743,7 @@ def revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
     except Http404:
         target, current = None, None
     else:
-        current = _load(target.path)
+        current = ws.load_file(target.path)
     form = VersionForm(initial={"version": current.version}) if current else None
     context = {"revision": revision, "target": target, "current": current, "form": form}
     return render(request, "workspaces/revision.html", context)
@@ -899,7 +767,7 @@ def _restore(request: HttpRequest, revision_id: int, side: str) -> HttpResponse:
         else:
             ws.atomic_write(target.path, content, version, record)
     except (ws.Conflict, DatabaseError) as error:
-        current = _load(target.path)
+        current = ws.load_file(target.path)
         context = {
             "revision": revision,
             "target": target,
@@ -910,7 +778,7 @@ def _restore(request: HttpRequest, revision_id: int, side: str) -> HttpResponse:
             return _unavailable(request, "workspaces/revision.html", context, "Not restored", error)
         return render(request, "workspaces/revision.html", {**context, "conflict": error}, status=409)
     except OSError as error:
-        context = {"revision": revision, "target": target, "current": _load(target.path), "form": None}
+        context = {"revision": revision, "target": target, "current": ws.load_file(target.path), "form": None}
         return _unreadable(request, "workspaces/revision.html", context, "Not restored", error)
     when = "as of" if side == "after" else "as it was before"
     messages.success(request, f"Restored {target.label} {when} revision {revision.id}.")
@@ -1023,10 +891,8 @@ def _record_forget(request: HttpRequest, root: Path, jid: str, plan: ws.ForgetPl
     """Before anything is deleted, and committed: the audit entry (names, sizes and hashes,
     never content), and the erasure of the revisions held of the files about to go."""
     with transaction.atomic():
-        revisions = Revision.objects.filter(root=str(root), jid=jid, filename__in=plan.names)
-        erased_revisions, _ = revisions.delete()
-        files = [{"name": f.name, "size": f.size, "sha256": f.sha256} for f in plan.files]
-        _audit(request, root, jid, "forget", erased=list(plan.names), files=files, revisions=erased_revisions)
+        files = [f.to_dict() for f in plan.files]
+        AuditEvent.record_forget(request.user, str(root), jid, list(plan.names), files)
 
 
 @require_POST
@@ -1081,7 +947,7 @@ def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
         base = _root(root)
         jid_dir = _jid_dir(base, jid)
         entry = _jid_entry(base, jid)
-        knowledge = _knowledge(jid_dir)
+        knowledge = ws.knowledge(jid_dir)
     except Http404 as error:
         return json_error(str(error), 404)
     status = ws.jid_status(base, jid)
@@ -1090,18 +956,12 @@ def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
             "root": root,
             "jid": jid,
             "is_room": entry.is_room,
-            "files": [_file_dict(info) for info in entry.files.values()],
+            "files": [info.to_dict() for info in entry.files.values()],
             "overrides": list(entry.overrides),
             "dirs": list(entry.dirs),
             "other": list(entry.other),
-            "status": asdict(status),
-            "knowledge": {
-                "entries": [
-                    {"key": k.key, "content": k.content, "ts": k.ts, "line": k.line}
-                    for k in knowledge.entries
-                ],
-                "problems": [{"line": p.line, "message": p.message} for p in knowledge.problems],
-            },
+            "status": status.to_dict(),
+            "knowledge": knowledge.to_dict(),
             "stored_files": _stored_files(root, jid, jid_dir),
             "sessions": _sessions(root, jid, jid_dir),
             "url": reverse("workspace-jid", args=[root, jid]),
@@ -1118,7 +978,8 @@ def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
         _jid_dir(base, jid)
     except Http404 as error:
         return json_error(str(error), 404)
-    return json_response(_prompt_dict(root, jid, ws.effective_prompt(base, jid, _agent_name())))
+    prompt = ws.effective_prompt(base, jid, _agent_name())
+    return json_response({"root": root, "jid": jid, **prompt.to_dict()})
 
 
 @require_GET
@@ -1199,7 +1060,7 @@ def _json_not_found(view):
 @_json_not_found
 def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
     path = _source_path(root, name, jid, subdir)
-    loaded = _load(path)
+    loaded = ws.load_file(path)
     return json_response(
         {
             "root": root,
@@ -1219,8 +1080,7 @@ def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", s
 def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
     """What the edit form holds: the text to start from and the version a save must send."""
     target = _target(root, jid, name)
-    loaded = _load(target.path)
-    revisions = Revision.objects.filter(root=str(target.root), jid=target.jid, filename=target.name)
+    loaded = ws.load_file(target.path)
     return json_response(
         {
             "root": root,
@@ -1235,8 +1095,7 @@ def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> 
             "url": target.edit_url,
             "save_url": target.save_url,
             "revisions": [
-                _revision_dict(r)
-                for r in revisions.select_related("user").order_by("-created_at", "-id")[:20]
+                _revision_dict(r) for r in Revision.history_of(str(target.root), target.jid, target.name)
             ],
         }
     )
@@ -1247,7 +1106,7 @@ def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> 
 @_json_not_found
 def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
     target, loaded = _existing_override(root, jid, name)
-    global_file = _load(_member(target.root, name))
+    global_file = ws.load_file(_member(target.root, name))
     return json_response(
         {
             "root": root,

@@ -1,0 +1,204 @@
+"""Fluux Agent memory workspaces: list, explain and edit them the way the agent reads them.
+
+The agent keeps one memory root (``memory.path`` in its config)::
+
+    identity.md personality.md instructions.md        global persona, all optional
+    alice@example.com/                                 one folder per bare JID (user or room)
+        identity.md personality.md instructions.md     per-JID persona overrides, optional
+        user.md  (legacy context.md)                   profile, under "## About this user"
+        memory.md                                      notes, under "## Notes and memory"
+        knowledge.jsonl                                {"key", "content", "ts"} per line
+        history.jsonl  (legacy history.md)             the active session
+        sessions/YYYYMMDD-HHMMSS.jsonl (or .md)        archives made by /new
+        files/<uuid>_<name>                            downloaded attachments
+
+Plain Python, no Django: the personas views call these functions. Checked against
+processone/fluux-agent (``src/agent/memory.rs``, ``src/agent/runtime.rs``,
+``src/actors/inference.rs``, ``src/actors/command.rs``, ``src/agent/files.rs``).
+One module per concern; callers use the names re-exported here:
+
+paths.py     names, and paths that never lead outside their folder
+    UnsafePath, NotRegularFile                              exceptions
+    open_regular(path) -> BinaryIO, read_regular(path) -> bytes    never a FIFO, device or folder
+    read_error(exc) -> str                                  how a page says a file is unreadable
+    resolve_jid_dir(root, jid) -> Path
+    resolve_member(folder, name, subdir=None) -> Path       subdir: "files" or "sessions"
+listing.py   what a root holds
+    list_workspace(root) -> Workspace                       FileInfo, JidDir
+    jid_entry(root, jid) -> JidDir                          one JID, without listing the root
+    global_file_info(root, name) -> FileInfo                one global persona file
+    is_room(jid, jid_dir=None) -> bool
+    list_files(jid_dir) -> list[StoredFile]
+    list_sessions(jid_dir) -> list[TranscriptFile]
+prompt.py    the effective system prompt
+    effective_prompt(root, jid, agent_name, today=None) -> Prompt    Section
+    default_prompt(agent_name) -> str, format_current_date(day) -> str
+    rust_trim(text) -> str, is_blank(text) -> bool
+memory.py    the memory audit
+    jid_status(root, jid) -> JidStatus
+    knowledge(jid_dir) -> Knowledge, read_knowledge(path)   KnowledgeEntry, LineProblem
+    search_memory(root, query) -> list[SearchHit]
+secrets.py   the secrets report
+    scan_secrets(text, ignore=()) -> list[SecretFinding]
+    scan_tree(root, jid=None) -> list[SecretFinding]        with .file set; jid: one folder only
+    iter_tree_findings(root, jid=None)                      the same, lazily, file by file
+writes.py    every change on disk, each a locked, version-checked unit
+    Conflict                                                the file changed since it was read
+    file_version(path) -> str                               sha256 hex, or "absent"
+    load_file(path), load_part(folder, name) -> LoadedFile  text and version, for the editor
+    locked(folder)                                          a folder's write lock, across processes
+    atomic_write(path, text_or_bytes, expected_version, record) -> str     the new version
+    remove_file(path, expected_version, record), remove_override(jid_dir, name, version, record)
+    archive_session(jid_dir, now, expected_version, record) -> Path | None /new, never overwriting
+    forget_plan(jid_dir) -> ForgetPlan                      what /forget erases, every path checked
+    forget_user(jid_dir, expected_version, before_erasing) -> list[str]    /forget
+"""
+
+from sessionviewer.workspaces.listing import (
+    FileInfo,
+    JidDir,
+    StoredFile,
+    TranscriptFile,
+    Workspace,
+    global_file_info,
+    is_room,
+    jid_entry,
+    list_files,
+    list_sessions,
+    list_workspace,
+)
+from sessionviewer.workspaces.memory import (
+    JidStatus,
+    Knowledge,
+    KnowledgeEntry,
+    LineProblem,
+    SearchHit,
+    jid_status,
+    knowledge,
+    read_knowledge,
+    search_memory,
+)
+from sessionviewer.workspaces.paths import (
+    ABSENT,
+    FILES_DIR,
+    HISTORY,
+    IDENTITY,
+    INSTRUCTIONS,
+    JID_FILES,
+    KNOWLEDGE,
+    LEGACY_HISTORY,
+    LEGACY_PROFILE,
+    MEMORY,
+    NAME_MAX,
+    PERSONA_FILES,
+    PERSONALITY,
+    PROFILE,
+    SESSIONS_DIR,
+    NotRegularFile,
+    UnsafePath,
+    open_regular,
+    read_error,
+    read_regular,
+    resolve_jid_dir,
+    resolve_member,
+)
+from sessionviewer.workspaces.prompt import (
+    Prompt,
+    Section,
+    default_prompt,
+    effective_prompt,
+    format_current_date,
+    is_blank,
+    rust_trim,
+)
+from sessionviewer.workspaces.secrets import SecretFinding, iter_tree_findings, scan_secrets, scan_tree
+from sessionviewer.workspaces.writes import (
+    FORGOTTEN,
+    Conflict,
+    ErasedFile,
+    ForgetPlan,
+    LoadedFile,
+    archive_session,
+    atomic_write,
+    file_version,
+    forget_plan,
+    forget_user,
+    forgettable,
+    load_file,
+    load_part,
+    locked,
+    remove_file,
+    remove_override,
+)
+
+__all__ = [
+    "ABSENT",
+    "FILES_DIR",
+    "FORGOTTEN",
+    "HISTORY",
+    "IDENTITY",
+    "INSTRUCTIONS",
+    "JID_FILES",
+    "KNOWLEDGE",
+    "LEGACY_HISTORY",
+    "LEGACY_PROFILE",
+    "MEMORY",
+    "NAME_MAX",
+    "PERSONALITY",
+    "PERSONA_FILES",
+    "PROFILE",
+    "SESSIONS_DIR",
+    "Conflict",
+    "ErasedFile",
+    "FileInfo",
+    "ForgetPlan",
+    "JidDir",
+    "JidStatus",
+    "Knowledge",
+    "KnowledgeEntry",
+    "LineProblem",
+    "LoadedFile",
+    "NotRegularFile",
+    "Prompt",
+    "SearchHit",
+    "SecretFinding",
+    "Section",
+    "StoredFile",
+    "TranscriptFile",
+    "UnsafePath",
+    "Workspace",
+    "archive_session",
+    "atomic_write",
+    "default_prompt",
+    "effective_prompt",
+    "file_version",
+    "forget_plan",
+    "forget_user",
+    "forgettable",
+    "format_current_date",
+    "global_file_info",
+    "is_blank",
+    "is_room",
+    "iter_tree_findings",
+    "jid_entry",
+    "jid_status",
+    "knowledge",
+    "list_files",
+    "list_sessions",
+    "list_workspace",
+    "load_file",
+    "load_part",
+    "locked",
+    "open_regular",
+    "read_error",
+    "read_knowledge",
+    "read_regular",
+    "remove_file",
+    "remove_override",
+    "resolve_jid_dir",
+    "resolve_member",
+    "rust_trim",
+    "scan_secrets",
+    "scan_tree",
+    "search_memory",
+]

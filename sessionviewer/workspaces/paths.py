@@ -1,0 +1,163 @@
+"""Names and safe paths in a memory root: what a file is called, where a JID or a name may
+lead (never outside its folder), and reading a file that must be a regular one."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO
+
+from sessionviewer.readers.fluux_xmpp import GLOBAL_FILES
+
+PERSONA_FILES = GLOBAL_FILES  # in prompt order: the reader's names
+IDENTITY, PERSONALITY, INSTRUCTIONS = PERSONA_FILES
+PROFILE = "user.md"
+LEGACY_PROFILE = "context.md"
+MEMORY = "memory.md"
+KNOWLEDGE = "knowledge.jsonl"
+HISTORY = "history.jsonl"
+LEGACY_HISTORY = "history.md"
+FILES_DIR = "files"
+SESSIONS_DIR = "sessions"
+JID_FILES = (*PERSONA_FILES, PROFILE, LEGACY_PROFILE, MEMORY, KNOWLEDGE, HISTORY, LEGACY_HISTORY)
+ABSENT = "absent"
+
+
+class UnsafePath(ValueError):
+    """A JID or file name that is malformed, missing, or leads outside its folder."""
+
+
+class NotRegularFile(OSError):
+    """A FIFO, device, socket or folder where a file is expected: never opened, so never hung on."""
+
+
+# Path safety
+
+_ENCODED_SEPARATORS = ("%2f", "%5c", "%2e%2e", "%00")
+NAME_MAX = 255  # bytes in one file name, on every file system the agent runs on
+
+
+def _check_name(name: object, what: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise UnsafePath(f"empty {what}")
+    lowered = name.lower()
+    if name in (".", "..") or ".." in name:
+        raise UnsafePath(f"{what} {name!r} contains '..'")
+    if "/" in name or "\\" in name or "\x00" in name or os.path.isabs(name):
+        raise UnsafePath(f"{what} {name!r} contains a path separator")
+    if any(code in lowered for code in _ENCODED_SEPARATORS):
+        raise UnsafePath(f"{what} {name!r} contains an encoded separator")
+    if len(name.encode("utf-8", errors="surrogatepass")) > NAME_MAX:
+        raise UnsafePath(f"{what} is longer than {NAME_MAX} bytes")
+    return name
+
+
+def real_path(path: Path) -> Path:
+    """path resolved; a loop of links or an unreadable path is UnsafePath."""
+    try:
+        return path.resolve()
+    except RuntimeError as exc:  # Python 3.11 raises it for a loop, without an errno
+        raise UnsafePath(f"{path.name!r} leads into a loop of links") from exc
+    except OSError as exc:
+        raise UnsafePath(f"cannot resolve {path.name!r}: {exc.strerror or exc}") from exc
+
+
+def resolve_jid_dir(root: Path, jid: str) -> Path:
+    """The real path of the existing folder directly under root that jid names."""
+    _check_name(jid, "JID")
+    base = real_path(Path(root))
+    resolved = real_path(base / jid)
+    if resolved.parent != base:
+        raise UnsafePath(f"JID {jid!r} leads outside the memory root")
+    if not resolved.is_dir():
+        raise UnsafePath(f"no JID folder {jid!r}")
+    return resolved
+
+
+def resolve_member(folder: Path, name: str, subdir: str | None = None) -> Path:
+    """The real path of name inside folder (or its files/ or sessions/); it need not exist."""
+    _check_name(name, "file name")
+    base = real_path(Path(folder))
+    if subdir is not None:
+        if subdir not in (FILES_DIR, SESSIONS_DIR):
+            raise UnsafePath(f"unknown folder {subdir!r}")
+        inner = real_path(base / subdir)
+        if inner.parent != base:
+            raise UnsafePath(f"{subdir}/ leads outside its JID folder")
+        base = inner
+    resolved = real_path(base / name)
+    if resolved.parent != base:
+        raise UnsafePath(f"{name!r} leads outside its folder")
+    return resolved
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def check_regular(path: Path, mode: int) -> None:
+    """Raise NotRegularFile, naming what it is, unless mode (from a stat) is a regular file's."""
+    if not stat.S_ISREG(mode):
+        kind = next((kind for test, kind in _KINDS if test(mode)), "not a file")
+        raise NotRegularFile(errno.EINVAL, f"not a regular file ({kind})", str(path))
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """path opened for reading, refusing anything but a regular file (NotRegularFile).
+
+    Opening a FIFO blocks until a writer comes, and a device may act on open: both are
+    refused from a stat before opening. O_NONBLOCK covers a file swapped for a FIFO between
+    the stat and the open, and the open file is checked again.
+    """
+    check_regular(path, os.stat(path).st_mode)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        check_regular(path, os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file; raises FileNotFoundError, NotRegularFile or another OSError."""
+    with open_regular(path) as handle:
+        return handle.read()
+
+
+def read_error(exc: OSError) -> str:
+    """How a page says that a file could not be read."""
+    if isinstance(exc, NotRegularFile):
+        return exc.strerror
+    return f"cannot read: {exc.strerror or exc}"
+
+
+def read_text(path: Path) -> tuple[str | None, str | None]:
+    """(text, None), (None, None) when absent, or (None, error) when unreadable or not UTF-8."""
+    try:
+        data = read_regular(path)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, read_error(exc)
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8 (byte {exc.start})"
+
+
+def load_member(folder: Path, name: str) -> tuple[str | None, str | None]:
+    """read_text of name inside folder; a name leading outside it is the error."""
+    try:
+        path = resolve_member(folder, name)
+    except UnsafePath as exc:
+        return None, str(exc)
+    return read_text(path)

@@ -1,0 +1,239 @@
+"""The secrets report: likely secrets and personal data in memory files and transcripts,
+masked, with a per-process cache of each file's findings."""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from sessionviewer.workspaces.listing import jid_folders, regular_files
+from sessionviewer.workspaces.paths import SESSIONS_DIR, open_regular, real_path, resolve_jid_dir
+
+
+@dataclass(frozen=True, slots=True)
+class SecretFinding:
+    kind: str
+    line: int
+    column: int  # 1-based, in characters
+    masked: str
+    file: str = ""  # relative to the root, set by scan_tree
+
+    def to_dict(self) -> dict:
+        jid, _, rest = self.file.partition("/")
+        return {
+            "file": self.file,
+            "jid": jid if rest else "",  # "": a global file
+            "line": self.line,
+            "column": self.column,
+            "kind": self.kind,
+            "masked": self.masked,
+        }
+
+
+def _entropy(value: str) -> float:
+    counts = [value.count(c) for c in set(value)]
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts)
+
+
+def _mixed(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _phone_digits_ok(value: str) -> bool:
+    digits = sum(c.isdigit() for c in value)
+    return 8 <= digits <= 15  # E.164 allows at most 15
+
+
+# (kind, pattern, group holding the secret, extra check). Specific kinds come first: a later
+# match overlapping an earlier one is dropped, so "sk-ant-..." is not also an "sk-" key.
+_SECRET_PATTERNS = [
+    ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), 0, None),
+    ("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"), 0, None),
+    ("openai_key", re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"), 0, _mixed),
+    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"), 0, None),
+    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0, None),
+    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 0, None),
+    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), 0, None),
+    ("bearer_token", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/-]{16,}=*)"), 1, _mixed),
+    (
+        "secret_assignment",
+        re.compile(
+            r"(?i)\b(?:api[_-]?key|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?(?:key|token)"
+            r"|auth[_-]?token|token|password|passwd|pwd)[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9_./+=~-]{16,})"
+        ),
+        1,
+        lambda v: _mixed(v) and _entropy(v) >= 3.5,
+    ),
+    (
+        "email",
+        re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])"),
+        0,
+        None,
+    ),
+    # International: +CC then two to five groups; the digit count is checked after.
+    (
+        "phone",
+        re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w.-]?\d)"),
+        0,
+        _phone_digits_ok,
+    ),
+    # National: (415) 555-2671, 415-555-2671, 06 12 34 56 78, 020 7183 8750, 07700 900123.
+    # The guards keep out ISO dates, versions, IP addresses and longer digit runs.
+    (
+        "phone",
+        re.compile(
+            r"(?<![\w.:/+-])(?:\(\d{3}\) ?\d{3}[ .-]\d{4}|\d{3}[ .-]\d{3}[ .-]\d{4}"
+            r"|0[1-9](?:[ .-]?\d{2}){4}|0\d{2} \d{4} \d{4}|0\d{4} \d{6})(?![\w.:-]?\d)"
+        ),
+        0,
+        None,
+    ),
+]
+
+
+def _mask(kind: str, value: str) -> str:
+    if kind == "private_key":
+        return value  # the BEGIN line itself is not secret, and says what kind of key follows
+    if kind == "email":
+        local, _, domain = value.partition("@")
+        return local[0] + "*" * (len(local) - 1) + "@" + domain
+    if kind == "phone":
+        total = sum(c.isdigit() for c in value)
+        seen = 0
+        out = []
+        for c in value:
+            if c.isdigit():
+                seen += 1
+                out.append(c if seen > total - 2 else "*")
+            else:
+                out.append(c)
+        return "".join(out)
+    if len(value) <= 8:
+        return value[0] + "*" * (len(value) - 1)
+    return value[:4] + "*" * (len(value) - 6) + value[-2:]
+
+
+def scan_secrets(text: str, ignore: tuple[str, ...] = ()) -> list[SecretFinding]:
+    """Likely secrets and personal data in text; e-mail addresses in ignore (any case) are skipped."""
+    ignored = {item.casefold() for item in ignore}
+    findings = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        taken: list[tuple[int, int]] = []
+        found = []
+        for kind, pattern, group, check in _SECRET_PATTERNS:
+            for match in pattern.finditer(line):
+                start, end = match.span(group)
+                value = match.group(group)
+                if check and not check(value):
+                    continue
+                if kind == "email" and value.casefold() in ignored:
+                    continue
+                if any(start < t_end and t_start < end for t_start, t_end in taken):
+                    continue
+                taken.append((start, end))
+                found.append(SecretFinding(kind, number, start + 1, _mask(kind, value)))
+        findings += sorted(found, key=lambda f: f.column)
+    return findings
+
+
+def _memory_files(base: Path, only_jid: str | None = None):
+    """(jid or None, path relative to the root, real path) of every memory file and transcript."""
+    if only_jid is None:
+        for name, path in regular_files(base, (".md",)):
+            yield None, name, path
+        jid_dirs = jid_folders(base)
+    else:
+        jid_dirs = [(only_jid, resolve_jid_dir(base, only_jid))]
+    for jid, jid_dir in jid_dirs:
+        for name, path in regular_files(jid_dir, (".md", ".jsonl")):
+            yield jid, f"{jid}/{name}", path
+        for name, path in regular_files(jid_dir, (".md", ".jsonl"), SESSIONS_DIR):
+            yield jid, f"{jid}/{SESSIONS_DIR}/{name}", path
+
+
+def scan_file(path: Path, ignore: tuple[str, ...]):
+    """(line number, finding) of one file, read as the report reads it."""
+    # Line by line, so a large transcript is never held in memory whole.
+    with open_regular(path) as handle:
+        for number, raw in enumerate(handle, start=1):
+            line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            for finding in scan_secrets(line, ignore):
+                yield number, finding
+
+
+def iter_tree_findings(root: Path, jid: str | None = None):
+    """scan_tree, lazily: a caller can stop after enough findings without reading the rest.
+
+    A file scanned to its end keeps its findings in FINDINGS, under its size, mtime
+    and inode: the report's later pages, and the next visit, read only what changed.
+    """
+    for owner, relative, path in _memory_files(real_path(Path(root)), jid):
+        ignore = (owner,) if owner else ()
+        try:
+            yield from _file_findings(path, relative, ignore)
+        except OSError:
+            continue
+
+
+def _file_findings(path: Path, relative: str, ignore: tuple[str, ...]):
+    info = path.stat()
+    version = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, ignore)
+    cached = FINDINGS.get(path, version)
+    if cached is not None:
+        yield from cached
+        return
+    found = []
+    for number, finding in scan_file(path, ignore):
+        found.append(SecretFinding(finding.kind, number, finding.column, finding.masked, relative))
+        yield found[-1]
+    # Only once the whole file was read: a caller that stops keeps nothing.
+    FINDINGS.put(path, version, found)
+
+
+class FindingsCache:
+    """The findings of files read whole, one entry per file, at most `limit` findings in all.
+
+    An entry holds for one version of its file (size, mtime, ctime, inode, and the
+    address not to report); a changed file's scan replaces it. Once full, the files
+    already kept stay and later ones are read each time: the report reads the files
+    in one order, and dropping the oldest would drop the next one it needs. Shared by
+    a process's threads, so every change holds the lock.
+    """
+
+    def __init__(self, limit: int):
+        self.limit, self.size = limit, 0
+        self.entries: dict[Path, tuple[tuple, list[SecretFinding]]] = {}
+        self.lock = threading.Lock()
+
+    def get(self, path: Path, version: tuple) -> list[SecretFinding] | None:
+        with self.lock:
+            kept_version, found = self.entries.get(path, (None, None))
+            return found if kept_version == version else None
+
+    def put(self, path: Path, version: tuple, found: list[SecretFinding]) -> None:
+        with self.lock:
+            _, old = self.entries.pop(path, (None, None))
+            if old is not None:
+                self.size -= len(old) + 1
+            if self.size + len(found) + 1 <= self.limit:  # an empty file costs its entry
+                self.entries[path] = (version, found)
+                self.size += len(found) + 1
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.size = 0
+
+
+# About 150 bytes a finding: a worker keeps at most some 8 MB of them.
+FINDINGS = FindingsCache(limit=50_000)
+
+
+def scan_tree(root: Path, jid: str | None = None) -> list[SecretFinding]:
+    """scan_secrets over every memory file and transcript (or one JID's); a JID's own address is
+    not reported in its folder."""
+    return list(iter_tree_findings(root, jid))
