@@ -13,6 +13,7 @@ from typing import Any
 from sessionviewer import readers
 from sessionviewer.index.rows import db_text
 from sessionviewer.readers.claude_code import harness_line
+from sessionviewer.readers.fluux_xmpp import ROOM_SENDER_SUFFIX
 
 TITLE_LENGTH = 200
 # Kinds whose summary is the session's own title. Claude's summary lines are
@@ -144,7 +145,8 @@ def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
             state.kind = "fork"
         if fork := extra.get("fork_entry_id"):
             state.fork_entry_id = db_text(str(fork))
-    if entry.sender.endswith("@muc") and not state.extra.get("room"):
+    # The reader's rule (fluux_xmpp.is_room_sender), spelt out: this runs for every entry.
+    if entry.sender.endswith(ROOM_SENDER_SUFFIX) and not state.extra.get("room"):
         state.extra = {**state.extra, "room": True}
         state.peer_kind = "group"
     if (agent_id := extra.get("agentId")) and entry.is_sidechain and not state.agent_id:
