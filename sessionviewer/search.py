@@ -185,16 +185,10 @@ def search_hits(query: str, sessions: QuerySet, limit: int = HIT_LIMIT) -> list[
     return [{"entry": e, "session": e.session, "snippet": highlight(e.text, query)} for e in entries]
 
 
-def hit_page(query: str, sessions: QuerySet, number: str | None, size: int = HIT_LIMIT) -> Page | None:
-    """One page of the hits search_hits lists first, for the _hits_page parameter; None without a query.
-
-    Raises BadFilter naming _hits_page for anything but a whole number from 1; past the end
-    gives the last page, as Paginator.get_page does.
-    """
-    from sessionviewer.filters import BadFilter  # filters imports this module
-    from sessionviewer.forms import WholeNumberField, clean_param
-
-    number = clean_param(WholeNumberField(min_value=1), "_hits_page", number, BadFilter)
+def hit_page(query: str, sessions: QuerySet, number: int | None, size: int = HIT_LIMIT) -> Page | None:
+    """Page number (from 1, forms.SessionListForm's _hits_page) of the newest entries matching
+    query within the given sessions, each with a highlighted snippet; None without a query.
+    Past the end gives the last page, as Paginator.get_page does."""
     if not query.strip():
         return None
     entries = (

@@ -8,8 +8,6 @@ and the pages both come through here, so they show the same thread.
 from sessionviewer.transcripts.page import (
     CHUNK,
     PROBLEM_LIMIT,
-    WHOLE_NUMBER,
-    BadParameter,
     Group,
     Piece,
     Row,
@@ -35,8 +33,6 @@ from sessionviewer.transcripts.store import (
 __all__ = [
     "CHUNK",
     "PROBLEM_LIMIT",
-    "WHOLE_NUMBER",
-    "BadParameter",
     "Group",
     "LazyItem",
     "Piece",

@@ -6,12 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sessionviewer import readers, threads
-from sessionviewer.forms import BadParameter as BadParameter  # raised by transcript_page
-from sessionviewer.forms import WholeNumberField, clean_param
 from sessionviewer.models import Session
 from sessionviewer.transcripts.store import Transcript, item_line, transcript, transcript_with_entry
-
-WHOLE_NUMBER = WholeNumberField()  # _offset, _after, _limit: from 0
 
 
 def thread_to_dict(
@@ -258,19 +254,13 @@ class UnknownEntry(LookupError):
         self.entry_id = entry_id
 
 
-def _whole(params, name: str) -> int | None:
-    return clean_param(WHOLE_NUMBER, name, params.get(name))
-
-
-def transcript_page(session: Session, params) -> dict:
-    """What the transcript page shows for a query string: leaf, entry, _offset, _after and _read.
-
-    Raises UnknownLeaf or UnknownEntry (404) and BadParameter (400).
-    """
+def transcript_page(session: Session, params: dict) -> dict:
+    """What the transcript page shows for its query string (forms.TranscriptForm cleaned it):
+    leaf, entry, _offset, _after and _pending. Raises UnknownLeaf or UnknownEntry (404)."""
     leaf = params.get("leaf") or None
     entry_id = params.get("entry") or None
-    offset = _whole(params, "_offset")
-    after = _whole(params, "_after")
+    offset = params.get("_offset")
+    after = params.get("_after")
     if entry_id and not leaf:
         t = transcript_with_entry(session, entry_id)
         if t is None:
@@ -291,7 +281,7 @@ def transcript_page(session: Session, params) -> dict:
         # and still waits for (_pending: the calls' ids) takes the place the call kept.
         start = next((i for i, item in enumerate(t.items) if item_line(item) > after), total)
         stop, absorb_from = total, start
-        late_results = _late_results(t, start, set(params.getlist("_pending")))
+        late_results = _late_results(t, start, set(params.get("_pending") or ()))
     else:
         if entry_id:
             offset = display_index(t, entry_id) // CHUNK * CHUNK
