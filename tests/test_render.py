@@ -21,6 +21,7 @@ from sessionviewer.render import (
     render_plain,
     truncate,
 )
+from sessionviewer.templatetags import transcript, workspace_tags
 
 XSS_CASES = Path(__file__).parent / "fixtures" / "xss" / "cases.txt"
 
@@ -465,3 +466,7 @@ def test_render_markdown_stays_linear_with_many_images_in_one_paragraph():
     small, large = _fastest(lambda: render_markdown(line * 4)), _fastest(lambda: render_markdown(line * 16))
     # Four times the images; a quadratic renderer would take sixteen times as long.
     assert large < 8 * small
+
+
+def test_both_tag_libraries_share_the_one_markdown_filter():
+    assert workspace_tags.register.filters["markdown"] is transcript.register.filters["markdown"]
