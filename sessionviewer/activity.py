@@ -1,6 +1,7 @@
 """Counts over sessions: the list page's facets and the activity page's charts.
 
-Both start from filters.filter_sessions, so they honour every filter of the list.
+Both start from filters.filter_sessions, so they honour every filter of the list; they take
+the parameters forms.ActivityForm or SessionListForm cleaned, and the raw query for links.
 A facet counts on the sessions filtered by everything except its own parameter,
 as datasette does, so each value's count says what clicking it would show.
 Charts are geometry computed here and drawn as inline SVG by the templates.
@@ -47,11 +48,8 @@ COLUMNS = (
 _RANGE = ("updated_since", "updated_before")
 
 
-def _without(params: QueryDict, *names: str) -> QueryDict:
-    rest = params.copy()
-    for name in (*names, "_page", "_sort", "_sort_desc", "_size"):
-        rest.pop(name, None)
-    return rest
+def _without(filters: dict, *names: str) -> dict:
+    return {name: value for name, value in filters.items() if name not in names}
 
 
 def _link(params: QueryDict, **values: str | None) -> str:
@@ -88,16 +86,17 @@ def _month_text(value) -> str:
     return value if isinstance(value, str) else f"{value:%Y-%m}"
 
 
-def facets(params: QueryDict, matched: list[int] | None = None) -> list[dict]:
+def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -> list[dict]:
     """Each facet's values with counts, whether selected, and the link that toggles it.
 
+    params: the query string, for the links; filters: the same, cleaned by the page's form;
     matched: the sessions matching the query's q, when the caller searched already."""
-    if (q := params.get("q", "").strip()) and matched is None:
+    if (q := filters.get("q")) and matched is None:
         matched = matching_session_ids(q)
     result = []
     for name, label, field in FACETS:
         own = _RANGE if name == "updated" else (name,)
-        qs = filter_sessions(_without(params, *own), matched=matched).queryset.order_by()
+        qs = filter_sessions(_without(filters, *own), matched=matched).queryset.order_by()
         if name == "model":
             counts = Counter(m for used in qs.values_list("models_used", flat=True) for m in used or [])
             rows = [(m, m, n) for m, n in counts.most_common(FACET_LIMIT)]
@@ -214,9 +213,9 @@ def _days(qs) -> list[dict]:
     return days
 
 
-def report(params: QueryDict) -> dict:
+def report(filters: dict) -> dict:
     """Sessions and tokens per day, model, project or JID and format; the busiest sessions."""
-    qs = filter_sessions(params).queryset.order_by()
+    qs = filter_sessions(filters).queryset.order_by()
     days = _days(qs)
     per_model: dict[str, dict] = {}
     for used, tokens in qs.values_list("models_used", "token_total"):

@@ -1,5 +1,6 @@
-"""Forms of the persona editor (a file's text with the version it was loaded from), and the
-strict fields that read query strings and names from a request."""
+"""Forms of the persona editor (a file's text with the version it was loaded from), the
+strict fields that read query strings and names from a request, and the one form per
+session page (list, activity, transcript) that reads its query string."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from django import forms
 from django.core.exceptions import BadRequest
 from django.utils.dateparse import parse_date, parse_datetime
 
+from sessionviewer.filters import MAX_SIZE, SORTS
+from sessionviewer.readers import FORMATS
 from sessionviewer.search import MAX_QUERY, query_problem
 from sessionviewer.workspaces import ABSENT, NAME_MAX
 
@@ -183,3 +186,123 @@ def clean_param(field: forms.Field, parameter: str, value, error: type[BadParame
         return field.clean(value)
     except forms.ValidationError as invalid:
         raise error(parameter, invalid.messages[0]) from None
+
+
+# --- The session pages' query strings ---------------------------------------------------------------
+# One form per page, read once by the page and its /api/ twin alike; the first bad value
+# raises BadParameter, which views/http.py answers with the one 400.
+
+
+class OneOfField(forms.CharField):
+    """One of a few words, as written; "" when absent."""
+
+    def __init__(self, choices, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(strip=False, **kwargs)
+        self.choices = tuple(choices)
+
+    def validate(self, value: str) -> None:
+        super().validate(value)
+        if value and value not in self.choices:
+            *rest, last = self.choices
+            expected = (
+                f"{', '.join(rest)} or {last}" if len(rest) == 1 else f"one of {', '.join(self.choices)}"
+            )
+            raise forms.ValidationError(f"expected {expected}, not {value!r}", code="invalid")
+
+
+class RootField(forms.CharField):
+    """A root by its id (the facet's links) or by its path as configured."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(strip=False, **kwargs)
+
+    def clean(self, value) -> int | str:
+        value = super().clean(value)
+        if value.isascii() and value.isdigit():
+            return WholeNumberField(min_value=1).clean(value)
+        return value
+
+
+class ListField(forms.Field):
+    """Every value of a repeated parameter (?_pending=a&_pending=b), as written."""
+
+    widget = forms.MultipleHiddenInput
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def to_python(self, value) -> list[str]:
+        return [str(v) for v in value or ()]
+
+
+def _text(**kwargs) -> forms.CharField:
+    """A column filter, matched as written."""
+    return forms.CharField(required=False, strip=False, **kwargs)
+
+
+class QueryForm(forms.Form):
+    """A page's query string; parameters it does not know are left alone."""
+
+    @classmethod
+    def read(cls, params) -> dict:
+        """The cleaned parameters; the first bad one raises BadParameter naming it."""
+        form = cls(params)
+        if not form.is_valid():
+            parameter, messages = next(iter(form.errors.items()))
+            raise BadParameter(parameter, messages[0])
+        return form.cleaned_data
+
+
+class ActivityForm(QueryForm):
+    """The activity page (/activity/, /api/activity): the session list's filters and sort.
+
+    Column filters are plain names; control parameters start with an underscore so the
+    two never collide. filters.filter_sessions reads what this form cleaned.
+    """
+
+    format = OneOfField(FORMATS)
+    root = RootField()
+    project = _text()
+    agent = _text()
+    channel = _text()
+    peer_kind = _text()
+    jid = _text()
+    status = _text()
+    kind = _text()
+    account = _text()
+    model = _text()
+    updated_since = IsoDateTimeField()
+    updated_before = IsoDateTimeField()
+    parent = WholeNumberField(min_value=1)
+    q = SearchField()
+    _sort = OneOfField(SORTS)
+    _sort_desc = OneOfField(("0", "1"))
+    _page = WholeNumberField(min_value=1)
+    _size = WholeNumberField(min_value=1, max_value=MAX_SIZE)
+
+
+class SessionListForm(ActivityForm):
+    """The session list (/) and its twins /api/sessions, /api/sessions/facets and /api/search:
+    the filters, and _hits_page for the page of search hits."""
+
+    _hits_page = WholeNumberField(min_value=1)
+
+
+class TranscriptForm(QueryForm):
+    """The transcript (/sessions/<id>/) and its twin: which thread, and which part of it.
+
+    leaf: the branch shown (the active one when absent); entry: the entry a permalink opens at;
+    _offset: the first item of a chunk; _limit: the API's slice; _after, _read, _pending: the
+    page's live updates (the last line shown, the file offset read, the calls awaiting results).
+    """
+
+    leaf = forms.CharField(required=False, strip=False)
+    entry = forms.CharField(required=False, strip=False)
+    _offset = WholeNumberField()
+    _limit = WholeNumberField()
+    _after = WholeNumberField()
+    _read = WholeNumberField(max_value=2**63 - 1)  # a byte offset: files can pass 2 GB
+    _pending = ListField()

@@ -171,30 +171,10 @@ def highlight(text: str, query: str, width: int = SNIPPET_WIDTH) -> SafeString:
     return mark_safe("".join(parts))  # noqa: S308 - every piece of the text went through escape()
 
 
-def search_hits(query: str, sessions: QuerySet, limit: int = HIT_LIMIT) -> list[dict]:
-    """The newest entries matching query within the given sessions, each with a highlighted snippet."""
-    if not query.strip():
-        return []
-    entries = (
-        matching_entries(query)
-        .filter(session_id__in=sessions.order_by().values("id"))
-        .select_related("session")
-        .defer("blocks", "raw", "extra", "usage")
-        .order_by("-session__updated_at", "-session_id", "line")[:limit]
-    )
-    return [{"entry": e, "session": e.session, "snippet": highlight(e.text, query)} for e in entries]
-
-
-def hit_page(query: str, sessions: QuerySet, number: str | None, size: int = HIT_LIMIT) -> Page | None:
-    """One page of the hits search_hits lists first, for the _hits_page parameter; None without a query.
-
-    Raises BadFilter naming _hits_page for anything but a whole number from 1; past the end
-    gives the last page, as Paginator.get_page does.
-    """
-    from sessionviewer.filters import BadFilter  # filters imports this module
-    from sessionviewer.forms import WholeNumberField, clean_param
-
-    number = clean_param(WholeNumberField(min_value=1), "_hits_page", number, BadFilter)
+def hit_page(query: str, sessions: QuerySet, number: int | None, size: int = HIT_LIMIT) -> Page | None:
+    """Page number (from 1, forms.SessionListForm's _hits_page) of the newest entries matching
+    query within the given sessions, each with a highlighted snippet; None without a query.
+    Past the end gives the last page, as Paginator.get_page does."""
     if not query.strip():
         return None
     entries = (

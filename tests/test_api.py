@@ -325,6 +325,66 @@ def test_an_odd_transcript_parameter_is_a_400_naming_it(client, root, viewer, pr
     assert error_of(response).startswith(f"{parameter}: ")
 
 
+# Each page and its /api/ twin read the query string with one form: the same 400 for a bad value
+
+BAD_LIST_VALUES = [
+    ("format", "word_doc"),
+    ("_sort", "colour"),
+    ("_sort_desc", "2"),
+    ("_hits_page", "0"),
+    ("_page", "x"),
+    ("project", "a\x00b"),
+    ("root", "0"),
+]
+LIST_TWINS = ["api-session-list", "api-session-facets", "api-search"]
+
+
+def same_400(client, page_url: str, twin_url: str, params: dict) -> tuple[str, str]:
+    return error_of(client.get(page_url, params)), error_of(client.get(twin_url, params))
+
+
+@pytest.mark.parametrize("twin", LIST_TWINS)
+@pytest.mark.parametrize(("parameter", "value"), BAD_LIST_VALUES)
+def test_the_list_and_each_json_twin_give_the_same_400_naming_the_parameter(
+    client, root, viewer, twin, parameter, value
+):
+    on_page, on_twin = same_400(
+        client, reverse("session-list"), reverse(twin), {"q": "bread", parameter: value}
+    )
+    assert on_page == on_twin
+    assert on_page.startswith(f"{parameter}: ")
+
+
+@pytest.mark.parametrize(("parameter", "value"), [p for p in BAD_LIST_VALUES if p[0] != "_hits_page"])
+def test_the_activity_page_and_its_twin_give_the_same_400_naming_the_parameter(
+    client, root, viewer, parameter, value
+):
+    on_page, on_twin = same_400(client, reverse("activity"), reverse("api-activity"), {parameter: value})
+    assert on_page == on_twin
+    assert on_page.startswith(f"{parameter}: ")
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value"),
+    [
+        ("_offset", "-1"),
+        ("_after", "x"),
+        ("_limit", "²"),
+        ("_read", "y"),
+        ("leaf", "a\x00b"),
+        ("entry", "a\x00b"),
+    ],
+)
+def test_the_transcript_and_its_twin_give_the_same_400_naming_the_parameter(
+    client, root, viewer, parameter, value
+):
+    session = session_of("alice@example.com")
+    urls = reverse("session-detail", args=[session.id]), reverse("api-session-detail", args=[session.id])
+    on_page, on_twin = same_400(client, *urls, {parameter: value})
+    assert on_page == on_twin
+    assert on_page.startswith(f"{parameter}: ")
+
+
 def test_a_400_page_is_plain_text_so_the_value_it_quotes_is_never_html(client, root, viewer):
     response = client.get(reverse("session-list"), {"_page": "<script>alert(1)</script>"})
     assert response["Content-Type"] == "text/plain; charset=utf-8"

@@ -4,8 +4,19 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from django import forms
+from django.http import QueryDict
 
-from sessionviewer.forms import IsoDateTimeField, NameField, SearchField, TextSearchField, WholeNumberField
+from sessionviewer.forms import (
+    ActivityForm,
+    BadParameter,
+    IsoDateTimeField,
+    NameField,
+    SearchField,
+    SessionListForm,
+    TextSearchField,
+    TranscriptForm,
+    WholeNumberField,
+)
 
 
 def error_of(field: forms.Field, value) -> str:
@@ -95,3 +106,32 @@ def test_a_text_search_keeps_what_was_typed_and_refuses_an_overlong_or_nul_value
     assert TextSearchField().clean("  OR -word (") == "  OR -word ("
     assert error_of(TextSearchField(), "x" * 1001).startswith("Ensure this value has at most 1000")
     assert error_of(TextSearchField(), "a\x00b").startswith("Null characters are not allowed")
+
+
+# The session pages' forms: each reads a query string once, and the first bad value names itself
+
+
+def test_a_page_form_raises_bad_parameter_naming_the_first_bad_value():
+    with pytest.raises(BadParameter) as caught:
+        SessionListForm.read(QueryDict("format=claude_code&_sort=colour&_page=x"))
+    assert caught.value.parameter == "_sort"
+    assert str(caught.value).startswith("_sort: expected one of updated, started")
+
+
+def test_a_choice_of_two_names_both():
+    with pytest.raises(BadParameter) as caught:
+        ActivityForm.read(QueryDict("_sort_desc=2"))
+    assert str(caught.value) == "_sort_desc: expected 0 or 1, not '2'"
+
+
+def test_the_list_form_reads_a_root_by_id_or_by_path_and_ignores_unknown_parameters():
+    assert SessionListForm.read(QueryDict("root=7&colour=red"))["root"] == 7
+    assert SessionListForm.read(QueryDict("root=/srv/agents"))["root"] == "/srv/agents"
+
+
+def test_the_transcript_form_keeps_every_pending_call_and_a_read_offset_past_2_gb():
+    params = TranscriptForm.read(QueryDict("_pending=a&_pending=b&_read=3000000000&_after=12"))
+    assert params["_pending"] == ["a", "b"]
+    assert params["_read"] == 3_000_000_000
+    assert params["_after"] == 12
+    assert params["leaf"] == "" and params["_offset"] is None

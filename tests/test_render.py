@@ -21,6 +21,7 @@ from sessionviewer.render import (
     render_plain,
     truncate,
 )
+from sessionviewer.templatetags import transcript, workspace_tags
 
 XSS_CASES = Path(__file__).parent / "fixtures" / "xss" / "cases.txt"
 
@@ -476,3 +477,7 @@ def test_the_image_types_shown_inline_are_defined_once_in_render():
     assert sorted(render.IMAGE_TYPES) == ["image/gif", "image/jpeg", "image/png", "image/webp"]
     assert workspace_views.IMAGE_TYPES is render.IMAGE_TYPES
     assert "IMAGE_TYPES" not in vars(transcript_tags)
+
+
+def test_both_tag_libraries_share_the_one_markdown_filter():
+    assert workspace_tags.register.filters["markdown"] is transcript.register.filters["markdown"]

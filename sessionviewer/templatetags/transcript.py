@@ -27,6 +27,7 @@ _BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 
 @register.filter
 def markdown(text: str) -> SafeString:
+    """Markdown, sanitised: the one markdown filter (workspace_tags registers this one too)."""
     return mark_safe(render.render_markdown(text or ""))  # noqa: S308 - sanitised by render.py
 
 
@@ -100,11 +101,6 @@ def compact(number) -> str:
         if abs(n) >= size:
             return f"{n / size:.1f}{suffix}"
     return str(n)
-
-
-@register.filter
-def total_usage(usage: dict) -> int:
-    return sum(int(v or 0) for v in (usage or {}).values() if isinstance(v, int | float))
 
 
 # Claude Code's harness lines: the rule is the reader's, shared with the index's titles.

@@ -6,17 +6,11 @@ import difflib
 from dataclasses import dataclass
 
 from django import template
-from django.utils.safestring import mark_safe
 
-from sessionviewer.render import render_markdown
+from sessionviewer.templatetags.transcript import markdown
 
 register = template.Library()
-
-
-@register.filter
-def markdown(text: str | None) -> str:
-    # render_markdown sanitises with nh3, so its output is safe to mark as such.
-    return mark_safe(render_markdown(text or ""))  # noqa: S308
+register.filter("markdown", markdown)  # one definition, through render.py
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """The JSON API: the contract the browser pages and outside tools share.
 
-Every response is encoded with orjson; errors come back as {"error": message}
-with the right status. Anonymous requests get 401, never data.
+Every response is encoded with orjson (views/http.py); errors come back as
+{"error": message} with the right status. Anonymous requests get 401, never data.
+Each view reads its query string with the same form as its page (forms.py).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from functools import wraps
 from pathlib import Path
 from urllib.parse import urlencode
 
-import orjson
 from django.core.paginator import Paginator
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
@@ -18,20 +18,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from sessionviewer import activity, search, transcripts
-from sessionviewer.filters import BadFilter, filter_sessions
-from sessionviewer.forms import BadParameter, clean_param
+from sessionviewer.filters import filter_sessions
+from sessionviewer.forms import ActivityForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
 from sessionviewer.roots import configured_roots, is_inside_roots
+from sessionviewer.views.http import bad_parameter_is_400, json_error, json_response
 from sessionviewer.workspaces import open_regular, read_error
 
-
-def json_response(data, status: int = 200) -> HttpResponse:
-    body = orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_NAIVE_UTC, default=str)
-    return HttpResponse(body, status=status, content_type="application/json")
-
-
-def json_error(message: str, status: int) -> HttpResponse:
-    return json_response({"error": message, "status": status}, status=status)
+__all__ = ["api_permission_required", "json_error", "json_response"]  # views/workspaces imports them here
 
 
 def api_permission_required(permission: str):
@@ -60,11 +54,9 @@ def _get_session(session_id: int) -> Session | None:
 
 @require_GET
 @api_login_required
+@bad_parameter_is_400
 def session_list(request: HttpRequest) -> HttpResponse:
-    try:
-        query = filter_sessions(request.GET)
-    except BadFilter as error:
-        return json_error(str(error), 400)
+    query = filter_sessions(SessionListForm.read(request.GET))
     page = Paginator(query.queryset, query.size).get_page(query.page)
     return json_response(
         {
@@ -79,27 +71,19 @@ def session_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @api_login_required
+@bad_parameter_is_400
 def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _get_session(session_id)
     if session is None:
         return json_error(f"no session {session_id}", 404)
-    leaf = request.GET.get("leaf") or None
-    try:
-        offset = _whole_param(request, "_offset", 0)
-        limit = _whole_param(request, "_limit", None)
-    except BadParameter as error:
-        return json_error(str(error), 400)
+    params = TranscriptForm.read(request.GET)
+    leaf = params["leaf"] or None
     try:
         # The cached (or snapshot) thread: a slice of a long session loads only its rows.
         view = transcripts.transcript(session, leaf).thread
     except transcripts.UnknownLeaf:
         return json_error(f"no entry {leaf!r} in session {session_id}", 404)
-    return json_response(transcripts.thread_to_dict(session, view, offset, limit))
-
-
-def _whole_param(request: HttpRequest, name: str, default: int | None) -> int | None:
-    value = clean_param(transcripts.WHOLE_NUMBER, name, request.GET.get(name))
-    return default if value is None else value
+    return json_response(transcripts.thread_to_dict(session, view, params["_offset"] or 0, params["_limit"]))
 
 
 @require_GET
@@ -120,23 +104,20 @@ def session_raw(request: HttpRequest, session_id: int) -> HttpResponse:
 
 @require_GET
 @api_login_required
+@bad_parameter_is_400
 def session_facets(request: HttpRequest) -> HttpResponse:
     """The list page's facets for the same query string as /api/sessions."""
-    try:
-        return json_response({"facets": activity.facets(request.GET)})
-    except BadFilter as error:
-        return json_error(str(error), 400)
+    return json_response({"facets": activity.facets(request.GET, SessionListForm.read(request.GET))})
 
 
 @require_GET
 @api_login_required
+@bad_parameter_is_400
 def search_hits(request: HttpRequest) -> HttpResponse:
     """Matching entries with highlighted snippets (HTML, escaped) and a link into the transcript."""
-    try:
-        query = filter_sessions(request.GET)
-        page = search.hit_page(query.q, query.queryset, request.GET.get("_hits_page"))
-    except BadFilter as error:
-        return json_error(str(error), 400)
+    params = SessionListForm.read(request.GET)
+    query = filter_sessions(params)
+    page = search.hit_page(query.q, query.queryset, params["_hits_page"])
     hits = page.object_list if page is not None else []
     return json_response(
         {
@@ -164,9 +145,7 @@ def search_hits(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @api_login_required
+@bad_parameter_is_400
 def activity_report(request: HttpRequest) -> HttpResponse:
-    try:
-        report = activity.report(request.GET)
-    except BadFilter as error:
-        return json_error(str(error), 400)
+    report = activity.report(ActivityForm.read(request.GET))
     return json_response(activity.report_to_dict(report))

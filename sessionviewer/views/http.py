@@ -1,15 +1,29 @@
-"""The one 400 of pages and API alike: a message that starts with the parameter it is about.
+"""JSON responses, and the one 400 of pages and API alike: a message that starts with the
+parameter it is about.
 
 Plain text on pages (the message quotes what was sent, so it is never HTML) and
 {"error", "status"} under /api/. Views raise BadRequest (forms.BadParameter and its
-kinds); handler400 answers those the views do not catch themselves.
+kinds): bad_parameter_is_400 answers it for the session pages and their twins, and
+handler400 answers those no view catches.
 """
 
 from __future__ import annotations
 
+from functools import wraps
+
+import orjson
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 
-from sessionviewer.views.api import json_error
+from sessionviewer.forms import BadParameter
+
+
+def json_response(data, status: int = 200) -> HttpResponse:
+    body = orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_NAIVE_UTC, default=str)
+    return HttpResponse(body, status=status, content_type="application/json")
+
+
+def json_error(message: str, status: int) -> HttpResponse:
+    return json_response({"error": message, "status": status}, status=status)
 
 
 def bad_request(request: HttpRequest, error: Exception | str) -> HttpResponse:
@@ -20,3 +34,16 @@ def bad_request(request: HttpRequest, error: Exception | str) -> HttpResponse:
 
 def handler400(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     return bad_request(request, exception or "bad request")
+
+
+def bad_parameter_is_400(view):
+    """A view whose query string a form reads: a BadParameter it raises is the one 400."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except BadParameter as error:
+            return bad_request(request, error)
+
+    return wrapper

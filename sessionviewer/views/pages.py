@@ -1,4 +1,5 @@
-"""Browser pages. Thin: queries live in filters/transcripts/activity, parsing in readers."""
+"""Browser pages. Thin: query strings are read by forms, queries live in
+filters/transcripts/activity, parsing in readers."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import activity, export, search, transcripts
-from sessionviewer.filters import BadFilter, filter_sessions
+from sessionviewer.filters import filter_sessions
+from sessionviewer.forms import ActivityForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
-from sessionviewer.views.http import bad_request
+from sessionviewer.views.http import bad_parameter_is_400
 
 view_permission = permission_required("sessionviewer.view_session", raise_exception=True)
 
@@ -31,13 +33,12 @@ def _get_session(session_id: int) -> Session:
 @login_required
 @view_permission
 @vary_on_headers("HX-Request")
+@bad_parameter_is_400
 def session_list(request: HttpRequest) -> HttpResponse:
-    try:
-        query = filter_sessions(request.GET)
-        facets = activity.facets(request.GET, query.matched)
-        hits = search.hit_page(query.q, query.queryset, request.GET.get("_hits_page"))
-    except BadFilter as error:
-        return bad_request(request, error)
+    params = SessionListForm.read(request.GET)
+    query = filter_sessions(params)
+    facets = activity.facets(request.GET, params, query.matched)
+    hits = search.hit_page(query.q, query.queryset, params["_hits_page"])
     page = Paginator(query.queryset.select_related("source"), query.size).get_page(query.page)
     template_name = "sessions/list.html"
     if request.htmx:
@@ -50,14 +51,14 @@ def session_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @view_permission
 @vary_on_headers("HX-Request")
+@bad_parameter_is_400
 def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _get_session(session_id)
-    if request.htmx and "_after" in request.GET and request.GET.get("_read") == str(session.read_offset):
+    params = TranscriptForm.read(request.GET)
+    if request.htmx and params["_after"] is not None and params["_read"] == session.read_offset:
         return HttpResponse(status=204)  # nothing written since the last poll: htmx swaps nothing
     try:
-        context = transcripts.transcript_page(session, request.GET)
-    except transcripts.BadParameter as error:
-        return bad_request(request, error)
+        context = transcripts.transcript_page(session, params)
     except (transcripts.UnknownLeaf, transcripts.UnknownEntry):
         return render(request, "sessions/unknown_leaf.html", {"session": session}, status=404)
     context["session"] = session
@@ -95,12 +96,11 @@ def session_export_md(request: HttpRequest, session_id: int) -> HttpResponse:
 @login_required
 @view_permission
 @vary_on_headers("HX-Request")
+@bad_parameter_is_400
 def activity_page(request: HttpRequest) -> HttpResponse:
-    try:
-        report = activity.report(request.GET)
-        facets = activity.facets(request.GET)
-    except BadFilter as error:
-        return bad_request(request, error)
+    params = ActivityForm.read(request.GET)
+    report = activity.report(params)
+    facets = activity.facets(request.GET, params)
     template_name = "activity/activity.html"
     if request.htmx:
         template_name += "#activity-charts"

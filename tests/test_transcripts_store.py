@@ -10,6 +10,7 @@ from sessionviewer import transcripts
 from sessionviewer.index import index_roots
 from sessionviewer.models import Session, ThreadSnapshot
 from sessionviewer.roots import RootSpec
+from sessionviewer.transcripts import store
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +49,7 @@ def shape(t: transcripts.Transcript) -> dict:
 def test_building_the_active_thread_saves_a_snapshot_of_it(demo):
     session = Session.objects.filter(format="claude_code", kind="main").first()
     transcripts.transcript(session)
-    assert ThreadSnapshot.objects.get(session=session, leaf="").version == transcripts._version_text(session)
+    assert ThreadSnapshot.objects.get(session=session, leaf="").version == transcripts.version_text(session)
 
 
 def test_a_transcript_read_from_its_snapshot_matches_the_built_one(demo):
@@ -68,7 +69,7 @@ def test_a_stale_snapshot_is_not_used(demo):
     transcripts.clear_cache()
     t = transcripts.transcript(session)
     assert not isinstance(t.items[0], transcripts.LazyItem)
-    assert ThreadSnapshot.objects.get(session=session, leaf="").version == transcripts._version_text(session)
+    assert ThreadSnapshot.objects.get(session=session, leaf="").version == transcripts.version_text(session)
 
 
 def without_csrf(html: bytes) -> bytes:
@@ -87,7 +88,7 @@ def test_the_page_from_a_snapshot_is_the_page_built_from_the_entries(demo, clien
 
 
 def test_prepare_snapshots_builds_the_thread_of_long_touched_sessions(demo, monkeypatch):
-    monkeypatch.setattr(transcripts, "PREPARE_FROM", 1)
+    monkeypatch.setattr(store, "PREPARE_FROM", 1)
     ids = list(Session.objects.values_list("id", flat=True))
     built = transcripts.prepare_snapshots(ids)
     assert ThreadSnapshot.objects.filter(leaf="").count() == len(ids)
@@ -96,7 +97,7 @@ def test_prepare_snapshots_builds_the_thread_of_long_touched_sessions(demo, monk
 
 
 def test_another_branch_of_a_long_session_reads_back_from_its_snapshot(demo, monkeypatch):
-    monkeypatch.setattr(transcripts, "PREPARE_FROM", 1)
+    monkeypatch.setattr(store, "PREPARE_FROM", 1)
     for session in Session.objects.filter(format="claude_code"):
         leaves = transcripts.transcript(session).thread.leaves
         for leaf in leaves:

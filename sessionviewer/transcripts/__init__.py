@@ -1,0 +1,54 @@
+"""A session's thread from the index, and the transcript page built on it.
+
+store.py loads rows back into reader entries, caches built threads and keeps their
+snapshots; page.py turns a thread into the page's rows and the API's dicts. The API
+and the pages both come through here, so they show the same thread.
+"""
+
+from sessionviewer.transcripts.page import (
+    CHUNK,
+    PROBLEM_LIMIT,
+    Group,
+    Piece,
+    Row,
+    UnknownEntry,
+    anchor,
+    item_to_dict,
+    result_slot,
+    rows_for,
+    thread_to_dict,
+    transcript_page,
+)
+from sessionviewer.transcripts.store import (
+    LazyItem,
+    Transcript,
+    UnknownLeaf,
+    clear_cache,
+    load_entries,
+    prepare_snapshots,
+    transcript,
+    version_text,
+)
+
+__all__ = [
+    "CHUNK",
+    "PROBLEM_LIMIT",
+    "Group",
+    "LazyItem",
+    "Piece",
+    "Row",
+    "Transcript",
+    "UnknownEntry",
+    "UnknownLeaf",
+    "anchor",
+    "clear_cache",
+    "item_to_dict",
+    "load_entries",
+    "prepare_snapshots",
+    "result_slot",
+    "rows_for",
+    "thread_to_dict",
+    "transcript",
+    "transcript_page",
+    "version_text",
+]

@@ -1,0 +1,310 @@
+"""Loading a session's rows back into reader entries, the in-memory cache of built threads,
+and the thread snapshots kept in the database (ThreadSnapshot)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from threading import Lock
+
+from django.db import connection
+
+from sessionviewer import readers, threads
+from sessionviewer.index import rows
+from sessionviewer.models import Entry, Session, ThreadSnapshot
+
+UnknownLeaf = threads.UnknownLeaf
+
+
+def _select_entries(where: str, params: list) -> list[readers.Entry]:
+    """Entries from a plain cursor rather than the ORM: a long session has tens of
+    thousands of rows, and Django's per-value converters cost several times the query."""
+    table = connection.ops.quote_name(Entry._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(c) for c in rows.LOADED_COLUMNS)
+    query = f"SELECT {columns} FROM {table} WHERE {where} ORDER BY line"  # noqa: S608 - names are ours
+    with connection.cursor() as cursor:
+        cursor.execute(query, params)
+        return rows.entries_from_rows(cursor.fetchall())
+
+
+def load_entries(session: Session) -> list[readers.Entry]:
+    """The session's entries in file order, as the reader produced them."""
+    return _select_entries("session_id = %s", [session.id])
+
+
+def _load_lines(session_id: int, first: int, last: int) -> dict[int, readers.Entry]:
+    entries = _select_entries("session_id = %s AND line BETWEEN %s AND %s", [session_id, first, last])
+    return {e.line: e for e in entries}
+
+
+# --- Cached threads and their snapshots ---------------------------------------------------------------
+
+_CACHE_SIZE = 16
+_cache: OrderedDict[tuple, Transcript] = OrderedDict()
+_entries_cache: OrderedDict[tuple, list[readers.Entry]] = OrderedDict()
+_lock = Lock()
+
+
+@dataclass(slots=True)
+class Transcript:
+    """A built thread and what the page needs to find things in it, computed once per version."""
+
+    thread: threads.Thread
+    positions: dict[str, int]  # entry id -> index in thread.items (the last one, ids may repeat)
+    results: dict[tuple[int, int], tuple[int, int]]  # (call item, block) -> (result item, block)
+    absorbed: set[tuple[int, int]]  # (result item, block) shown under their call
+    owner: dict[int, int]  # result item -> the item of the call it is shown under (the first)
+
+    @property
+    def items(self) -> list[threads.ThreadItem]:
+        return self.thread.items
+
+
+def _version(session: Session) -> tuple:
+    # read_offset moves on every append; indexed_at on every rewrite the indexer made.
+    return (session.id, session.read_offset, session.read_line, session.indexed_at)
+
+
+def _remember(cache: OrderedDict, key: tuple, value):
+    with _lock:
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > _CACHE_SIZE:
+            cache.popitem(last=False)
+    return value
+
+
+def _recall(cache: OrderedDict, key: tuple):
+    with _lock:
+        value = cache.get(key)
+        if value is not None:
+            cache.move_to_end(key)
+        return value
+
+
+def cached_entries(session: Session) -> list[readers.Entry]:
+    key = _version(session)
+    found = _recall(_entries_cache, key)
+    return found if found is not None else _remember(_entries_cache, key, load_entries(session))
+
+
+def transcript(session: Session, leaf: str | None = None) -> Transcript:
+    """The thread ending at leaf (or the active leaf), built once per (session, version, leaf).
+
+    Threads are also kept in the database as snapshots (ThreadSnapshot): the active
+    one always, other branches of long sessions too. After a restart, in another
+    worker, or for a session too long to load whole quickly, the first screen then
+    reads only the rows it shows.
+    """
+    key = (*_version(session), leaf)
+    found = _recall(_cache, key)
+    if found is not None:
+        return found
+    if (snapshot := _from_snapshot(session, leaf)) is not None:
+        return _remember(_cache, key, snapshot)
+    built = _index(threads.build_thread(cached_entries(session), leaf))
+    if leaf is None or session.entry_count >= PREPARE_FROM:
+        save_snapshot(session, built, leaf)
+    return _remember(_cache, key, built)
+
+
+# Sessions shorter than this build their thread faster than a snapshot is worth.
+PREPARE_FROM = 2000
+# Branches prepared per session at most: each costs a pass over the session.
+PREPARE_LEAVES = 20
+
+
+def prepare_snapshots(session_ids: list[int]) -> int:
+    """Build the threads of the long sessions an index pass touched (the active one and
+    every other branch), so their first screen stays fast right after the file grew.
+    Returns how many threads were built."""
+    built = 0
+    for session in Session.objects.filter(id__in=session_ids, entry_count__gte=PREPARE_FROM).iterator():
+        version = version_text(session)
+        if ThreadSnapshot.objects.filter(session=session, leaf="", version=version).exists():
+            continue
+        entries = load_entries(session)
+        active = _index(threads.build_thread(entries))
+        save_snapshot(session, active, None)
+        built += 1
+        for leaf in [x for x in active.thread.leaves if x != active.thread.leaf_id][:PREPARE_LEAVES]:
+            save_snapshot(session, _index(threads.build_thread(entries, leaf)), leaf)
+            built += 1
+    return built
+
+
+def version_text(session: Session) -> str:
+    return ":".join(str(part) for part in _version(session))
+
+
+def save_snapshot(session: Session, t: Transcript, leaf: str | None) -> None:
+    thread = t.thread
+    compactions = {id(item) for item in thread.compactions}
+    items = thread.items
+    # Parallel arrays and sparse maps: a 20,000-item thread reads back in milliseconds.
+    data = {
+        "lines": [item.entry.line for item in items],
+        "ids": [item.entry.id for item in items],
+        "compacted": [i for i, item in enumerate(items) if item.compacted],
+        "summaries": {i: item.summary for i, item in enumerate(items) if item.summary},
+        "alternatives": {i: list(item.alternatives) for i, item in enumerate(items) if item.alternatives},
+        "current": {i: item.current for i, item in enumerate(items) if item.current is not None},
+        "leaf_id": thread.leaf_id,
+        "leaves": thread.leaves,
+        "branch_points": {k: [list(pair) for pair in v] for k, v in thread.branch_points.items()},
+        "problems": thread.problems,
+        "compactions": [i for i, item in enumerate(items) if id(item) in compactions],
+        "results": [[*call, *result] for call, result in t.results.items()],
+        "owner": [[i, j] for i, j in t.owner.items()],
+    }
+    ThreadSnapshot.objects.update_or_create(
+        session_id=session.id, leaf=leaf or "", defaults={"version": version_text(session), "data": data}
+    )
+
+
+def _from_snapshot(session: Session, leaf: str | None) -> Transcript | None:
+    snapshot = ThreadSnapshot.objects.filter(
+        session_id=session.id, leaf=leaf or "", version=version_text(session)
+    ).first()
+    if snapshot is None:
+        return None
+    data = snapshot.data
+    ids = data["ids"]
+    items = LazyItems(data, _LazyEntries(session.id, data["lines"]))
+    thread = threads.Thread(
+        items=items,
+        leaf_id=data["leaf_id"],
+        leaves=data["leaves"],
+        branch_points={k: [tuple(pair) for pair in v] for k, v in data["branch_points"].items()},
+        compactions=[items[i] for i in data["compactions"]],
+        problems=data["problems"],
+    )
+    results = {(a, b): (c, d) for a, b, c, d in data["results"]}
+    return Transcript(
+        thread,
+        positions=dict(zip(ids, range(len(ids)), strict=True)),
+        results=results,
+        absorbed=set(results.values()),
+        owner=dict(data["owner"]),
+    )
+
+
+class _LazyEntries:
+    """A snapshot's entries, loaded from the index a block of items at a time."""
+
+    BLOCK = 200
+
+    def __init__(self, session_id: int, lines: list[int]):
+        self.session_id, self.lines = session_id, lines
+        self.loaded: dict[int, readers.Entry] = {}
+
+    def entry(self, index: int) -> readers.Entry:
+        line = self.lines[index]
+        if line not in self.loaded:
+            start = index // self.BLOCK * self.BLOCK
+            block = self.lines[start : start + self.BLOCK]
+            self.loaded.update(_load_lines(self.session_id, block[0], block[-1]))
+        return self.loaded[line]
+
+
+class LazyItems(Sequence):
+    """A snapshot's items, each made when first asked for: a 20,000-item thread
+    should not cost 20,000 objects to show its first 50."""
+
+    def __init__(self, data: dict, source: _LazyEntries):
+        self.source = source
+        self.count = len(data["lines"])
+        self.compacted = set(data["compacted"])
+        # JSON keys are strings.
+        self.summaries = {int(k): v for k, v in data["summaries"].items()}
+        self.alternatives = {int(k): tuple(v) for k, v in data["alternatives"].items()}
+        self.current = {int(k): v for k, v in data["current"].items()}
+        self.made: dict[int, LazyItem] = {}
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self.count))]
+        if index < 0:
+            index += self.count
+        if not 0 <= index < self.count:
+            raise IndexError(index)
+        item = self.made.get(index)
+        if item is None:
+            item = self.made[index] = LazyItem(
+                index,
+                self.source,
+                index in self.compacted,
+                self.summaries.get(index, ""),
+                self.alternatives.get(index, ()),
+                self.current.get(index),
+            )
+        return item
+
+
+class LazyItem:
+    """Quacks like threads.ThreadItem; its entry is read from the index when first needed."""
+
+    __slots__ = ("_index", "_source", "compacted", "summary", "alternatives", "current")
+
+    def __init__(self, index, source, compacted, summary, alternatives, current):
+        self._index, self._source = index, source
+        self.compacted, self.summary, self.alternatives, self.current = (
+            compacted,
+            summary,
+            alternatives,
+            current,
+        )
+
+    @property
+    def entry(self) -> readers.Entry:
+        return self._source.entry(self._index)
+
+    @property
+    def line(self) -> int:
+        return self._source.lines[self._index]
+
+
+def item_line(item) -> int:
+    """An item's line without loading a lazy item's entry."""
+    return item.line if isinstance(item, LazyItem) else item.entry.line
+
+
+def clear_cache() -> None:
+    with _lock:
+        _cache.clear()
+        _entries_cache.clear()
+
+
+def _index(thread: threads.Thread) -> Transcript:
+    positions: dict[str, int] = {}
+    open_calls: dict[str, tuple[int, int]] = {}
+    results: dict[tuple[int, int], tuple[int, int]] = {}
+    absorbed: set[tuple[int, int]] = set()
+    owner: dict[int, int] = {}
+    for i, item in enumerate(thread.items):
+        positions[item.entry.id] = i
+        for b, block in enumerate(item.entry.blocks):
+            if not block.call_id:
+                continue
+            if block.type == readers.TOOL_CALL:
+                open_calls[block.call_id] = (i, b)
+            elif block.type == readers.TOOL_RESULT and (call := open_calls.pop(block.call_id, None)):
+                results[call] = (i, b)
+                absorbed.add((i, b))
+                owner.setdefault(i, call[0])
+    return Transcript(thread, positions, results, absorbed, owner)
+
+
+def transcript_with_entry(session: Session, entry_id: str) -> Transcript | None:
+    """The active thread if it holds entry_id, else the first other branch that does."""
+    shown = transcript(session)
+    if entry_id in shown.positions:
+        return shown
+    for leaf in shown.thread.leaves:
+        if leaf != shown.thread.leaf_id and entry_id in (other := transcript(session, leaf)).positions:
+            return other
+    return None
