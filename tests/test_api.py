@@ -371,6 +371,7 @@ def test_the_activity_page_and_its_twin_give_the_same_400_naming_the_parameter(
         ("_after", "x"),
         ("_limit", "²"),
         ("_read", "y"),
+        ("_before", "x"),
         ("leaf", "a\x00b"),
         ("entry", "a\x00b"),
     ],

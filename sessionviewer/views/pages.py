@@ -64,11 +64,11 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
     context["session"] = session
     template_name = "sessions/detail.html"
     if request.htmx:
-        if "_after" in request.GET:
+        if params["_after"] is not None:
             template_name += "#live-poller"
-        elif "_before" in request.GET:
+        elif params["_before"]:
             template_name += "#entry-earlier"
-        elif "_offset" in request.GET:
+        elif params["_offset"] is not None:
             template_name += "#entry-chunk"
     return render(request, template_name, context)
 
