@@ -233,9 +233,9 @@ def test_a_failed_write_leaves_the_index_as_the_last_commit_left_it(root, monkey
     assert len(snapshot()) == len(before) + 1
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_watcher_indexes_a_line_appended_while_it_runs(root):
-    run(root)
+def watch_until_appended_line_indexed(root: Path) -> list:
+    """Run the watcher in a thread, append message 3, and stop once it is indexed (or after
+    20 s); the summaries of the passes it ran."""
     summaries = []
     stop = threading.Event()
 
@@ -263,6 +263,13 @@ def test_the_watcher_indexes_a_line_appended_while_it_runs(root):
     finally:
         stop.set()
         watcher.join()
+    return summaries
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_watcher_indexes_a_line_appended_while_it_runs(root):
+    run(root)
+    summaries = watch_until_appended_line_indexed(root)
     assert Entry.objects.filter(text="message number 3").exists()
     assert any(p.opened == 1 for p in summaries)
 
@@ -280,32 +287,7 @@ def test_the_watcher_goes_on_after_a_pass_that_fails(root, monkeypatch):
         return real(specs, progress)
 
     monkeypatch.setattr(passes, "index_roots", failing_once)
-    summaries = []
-    stop = threading.Event()
-
-    def on_pass(summary):
-        summaries.append(summary)
-        if Entry.objects.filter(text="message number 3").exists():
-            stop.set()
-
-    def watch():
-        try:
-            watch_roots([RootSpec(root, "fluux_xmpp")], on_pass, stop)
-        finally:
-            connection.close()
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    try:
-        with history(root).open("a") as handle:
-            handle.write(message(3))
-        for _ in range(40):
-            if stop.wait(0.5):
-                break
-            os.utime(history(root))
-    finally:
-        stop.set()
-        watcher.join()
+    summaries = watch_until_appended_line_indexed(root)
     assert summaries[0].errors == ["the pass stopped: RuntimeError('database is locked')"]
     assert Entry.objects.filter(text="message number 3").exists()
 

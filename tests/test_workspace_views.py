@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import html
-import os
 import re
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from html.parser import HTMLParser
@@ -28,6 +26,7 @@ from sessionviewer.roots import RootSpec
 from sessionviewer.workspaces import writes
 
 from .conftest import copy_tree
+from .workspace_files import slow_rename
 
 pytestmark = pytest.mark.django_db
 
@@ -421,17 +420,6 @@ def test_forget_erases_the_memory_and_keeps_sessions_and_overrides(client, memor
 
 
 # Every write is one unit: concurrent requests, a locked database, exact bytes, /forget
-
-
-def slow_rename(monkeypatch):
-    """Renames that take a moment, as on a busy disk: a window for a racing request."""
-    rename = os.replace
-
-    def slow(src, dst):
-        time.sleep(0.005)
-        rename(src, dst)
-
-    monkeypatch.setattr(writes.os, "replace", slow)
 
 
 def race(user: User, url: str, posts: list[dict]) -> list:

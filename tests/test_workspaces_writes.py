@@ -8,7 +8,6 @@ import os
 import shutil
 import stat
 import threading
-import time
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from sessionviewer.workspaces import (
 from .workspace_files import (
     UUID,
     make_tree,
+    slow_rename,
 )
 
 # Atomic writes
@@ -165,17 +165,6 @@ class Recorder:
             self.outcome = "commit failed"
             raise RuntimeError("commit failed")
         self.outcome = "committed"
-
-
-def slow_rename(monkeypatch):
-    """Renames that take a moment, as on a busy disk: a window for a racing writer."""
-    rename = os.replace
-
-    def slow(src, dst):
-        time.sleep(0.005)
-        rename(src, dst)
-
-    monkeypatch.setattr(writes.os, "replace", slow)
 
 
 def race(calls: list) -> list:

@@ -1,11 +1,16 @@
 """The memory trees the workspace tests build or copy, and what they expect of them."""
 
+import os
+import time
 from datetime import date
 from pathlib import Path
 
 from sessionviewer.workspaces import effective_prompt
 
-SAMPLES = Path("/work/shared/samples/fluux/memory")
+from .conftest import SAMPLES as SHARED_SAMPLES
+
+# The shared Fluux sample tree (../shared/samples, or SESSIONVIEWER_SAMPLES), as conftest finds it.
+SAMPLES = SHARED_SAMPLES / "fluux" / "memory"
 FIXTURES = Path(__file__).parent / "fixtures" / "fluux_memory"
 OVERRIDES = FIXTURES / "overrides"
 MONDAY = date(2025, 6, 2)
@@ -37,3 +42,16 @@ def prompt_text(root: Path, jid: str, agent_name: str = "Fluux Agent") -> str:
 
 def sample_file(name: str) -> str:
     return (SAMPLES / name).read_text().strip()
+
+
+def slow_rename(monkeypatch):
+    """Renames that take a moment, as on a busy disk: a window for a racing writer."""
+    from sessionviewer.workspaces import writes
+
+    rename = os.replace
+
+    def slow(src, dst):
+        time.sleep(0.005)
+        rename(src, dst)
+
+    monkeypatch.setattr(writes.os, "replace", slow)
