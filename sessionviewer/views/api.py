@@ -7,7 +7,6 @@ Each view reads its query string with the same form as its page (forms.py).
 
 from __future__ import annotations
 
-from functools import wraps
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -22,28 +21,8 @@ from sessionviewer.filters import filter_sessions
 from sessionviewer.forms import ActivityForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
 from sessionviewer.roots import configured_roots, is_inside_roots
-from sessionviewer.views.http import bad_parameter_is_400, json_error, json_response
+from sessionviewer.views.http import api_permission_required, bad_parameter_is_400, json_error, json_response
 from sessionviewer.workspaces import open_regular, read_error
-
-__all__ = ["api_permission_required", "json_error", "json_response"]  # views/workspaces imports them here
-
-
-def api_permission_required(permission: str):
-    """Like permission_required, but an API client gets a 401 or 403 it can act on, not a redirect."""
-
-    def decorator(view):
-        @wraps(view)
-        def wrapper(request: HttpRequest, *args, **kwargs):
-            if not request.user.is_authenticated:
-                return json_error("authentication required", 401)
-            if not request.user.has_perm(permission):
-                return json_error(f"permission {permission} required", 403)
-            return view(request, *args, **kwargs)
-
-        return wrapper
-
-    return decorator
-
 
 api_login_required = api_permission_required("sessionviewer.view_session")
 

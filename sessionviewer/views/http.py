@@ -1,4 +1,4 @@
-"""JSON responses, and the one 400 of pages and API alike: a message that starts with the
+"""JSON responses, the API's permission check, and the one 400 of pages and API alike: a message that starts with the
 parameter it is about.
 
 Plain text on pages (the message quotes what was sent, so it is never HTML) and
@@ -24,6 +24,23 @@ def json_response(data, status: int = 200) -> HttpResponse:
 
 def json_error(message: str, status: int) -> HttpResponse:
     return json_response({"error": message, "status": status}, status=status)
+
+
+def api_permission_required(permission: str):
+    """Like permission_required, but an API client gets a 401 or 403 it can act on, not a redirect."""
+
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return json_error("authentication required", 401)
+            if not request.user.has_perm(permission):
+                return json_error(f"permission {permission} required", 403)
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
 
 
 def bad_request(request: HttpRequest, error: Exception | str) -> HttpResponse:

@@ -43,8 +43,7 @@ from sessionviewer.models import AuditEvent, Revision, Session
 from sessionviewer.render import IMAGE_TYPES
 from sessionviewer.roots import memory_roots
 from sessionviewer.templatetags.workspace_tags import diff_lines
-from sessionviewer.views.api import api_permission_required, json_error, json_response
-from sessionviewer.views.http import bad_request
+from sessionviewer.views.http import api_permission_required, bad_request, json_error, json_response
 
 VIEW = "sessionviewer.view_workspace"
 EDIT = "sessionviewer.edit_workspace"
