@@ -200,8 +200,8 @@ def test_a_big_pass_starts_its_worker_before_it_plans_the_files(tmp_path, monkey
     monkeypatch.setattr(passes, "PARALLEL_BYTES", 1)
     monkeypatch.setattr(passes, "CPUS", 2)
     order = []
-    real_start, real_plan = worker.Reading._start_worker, passes.plan_file
-    monkeypatch.setattr(worker.Reading, "_start_worker", lambda r: (order.append("start"), real_start(r))[1])
+    real_start, real_plan = worker.Reading.start_worker, passes.plan_file
+    monkeypatch.setattr(worker.Reading, "start_worker", lambda r: (order.append("start"), real_start(r))[1])
     monkeypatch.setattr(passes, "plan_file", lambda *a: (order.append("plan"), real_plan(*a))[1])
     summary = index_roots(specs)
     assert not summary.errors and summary.opened > 3
@@ -405,13 +405,13 @@ def test_a_file_gone_before_the_worker_reads_it_is_an_error_and_the_rest_index(t
         (folder / jid / "history.jsonl").write_text(f"{json.dumps(header)}\n{json.dumps(hello)}\n")
     monkeypatch.setattr(passes, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(passes, "CPUS", 2)
-    real_start = worker.Reading._start_worker
+    real_start = worker.Reading.start_worker
 
     def start_after_a_removal(reading):
         (folder / "alice@example.com" / "history.jsonl").unlink()  # planned, not read yet
         real_start(reading)
 
-    monkeypatch.setattr(worker.Reading, "_start_worker", start_after_a_removal)
+    monkeypatch.setattr(worker.Reading, "start_worker", start_after_a_removal)
     summary = index_roots([RootSpec(folder, "fluux_xmpp")])
     assert len(summary.errors) == 1 and "alice@example.com" in summary.errors[0]
     assert list(Session.objects.values_list("jid", "entry_count")) == [("bob@example.com", 2)]

@@ -201,7 +201,7 @@ class Reading:
         """These jobs, all read by a worker process (parallel) or all here."""
         reading = cls(parallel_from=0 if parallel else None)
         if parallel and jobs:
-            reading._start_worker()
+            reading.start_worker()
         for job in jobs:
             reading.add(job)
         reading.close_jobs()
@@ -216,7 +216,7 @@ class Reading:
             and bytes_to_read > 0
             and bytes_to_read >= self.parallel_from
         ):
-            self._start_worker()
+            self.start_worker()
 
     def add(self, job: Job) -> int:
         """Queue a job; its number is what batches() takes."""
@@ -234,7 +234,8 @@ class Reading:
         if self.worker is not None:
             self._send(None)  # the pipe stays open for skips; the worker ends after the last job
 
-    def _start_worker(self) -> None:
+    def start_worker(self) -> None:
+        """Start the reading process (expect() and of() call this; tests wrap it to watch the order)."""
         import subprocess  # here: the worker itself has no use for it, and it costs its start 10 ms
 
         self.worker = subprocess.Popen(
