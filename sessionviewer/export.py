@@ -50,7 +50,7 @@ def as_html(session: Session) -> str:
     context = {
         "session": session,
         "thread": t.thread,
-        "groups": transcripts.rows_for(t, 0, len(t.items)),
+        "groups": transcripts.rows_for(t, 0, len(t.items), show_all=True, open_folds=True).groups,
         "total": len(t.items),
         "export": True,
         "target": "",  # no entry is singled out in an export

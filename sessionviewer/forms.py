@@ -295,7 +295,9 @@ class TranscriptForm(QueryForm):
     """The transcript (/sessions/<id>/) and its twin: which thread, and which part of it.
 
     leaf: the branch shown (the active one when absent); entry: the entry a permalink opens at;
-    _offset: the first item of a chunk, _before=1 when it is the chunk before the one shown;
+    _offset: the first item of a chunk, _stop: the item it ends before, _before=1 when it is
+    the chunk before the one shown, _fold=1 when it is inside a compaction's fold;
+    _all: 1 shows every entry, 0 hides the noise again (the page remembers it);
     _limit: the API's slice; _after, _read, _pending: the page's live updates (the last line
     shown, the file offset read, the calls awaiting results).
     """
@@ -306,5 +308,8 @@ class TranscriptForm(QueryForm):
     _limit = WholeNumberField()
     _after = WholeNumberField()
     _before = WholeNumberField(max_value=1)  # 1: the chunk before _offset, for "show earlier"
+    _stop = WholeNumberField()
+    _fold = WholeNumberField(max_value=1)
+    _all = WholeNumberField(max_value=1)
     _read = WholeNumberField(max_value=2**63 - 1)  # a byte offset: files can pass 2 GB
     _pending = ListField()

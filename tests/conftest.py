@@ -98,6 +98,17 @@ def chromium():
 
 
 @pytest.fixture
+def viewer(client, django_user_model):
+    """A person in the viewers group, logged in on the test client: may read sessions, not edit."""
+    from django.contrib.auth.models import Group
+
+    user = django_user_model.objects.create_user("vera", password="pw")
+    user.groups.add(Group.objects.get(name="viewers"))
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
 def admin_user(django_user_model):
     return django_user_model.objects.create_superuser("admin", password="admin-password")
 

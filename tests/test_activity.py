@@ -9,9 +9,8 @@ from tests import test_pages
 
 pytestmark = pytest.mark.django_db
 
-# Fixtures shared with test_pages: the demo index, a user with the viewer role, a clean thread cache.
+# Fixtures shared with test_pages: the demo index and a clean thread cache (viewer is in conftest).
 demo = test_pages.demo
-viewer = test_pages.viewer
 fresh_cache = test_pages.fresh_cache
 
 

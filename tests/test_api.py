@@ -4,7 +4,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.urls import reverse
 
 from sessionviewer.index import index_roots
@@ -36,14 +36,6 @@ def root(tmp_path: Path, settings) -> Path:
     settings.SESSIONVIEWER_ROOTS = [f"fluux_xmpp={memory}"]
     index_roots([RootSpec(memory, "fluux_xmpp")])
     return memory
-
-
-@pytest.fixture
-def viewer(client):
-    user = User.objects.create_user("vera", password="pw")
-    user.groups.add(Group.objects.get(name="viewers"))
-    client.force_login(user)
-    return user
 
 
 def get_json(client, url, status=200, **params):

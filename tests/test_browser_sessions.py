@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -98,7 +100,7 @@ def test_a_long_session_loads_to_the_end_as_it_scrolls(browser_page, tmp_path):
         # A locator, not wait_for_function: the page's CSP refuses the eval that would need.
         page.locator("li.entry").nth(shown).wait_for(state="attached")
     expect(last).to_be_attached()
-    expect(page.locator("li.entry")).to_have_count(601)
+    expect(page.locator("li.entry")).to_have_count(600)  # every message; the session header is hidden
     expect(page.locator("#live-poller")).to_be_attached()
 
 
@@ -133,8 +135,11 @@ def test_the_activity_charts_read_in_dark_mode(browser_page, demo):
 
 def test_a_slash_command_reads_as_a_command_in_the_transcript(browser_page, demo):
     page = browser_page
-    open_page(page, titled("one cent off").get_absolute_url())
+    url = titled("one cent off").get_absolute_url()
+    open_page(page, url)
     expect(page.locator("li.entry.command .command-line")).to_have_text("/compact")
+    expect(page.locator("li.entry.output")).to_have_count(0)  # its output waits behind "show all"
+    page.get_by_role("link", name=re.compile(r"^Show all \d+ entries$")).click()
     expect(page.locator("li.entry.output pre")).to_contain_text("Compacted")
     expect(page.locator("details.harness-text").first).not_to_have_attribute("open", "")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.db.models import Value
 from django.db.models.functions import Coalesce, NullIf
 from django.urls import reverse
@@ -75,18 +75,19 @@ def demo(settings):
     index_roots(DEMO_SPECS)
 
 
-@pytest.fixture
-def viewer(client):
-    user = User.objects.create_user("vera", password="pw")
-    user.groups.add(Group.objects.get(name="viewers"))
-    client.force_login(user)
-    return user
-
-
 def page(client, url, status=200, **params) -> str:
     response = client.get(url, params)
     assert response.status_code == status, response.content[:2000]
     return response.content.decode()
+
+
+def with_folds(client, url: str, body: str) -> str:
+    """The page with each compaction fold's first chunk, as opening the folds would load them."""
+    for link in re.findall(r'class="more fold-chunk" hx-get="([^"]+)"', body):
+        response = client.get(url + html.unescape(link), HTTP_HX_REQUEST="true")
+        assert response.status_code == 200
+        body += response.content.decode()
+    return body
 
 
 def session_titled(text: str) -> Session:
@@ -294,9 +295,11 @@ def test_a_search_hit_on_another_branch_opens_that_branch(client, demo, viewer):
 
 def test_claude_transcript_has_compaction_banner_folded_run_and_subagent_link(client, demo, viewer):
     session = session_titled("one cent off")
-    body = page(client, detail_url(session))
+    url = detail_url(session)
+    body = page(client, url)
     assert "Context compacted" in body and "trigger: manual" in body and "48213 tokens before" in body
-    assert '<li class="compacted-run">' in body and "compacted away" in body
+    assert 'class="compacted-run"' in body and "</span>, compacted:" in body
+    body = with_folds(client, url, body)  # the call that started the subagent was compacted away
     child = session.children.get()
     assert f'href="{child.get_absolute_url()}"' in body
     assert "Open the subagent transcript" in body
@@ -370,7 +373,7 @@ def test_go_agent_fork_links_its_parent_and_compaction_shows_tokens(client, demo
     fork = Session.objects.get(format="go_agent", kind="fork")
     body = page(client, detail_url(fork))
     assert f'href="{fork.parent.get_absolute_url()}"' in body
-    parent = page(client, detail_url(fork.parent))
+    parent = with_folds(client, detail_url(fork.parent), page(client, detail_url(fork.parent)))
     assert "Context compacted" in parent and "38214 tokens before" in parent
     assert '<img class="thumb" src="data:image/png;base64,' in parent
     assert "edit failed" in parent
@@ -439,7 +442,7 @@ def command_wrappers(tmp_path) -> Session:
 
 
 def test_claude_slash_commands_show_as_commands_with_their_output(client, command_wrappers, viewer):
-    body = page(client, detail_url(command_wrappers))
+    body = page(client, detail_url(command_wrappers), _all="1")
     assert '<p class="command-line"><code>/mcp</code></p>' in body
     assert '<p class="command-line"><code>/review src/ only</code></p>' in body
     assert '<div class="command-output"><pre class="plain">Reconnected to tidewave.</pre></div>' in body
@@ -447,8 +450,17 @@ def test_claude_slash_commands_show_as_commands_with_their_output(client, comman
     assert "&lt;command-name&gt;" not in thread and "&lt;local-command-stdout&gt;" not in thread
 
 
-def test_claude_local_command_caveats_are_folded(client, command_wrappers, viewer):
+def test_claude_command_output_and_caveats_are_hidden_until_all_entries_are_shown(
+    client, command_wrappers, viewer
+):
     body = page(client, detail_url(command_wrappers))
+    assert '<p class="command-line"><code>/mcp</code></p>' in body  # what the person typed stays
+    assert "Reconnected to tidewave." not in body and 'class="harness-text"' not in body
+    assert 'hidden (progress, hooks, meta, empty lines). <a href="?_all=1">Show all' in body
+
+
+def test_claude_local_command_caveats_are_folded(client, command_wrappers, viewer):
+    body = page(client, detail_url(command_wrappers), _all="1")
     assert body.count('<details class="harness-text">') == 2
     assert "&lt;local-command-caveat&gt;" not in body
     assert body.count('class="entry user ') == 2  # only the two typed commands count as the user's
@@ -468,6 +480,9 @@ def test_command_output_loses_terminal_colour_codes():
 def test_the_compact_summary_shows_only_in_the_compaction_banner(client, demo, viewer):
     session = session_titled("one cent off")
     body = page(client, detail_url(session))
+    assert body.count("Primary Request and Intent") == 1
+    assert "shown in the compaction banner above" not in body  # the summary line is hidden
+    body = page(client, detail_url(session), _all="1")
     assert body.count("Primary Request and Intent") == 1
     assert "shown in the compaction banner above" in body
     assert "Compacted (ctrl+o to see full summary)</pre>" in body
@@ -502,7 +517,8 @@ def test_a_long_transcript_renders_only_the_first_chunk(client, long_session, vi
     body = page(client, detail_url(long_session))
     assert f'id="entry-m{CHUNK - 1:05d}"' in body
     assert f'id="entry-m{CHUNK + CHUNK // 2:05d}"' not in body
-    assert 'hx-trigger="revealed"' in body and f"_offset={CHUNK}" in body
+    # The session header is hidden: the chunk's CHUNK messages end before item CHUNK + 1.
+    assert 'hx-trigger="revealed"' in body and f"_offset={CHUNK + 1}" in body
 
 
 def test_the_next_chunk_comes_as_a_fragment(client, long_session, viewer):
@@ -753,7 +769,7 @@ def test_hostile_fluux_transcript_renders_nothing_that_runs(client, hostile, vie
 
 
 def test_hostile_claude_harness_lines_render_nothing_that_runs(client, hostile, viewer):
-    body = page(client, detail_url(hostile["claude_code"]))
+    body = page(client, detail_url(hostile["claude_code"]), _all="1")
     assert active_content(body) == []
     thread = body.split('id="entry-list"')[1]
     assert (

@@ -268,6 +268,12 @@ def harness_line(entry: Entry) -> dict | None:
     return {"kind": "meta", "text": text}
 
 
+def is_reminder(text: str) -> bool:
+    """Whether a text block is only a <system-reminder> the harness added for the model."""
+    text = text.strip()
+    return text.startswith("<system-reminder>") and text.endswith("</system-reminder>")
+
+
 def _blocks(content: Any) -> list[Block]:
     if content is None:
         return []

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from sessionviewer import readers, threads
 from sessionviewer.models import Session
+from sessionviewer.transcripts import layout
 from sessionviewer.transcripts.store import Transcript, item_line, transcript, transcript_with_entry
 
 
@@ -80,19 +81,31 @@ class Piece:
 
 @dataclass(slots=True)
 class Row:
-    """One thread item on the page."""
+    """One message on the page: a thread item, with the items that continue the same reply
+    (Claude Code writes each block of one message.id as its own line)."""
 
     item: threads.ThreadItem
     index: int
     anchor: str
     pieces: list[Piece]
     hidden: bool  # every block was shown under its call: no row of its own
-    show_usage: bool
     role_class: str
+    anchors: list[str] = field(default_factory=list)  # the other lines shown in this row
+    usage_entry: readers.Entry | None = None  # the reply's last line with usage: the turn's
+    noise: bool = False  # hidden by default, shown here (all entries, or a permalink to it)
+    latest_compaction: bool = False  # the boundary the model continued from last
 
     @property
     def entry(self) -> readers.Entry:
         return self.item.entry
+
+    @property
+    def usage(self) -> dict:
+        return (self.usage_entry or self.entry).usage
+
+    @property
+    def show_usage(self) -> bool:
+        return any(isinstance(v, int | float) and v for v in self.usage.values())
 
     @property
     def branches(self) -> dict | None:
@@ -122,13 +135,13 @@ class Row:
 
     @property
     def usage_total(self) -> int:
-        return sum(int(v or 0) for v in self.entry.usage.values() if isinstance(v, int | float))
+        return sum(int(v or 0) for v in self.usage.values() if isinstance(v, int | float))
 
     # Plain properties rather than lookups into extra/usage in the template: a key the
     # dict lacks costs Django an exception per row, and a long export has thousands.
     @property
     def usage_title(self) -> str:
-        usage = self.entry.usage
+        usage = self.usage
         return " · ".join(
             f"{label} {usage.get(key) or 0}"
             for key, label in (
@@ -149,12 +162,37 @@ class Row:
 
 
 @dataclass(slots=True)
-class Group:
-    """Rows in page order; consecutive compacted rows fold into one group."""
+class Fold:
+    """What one compaction boundary compacted away: items [start, stop), shown folded.
+    Open when a permalink asks for an entry in it; then it shows a window of its rows."""
 
-    compacted: bool
+    start: int
+    stop: int
+    open: bool = False
+    groups: list = field(default_factory=list)  # the window's rows, when open
+    window: int = 0  # the first item the window shows
+    earlier_offset: int | None = None  # where "earlier in this fold" starts
+    next_offset: int | None = None  # where "more of this fold" starts
+
+    @property
+    def count(self) -> int:
+        return self.stop - self.start
+
+
+@dataclass(slots=True)
+class Group:
+    """Rows in page order, or one compaction fold."""
+
     rows: list[Row]
-    open: bool = False  # holds the entry a permalink asks for
+    fold: Fold | None = None
+
+
+@dataclass(slots=True)
+class Chunk:
+    """The groups of a stretch of items, and the item after the last one it took."""
+
+    groups: list[Group]
+    stop: int
 
 
 def role_class(entry: readers.Entry) -> str:
@@ -177,47 +215,148 @@ def rows_for(
     absorb_from: int | None = 0,
     target: str = "",
     shown_with_call: frozenset[tuple[int, int]] = frozenset(),
-) -> list[Group]:
-    """The rows of items[start:stop]. A tool result whose call is at absorb_from or later is shown
-    under its call instead of on its own; None shows every result on its own. shown_with_call:
-    (item, block) results shown under a call elsewhere (live updates: LateResult)."""
+    *,
+    show_all: bool = False,
+    limit: int | None = None,
+    use_folds: bool = True,
+    open_folds: bool = False,
+) -> Chunk:
+    """The groups of items[start:stop], at most limit messages (and the rest of the last reply).
+
+    A tool result whose call is at absorb_from or later is shown under its call instead of
+    on its own; None shows every result on its own. shown_with_call: (item, block) results
+    shown under a call elsewhere (live updates: LateResult). Noise is left out unless
+    show_all, or target names it. With use_folds, each compaction fold is one group, open
+    (a window around target, or whole with open_folds) or closed (loaded when opened).
+    """
     items = t.items
+    stop = min(stop, len(items))
     children_by_tool = children_by_tool or {}
+    at_target = t.positions.get(target) if target else None
+    shown_at = display_index(t, target) if at_target is not None else None
+    latest = t.compactions[-1] if t.compactions else None
     groups: list[Group] = []
-    for i in range(start, min(stop, len(items))):
-        item = items[i]
-        entry = item.entry
-        pieces = []
-        absorb = absorb_from is not None and t.owner.get(i, -1) >= absorb_from
-        shown_elsewhere = False  # a block of it shown under its call: the row may be left out
-        for b, block in enumerate(entry.blocks):
-            if (absorb and (i, b) in t.absorbed) or (i, b) in shown_with_call:
-                shown_elsewhere = True
-                continue
-            piece = Piece(block)
-            if block.type == readers.TOOL_CALL:
-                piece.children = children_by_tool.get(block.call_id, [])
-                if absorb_from is not None and (found := t.results.get((i, b))):
-                    r_item, r_block = found
-                    result_entry = items[r_item].entry
-                    piece.result = result_entry.blocks[r_block]
-                    piece.result_entry = result_entry
-                    if (r_item, r_block) == _first_absorbed(t, r_item):
-                        piece.result_anchor = anchor(result_entry.id)
-            pieces.append(piece)
-        hidden = not pieces and shown_elsewhere
-        nxt = items[i + 1].entry if i + 1 < len(items) else None
-        show_usage = bool(entry.usage) and not (
-            entry.message_id and nxt is not None and nxt.message_id == entry.message_id
+    last: Row | None = None  # the last message shown: a line of the same reply joins it
+    shown = 0
+    i = start
+    while i < stop:
+        fold_stop = t.folds.stop_of.get(i) if use_folds else None
+        if fold_stop is not None:
+            if limit is not None and shown >= limit:
+                break
+            fold = Fold(i, fold_stop)
+            if open_folds or (shown_at is not None and i <= shown_at < fold_stop):
+                _open_fold(t, fold, children_by_tool, target, shown_at, show_all, whole=open_folds)
+            groups.append(Group([], fold))
+            last = None
+            shown += 1
+            i = fold_stop
+            continue
+        noise = i in t.noise
+        if noise and not show_all and i != at_target:
+            if (
+                last is not None
+                and last.entry.message_id
+                and items[i].entry.message_id == last.entry.message_id
+            ):
+                last.anchors.append(anchor(items[i].entry.id))  # a line of the reply that shows nothing
+            i += 1
+            continue
+        row = _row(t, i, children_by_tool, absorb_from, shown_with_call, show_all)
+        entry = row.entry
+        if (
+            last is not None
+            and entry.message_id
+            and entry.message_id == last.entry.message_id
+            and row.role_class == last.role_class
+        ):
+            last.pieces.extend(row.pieces)  # one reply, one message
+            last.anchors.append(row.anchor)
+            if entry.usage:
+                last.usage_entry = entry
+            i += 1
+            continue
+        if not row.hidden and limit is not None and shown >= limit:
+            break
+        row.noise = noise
+        row.latest_compaction = i == latest
+        if not groups or groups[-1].fold is not None:
+            groups.append(Group([]))
+        groups[-1].rows.append(row)
+        if not row.hidden:
+            last = row
+            shown += 1
+        i += 1
+    return Chunk(groups, i)
+
+
+def _row(t: Transcript, i: int, children_by_tool, absorb_from, shown_with_call, show_all: bool) -> Row:
+    items = t.items
+    entry = items[i].entry
+    pieces = []
+    absorb = absorb_from is not None and t.owner.get(i, -1) >= absorb_from
+    shown_elsewhere = False  # a block of it shown under its call: the row may be left out
+    for b, block in enumerate(entry.blocks):
+        if (absorb and (i, b) in t.absorbed) or (i, b) in shown_with_call:
+            shown_elsewhere = True
+            continue
+        if not show_all and layout.is_hidden_block(block):
+            continue
+        piece = Piece(block)
+        if block.type == readers.TOOL_CALL:
+            piece.children = children_by_tool.get(block.call_id, [])
+            if absorb_from is not None and (found := t.results.get((i, b))):
+                r_item, r_block = found
+                result_entry = items[r_item].entry
+                piece.result = result_entry.blocks[r_block]
+                piece.result_entry = result_entry
+                if (r_item, r_block) == _first_absorbed(t, r_item):
+                    piece.result_anchor = anchor(result_entry.id)
+        pieces.append(piece)
+    hidden = not pieces and shown_elsewhere
+    return Row(items[i], i, anchor(entry.id), pieces, hidden, role_class(entry), usage_entry=entry)
+
+
+def _open_fold(t, fold: Fold, children_by_tool, target: str, shown_at, show_all: bool, whole: bool) -> None:
+    """Fill an open fold: all of it (an export), or a window of CHUNK messages around the target."""
+    fold.open = True
+    if whole:
+        fold.window = fold.start
+        chunk = rows_for(
+            t, fold.start, fold.stop, children_by_tool, fold.start, target, show_all=show_all, use_folds=False
         )
-        row = Row(item, i, anchor(entry.id), pieces, hidden, show_usage, role_class(entry))
-        if groups and groups[-1].compacted == item.compacted:
-            groups[-1].rows.append(row)
-        else:
-            groups.append(Group(item.compacted, [row]))
-        if target and entry.id == target:
-            groups[-1].open = True
-    return groups
+    else:
+        fold.window = walk_back(t, shown_at, CHUNK // 2, fold.start, show_all, use_folds=False)
+        chunk = rows_for(
+            t,
+            fold.window,
+            fold.stop,
+            children_by_tool,
+            fold.window,
+            target,
+            show_all=show_all,
+            limit=CHUNK,
+            use_folds=False,
+        )
+        if fold.window > fold.start:
+            fold.earlier_offset = walk_back(t, fold.window, CHUNK, fold.start, show_all, use_folds=False)
+    fold.groups = chunk.groups
+    fold.next_offset = chunk.stop if chunk.stop < fold.stop else None
+
+
+def walk_back(
+    t: Transcript, index: int, count: int, floor: int, show_all: bool, use_folds: bool = True
+) -> int:
+    """The item count messages before index (a closed fold counts as one), not before floor."""
+    i, seen = index, 0
+    while i > floor and seen < count:
+        i -= 1
+        if use_folds and (fold := t.folds.around(i)) is not None:
+            i = max(fold[0], floor)
+        elif i in t.noise and not show_all:
+            continue
+        seen += 1
+    return i
 
 
 def _late_results(t: Transcript, start: int, pending: set[str]) -> list[LateResult]:
@@ -254,9 +393,16 @@ class UnknownEntry(LookupError):
         self.entry_id = entry_id
 
 
-def transcript_page(session: Session, params: dict) -> dict:
+def transcript_page(session: Session, params: dict, show_all: bool = False) -> dict:
     """What the transcript page shows for its query string (forms.TranscriptForm cleaned it):
-    leaf, entry, _offset, _after and _pending. Raises UnknownLeaf or UnknownEntry (404)."""
+    leaf, entry, _offset, _stop, _before, _fold, _after and _pending; show_all: the noise too.
+    Raises UnknownLeaf or UnknownEntry (404).
+
+    The first screen opens on the first prompt: each compaction's fold stays closed, and
+    the messages after the last one follow, CHUNK at a time. A permalink opens where its
+    entry is (its fold open); _offset continues from an item, up to _stop when given
+    (_before: the stretch before the one shown); _fold=1 is a stretch inside a fold.
+    """
     leaf = params.get("leaf") or None
     entry_id = params.get("entry") or None
     offset = params.get("_offset")
@@ -274,43 +420,75 @@ def transcript_page(session: Session, params: dict) -> dict:
         if child.parent_tool_id:
             children_by_tool.setdefault(child.parent_tool_id, []).append(child)
     total = len(t.items)
+    in_fold = bool(params.get("_fold"))
+    floor, end = 0, total
+    if in_fold and offset is not None and (fold := t.folds.around(min(offset, max(total - 1, 0)))):
+        floor, end = fold
     late_results: list[LateResult] = []
+    limit: int | None = CHUNK
     if after is not None:
         # Live updates: what was written after the last line the page shows. A result whose
         # call came in the same poll goes under it; one whose call the page shows already
         # and still waits for (_pending: the calls' ids) takes the place the call kept.
         start = next((i for i, item in enumerate(t.items) if item_line(item) > after), total)
-        stop, absorb_from = total, start
+        limit = None
         late_results = _late_results(t, start, set(params.get("_pending") or ()))
+    elif entry_id:
+        shown_at = display_index(t, entry_id)
+        fold = t.folds.around(shown_at)
+        start = fold[0] if fold else walk_back(t, shown_at, CHUNK // 2, 0, show_all)
     else:
-        if entry_id:
-            offset = display_index(t, entry_id) // CHUNK * CHUNK
-        start = min(offset or 0, max(total - 1, 0))
-        stop, absorb_from = start + CHUNK, start
+        start = min(max(offset or 0, floor), max(total - 1, 0))
+        if params.get("_stop") is not None:
+            end = min(end, params["_stop"])
+            limit = None if params.get("_before") else CHUNK
     shown_with_call = frozenset(late.position for late in late_results)
-    groups = rows_for(t, start, stop, children_by_tool, absorb_from, entry_id or "", shown_with_call)
-    hidden = {row.index for group in groups for row in group.rows if row.hidden}
+    chunk = rows_for(
+        t,
+        start,
+        end,
+        children_by_tool,
+        start,
+        entry_id or "",
+        shown_with_call,
+        show_all=show_all,
+        limit=limit,
+        use_folds=not in_fold,
+    )
+    hidden = {row.index for group in chunk.groups for row in group.rows if row.hidden}
     for late in late_results:  # a result whose entry has no row left keeps its permalink
         item = late.position[0]
         if item in hidden and late.position == _first_absorbed(t, item):
             late.result_anchor = anchor(late.result_entry.id)
-    stop = min(stop, total)
+    stop = chunk.stop
+    earlier = None
+    if after is None and start > floor:
+        earlier = walk_back(t, start, CHUNK, floor, show_all, use_folds=not in_fold)
     return {
         "transcript": t,
         "thread": t.thread,
-        "groups": groups,
+        "groups": chunk.groups,
         "start": start,
         "stop": stop,
         "total": total,
         "late_results": late_results,
-        "next_offset": stop if stop < total else None,
-        "prev_offset": max(start - CHUNK, 0) if start > 0 and after is None else None,
+        "next_offset": stop if stop < end and (after is None) else None,
+        "prev_offset": earlier,
+        "fold_param": 1 if in_fold else None,
+        "end": end,
+        "show_all": show_all,
+        "hidden_count": len(t.noise),
         "leaf": leaf,
         "target": entry_id,
-        "last_line": item_line(t.items[stop - 1]) if stop else (after or 0),
+        "last_line": _last_line(t, stop, after),
         "export": False,
         # A page on the active thread follows the file as it grows.
-        "live": leaf is None and session.status == "active",
+        "live": leaf is None and session.status == "active" and not in_fold,
         "children": list(session.children.order_by("id")),
         "problems": list(session.problems.order_by("line")[:PROBLEM_LIMIT]),
     }
+
+
+def _last_line(t: Transcript, stop: int, after: int | None) -> int:
+    """The last line the page shows: where live polling goes on from."""
+    return item_line(t.items[stop - 1]) if stop else (after or 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from threading import Lock
 
 from django.db import connection
@@ -13,6 +13,7 @@ from django.db import connection
 from sessionviewer import readers, threads
 from sessionviewer.index import rows
 from sessionviewer.models import Entry, Session, ThreadSnapshot
+from sessionviewer.transcripts import layout
 
 UnknownLeaf = threads.UnknownLeaf
 
@@ -55,6 +56,10 @@ class Transcript:
     results: dict[tuple[int, int], tuple[int, int]]  # (call item, block) -> (result item, block)
     absorbed: set[tuple[int, int]]  # (result item, block) shown under their call
     owner: dict[int, int]  # result item -> the item of the call it is shown under (the first)
+    noise: frozenset[int] = frozenset()  # items hidden until "show all entries" (layout.is_noise)
+    first_prompt: int | None = None  # the first prompt a person typed: never folded away
+    folds: layout.Folds = field(default_factory=lambda: layout.Folds([]))  # one per compaction
+    compactions: tuple[int, ...] = ()  # the items of the thread's compaction boundaries
 
     @property
     def items(self) -> list[threads.ThreadItem]:
@@ -109,6 +114,9 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
     return _remember(_cache, key, built)
 
 
+# The version of what a snapshot keeps for the page's layout (noise, first prompt): a snapshot
+# of another version is built again.
+LAYOUT = 2
 # Sessions shorter than this build their thread faster than a snapshot is worth.
 PREPARE_FROM = 2000
 # Branches prepared per session at most: each costs a pass over the session.
@@ -157,6 +165,9 @@ def save_snapshot(session: Session, t: Transcript, leaf: str | None) -> None:
         "compactions": [i for i, item in enumerate(items) if id(item) in compactions],
         "results": [[*call, *result] for call, result in t.results.items()],
         "owner": [[i, j] for i, j in t.owner.items()],
+        "layout": LAYOUT,
+        "noise": sorted(t.noise),
+        "first_prompt": t.first_prompt,
     }
     ThreadSnapshot.objects.update_or_create(
         session_id=session.id, leaf=leaf or "", defaults={"version": version_text(session), "data": data}
@@ -170,6 +181,8 @@ def _from_snapshot(session: Session, leaf: str | None) -> Transcript | None:
     if snapshot is None:
         return None
     data = snapshot.data
+    if data.get("layout") != LAYOUT:
+        return None  # written before the page's layout rules: built again, and saved anew
     ids = data["ids"]
     items = LazyItems(data, _LazyEntries(session.id, data["lines"]))
     thread = threads.Thread(
@@ -181,12 +194,18 @@ def _from_snapshot(session: Session, leaf: str | None) -> Transcript | None:
         problems=data["problems"],
     )
     results = {(a, b): (c, d) for a, b, c, d in data["results"]}
+    noise = frozenset(data["noise"])
+    prompt = data["first_prompt"]
     return Transcript(
         thread,
         positions=dict(zip(ids, range(len(ids)), strict=True)),
         results=results,
         absorbed=set(results.values()),
         owner=dict(data["owner"]),
+        noise=noise,
+        first_prompt=prompt,
+        folds=layout.Folds(layout.fold_ranges(data["compacted"], data["compactions"], noise, prompt)),
+        compactions=tuple(data["compactions"]),
     )
 
 
@@ -296,7 +315,14 @@ def _index(thread: threads.Thread) -> Transcript:
                 results[call] = (i, b)
                 absorbed.add((i, b))
                 owner.setdefault(i, call[0])
-    return Transcript(thread, positions, results, absorbed, owner)
+    entries = [item.entry for item in thread.items]
+    noise = frozenset(i for i, entry in enumerate(entries) if layout.is_noise(entry))
+    prompt = layout.first_prompt(entries)
+    where = {id(item): i for i, item in enumerate(thread.items)} if thread.compactions else {}
+    compactions = tuple(where[id(item)] for item in thread.compactions)
+    compacted = (i for i, item in enumerate(thread.items) if item.compacted)
+    folds = layout.Folds(layout.fold_ranges(compacted, compactions, noise, prompt))
+    return Transcript(thread, positions, results, absorbed, owner, noise, prompt, folds, compactions)
 
 
 def transcript_with_entry(session: Session, entry_id: str) -> Transcript | None:

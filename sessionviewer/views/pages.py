@@ -16,6 +16,9 @@ from sessionviewer.forms import ActivityForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
 from sessionviewer.views.http import bad_parameter_is_400
 
+# The session key holding whether transcripts show every entry or hide the noise.
+SHOW_ALL = "transcript_show_all"
+
 view_permission = permission_required("sessionviewer.view_session", raise_exception=True)
 
 
@@ -57,8 +60,10 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
     params = TranscriptForm.read(request.GET)
     if request.htmx and params["_after"] is not None and params["_read"] == session.read_offset:
         return HttpResponse(status=204)  # nothing written since the last poll: htmx swaps nothing
+    if params["_all"] is not None:  # the switch: remembered for this person's next pages
+        request.session[SHOW_ALL] = bool(params["_all"])
     try:
-        context = transcripts.transcript_page(session, params)
+        context = transcripts.transcript_page(session, params, request.session.get(SHOW_ALL, False))
     except (transcripts.UnknownLeaf, transcripts.UnknownEntry):
         return render(request, "sessions/unknown_leaf.html", {"session": session}, status=404)
     context["session"] = session

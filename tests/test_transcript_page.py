@@ -1,0 +1,218 @@
+"""The transcript page reads like the session happened: one reply is one message, the
+harness's noise waits behind a switch, and each compaction folds what it compacted away."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sessionviewer.transcripts import layout, store
+from tests.test_pages import detail_url, index_fixture, page
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    store.clear_cache()
+    yield
+    store.clear_cache()
+
+
+pytestmark = pytest.mark.django_db
+
+CLAUDE_PROJECT = "projects/-home-user-project"
+
+
+@pytest.fixture
+def one_reply(tmp_path):
+    """A prompt, then one assistant message (msg_A) written over five lines, with a
+    whitespace-only line and two tool calls whose results sit between its lines, then
+    a second message, a hook line, a stop-hook summary and a system reminder."""
+    return index_fixture(
+        tmp_path,
+        "claude_code",
+        "one_reply_over_many_lines.jsonl",
+        CLAUDE_PROJECT,
+        "22222222-2222-4222-8222-222222222222",
+    )
+
+
+@pytest.fixture
+def compacted_twice(tmp_path):
+    """Two compaction boundaries (c-1, c-2), each followed by its summary line."""
+    return index_fixture(
+        tmp_path,
+        "claude_code",
+        "two_compactions.jsonl",
+        CLAUDE_PROJECT,
+        "33333333-3333-4333-8333-333333333333",
+    )
+
+
+def thread_of(body: str) -> str:
+    return body.split('id="entry-list"', 1)[1]
+
+
+def entry_ids(body: str) -> list[str]:
+    """The ids of the rows and folds, in page order."""
+    return re.findall(r'<li (?:class="compacted-run" )?id="((?:entry|fold)-[^"]+)"', thread_of(body))
+
+
+def row(body: str, entry_id: str) -> str:
+    """One row's HTML: from its <li> to the next row, fold, list end or live poller."""
+    start = body.index(f'<li id="entry-{entry_id}"')
+    end = re.compile(r'<li id="entry-|<li class="compacted-run"|<li id="live-poller"|</ol>').search(
+        body, start + 1
+    )
+    return body[start : end.start()]
+
+
+# --- One reply, one message --------------------------------------------------------------------------------
+
+
+def test_the_lines_of_one_reply_show_as_one_message(client, one_reply, viewer):
+    body = page(client, detail_url(one_reply))
+    assert entry_ids(body) == ["entry-u-1", "entry-a-1", "entry-a-6"]
+    message = row(body, "a-1")
+    assert message.count('class="entry-head"') == 1
+    assert message.index("List first, then read.") < message.index("Let me look around.")
+    assert message.index("Let me look around.") < message.index("toolu_ls") < message.index("toolu_rd")
+
+
+def test_a_reply_shows_its_usage_once_in_its_header(client, one_reply, viewer):
+    body = page(client, detail_url(one_reply))
+    assert row(body, "a-1").count('class="usage"') == 1
+    assert thread_of(body).count('class="usage"') == 2  # msg_A and msg_B
+
+
+def test_permalinks_to_every_line_of_a_reply_land_on_its_message(client, one_reply, viewer):
+    message = row(page(client, detail_url(one_reply)), "a-1")
+    for line in ("a-2", "a-3", "a-4", "a-5"):
+        assert f'<span id="entry-{line}" class="line-anchor"></span>' in message
+    body = page(client, detail_url(one_reply), entry="a-4")
+    assert 'id="entry-a-4"' in row(body, "a-1")
+
+
+def test_a_whitespace_only_block_shows_nothing(client, one_reply, viewer):
+    message = row(page(client, detail_url(one_reply)), "a-1")
+    assert '<div class="md"></div>' not in message
+    assert message.count('<div class="md">') == 2  # the thinking and the one text with words
+
+
+def test_tool_results_between_the_lines_of_a_reply_show_under_their_calls(client, one_reply, viewer):
+    body = page(client, detail_url(one_reply))
+    assert 'id="entry-r-1"' in row(body, "a-1") and 'id="entry-r-2"' in row(body, "a-1")
+
+
+# --- Noise out of the way ----------------------------------------------------------------------------------
+
+
+def test_hook_and_meta_lines_are_hidden_and_counted(client, one_reply, viewer):
+    body = page(client, detail_url(one_reply))
+    assert "hook_progress" not in thread_of(body) and "stop_hook_summary" not in thread_of(body)
+    assert "The user has not asked about tests." not in body
+    assert "4 entries hidden (progress, hooks, meta, empty lines)." in body  # a-2 is only whitespace
+    assert "Show all 12 entries" in body
+
+
+def test_showing_all_entries_shows_the_noise_and_is_remembered(client, one_reply, viewer):
+    body = page(client, detail_url(one_reply), _all="1")
+    assert {"entry-p-1", "entry-s-1", "entry-m-1"} <= set(entry_ids(body))
+    assert 'class="entry meta noise"' in body
+    assert "Showing all 12 entries." in body
+    again = page(client, detail_url(one_reply))  # no parameter: the page remembers the switch
+    assert "entry-p-1" in entry_ids(again)
+    hidden = page(client, detail_url(one_reply), _all="0")
+    assert "entry-p-1" not in entry_ids(hidden)
+
+
+def test_a_permalink_to_a_hidden_entry_shows_it(client, one_reply, viewer):
+    body = page(client, detail_url(one_reply), entry="s-1")
+    assert "entry-s-1" in entry_ids(body) and "entry-p-1" not in entry_ids(body)
+
+
+def test_noise_rule_keeps_errors_commands_and_compactions_in_sight():
+    from sessionviewer.readers import Block, Entry
+
+    def entry(**fields):
+        return Entry(id="x", parent_id=None, **fields)
+
+    assert layout.is_noise(entry(kind="progress"))
+    assert layout.is_noise(entry(kind="file-history-snapshot"))
+    assert not layout.is_noise(entry(kind="system", extra={"level": "error"}))
+    assert not layout.is_noise(entry(kind="compaction"))
+    assert layout.is_noise(entry(kind="message", role="user", is_meta=True, blocks=[Block("text", text="x")]))
+    command = entry(kind="message", role="user", extra={"command": "/mcp"}, blocks=[Block("text", text="x")])
+    assert not layout.is_noise(command)
+    reminder = Block("text", text="<system-reminder>hush</system-reminder>")
+    assert layout.is_noise(entry(kind="message", role="user", blocks=[reminder]))
+    assert not layout.is_noise(
+        entry(kind="message", role="user", blocks=[reminder, Block("text", text="hi")])
+    )
+    assert layout.is_noise(entry(kind="message", role="assistant", blocks=[Block("text", text=" \n")]))
+    error_turn = entry(kind="message", role="assistant", extra={"stop_reason": "error"})
+    assert not layout.is_noise(error_turn)
+
+
+# --- One fold per compaction ---------------------------------------------------------------------------------
+
+
+def test_the_page_opens_on_the_first_prompt_then_one_fold_per_compaction(client, compacted_twice, viewer):
+    body = page(client, detail_url(compacted_twice))
+    assert entry_ids(body) == [
+        "entry-u-1",
+        "fold-1",
+        "entry-c-1",
+        "fold-5",
+        "entry-c-2",
+        "entry-u-4",
+        "entry-a-4",
+    ]
+    assert body.count('class="compacted-run"') == 2
+    assert ">3 earlier entries</span>, compacted: " in body
+
+
+def test_only_the_latest_compaction_summary_starts_open(client, compacted_twice, viewer):
+    body = page(client, detail_url(compacted_twice))
+    assert (
+        '<details class="summary" open><summary>Summary</summary><div class="md"><p>This session is being continued from a previous conversation. Summary two'
+        in body
+    )
+    assert (
+        '<details class="summary"><summary>Summary</summary><div class="md"><p>This session is being continued from a previous conversation. Summary one'
+        in body
+    )
+
+
+def test_a_fold_loads_its_entries_as_a_fragment_and_stops_at_its_end(client, compacted_twice, viewer):
+    response = client.get(detail_url(compacted_twice), {"_offset": "5", "_fold": "1"}, HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert "<html" not in body
+    assert re.findall(r'<li id="(entry-[^"]+)"', body) == ["entry-u-3", "entry-a-3"]  # s-1 is hidden
+    assert "live-poller" not in body and "entry-chunk" not in body
+
+
+def test_a_permalink_into_a_fold_opens_that_fold_alone(client, compacted_twice, viewer):
+    body = page(client, detail_url(compacted_twice), entry="u-3")
+    assert '<li class="compacted-run" id="fold-5">\n  <details open>' in body
+    assert 'id="fold-1"' not in body and "Show earlier entries (5 before these)" in body
+    assert "entry-u-3" in entry_ids(body) and "entry-a-1" not in entry_ids(body)
+
+
+def test_folds_are_computed_the_same_from_a_snapshot(compacted_twice, db):
+    built = store.transcript(compacted_twice)  # built from the entries, and saved as a snapshot
+    store.clear_cache()
+    loaded = store.transcript(compacted_twice)
+    assert isinstance(loaded.items, store.LazyItems)  # read back from the snapshot
+    assert list(loaded.folds) == list(built.folds) == [(1, 4), (5, 8)]
+    assert loaded.noise == built.noise and loaded.first_prompt == built.first_prompt == 0
+    assert loaded.compactions == built.compactions == (4, 8)
+
+
+def test_an_export_shows_every_entry_with_its_folds_open(client, compacted_twice, viewer):
+    from django.urls import reverse
+
+    body = page(client, reverse("session-export-html", args=[compacted_twice.id]))
+    assert body.count("<details open>") == 2
+    for entry_id in ("u-1", "a-1", "u-2", "a-2", "s-1", "u-3", "a-3", "s-2", "u-4", "a-4"):
+        assert f'id="entry-{entry_id}"' in body
