@@ -216,3 +216,28 @@ def test_an_export_shows_every_entry_with_its_folds_open(client, compacted_twice
     assert body.count("<details open>") == 2
     for entry_id in ("u-1", "a-1", "u-2", "a-2", "s-1", "u-3", "a-3", "s-2", "u-4", "a-4"):
         assert f'id="entry-{entry_id}"' in body
+
+
+# --- Opened from a search hit ----------------------------------------------------------------------------
+
+
+def test_a_page_opened_from_a_hit_says_which_hit_it_is_and_links_its_neighbours(
+    client, compacted_twice, viewer
+):
+    body = page(client, detail_url(compacted_twice), entry="a-3", q="done")
+    bar = body[body.index('<nav id="hit-bar"') : body.index("</nav>", body.index('<nav id="hit-bar"'))]
+    assert "Hit 2 of 3 for <q>done</q>" in bar
+    assert 'href="?entry=a-2&amp;q=done#entry-a-2"' in bar and 'href="?entry=a-4&amp;q=done#entry-a-4"' in bar
+    assert '<script id="hit-terms" type="application/json">["done"]</script>' in bar
+
+
+def test_the_last_hit_has_no_next_and_a_query_without_hits_says_so(client, compacted_twice, viewer):
+    body = page(client, detail_url(compacted_twice), entry="a-4", q="done")
+    assert "Hit 3 of 3" in body and 'class="hit-next"' not in body and 'class="hit-previous"' in body
+    none = page(client, detail_url(compacted_twice), q="nowhere")
+    assert "No hits for <q>nowhere</q> on this thread" in none
+
+
+def test_a_hit_query_the_index_cannot_read_is_a_400(client, compacted_twice, viewer):
+    response = client.get(detail_url(compacted_twice), {"q": '"unclosed'})
+    assert response.status_code == 400 and b"q" in response.content

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sessionviewer import readers, threads
+from sessionviewer import readers, search, threads
 from sessionviewer.models import Session
 from sessionviewer.transcripts import layout
 from sessionviewer.transcripts.store import Transcript, item_line, transcript, transcript_with_entry
@@ -480,6 +480,7 @@ def transcript_page(session: Session, params: dict, show_all: bool = False) -> d
         "hidden_count": len(t.noise),
         "leaf": leaf,
         "target": entry_id,
+        "hits": search_hits(session, t, params.get("q") or "", entry_id),
         "last_line": _last_line(t, stop, after),
         "export": False,
         # A page on the active thread follows the file as it grows.
@@ -487,6 +488,44 @@ def transcript_page(session: Session, params: dict, show_all: bool = False) -> d
         "children": list(session.children.order_by("id")),
         "problems": list(session.problems.order_by("line")[:PROBLEM_LIMIT]),
     }
+
+
+@dataclass(slots=True)
+class Hits:
+    """The entries of this thread a search matched, in page order, and where the page is."""
+
+    query: str
+    terms: list[str]
+    entries: list[str]  # entry ids
+    position: int | None  # 1-based: the hit the page opened at
+
+    @property
+    def count(self) -> int:
+        return len(self.entries)
+
+    @property
+    def previous(self) -> str | None:
+        if self.position is None:
+            return None
+        return self.entries[self.position - 2] if self.position > 1 else None
+
+    @property
+    def next(self) -> str | None:
+        if self.position is None:
+            return self.entries[0] if self.entries else None
+        return self.entries[self.position] if self.position < len(self.entries) else None
+
+
+def search_hits(session: Session, t: Transcript, query: str, entry_id: str | None) -> Hits | None:
+    """The search hits of query on this thread (None without one): opened from a search result,
+    the page marks the words and steps from hit to hit."""
+    if not query.strip():
+        return None
+    found = search.matching_entries(query).filter(session_id=session.id).values_list("entry_id", flat=True)
+    shown = sorted((t.positions[e], e) for e in set(found) if e in t.positions)
+    entries = [e for _, e in shown]
+    position = entries.index(entry_id) + 1 if entry_id in entries else None
+    return Hits(query, search.query_terms(query), entries, position)
 
 
 def _last_line(t: Transcript, stop: int, after: int | None) -> int:

@@ -1,7 +1,17 @@
-// Keyboard navigation: j/k move between messages, / focuses the search box.
+// Keys, copy buttons and search-hit marks. Each is an extra: the pages work without this file.
 // Keys typed into inputs, text areas and editable elements are left alone.
 (function () {
   "use strict";
+
+  var KEYS = [
+    ["j", "next message or fold"],
+    ["k", "previous message or fold"],
+    ["o or Enter", "open or close the fold (or the first folded part of a message)"],
+    ["n", "next search hit"],
+    ["N", "previous search hit"],
+    ["/", "search"],
+    ["?", "show these keys"],
+  ];
 
   function typing(target) {
     if (!target) return false;
@@ -9,37 +19,247 @@
     return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || target.isContentEditable;
   }
 
-  function visibleEntries() {
-    return Array.prototype.filter.call(document.querySelectorAll("li.entry"), function (el) {
-      return el.offsetParent !== null; // skips entries inside closed <details>
+  // --- Moving through a transcript ----------------------------------------------------------------
+
+  // Messages and folds a reader can see: rows inside a closed fold have no layout box.
+  function stops() {
+    return Array.prototype.filter.call(document.querySelectorAll("li.entry, li.compacted-run"), function (el) {
+      return el.offsetParent !== null;
     });
   }
 
-  function move(step) {
-    var entries = visibleEntries();
-    if (!entries.length) return;
-    var current = document.querySelector("li.entry.focused");
-    var index = entries.indexOf(current);
-    if (index === -1) {
-      // Start from the first entry below the top of the window.
-      index = entries.findIndex(function (el) { return el.getBoundingClientRect().top >= 0; });
-      index = index === -1 ? 0 : index - (step > 0 ? 1 : 0);
+  function current() {
+    return document.querySelector("li.focused");
+  }
+
+  function focusOn(el) {
+    var before = current();
+    if (before) before.classList.remove("focused");
+    el.classList.add("focused");
+    var target = el.classList.contains("compacted-run") ? el.querySelector("summary") : el;
+    target.focus({ preventScroll: true });
+    el.scrollIntoView({ block: "nearest" });
+    if (el.getBoundingClientRect().top < 0 || el.getBoundingClientRect().top > window.innerHeight / 2) {
+      el.scrollIntoView({ block: "start" });
     }
-    var next = entries[Math.max(0, Math.min(entries.length - 1, index + step))];
-    if (current) current.classList.remove("focused");
-    next.classList.add("focused");
-    next.focus({ preventScroll: true });
-    next.scrollIntoView({ block: "center" });
+  }
+
+  function move(step) {
+    var all = stops();
+    if (!all.length) return;
+    var index = all.indexOf(current());
+    if (index === -1) {
+      // Start from the first one whose top is in the window.
+      index = all.findIndex(function (el) { return el.getBoundingClientRect().top >= 0; });
+      index = index === -1 ? all.length - 1 : index - (step > 0 ? 1 : 0);
+    }
+    focusOn(all[Math.max(0, Math.min(all.length - 1, index + step))]);
+  }
+
+  function toggle() {
+    var el = current();
+    if (!el) return false;
+    var fold = el.classList.contains("compacted-run") ? el.querySelector("details") : el.querySelector("details");
+    if (!fold) return false;
+    fold.open = !fold.open;
+    return true;
+  }
+
+  // --- The keys dialog ----------------------------------------------------------------------------
+
+  function keysDialog() {
+    var dialog = document.getElementById("keys-dialog");
+    if (dialog) return dialog;
+    dialog = document.createElement("dialog");
+    dialog.id = "keys-dialog";
+    dialog.setAttribute("aria-labelledby", "keys-dialog-title");
+    var title = document.createElement("h2");
+    title.id = "keys-dialog-title";
+    title.textContent = "Keys";
+    var list = document.createElement("dl");
+    KEYS.forEach(function (pair) {
+      var term = document.createElement("dt");
+      pair[0].split(" or ").forEach(function (key, n) {
+        if (n) term.appendChild(document.createTextNode(" or "));
+        var kbd = document.createElement("kbd");
+        kbd.textContent = key;
+        term.appendChild(kbd);
+      });
+      var what = document.createElement("dd");
+      what.textContent = pair[1];
+      list.appendChild(term);
+      list.appendChild(what);
+    });
+    var close = document.createElement("button");
+    close.type = "button";
+    close.textContent = "Close";
+    close.addEventListener("click", function () { dialog.close(); });
+    dialog.appendChild(title);
+    dialog.appendChild(list);
+    dialog.appendChild(close);
+    document.body.appendChild(dialog);
+    return dialog;
+  }
+
+  function clickLink(selector) {
+    var link = document.querySelector(selector);
+    if (link) link.click();
+    return !!link;
   }
 
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
     if (typing(event.target)) return;
-    if (event.key === "j") { move(1); event.preventDefault(); }
-    else if (event.key === "k") { move(-1); event.preventDefault(); }
-    else if (event.key === "/") {
+    var key = event.key;
+    var handled = true;
+    if (key === "j") move(1);
+    else if (key === "k") move(-1);
+    else if (key === "o") handled = toggle();
+    else if (key === "Enter" && current() && event.target === current()) handled = toggle();
+    else if (key === "n") handled = clickLink("#hit-bar .hit-next");
+    else if (key === "N") handled = clickLink("#hit-bar .hit-previous");
+    else if (key === "?") {
+      var dialog = keysDialog();
+      if (dialog.open) dialog.close(); else dialog.showModal();
+    } else if (key === "/") {
       var box = document.getElementById("search-box") || document.getElementById("site-search");
-      if (box) { box.focus(); box.select(); event.preventDefault(); }
+      if (box) { box.focus(); box.select(); } else handled = false;
+    } else handled = false;
+    if (handled) event.preventDefault();
+  });
+
+  // --- Copy buttons -------------------------------------------------------------------------------
+
+  function copyText(text, button) {
+    function done() {
+      var label = button.textContent;
+      button.textContent = "Copied";
+      setTimeout(function () { button.textContent = label; }, 1500);
     }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done);
+      return;
+    }
+    // Plain http on a network: the clipboard API is refused there, a selection is not.
+    var area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.className = "copy-buffer";
+    document.body.appendChild(area);
+    area.select();
+    try { document.execCommand("copy"); done(); } finally { area.remove(); }
+  }
+
+  function copyButton(label, text) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "copy";
+    button.textContent = "Copy";
+    button.setAttribute("aria-label", label);
+    button.addEventListener("click", function (event) {
+      event.stopPropagation();
+      copyText(text(), button);
+    });
+    return button;
+  }
+
+  function messageText(entry) {
+    var copy = entry.cloneNode(true);
+    copy.querySelectorAll(".entry-head, button.copy, .branches, .line-anchor").forEach(function (el) { el.remove(); });
+    return copy.textContent.replace(/\n{3,}/g, "\n\n").trim();
+  }
+
+  function addCopyButtons(root) {
+    root.querySelectorAll("li.entry > .entry-head").forEach(function (head) {
+      if (head.querySelector("button.copy")) return;
+      var entry = head.parentElement;
+      head.appendChild(copyButton("Copy this message", function () { return messageText(entry); }));
+    });
+    root.querySelectorAll("li.entry pre, li.entry .command-line code").forEach(function (block) {
+      var holder = block.parentElement;
+      if (!holder || holder.classList.contains("copyable")) return;
+      var wrap = document.createElement("div");
+      wrap.className = "copyable";
+      holder.insertBefore(wrap, block);
+      wrap.appendChild(block);
+      wrap.appendChild(copyButton("Copy this block", function () { return block.textContent; }));
+    });
+  }
+
+  // --- Search hits --------------------------------------------------------------------------------
+
+  var hitPattern = null;
+
+  function escapeRegExp(text) {
+    return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  }
+
+  function hitTerms() {
+    var data = document.getElementById("hit-terms");
+    if (!data) return null;
+    var terms = JSON.parse(data.textContent).map(function (term) {
+      return escapeRegExp(term.replace(/\*$/, ""));
+    }).filter(Boolean);
+    if (!terms.length) return null;
+    terms.sort(function (a, b) { return b.length - a.length; });
+    // A term starts a word, as the index's prefix search does.
+    return new RegExp("(?<![\\p{L}\\p{N}])(?:" + terms.join("|") + ")", "giu");
+  }
+
+  function markHits(root) {
+    if (!hitPattern) return;
+    var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+      acceptNode: function (node) {
+        var parent = node.parentElement;
+        if (!parent || parent.closest(".entry-head, mark, button, script, textarea")) return NodeFilter.FILTER_REJECT;
+        return parent.closest("li.entry") ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT;
+      },
+    });
+    var nodes = [];
+    while (walker.nextNode()) nodes.push(walker.currentNode);
+    nodes.forEach(function (node) {
+      var text = node.nodeValue;
+      hitPattern.lastIndex = 0;
+      if (!hitPattern.test(text)) return;
+      hitPattern.lastIndex = 0;
+      var fragment = document.createDocumentFragment();
+      var last = 0;
+      text.replace(hitPattern, function (match, offset) {
+        fragment.appendChild(document.createTextNode(text.slice(last, offset)));
+        var mark = document.createElement("mark");
+        mark.className = "hit";
+        mark.textContent = match;
+        fragment.appendChild(mark);
+        last = offset + match.length;
+        return match;
+      });
+      fragment.appendChild(document.createTextNode(text.slice(last)));
+      node.parentNode.replaceChild(fragment, node);
+    });
+    // A hit inside a folded part of the message the page opened at: unfold it.
+    var target = location.hash && document.getElementById(location.hash.slice(1));
+    if (target) {
+      var row = target.closest("li.entry");
+      if (row) row.querySelectorAll("details").forEach(function (d) { if (d.querySelector("mark.hit")) d.open = true; });
+    }
+  }
+
+  function enhance(root) {
+    addCopyButtons(root);
+    markHits(root);
+  }
+
+  function start() {
+    hitPattern = hitTerms();
+    var list = document.getElementById("entry-list");
+    if (list) enhance(list);
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+  // Chunks, folds and live updates that htmx brings in get the same.
+  document.addEventListener("htmx:load", function (event) {
+    var el = event.detail && event.detail.elt;
+    if (el && el.nodeType === 1 && el.closest("#entry-list")) enhance(el);
   });
 })();

@@ -1,0 +1,124 @@
+"""The transcript page in a real browser: what the first screen shows, folds that load when
+opened, keys that never land in a closed fold or a hidden row, search hits marked."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from sessionviewer import transcripts
+from tests.test_pages import index_fixture
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def compacted_twice(tmp_path):
+    """Prompt u-1; fold 1 (a-1, u-2, a-2); boundary c-1; fold 5 (s-1, u-3, a-3); boundary c-2;
+    its summary s-2 (hidden); u-4; a-4."""
+    transcripts.clear_cache()
+    return index_fixture(
+        tmp_path,
+        "claude_code",
+        "two_compactions.jsonl",
+        "projects/-home-user-project",
+        "33333333-3333-4333-8333-333333333333",
+    )
+
+
+def open_page(page, path: str) -> None:
+    page.goto(page.live_server_url + path)
+
+
+def focused_id(page) -> str:
+    return page.locator("li.focused").get_attribute("id")
+
+
+def test_the_first_screen_shows_the_first_prompt(browser_page, compacted_twice):
+    page = browser_page
+    open_page(page, compacted_twice.get_absolute_url())
+    expect(page.locator("#entry-u-1")).to_be_in_viewport()
+    expect(page.locator("#entry-u-1")).to_contain_text("first prompt: plan the release")
+    expect(page.locator("li.compacted-run")).to_have_count(2)
+    expect(page.locator("#entry-a-1")).to_have_count(0)  # compacted away: not even loaded
+
+
+def test_opening_a_fold_loads_what_its_compaction_compacted(browser_page, compacted_twice):
+    page = browser_page
+    open_page(page, compacted_twice.get_absolute_url())
+    page.locator("#fold-1 > details > summary").click()
+    expect(page.locator("#fold-1 #entry-a-1")).to_be_visible()
+    expect(page.locator("#fold-1 #entry-a-2")).to_be_visible()
+    expect(page.locator("#fold-1 #entry-c-1")).to_have_count(0)  # the fold ends at its boundary
+    expect(page.locator("#entry-u-3")).to_have_count(0)  # the other fold stays closed and unloaded
+
+
+def test_j_and_k_step_over_closed_folds_and_hidden_rows(browser_page, compacted_twice):
+    page = browser_page
+    open_page(page, compacted_twice.get_absolute_url())
+    seen = []
+    for _ in range(8):
+        page.keyboard.press("j")
+        seen.append(focused_id(page))
+    assert seen == [
+        "entry-u-1",
+        "fold-1",
+        "entry-c-1",
+        "fold-5",
+        "entry-c-2",
+        "entry-u-4",
+        "entry-a-4",
+        "entry-a-4",
+    ]
+    page.keyboard.press("k")
+    assert focused_id(page) == "entry-u-4"
+
+
+def test_o_opens_the_focused_fold_and_j_then_walks_into_it(browser_page, compacted_twice):
+    page = browser_page
+    open_page(page, compacted_twice.get_absolute_url())
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    assert focused_id(page) == "fold-1"
+    page.keyboard.press("o")
+    expect(page.locator("#fold-1 #entry-a-1")).to_be_visible()
+    page.keyboard.press("j")
+    assert focused_id(page) == "entry-a-1"
+
+
+def test_question_mark_shows_the_keys(browser_page, compacted_twice):
+    page = browser_page
+    open_page(page, compacted_twice.get_absolute_url())
+    page.keyboard.press("?")
+    dialog = page.locator("#keys-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("next search hit")
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+
+
+def test_search_words_are_marked_and_n_goes_to_the_next_hit(browser_page, compacted_twice):
+    page = browser_page
+    open_page(page, compacted_twice.get_absolute_url() + "?entry=a-3&q=done#entry-a-3")
+    expect(page.locator("#hit-bar")).to_contain_text("Hit 2 of 3 for done")
+    expect(page.locator("#entry-a-3 mark.hit")).to_have_text("done")
+    expect(page.locator("#entry-a-3")).to_be_in_viewport()
+    page.keyboard.press("n")
+    page.wait_for_url(re.compile(r"entry=a-4"))
+    expect(page.locator("#hit-bar")).to_contain_text("Hit 3 of 3")
+    expect(page.locator("#entry-a-4 mark.hit")).to_have_text("done")
+    page.keyboard.press("N")
+    page.wait_for_url(re.compile(r"entry=a-3"))
+    expect(page.locator("#hit-bar")).to_contain_text("Hit 2 of 3")
+
+
+def test_a_message_copy_button_copies_its_text(browser_page, compacted_twice):
+    page = browser_page
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    open_page(page, compacted_twice.get_absolute_url())
+    button = page.locator("#entry-a-4 .entry-head button.copy")
+    button.click()
+    expect(button).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == "Step three is done."
