@@ -137,7 +137,7 @@ def test_a_slash_command_reads_as_a_command_in_the_transcript(browser_page, demo
     page = browser_page
     url = titled("one cent off").get_absolute_url()
     open_page(page, url)
-    expect(page.locator("li.entry.command .command-line")).to_have_text("/compact")
+    expect(page.locator("li.entry.command .command-line code")).to_have_text("/compact")
     expect(page.locator("li.entry.output")).to_have_count(0)  # its output waits behind "show all"
     page.get_by_role("link", name=re.compile(r"^Show all \d+ entries$")).click()
     expect(page.locator("li.entry.output pre")).to_contain_text("Compacted")
