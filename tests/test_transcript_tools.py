@@ -450,6 +450,7 @@ def test_claude_write_shows_the_file_highlighted_by_its_extension(client, viewer
     html = tool_call(page(client, detail_url(claude)), "toolu_write")
     assert '<code class="path">/home/user/app/run.py</code>' in html
     assert '<span class="kn">import</span>' in html  # Python, by the .py
+    assert '<span class="n">8 lines</span>' in html  # the last newline ends a line, starts none
 
 
 @pytest.mark.django_db
@@ -486,6 +487,7 @@ def test_claude_todowrite_is_a_checklist_with_each_items_state(client, viewer, c
         in html
     )
     assert '<li class="todo in_progress">' in html and '<li class="todo pending">' in html
+    assert '<span class="state">in progress</span>' in html
 
 
 @pytest.mark.django_db

@@ -103,6 +103,10 @@ class TodoItem:
     state: str  # "pending", "in_progress", "completed", or as written
 
     @property
+    def label(self) -> str:
+        return self.state.replace("_", " ")
+
+    @property
     def mark(self) -> str:
         return {"completed": "☑", "in_progress": "◐"}.get(self.state, "☐")
 
@@ -134,6 +138,11 @@ class ToolView:
     @property
     def template(self) -> str:
         return f"sessions/tools/{self.kind}.html"
+
+    @property
+    def content_lines(self) -> int:
+        """Lines of a written file: a last newline ends the last line, it starts none."""
+        return self.content.count("\n") + (0 if self.content.endswith("\n") or not self.content else 1)
 
     @property
     def todo_counts(self) -> dict[str, int]:
