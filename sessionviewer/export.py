@@ -18,7 +18,7 @@ from sessionviewer import readers, render, transcripts
 from sessionviewer.models import Session
 from sessionviewer.templatetags.transcript import harness
 
-_STYLES = ("css/app.css", "css/pygments.css", "css/transcript.css")
+_STYLES = ("css/app.css", "css/tools.css", "css/pygments.css", "css/transcript.css")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 

@@ -20,6 +20,12 @@ safe to mark as such in a template, and every one passes its input through
   string holding a JSON object or array (OpenAI-style arguments) is parsed
   first.
 - `render_plain(text)`: escaped text in `<pre class="plain">`, for tool output.
+- `highlight_file(code, filename)`: `highlight_code` with the language guessed
+  from the file's name (its extension, or names such as Makefile), for a file a
+  tool wrote.
+- `render_diff(lines)`: a unified diff as `<pre class="diff">`, one escaped line
+  per span, its kind (add, del, ctx, hunk, note) as a class and its line numbers
+  as data attributes, which CSS shows and copying leaves out.
 - `neutralise(text)`: replaces control characters (C0 except newline and tab,
   DEL, C1), bidirectional overrides and isolates, directional marks and lone
   surrogates by their escaped code point, e.g. "\\u202e", so they are visible
@@ -43,7 +49,7 @@ from markdown_it.common.utils import escapeHtml
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
+from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.token import STANDARD_TYPES
 from pygments.util import ClassNotFound
 
@@ -81,6 +87,14 @@ _formatter = HtmlFormatter(nowrap=True)
 def _lexer(language: str) -> Lexer | None:
     try:
         return get_lexer_by_name(language, stripnl=False)
+    except ClassNotFound:
+        return None
+
+
+@lru_cache(maxsize=256)
+def _file_lexer(key: str) -> Lexer | None:
+    try:
+        return get_lexer_for_filename(key, stripnl=False)
     except ClassNotFound:
         return None
 
@@ -133,6 +147,41 @@ def highlight_code(code: str, language: str | None) -> str:
 
 def render_plain(text: str) -> str:
     return f'<pre class="plain">{html.escape(_prepare(text), quote=False)}</pre>'
+
+
+def highlight_file(code: str, filename: str) -> str:
+    """Code highlighted by its file's name; plain when the name says nothing or the code is long."""
+    code = _prepare(code)
+    name = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
+    stem, dot, suffix = name.rpartition(".")
+    # Keyed by extension, so the cache stays small: "x.py" for every Python file.
+    key = f"x.{suffix.lower()}" if dot and stem and suffix else name
+    lexer = _file_lexer(key[:100]) if key and len(code) <= HIGHLIGHT_LIMIT else None
+    body = highlight(code, lexer, _formatter) if lexer else html.escape(code, quote=False)
+    return f'<pre class="highlight"><code>{body}</code></pre>'
+
+
+_DIFF_SIGNS = {"add": "+", "del": "-", "ctx": " "}
+
+
+def render_diff(lines, numbered: bool = False) -> str:
+    """Diff lines (objects with kind, text, old and new) as one <pre>, a span per line;
+    numbered shows the line numbers' gutters."""
+    out = ['<pre class="diff numbered"><code>' if numbered else '<pre class="diff"><code>']
+    for line in lines:
+        kind = line.kind if line.kind in ("add", "del", "ctx", "hunk", "note") else "ctx"
+        text = html.escape(_prepare(str(line.text)), quote=False)
+        if kind in _DIFF_SIGNS:
+            old = "" if line.old is None else int(line.old)
+            new = "" if line.new is None else int(line.new)
+            out.append(
+                f'<span class="dl {kind}"><span class="ln" data-n="{old}"></span>'
+                f'<span class="ln" data-n="{new}"></span><span class="sign">{_DIFF_SIGNS[kind]}</span>{text}\n</span>'
+            )
+        else:
+            out.append(f'<span class="dl {kind}">{text}\n</span>')
+    out.append("</code></pre>")
+    return "".join(out)
 
 
 def render_json(value: object) -> str:

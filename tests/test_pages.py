@@ -313,8 +313,9 @@ def test_subagent_transcript_links_back_to_its_parent(client, demo, viewer):
 
 def test_claude_transcript_pairs_tool_calls_with_results_and_folds_thinking(client, demo, viewer):
     body = page(client, detail_url(session_titled("Add a cart page")))
-    call = re.search(r'<div class="tool-call">.*?toolu_01Zk.*?</div>\s*</div>', body, re.S).group(0)
-    assert 'class="tool-result error"' in call  # the failing pytest run, under its call
+    call = next(part for part in body.split('<div class="tool-call') if "toolu_01Zk" in part)
+    assert 'class="tool-result error' in call  # the failing pytest run, under its call
+    assert '<span class="badge exit error">exit 1</span>' in call
     assert '<details class="thinking">' in body
     assert "Branch 2 of 2" in body
 
@@ -344,10 +345,10 @@ def test_a_permalink_or_search_hit_on_a_tool_call_opens_its_long_arguments(clien
     write_tool_turn(tmp_path / "projects" / "-w" / "s.jsonl", "write it", [call])
     index_roots([RootSpec(tmp_path / "projects", "claude_code")])
     session = Session.objects.get()
-    assert '<details class="arguments">' in page(client, detail_url(session))  # long: folded
+    assert '<details class="file-content">' in page(client, detail_url(session))  # long: folded
     body = page(client, detail_url(session), entry="a1")
     row = re.search(rf'<li id="{transcripts.anchor("a1")}".*?</li>', body, re.S).group(0)
-    assert '<details class="arguments" open>' in row
+    assert '<details class="file-content" open>' in row
 
 
 def test_leaf_switches_the_branch(client, demo, viewer):

@@ -20,6 +20,8 @@ derived keys in snake_case:
     tool_use_result      scalar parts of toolUseResult (a string result as is)
     subagent_id          this line reports on that subagent (toolUseResult.agentId,
     subagent_call_id     progress data.agentId) and the tool call that started it
+    structured_patch     an Edit's or Write's toolUseResult.structuredPatch (hunks with
+                         oldStart/oldLines/newStart/newLines and their lines), while small
     command, command_args   a slash command the user typed (<command-name>)
     data                 scalar parts of a progress line's data
     hook_commands        commands a stop_hook_summary ran
@@ -202,6 +204,8 @@ def _keep_tool_use_result(entry: Entry, result: Any) -> None:
         small = _scalars(result, limit=200)
         if small:
             entry.extra["tool_use_result"] = small
+        if patch := _structured_patch(result.get("structuredPatch")):
+            entry.extra["structured_patch"] = patch
         agent_id = text_of(result.get("agentId"))
         calls = [b.call_id for b in entry.blocks if b.type == TOOL_RESULT and b.call_id]
         if agent_id and calls:
@@ -211,6 +215,31 @@ def _keep_tool_use_result(entry: Entry, result: Any) -> None:
         entry.extra["tool_use_result"] = result[:500]
     elif isinstance(result, (bool, int, float)):
         entry.extra["tool_use_result"] = result
+
+
+# An edit's hunks, kept for the diff's line numbers while the lines stay this short in all.
+PATCH_LIMIT = 20_000
+
+
+def _structured_patch(patch: Any) -> list[dict] | None:
+    """The hunks of a structuredPatch, when each is well formed and all are small; else None."""
+    if not isinstance(patch, list) or not patch:
+        return None
+    hunks, size = [], 0
+    for hunk in patch:
+        if not isinstance(hunk, dict):
+            return None
+        numbers = {key: hunk.get(key) for key in ("oldStart", "oldLines", "newStart", "newLines")}
+        lines = hunk.get("lines")
+        if not all(type(n) is int for n in numbers.values()) or not isinstance(lines, list):
+            return None
+        if not all(isinstance(line, str) for line in lines):
+            return None
+        size += sum(len(line) for line in lines)
+        if size > PATCH_LIMIT:
+            return None
+        hunks.append({**numbers, "lines": lines})
+    return hunks
 
 
 def _mark_local_command(entry: Entry) -> None:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 
+import orjson
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from sessionviewer import render, transcripts
 from sessionviewer.readers import claude_code
+from sessionviewer.transcripts import tools
 
 register = template.Library()
 
@@ -114,3 +116,61 @@ def summary_in_banner(entry, thread) -> bool:
         return False
     text = entry.text
     return any(item.summary == text for item in getattr(thread, "compactions", ()))
+
+
+# --- Tool calls shown by what they did (transcripts/tools.py reads them) ----------------------------------
+
+# A file's content or a JSON value past this many lines starts folded: about a screen.
+SCREEN_LINES = 30
+SCREEN_CHARS = 3_000
+
+
+@register.filter
+def tool_view(piece) -> tools.ToolView:
+    result_entry = piece.result_entry
+    return tools.describe(piece.block, piece.result, result_entry.extra if result_entry else None)
+
+
+@register.filter
+def result_state(result, result_entry) -> tools.ResultState:
+    return tools.result_state(result, result_entry.extra if result_entry else None)
+
+
+@register.filter
+def past_screen(text) -> bool:
+    """Whether a file's content or a JSON value is longer than a screen, so starts folded."""
+    if not isinstance(text, str):
+        try:
+            text = orjson.dumps(text, default=str, option=orjson.OPT_INDENT_2).decode()
+        except (TypeError, orjson.JSONEncodeError):  # integers past 64 bits, nesting past 254
+            return True
+    return len(text) > SCREEN_CHARS or text.count("\n") >= SCREEN_LINES
+
+
+@register.filter
+def diff(file_diff: tools.FileDiff) -> SafeString:
+    return mark_safe(render.render_diff(file_diff.lines, file_diff.numbered))  # noqa: S308 - escaped by render.py
+
+
+@register.filter
+def highlight_file(content: str, path: str) -> SafeString:
+    """A written file's content, highlighted by its name, cut at OUTPUT_LIMIT with a note."""
+    cut, clipped = render.truncate(content or "", OUTPUT_LIMIT)
+    html = render.highlight_file(cut, path or "")
+    if clipped:
+        html += f'<p class="clipped">Content cut at {OUTPUT_LIMIT:,} of {len(content):,} characters.</p>'
+    return mark_safe(html)  # noqa: S308 - escaped by render.py
+
+
+@register.filter
+def json_or_plain(text: str) -> SafeString:
+    """A result that is a JSON object or array, pretty; any other text as plain output."""
+    stripped = (text or "").strip()
+    if stripped[:1] in ("{", "[") and len(stripped) <= OUTPUT_LIMIT:
+        try:
+            value = orjson.loads(stripped)
+        except orjson.JSONDecodeError:
+            value = None
+        if isinstance(value, dict | list):
+            return mark_safe(render.render_json(value))  # noqa: S308 - escaped by render.py
+    return plain(text)
