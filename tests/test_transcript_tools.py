@@ -17,8 +17,7 @@ from tests import test_pages
 from .claude_files import write_tool_turn
 from .test_pages import FIXTURES, active_content, detail_url, index_fixture, page
 
-# Fixtures shared with test_pages: a user with the viewer role, a clean thread cache.
-viewer = test_pages.viewer
+# Fixtures shared with test_pages: a clean thread cache (viewer is in conftest).
 fresh_cache = test_pages.fresh_cache
 
 
