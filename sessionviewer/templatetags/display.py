@@ -24,7 +24,7 @@ from sessionviewer.templatetags.transcript import compact
 register = template.Library()
 
 # Paths longer than this keep only their last PATH_PARTS parts, after an ellipsis.
-PATH_CHARS = 28
+PATH_CHARS = 20
 PATH_PARTS = 2
 
 
