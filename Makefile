@@ -27,8 +27,15 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/acti
 	$(VENV)/bin/pip install --quiet -r requirements-dev.txt
 	touch $@ $(VENV)/.installed
 
+# axe-core for the browser tests' accessibility sweep (tests/test_browser_sweep.py), pinned
+# in package.json and package-lock.json, installed into node_modules/ (git-ignored).
+AXE := node_modules/axe-core/axe.min.js
+$(AXE): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 install: $(VENV)/.installed
-install-dev: $(VENV)/.installed-dev
+install-dev: $(VENV)/.installed-dev $(AXE)
 
 # The secret key is generated once and kept in the local data folder, readable by its owner
 # only from the moment it is created (umask), not just after the chmod.
@@ -86,4 +93,4 @@ bench: install-dev compile
 	SECRET_KEY=bench-only $(PY) bench/bench_index.py
 
 clean:
-	rm -rf $(VENV) staticfiles .pytest_cache .ruff_cache
+	rm -rf $(VENV) staticfiles .pytest_cache .ruff_cache node_modules

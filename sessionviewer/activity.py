@@ -19,6 +19,7 @@ from django.db.models.functions import Substr, TruncDate, TruncMonth
 from django.http import QueryDict
 
 from sessionviewer.filters import filter_sessions, matching_session_ids
+from sessionviewer.formats import format_name
 
 FACET_LIMIT = 12
 # (parameter, label, field): the list page's facets, in the order shown.
@@ -270,10 +271,12 @@ def report(filters: dict) -> dict:
                 "Tokens per project or JID", [(r["place"], r["tokens"]) for r in places], "tokens"
             ),
             "sessions_per_format": bar_chart(
-                "Sessions per format", [(r["format"], r["sessions"]) for r in formats], "sessions"
+                "Sessions per format",
+                [(format_name(r["format"]), r["sessions"]) for r in formats],
+                "sessions",
             ),
             "tokens_per_format": bar_chart(
-                "Tokens per format", [(r["format"], r["tokens"]) for r in formats], "tokens"
+                "Tokens per format", [(format_name(r["format"]), r["tokens"]) for r in formats], "tokens"
             ),
             "busiest": bar_chart(
                 "Busiest sessions by tokens",

@@ -22,6 +22,7 @@ urlpatterns = [
     path("activity/", pages.activity_page, name="activity"),
     path("api/activity", api.activity_report, name="api-activity"),
     path("", include("sessionviewer.urls_workspaces")),
+    path("favicon.ico", pages.favicon, name="favicon"),
     # accounts
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

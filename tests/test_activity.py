@@ -60,7 +60,7 @@ def test_activity_charts_tokens_per_project_and_sessions_per_format(client, demo
     body = client.get(reverse("activity")).content.decode()
     assert '<title id="chart-tokens_per_place-title">Tokens per project or JID</title>' in body
     assert '<title id="chart-sessions_per_format-title">Sessions per format</title>' in body
-    assert '<td>fluux_xmpp</td><td class="num">5</td>' in body
+    assert '<td>Fluux</td><td class="num">5</td>' in body
 
 
 def test_activity_has_the_date_range_form(client, demo, viewer):

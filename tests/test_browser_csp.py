@@ -125,7 +125,7 @@ def test_htmx_swaps_break_no_policy(watched, site):
     log_in(watched)
     page = watched.page
     watched.open(reverse("session-list"))
-    page.locator('[data-facet="format"] a', has_text="go_agent").click()
+    page.locator('[data-facet="format"] a', has_text="Go agent").click()
     page.wait_for_url("**format=go_agent**")
     watched.open(reverse("workspace-edit", args=[0, ALICE, "memory.md"]))
     page.locator("textarea[name=text]").fill("Alice likes **green** tea.")

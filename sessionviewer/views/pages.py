@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
+from django.templatetags.static import static
+from django.views.decorators.http import require_GET, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import activity, export, search, transcripts
@@ -110,3 +111,10 @@ def activity_page(request: HttpRequest) -> HttpResponse:
     if request.htmx:
         template_name += "#activity-charts"
     return render(request, template_name, {"report": report, "facets": facets})
+
+
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico whatever the page links: send them to the SVG one
+    (its static URL is only known at run time, once collectstatic has named it)."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))

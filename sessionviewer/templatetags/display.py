@@ -1,0 +1,126 @@
+"""How the pages show a session's format, times and paths to a person.
+
+{% load display %}, then {{ session.format|format_label }} (mark and name),
+{{ session.updated_at|when }} ("3 hours ago", exact on hover) and
+{{ session.project|short_path }} (…/spotter-worktrees/spotter-4te, whole on hover).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django import template
+from django.template.defaultfilters import date as format_date
+from django.templatetags.static import static
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from sessionviewer import render
+from sessionviewer.formats import FAMILIES
+from sessionviewer.formats import format_name as _format_name
+from sessionviewer.templatetags.transcript import compact
+
+register = template.Library()
+
+# Paths longer than this keep only their last PATH_PARTS parts, after an ellipsis.
+PATH_CHARS = 20
+PATH_PARTS = 2
+
+
+@register.filter
+def format_name(key: str) -> str:
+    return _format_name(key or "")
+
+
+@register.filter
+def format_label(key: str) -> SafeString:
+    """The format's mark and name; the mark is decoration (alt=""), the name is what is read."""
+    family = FAMILIES.get(key or "")
+    if family is None:
+        return format_html('<span class="format">{}</span>', key or "")
+    return format_html(
+        '<span class="format"><img class="mark" src="{}" alt="" width="16" height="16">{}</span>',
+        static(family.mark),
+        family.name,
+    )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'} ago"
+
+
+def relative(moment: datetime, now: datetime) -> str:
+    """moment as a person says it, seen from now: "just now", "5 minutes ago",
+    "3 hours ago", "yesterday", "4 days ago", then the date ("5 Mar", "5 Mar 2025")."""
+    seconds = (now - moment).total_seconds()
+    if -60 < seconds < 60:
+        return "just now"
+    local, today = timezone.localtime(moment), timezone.localtime(now).date()
+    if seconds > 0 and seconds < 3600:
+        return _plural(int(seconds // 60), "minute")
+    if seconds > 0 and seconds < 24 * 3600:
+        return _plural(int(seconds // 3600), "hour")
+    days = (today - local.date()).days
+    if days == 1:
+        return "yesterday"
+    if 1 < days < 7:
+        return f"{days} days ago"
+    return format_date(local, "j M" if local.year == today.year else "j M Y")
+
+
+@register.filter
+def when(moment: datetime | None) -> SafeString | str:
+    """A <time> saying how long ago, with the exact time (in TIME_ZONE) on hover."""
+    if not moment:
+        return ""
+    exact = format_date(timezone.localtime(moment), "Y-m-d H:i:s T")
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>',
+        moment.replace(microsecond=0).isoformat(),
+        exact,
+        relative(moment, timezone.now()),
+    )
+
+
+@register.filter
+def shorten(path: str) -> str:
+    """A long path cut from the left to its last parts: /home/me/src/spotter-worktrees/spotter-4te
+    becomes …/spotter-worktrees/spotter-4te. The end of a path is what tells projects apart."""
+    if len(path) <= PATH_CHARS:
+        return path
+    parts = path.rstrip("/").split("/")
+    if len(parts) <= PATH_PARTS + 1:
+        return path
+    return "…/" + "/".join(parts[-PATH_PARTS:])
+
+
+@register.filter
+def short_path(path: str) -> SafeString | str:
+    """The path shortened from the left, the whole of it on hover; control characters shown."""
+    text = render.neutralise(str(path or ""))
+    short = shorten(text)
+    if short == text:
+        return text
+    return format_html('<span class="path" title="{}">{}</span>', text, short)
+
+
+@register.filter
+def agent_parts(session) -> list[str]:
+    """Agent, channel, peer kind and peer as far as the format records them, control
+    characters shown: the header joins them, with no separator before a missing one."""
+    parts = (session.agent, session.channel, session.peer_kind, session.peer_id)
+    return [render.neutralise(part) for part in parts if part]
+
+
+@register.filter
+def token_parts(session) -> list[str]:
+    """The kinds of tokens the session used ("3 in", "286 out", "4.3k cache write"): a kind
+    at zero is one the format does not record or the session did not use."""
+    kinds = (
+        (session.input_tokens, "in"),
+        (session.output_tokens, "out"),
+        (session.cache_read_tokens, "cache read"),
+        (session.cache_write_tokens, "cache write"),
+    )
+    return [f"{compact(n)} {label}" for n, label in kinds if n]

@@ -1,0 +1,102 @@
+"""One sweep over every page type, at 390 px and wide, in light and dark: no page scrolls
+sideways, axe-core finds no WCAG 2 A/AA violation, and nothing breaks the Content-Security-Policy.
+
+axe-core comes from the npm registry, pinned in package.json; `make install-dev` (and so
+`make test` and .ci/run) installs it into node_modules/, which git ignores.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+from sessionviewer.models import Revision, Session
+
+from .test_browser_csp import ALICE, Watched, log_in, site  # noqa: F401 - site, a fixture
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+AXE = Path(__file__).resolve().parents[1] / "node_modules" / "axe-core" / "axe.min.js"
+AXE_RUN = (
+    "axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']}, resultTypes: ['violations']})"
+)
+# The Claude Code demo session with Edit calls (diffs), code and command output.
+EDITS = "81cc43d5-819f-4982-8225-aa6c71c37bf0"
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str:
+    assert AXE.is_file(), f"{AXE} is missing: `make install-dev` installs it (npm ci)"
+    return AXE.read_text()
+
+
+def transcripts() -> list[str]:
+    """A transcript of each format (the biggest), and the Claude Code one with edits."""
+    paths = [reverse("session-detail", args=[Session.objects.get(path__contains=EDITS).id])]
+    for fmt in ("claude_code", "go_agent", "openclaw", "fluux_xmpp"):
+        session = (
+            Session.objects.filter(format=fmt).exclude(path__contains=EDITS).order_by("-entry_count").first()
+        )
+        paths.append(reverse("session-detail", args=[session.id]))
+    return paths
+
+
+def problems(watched: Watched, axe_source: str, where: str) -> list[str]:
+    page = watched.page
+    found = []
+    width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    if width[0] > width[1]:
+        found.append(f"{where}: scrolls sideways ({width[0]} px wide in {width[1]})")
+    page.evaluate(axe_source)
+    for violation in page.evaluate(AXE_RUN)["violations"]:
+        for node in violation["nodes"]:
+            found.append(f"{where}: {violation['id']} at {node['target']}: {node['html'][:300]}")
+    return found
+
+
+@pytest.mark.usefixtures("site")
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [390, 1280])
+def test_every_page_type_fits_the_width_passes_axe_and_keeps_the_policy(
+    chromium, live_server, axe_source, width, scheme
+):
+    context = chromium.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    watched = Watched(page, live_server.url)
+    found = []
+    watched.open(reverse("login"))
+    found += problems(watched, axe_source, f"login [{width} {scheme}]")
+    log_in(watched)
+    for path in [
+        reverse("session-list"),
+        reverse("session-list") + "?q=the",
+        reverse("activity"),
+        *transcripts(),
+        reverse("workspace-list"),
+        reverse("workspace-jid", args=[0, ALICE]),
+        reverse("workspace-prompt", args=[0, ALICE]),
+        reverse("workspace-edit", args=[0, ALICE, "memory.md"]),
+        reverse("workspace-revision", args=[Revision.objects.get().id]),
+        reverse("workspace-secrets"),
+        reverse("workspace-audit-log"),
+    ]:
+        watched.open(path)
+        found += problems(watched, axe_source, f"{path} [{width} {scheme}]")
+    context.close()
+    assert not found, "\n".join(found)
+    assert watched.violations == []
+
+
+def test_the_header_folds_into_a_menu_at_390_px(chromium, live_server, admin_user):
+    context = chromium.new_context(viewport={"width": 390, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    log_in(Watched(page, live_server.url))
+    assert not page.locator("header.site nav").is_visible()
+    page.get_by_role("button", name="Menu").click()
+    assert page.get_by_role("link", name="Activity").is_visible()
+    assert page.get_by_role("button", name="Menu").get_attribute("aria-expanded") == "true"
+    context.close()
