@@ -55,6 +55,10 @@ def test_search_lands_on_the_hit(browser_page, demo):
     page.wait_for_url("**/sessions/**")
     fragment = page.url.split("#", 1)[1]
     expect(page.locator(f"#{fragment}")).to_be_in_viewport()
+    expect(page.locator("#hit-bar .hit-count")).to_contain_text(
+        re.compile(r"^Hit \d+ of \d+ for rounds half$")
+    )
+    expect(page.locator("li.entry mark.hit").first).to_be_attached()
 
 
 def test_a_tool_result_expands_and_a_compaction_unfolds(browser_page, demo):

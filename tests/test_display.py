@@ -15,7 +15,7 @@ from sessionviewer.models import Session
 from sessionviewer.readers import FORMATS
 from sessionviewer.templatetags.display import format_label, relative, short_path, shorten, when
 
-from .test_pages import demo, page, viewer  # noqa: F401 - fixtures
+from .test_pages import demo, page  # noqa: F401 - fixtures
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 NOW = datetime(2026, 3, 10, 15, 0, tzinfo=UTC)

@@ -244,9 +244,22 @@
     }
   }
 
+  // A block that scrolls (a long output held to a height) takes the keyboard's focus, so that
+  // it can be scrolled without a mouse; one that fits is no extra tab stop.
+  function focusableScrolling(root) {
+    root.querySelectorAll("pre").forEach(function (pre) {
+      var scrolls = pre.scrollHeight > pre.clientHeight + 1 || pre.scrollWidth > pre.clientWidth + 1;
+      if (scrolls && !pre.hasAttribute("tabindex")) {
+        pre.tabIndex = 0;
+        pre.setAttribute("aria-label", "Scrollable block");
+      }
+    });
+  }
+
   function enhance(root) {
     addCopyButtons(root);
     markHits(root);
+    focusableScrolling(root);
   }
 
   function start() {
@@ -258,6 +271,9 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
   // Chunks, folds and live updates that htmx brings in get the same.
+  document.addEventListener("toggle", function (event) {
+    if (event.target.open && event.target.closest("#entry-list")) focusableScrolling(event.target);
+  }, true);
   document.addEventListener("htmx:load", function (event) {
     var el = event.detail && event.detail.elt;
     if (el && el.nodeType === 1 && el.closest("#entry-list")) enhance(el);
