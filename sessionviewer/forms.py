@@ -298,6 +298,7 @@ class TranscriptForm(QueryForm):
     _offset: the first item of a chunk, _stop: the item it ends before, _before=1 when it is
     the chunk before the one shown, _fold=1 when it is inside a compaction's fold;
     _all: 1 shows every entry, 0 hides the noise again (the page remembers it);
+    _inline=1: chunks of a subagent shown in its parent's page (no live updates there);
     q: the search a hit was opened from (its words marked, hit to hit with n/N);
     _limit: the API's slice; _after, _read, _pending: the page's live updates (the last line
     shown, the file offset read, the calls awaiting results).
@@ -312,6 +313,7 @@ class TranscriptForm(QueryForm):
     _stop = WholeNumberField()
     _fold = WholeNumberField(max_value=1)
     _all = WholeNumberField(max_value=1)
+    _inline = WholeNumberField(max_value=1)  # 1: chunks shown inside the parent's page (a subagent)
     q = SearchField()  # the search the page was opened from: its words are marked
     _read = WholeNumberField(max_value=2**63 - 1)  # a byte offset: files can pass 2 GB
     _pending = ListField()

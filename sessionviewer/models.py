@@ -107,6 +107,19 @@ class Session(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("session-detail", args=[self.id])
 
+    def starting_call_entry(self) -> str:
+        """The id of the parent's entry holding the tool call that started this subagent, or "".
+
+        The parent's rows are narrowed by the call id as text (a LIKE on their blocks,
+        within the one session), then read to find the row whose tool call it is."""
+        if not (self.parent_id and self.parent_tool_id):
+            return ""
+        rows = Entry.objects.filter(session_id=self.parent_id, blocks__contains=self.parent_tool_id)
+        for entry_id, blocks in rows.order_by("line").values_list("entry_id", "blocks")[:20]:
+            if any(b.get("type") == "tool_call" and b.get("call_id") == self.parent_tool_id for b in blocks):
+                return entry_id
+        return ""
+
     @property
     def display_title(self) -> str:
         return self.summary_title or self.title or self.first_prompt or self.key

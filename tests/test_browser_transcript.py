@@ -9,7 +9,10 @@ import pytest
 from playwright.sync_api import expect
 
 from sessionviewer import transcripts
+from tests import test_browser_sessions
 from tests.test_pages import index_fixture
+
+demo = test_browser_sessions.demo  # the demo index, as the session browser tests build it
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -122,3 +125,15 @@ def test_a_message_copy_button_copies_its_text(browser_page, compacted_twice):
     button.click()
     expect(button).to_have_text("Copied")
     assert page.evaluate("navigator.clipboard.readText()") == "Step three is done."
+
+
+def test_a_subagent_opens_inline_where_its_parent_called_it(browser_page, demo):
+    from sessionviewer.models import Session
+
+    child = Session.objects.get(kind="subagent")
+    page = browser_page
+    open_page(page, f"{child.parent.get_absolute_url()}?entry={child.starting_call_entry()}")
+    inline = page.locator("details.subagent-inline").first
+    inline.locator("summary").click()
+    expect(inline.locator("li.entry").first).to_be_visible()
+    expect(page.locator("#live-poller")).to_have_count(1)  # the parent's own, and no second one

@@ -40,3 +40,15 @@ def test_a_user_line_is_a_title_exactly_when_the_page_shows_it_as_typed(text):
 def test_a_prompt_that_starts_with_a_tag_of_its_own_titles_the_session():
     text = "<command-palette> opens twice when I press Ctrl-K, why?"
     assert first_prompt_of(claude_prompt(text)) == text
+
+
+@pytest.mark.parametrize(
+    "text", ["[Request interrupted by user]", "[Request interrupted by user for tool use]"]
+)
+def test_an_interruption_neither_titles_a_session_nor_hides(text):
+    from sessionviewer.transcripts import layout
+
+    entry = claude_prompt(text)
+    assert first_prompt_of(entry) == ""
+    assert harness(entry)["kind"] == "interrupt"
+    assert not layout.is_noise(entry)

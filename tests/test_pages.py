@@ -84,7 +84,8 @@ def page(client, url, status=200, **params) -> str:
 def with_folds(client, url: str, body: str) -> str:
     """The page with each compaction fold's first chunk, as opening the folds would load them."""
     for link in re.findall(r'class="more fold-chunk" hx-get="([^"]+)"', body):
-        response = client.get(url + html.unescape(link), HTTP_HX_REQUEST="true")
+        assert link.startswith(url + "?")  # the fold's own page: it loads from there wherever it shows
+        response = client.get(html.unescape(link), HTTP_HX_REQUEST="true")
         assert response.status_code == 200
         body += response.content.decode()
     return body
@@ -316,6 +317,31 @@ def test_subagent_transcript_links_back_to_its_parent(client, demo, viewer):
     child = Session.objects.get(kind="subagent")
     body = page(client, detail_url(child))
     assert f'href="{child.parent.get_absolute_url()}"' in body
+
+
+def test_a_subagent_links_back_to_the_call_that_started_it(client, demo, viewer):
+    child = Session.objects.get(kind="subagent")
+    call_entry = child.starting_call_entry()
+    assert call_entry  # the parent's assistant line holding the Task call
+    body = page(client, detail_url(child))
+    assert f'href="{child.parent.get_absolute_url()}?entry={call_entry}#entry-{call_entry}"' in body
+    parent = page(client, detail_url(child.parent), entry=call_entry)
+    call = parent[parent.index(f'id="entry-{call_entry}"') :]
+    assert child.parent_tool_id in call[: call.index('class="subagent-inline"')]
+
+
+def test_a_parent_shows_its_subagent_inline_where_it_was_called(client, demo, viewer):
+    child = Session.objects.get(kind="subagent")
+    url = detail_url(child)
+    parent = with_folds(client, detail_url(child.parent), page(client, detail_url(child.parent)))
+    assert (
+        f'<li class="more fold-chunk" hx-get="{url}?_offset=0&amp;_inline=1" hx-trigger="intersect once"'
+        in parent
+    )
+    response = client.get(url, {"_offset": "0", "_inline": "1"}, HTTP_HX_REQUEST="true")
+    fragment = response.content.decode()
+    assert "<html" not in fragment and 'class="entry ' in fragment
+    assert "live-poller" not in fragment and 'id="entry-chunk"' not in fragment  # ids stay the parent's
 
 
 def test_claude_transcript_pairs_tool_calls_with_results_and_folds_thinking(client, demo, viewer):

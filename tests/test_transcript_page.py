@@ -241,3 +241,17 @@ def test_the_last_hit_has_no_next_and_a_query_without_hits_says_so(client, compa
 def test_a_hit_query_the_index_cannot_read_is_a_400(client, compacted_twice, viewer):
     response = client.get(detail_url(compacted_twice), {"q": '"unclosed'})
     assert response.status_code == 400 and b"q" in response.content
+
+
+def test_an_interruption_shows_where_the_person_stopped_the_agent(client, tmp_path, viewer):
+    session = index_fixture(
+        tmp_path,
+        "claude_code",
+        "interrupted_turn.jsonl",
+        CLAUDE_PROJECT,
+        "44444444-4444-4444-8444-444444444444",
+    )
+    assert session.display_title == "run the slow migration"
+    interruption = row(page(client, detail_url(session)), "i-1")
+    assert 'class="entry meta harness interrupt"' in interruption
+    assert "Stopped by the person during a tool call." in interruption

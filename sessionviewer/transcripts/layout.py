@@ -36,7 +36,7 @@ def is_noise(entry: readers.Entry) -> bool:
         return False
     harness = claude_code.harness_line(entry)
     if harness is not None:
-        return harness["kind"] != "command"  # a typed /command is what the person did
+        return harness["kind"] not in ("command", "interrupt")  # what the person did stays in sight
     if entry.is_meta:
         return True
     return all(is_hidden_block(block) for block in entry.blocks)  # a message with nothing to show

@@ -475,6 +475,7 @@ def transcript_page(session: Session, params: dict, show_all: bool = False) -> d
         "next_offset": stop if stop < end and (after is None) else None,
         "prev_offset": earlier,
         "fold_param": 1 if in_fold else None,
+        "inline": bool(params.get("_inline")),
         "end": end,
         "show_all": show_all,
         "hidden_count": len(t.noise),
