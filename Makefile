@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 
 export DJANGO_SETTINGS_MODULE := sessionviewer.settings
 
-.PHONY: run test lint format install install-dev serve watch index migrate static compile admin bench clean
+.PHONY: run test lint format install install-dev serve watch index migrate static compile admin bench screenshots clean
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -91,6 +91,11 @@ format: install-dev
 
 bench: install-dev compile
 	SECRET_KEY=bench-only $(PY) bench/bench_index.py
+
+# The README's screenshots (docs/screenshots/), from a throwaway index of the demo data.
+# Not part of `make test`: CI never rewrites tracked files.
+screenshots: install-dev
+	$(PY) docs/screenshots.py
 
 clean:
 	rm -rf $(VENV) staticfiles .pytest_cache .ruff_cache node_modules
