@@ -255,3 +255,14 @@ def test_an_interruption_shows_where_the_person_stopped_the_agent(client, tmp_pa
     interruption = row(page(client, detail_url(session)), "i-1")
     assert 'class="entry meta harness interrupt"' in interruption
     assert "Stopped by the person during a tool call." in interruption
+
+
+def test_a_chunk_of_a_page_opened_from_a_hit_does_not_search_again(client, compacted_twice, viewer):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    params = {"_offset": "9", "q": "done"}
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(detail_url(compacted_twice), params, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and b"hit-bar" not in response.content
+    assert not any("entry_fts" in q["sql"] or "to_tsvector" in q["sql"] for q in queries.captured_queries)

@@ -393,9 +393,10 @@ class UnknownEntry(LookupError):
         self.entry_id = entry_id
 
 
-def transcript_page(session: Session, params: dict, show_all: bool = False) -> dict:
+def transcript_page(session: Session, params: dict, show_all: bool = False, fragment: bool = False) -> dict:
     """What the transcript page shows for its query string (forms.TranscriptForm cleaned it):
-    leaf, entry, _offset, _stop, _before, _fold, _after and _pending; show_all: the noise too.
+    leaf, entry, _offset, _stop, _before, _fold, _after and _pending; show_all: the noise too;
+    fragment: a chunk for a page already shown, which has its search hits (q) already.
     Raises UnknownLeaf or UnknownEntry (404).
 
     The first screen opens on the first prompt: each compaction's fold stays closed, and
@@ -481,7 +482,7 @@ def transcript_page(session: Session, params: dict, show_all: bool = False) -> d
         "hidden_count": len(t.noise),
         "leaf": leaf,
         "target": entry_id,
-        "hits": search_hits(session, t, params.get("q") or "", entry_id),
+        "hits": None if fragment else search_hits(session, t, params.get("q") or "", entry_id),
         "last_line": _last_line(t, stop, after),
         "export": False,
         # A page on the active thread follows the file as it grows.

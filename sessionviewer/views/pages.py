@@ -64,7 +64,8 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
     if params["_all"] is not None:  # the switch: remembered for this person's next pages
         request.session[SHOW_ALL] = bool(params["_all"])
     try:
-        context = transcripts.transcript_page(session, params, request.session.get(SHOW_ALL, False))
+        show_all = request.session.get(SHOW_ALL, False)
+        context = transcripts.transcript_page(session, params, show_all, fragment=bool(request.htmx))
     except (transcripts.UnknownLeaf, transcripts.UnknownEntry):
         return render(request, "sessions/unknown_leaf.html", {"session": session}, status=404)
     context["session"] = session
