@@ -17,6 +17,7 @@ from django.template.loader import render_to_string
 from sessionviewer import readers, render, transcripts
 from sessionviewer.models import Session
 from sessionviewer.templatetags.transcript import harness
+from sessionviewer.transcripts import tools
 
 _STYLES = ("css/app.css", "css/tools.css", "css/pygments.css", "css/transcript.css")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -62,11 +63,31 @@ def as_html(session: Session) -> str:
     return render_to_string("sessions/export.html", context)
 
 
-def _fence(text: str) -> str:
+def _fence(text: str, language: str = "") -> str:
     # A fence longer than any backtick run inside, so the output cannot close it early.
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"{fence}\n{text}\n{fence}"
+    return f"{fence}{language}\n{text}\n{fence}"
+
+
+_DIFF_SIGNS = {"add": "+", "del": "-", "ctx": " "}
+
+
+def _tool_call_markdown(block: readers.Block) -> str:
+    """A tool call as what it did, as the page shows it: an edit as a diff per file, a
+    command as a console line; any other call as its arguments in JSON."""
+    head = f"**Tool call `{block.name}`** (`{block.call_id}`)"
+    view = tools.describe(block)
+    if view.kind in (tools.EDIT, tools.PATCH) and view.diffs:
+        parts = [head]
+        for diff in view.diffs:
+            body = "\n".join(_DIFF_SIGNS.get(line.kind, "") + line.text for line in diff.lines)
+            parts.append(f"{_code(diff.path)}\n\n{_fence(body, 'diff')}")
+        return "\n\n".join(parts)
+    if view.kind == tools.SHELL and view.command:
+        return f"{head}\n\n{_fence('$ ' + view.command, 'console')}"
+    arguments = json.dumps(block.arguments, indent=2, ensure_ascii=False, default=str)
+    return f"{head}\n\n{_fence(arguments)}"
 
 
 def _code(text: str) -> str:
@@ -80,8 +101,7 @@ def _block_markdown(block: readers.Block) -> str:
     if block.type == readers.THINKING:
         return "> *Thinking*\n>\n" + "\n".join(f"> {line}" for line in block.text.splitlines())
     if block.type == readers.TOOL_CALL:
-        arguments = json.dumps(block.arguments, indent=2, ensure_ascii=False, default=str)
-        return f"**Tool call `{block.name}`** (`{block.call_id}`)\n\n{_fence(arguments)}"
+        return _tool_call_markdown(block)
     if block.type == readers.TOOL_RESULT:
         label = "Tool error" if block.is_error else "Tool result"
         return f"**{label}** (`{block.call_id}`)\n\n{_fence(block.text)}"

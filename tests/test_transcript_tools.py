@@ -5,6 +5,7 @@ carry none)."""
 import re
 
 import pytest
+from django.urls import reverse
 
 from sessionviewer import render, transcripts
 from sessionviewer.index import index_roots
@@ -616,3 +617,11 @@ def test_render_diff_escapes_every_line_and_number():
     )
     assert "<b>" not in html and "<i>" not in html
     assert '<span class="ln" data-n="3"></span>' in html
+
+
+@pytest.mark.django_db
+def test_the_markdown_export_shows_an_edit_as_a_diff_and_a_command_as_a_console_line(client, claude, viewer):
+    body = page(client, reverse("session-export-md", args=[claude.id]))
+    assert "` /home/user/app/greet.py `\n\n```diff\n" in body
+    assert '\n-    print("helo")\n+    print("hello")\n' in body
+    assert "```console\n$ pytest -q\n```" in body
