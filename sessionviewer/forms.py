@@ -313,7 +313,8 @@ class TranscriptForm(QueryForm):
     _stop = WholeNumberField()
     _fold = WholeNumberField(max_value=1)
     _all = WholeNumberField(max_value=1)
-    _inline = WholeNumberField(max_value=1)  # 1: chunks shown inside the parent's page (a subagent)
+    _inline = WholeNumberField(max_value=1)
+    _summary = WholeNumberField()  # the item of a compaction whose summary is asked for (it loads when opened)  # 1: chunks shown inside the parent's page (a subagent)
     q = SearchField()  # the search the page was opened from: its words are marked
     _read = WholeNumberField(max_value=2**63 - 1)  # a byte offset: files can pass 2 GB
     _pending = ListField()

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from sessionviewer import transcripts
 from sessionviewer.transcripts import layout, store
 from tests.test_pages import detail_url, index_fixture, page
 
@@ -172,16 +173,24 @@ def test_the_page_opens_on_the_first_prompt_then_one_fold_per_compaction(client,
     assert ">3 earlier entries</span>, compacted: " in body
 
 
-def test_only_the_latest_compaction_summary_starts_open(client, compacted_twice, viewer):
-    body = page(client, detail_url(compacted_twice))
+def test_only_the_latest_compaction_summary_starts_open_the_others_load_when_opened(
+    client, compacted_twice, viewer
+):
+    url = detail_url(compacted_twice)
+    body = page(client, url)
     assert (
         '<details class="summary" open><summary>Summary</summary><div class="md"><p>This session is being continued from a previous conversation. Summary two'
         in body
     )
+    assert "Summary one" not in body  # rendered when its fold opens, not on every first screen
+    assert f'<div class="md summary-later" hx-get="{url}?_summary=4" hx-trigger="intersect once"' in body
+    response = client.get(url, {"_summary": "4"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and "<html" not in response.content.decode()
     assert (
-        '<details class="summary"><summary>Summary</summary><div class="md"><p>This session is being continued from a previous conversation. Summary one'
-        in body
+        "<p>This session is being continued from a previous conversation. Summary one"
+        in response.content.decode()
     )
+    assert client.get(url, {"_summary": "5"}).status_code == 404  # item 5 is no compaction
 
 
 def test_a_fold_loads_its_entries_as_a_fragment_and_stops_at_its_end(client, compacted_twice, viewer):
@@ -266,3 +275,55 @@ def test_a_chunk_of_a_page_opened_from_a_hit_does_not_search_again(client, compa
         response = client.get(detail_url(compacted_twice), params, HTTP_HX_REQUEST="true")
     assert response.status_code == 200 and b"hit-bar" not in response.content
     assert not any("entry_fts" in q["sql"] or "to_tsvector" in q["sql"] for q in queries.captured_queries)
+
+
+def write_compacted_session(path, compactions: int, between: int) -> None:
+    """A Claude Code session with `between` messages before each of `compactions` boundaries."""
+    import json
+
+    base = {"sessionId": path.stem, "cwd": "/home/user/project", "timestamp": "2026-03-01T10:00:00Z"}
+    lines, parent, n = [], None, 0
+
+    def add(**fields):
+        nonlocal parent, n
+        n += 1
+        uuid = f"x-{n:05d}"
+        lines.append({**base, "uuid": uuid, "parentUuid": parent, **fields})
+        parent = uuid
+        return uuid
+
+    for k in range(compactions + 1):
+        for m in range(between):
+            role = "user" if m % 2 == 0 else "assistant"
+            add(type=role, message={"role": role, "content": f"message {k}.{m}", "id": f"msg-{k}-{m}"})
+        if k < compactions:
+            logical = parent
+            parent = None
+            add(
+                type="system",
+                subtype="compact_boundary",
+                logicalParentUuid=logical,
+                compactMetadata={"trigger": "auto"},
+            )
+            add(type="user", isCompactSummary=True, message={"role": "user", "content": f"Summary {k}"})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def test_a_first_screen_read_from_a_snapshot_loads_only_the_rows_it_shows(tmp_path, db):
+    from sessionviewer.index import index_roots
+    from sessionviewer.models import Session
+    from sessionviewer.roots import RootSpec
+
+    root = tmp_path / "projects"
+    write_compacted_session(
+        root / "-home-user-project" / "55555555-5555-4555-8555-555555555555.jsonl", 30, 100
+    )
+    index_roots([RootSpec(root, "claude_code")])
+    session = Session.objects.get()
+    store.transcript(session)  # built once and saved as a snapshot
+    store.clear_cache()
+    context = transcripts.transcript_page(session, {})
+    loaded = context["transcript"].items.source.loaded
+    assert len(context["transcript"].folds) == 30
+    assert len(loaded) < 200  # the prompt, 25 banners, their neighbours: not a block of 200 around each

@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 from sessionviewer import readers, search, threads
 from sessionviewer.models import Session
 from sessionviewer.transcripts import layout
-from sessionviewer.transcripts.store import Transcript, item_line, transcript, transcript_with_entry
+from sessionviewer.transcripts.store import (
+    LazyItems,
+    Transcript,
+    item_line,
+    transcript,
+    transcript_with_entry,
+)
 
 
 def thread_to_dict(
@@ -235,6 +241,8 @@ def rows_for(
     at_target = t.positions.get(target) if target else None
     shown_at = display_index(t, target) if at_target is not None else None
     latest = t.compactions[-1] if t.compactions else None
+    if limit is not None and isinstance(items, LazyItems):
+        items.prefetch(_planned(t, start, stop, 2 * limit, show_all, use_folds))
     groups: list[Group] = []
     last: Row | None = None  # the last message shown: a line of the same reply joins it
     shown = 0
@@ -288,6 +296,21 @@ def rows_for(
             shown += 1
         i += 1
     return Chunk(groups, i)
+
+
+def _planned(t: Transcript, start: int, stop: int, count: int, show_all: bool, use_folds: bool) -> list[int]:
+    """The items a chunk will most likely show (noise and closed folds skipped), to load at once."""
+    planned: list[int] = []
+    i = start
+    while i < stop and len(planned) < count:
+        fold_stop = t.folds.stop_of.get(i) if use_folds else None
+        if fold_stop is not None:
+            i = fold_stop
+            continue
+        if show_all or i not in t.noise:
+            planned.append(i)
+        i += 1
+    return planned
 
 
 def _row(t: Transcript, i: int, children_by_tool, absorb_from, shown_with_call, show_all: bool) -> Row:
@@ -528,6 +551,16 @@ def search_hits(session: Session, t: Transcript, query: str, entry_id: str | Non
     entries = [e for _, e in shown]
     position = entries.index(entry_id) + 1 if entry_id in entries else None
     return Hits(query, search.query_terms(query), entries, position)
+
+
+def compaction_summary(session: Session, params: dict) -> str:
+    """The summary of the compaction at item _summary of the thread (leaf): the page renders only
+    the latest one's, the others load when opened. Raises UnknownLeaf or UnknownEntry (404)."""
+    t = transcript(session, params.get("leaf") or None)
+    index = params["_summary"]
+    if index >= len(t.items) or not t.items[index].summary:
+        raise UnknownEntry(f"_summary={index}")
+    return t.items[index].summary
 
 
 def _last_line(t: Transcript, stop: int, after: int | None) -> int:

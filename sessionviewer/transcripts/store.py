@@ -226,6 +226,16 @@ class _LazyEntries:
             self.loaded.update(_load_lines(self.session_id, block[0], block[-1]))
         return self.loaded[line]
 
+    def prefetch(self, indexes: list[int]) -> None:
+        """Load these items' entries in one query: a page of compaction banners needs one
+        entry here and one there, not a block of 200 around each."""
+        lines = [self.lines[i] for i in indexes if self.lines[i] not in self.loaded]
+        for at in range(0, len(lines), 500):
+            batch = lines[at : at + 500]
+            marks = ", ".join(["%s"] * len(batch))
+            found = _select_entries(f"session_id = %s AND line IN ({marks})", [self.session_id, *batch])
+            self.loaded.update((e.line, e) for e in found)
+
 
 class LazyItems(Sequence):
     """A snapshot's items, each made when first asked for: a 20,000-item thread
@@ -243,6 +253,9 @@ class LazyItems(Sequence):
 
     def __len__(self) -> int:
         return self.count
+
+    def prefetch(self, indexes: list[int]) -> None:
+        self.source.prefetch(indexes)
 
     def __getitem__(self, index):
         if isinstance(index, slice):

@@ -63,6 +63,12 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
         return HttpResponse(status=204)  # nothing written since the last poll: htmx swaps nothing
     if params["_all"] is not None:  # the switch: remembered for this person's next pages
         request.session[SHOW_ALL] = bool(params["_all"])
+    if params["_summary"] is not None:  # a compaction's summary, loaded as its fold opens
+        try:
+            summary = transcripts.compaction_summary(session, params)
+        except (transcripts.UnknownLeaf, transcripts.UnknownEntry):
+            return render(request, "sessions/unknown_leaf.html", {"session": session}, status=404)
+        return render(request, "sessions/detail.html#compaction-summary", {"summary": summary})
     try:
         show_all = request.session.get(SHOW_ALL, False)
         context = transcripts.transcript_page(session, params, show_all, fragment=bool(request.htmx))
