@@ -13,7 +13,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from sessionviewer.filters import MAX_SIZE, SORTS
 from sessionviewer.readers import FORMATS
-from sessionviewer.search import MAX_QUERY, query_problem
+from sessionviewer.search import HIT_SORTS, MAX_QUERY, WHAT, WHO, query_problem
 from sessionviewer.workspaces import ABSENT, NAME_MAX
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -286,9 +286,13 @@ class ActivityForm(QueryForm):
 
 class SessionListForm(ActivityForm):
     """The session list (/) and its twins /api/sessions, /api/sessions/facets and /api/search:
-    the filters, and _hits_page for the page of search hits."""
+    the filters, and for the search hits (grouped by session) their page, their order
+    (most hits or newest) and what a hit is and who said it (search.WHAT, search.WHO)."""
 
     _hits_page = WholeNumberField(min_value=1)
+    _hits_sort = OneOfField(HIT_SORTS)
+    _hits_what = OneOfField(WHAT)
+    _hits_who = OneOfField(WHO)
 
 
 class TranscriptForm(QueryForm):

@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import reduce
+from operator import or_
 
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Count, Min, Q, QuerySet
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Length
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from sessionviewer.models import Entry
+from sessionviewer import readers
+from sessionviewer.models import Entry, Session
 from sessionviewer.render import neutralise
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -135,7 +139,8 @@ def matching_entries(text: str) -> QuerySet[Entry]:
 # --- Results with snippets ------------------------------------------------------------------------------
 
 SNIPPET_WIDTH = 160
-HIT_LIMIT = 20
+HIT_LIMIT = 10  # sessions on a page of hits
+SNIPPETS = 3  # snippets shown for each session
 
 
 def query_terms(text: str) -> list[str]:
@@ -143,19 +148,37 @@ def query_terms(text: str) -> list[str]:
     return [token.lower() for word in text.split() for token in _TOKEN.findall(word)]
 
 
+def query_tokens(text: str) -> list[tuple[str, bool]]:
+    """The words of a query, lower-cased, each with whether it is a prefix: the last word
+    of a term written with a trailing '*' (parse_query reads it the same way)."""
+    tokens: list[tuple[str, bool]] = []
+    for match in _TERM.finditer(text):
+        phrase, word = match.group(1), match.group(2)
+        prefix = word is not None and word.endswith("*")
+        found = [t.lower() for t in _TOKEN.findall(phrase if phrase is not None else word)]
+        tokens += [(t, prefix and n == len(found) - 1) for n, t in enumerate(found)]
+    return tokens
+
+
+# Letters and digits: what a token is made of, and what must not touch a match on either side.
+_WORD = r"[^\W_]"
+
+
 def highlight(text: str, query: str, width: int = SNIPPET_WIDTH) -> SafeString:
-    """A window of text around the first match, escaped, with each term wrapped in <mark>.
+    """A window of text around the first match, escaped, with each match wrapped in <mark>.
 
     The text is escaped piece by piece and only our own <mark> tags are added, so
-    whatever the transcript holds stays text. Terms match at word starts, as FTS
-    prefix search does.
+    whatever the transcript holds stays text. A match is a whole token, as FTS matches
+    it: a word marks only where it stands alone ("ex" not in "Explore"), and a prefix
+    (word*) marks the whole word it starts.
     """
     text = " ".join(neutralise(text).split())
-    terms = sorted(set(query_terms(query)), key=len, reverse=True)
-    if not terms:
+    tokens = sorted(set(query_tokens(query)), key=lambda t: len(t[0]), reverse=True)
+    if not tokens:
         return escape(text[:width])
-    # A term starts after anything but a letter or digit: FTS5 splits words at "_" too.
-    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(re.escape(t) for t in terms) + ")", re.IGNORECASE)
+    # A token starts and ends where letters and digits do: FTS5 splits words at "_" too.
+    alternatives = "|".join(re.escape(t) + (f"{_WORD}*" if prefix else "") for t, prefix in tokens)
+    pattern = re.compile(rf"(?<!{_WORD})(?:{alternatives})(?!{_WORD})", re.IGNORECASE)
     first = pattern.search(text)
     begin = max(0, (first.start() if first else 0) - width // 3)
     window = text[begin : begin + width]
@@ -171,21 +194,200 @@ def highlight(text: str, query: str, width: int = SNIPPET_WIDTH) -> SafeString:
     return mark_safe("".join(parts))  # noqa: S308 - every piece of the text went through escape()
 
 
-def hit_page(query: str, sessions: QuerySet, number: int | None, size: int = HIT_LIMIT) -> Page | None:
-    """Page number (from 1, forms.SessionListForm's _hits_page) of the newest entries matching
-    query within the given sessions, each with a highlighted snippet; None without a query.
-    Past the end gives the last page, as Paginator.get_page does."""
+# --- Hits grouped by session ------------------------------------------------------------------------------
+# What a hit is comes from the types of its blocks, read in SQL from the stored blocks column:
+# orjson writes each block with "type" first (readers.Block.to_dict, index/rows.py), so a block
+# starts with {"type":"...". An entry holding several kinds (a reply with a tool call) counts under
+# each; one holding none of them (a summary, an attachment, a line the reader does not know) is
+# "other". Who said it is the entry's role: readers give tool results the role "tool".
+
+HIT_SORTS = {"hits": "Most hits", "newest": "Newest"}
+WHAT = {
+    "message": ("Message text", readers.TEXT),
+    "thinking": ("Thinking", readers.THINKING),
+    "tool_call": ("Tool call", readers.TOOL_CALL),
+    "tool_output": ("Tool output", readers.TOOL_RESULT),
+    "other": ("Other", ""),
+}
+WHO = {"user": "User", "assistant": "Assistant", "tool": "Tool", "other": "Other"}
+
+
+def _holds(block_type: str) -> Q:
+    start = '{"type":"' + block_type + '"'
+    return Q(blocks__startswith="[" + start) | Q(blocks__contains="}," + start)
+
+
+_HOLDS = {name: _holds(block_type) for name, (_, block_type) in WHAT.items() if block_type}
+_WHAT_Q = {**_HOLDS, "other": ~reduce(or_, _HOLDS.values())}
+_WHO_Q = {
+    **{name: Q(role=name) for name in ("user", "assistant", "tool")},
+    "other": ~Q(role__in=("user", "assistant", "tool")),
+}
+
+
+def what_of(entry: Entry) -> list[str]:
+    """What an entry is, as the filter reads it from its blocks (the same rule, in Python)."""
+    types = {block.get("type") for block in entry.blocks if isinstance(block, dict)}
+    found = [name for name, (_, block_type) in WHAT.items() if block_type and block_type in types]
+    return found or ["other"]
+
+
+def who_of(entry: Entry) -> str:
+    return entry.role if entry.role in ("user", "assistant", "tool") else "other"
+
+
+@dataclass
+class Snippet:
+    """One text that matched, and how many hits of its session have exactly that text."""
+
+    entry: Entry
+    html: SafeString
+    count: int
+    what: list[str]
+    who: str
+
+    @property
+    def label(self) -> str:
+        """Who said it and what it is, as the page shows it: "Assistant · Thinking"."""
+        return " · ".join([WHO[self.who], *(WHAT[w][0] for w in self.what)])
+
+
+@dataclass
+class SessionHits:
+    session: Session
+    count: int  # hits in this session
+    texts: int  # distinct texts among them
+    snippets: list[Snippet]
+
+
+@dataclass
+class HitResults:
+    """A page of sessions with hits (page.object_list: SessionHits), and the hits' facets."""
+
+    query: str
+    page: Page
+    count: int  # hits, the what and who filters applied
+    sort: str
+    what: str
+    who: str
+    facets: list[dict]
+
+    @property
+    def sorts(self):
+        return HIT_SORTS.items()
+
+
+def search_hits(
+    query: str,
+    sessions: QuerySet,
+    number: int | None = None,
+    sort: str = "",
+    what: str = "",
+    who: str = "",
+    size: int = HIT_LIMIT,
+) -> HitResults | None:
+    """Page number (from 1) of the sessions with entries matching query, among sessions: each
+    with its hit count and its best SNIPPETS texts; None without a query.
+
+    sort: "hits" (most hits, then newest; the default) or "newest". what and who (keys of
+    WHAT and WHO, "" for all) filter the hits; the facets count each one with the other applied.
+    The index keeps no positions, so there is no relevance score (bm25): within a session,
+    the shortest texts come first, where the words say most, then the earliest.
+    """
     if not query.strip():
         return None
-    entries = (
-        matching_entries(query)
-        .filter(session_id__in=sessions.order_by().values("id"))
-        .select_related("session")
-        .defer("blocks", "raw", "extra", "usage")
-        .order_by("-session__updated_at", "-session_id", "line")
+    hits = matching_entries(query).filter(session_id__in=sessions.order_by().values("id"))
+    what_q, who_q = _WHAT_Q.get(what, Q()), _WHO_Q.get(who, Q())
+    counts = hits.aggregate(
+        total=_count(what_q & who_q),
+        sessions=Count("session_id", distinct=True, filter=(what_q & who_q) or None),
+        **{f"what_{k}": _count(q & who_q) for k, q in _WHAT_Q.items()},
+        **{f"who_{k}": _count(q & what_q) for k, q in _WHO_Q.items()},
     )
-    page = Paginator(entries, size).get_page(number)
-    page.object_list = [
-        {"entry": e, "session": e.session, "snippet": highlight(e.text, query)} for e in page.object_list
+    hits = hits.filter(what_q & who_q)
+    order = ("-session__updated_at", "-session_id")
+    if sort != "newest":
+        order = ("-hits", *order)
+    groups = hits.values("session_id").annotate(hits=Count("id")).order_by(*order)
+    page = _CountedPaginator(groups, size, counted=counts["sessions"]).get_page(number)
+    page.object_list = _with_snippets(hits, list(page.object_list), query)
+    facets = [
+        _facet("what", "What", {k: (label, counts[f"what_{k}"]) for k, (label, _) in WHAT.items()}, what),
+        _facet("who", "Who", {k: (label, counts[f"who_{k}"]) for k, label in WHO.items()}, who),
     ]
-    return page
+    return HitResults(query, page, counts["total"], sort or "hits", what, who, facets)
+
+
+def _count(where: Q) -> Count:
+    return Count("id", filter=where) if where else Count("id")
+
+
+class _CountedPaginator(Paginator):
+    """A paginator told its count, so that the grouped query is not run again to count it."""
+
+    def __init__(self, *args, counted: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._counted = counted
+
+    @property
+    def count(self) -> int:
+        return self._counted
+
+
+def _facet(name: str, label: str, values: dict[str, tuple[str, int]], selected: str) -> dict:
+    return {
+        "name": name,
+        "label": label,
+        "values": [
+            {"value": k, "label": text, "count": n, "selected": k == selected}
+            for k, (text, n) in values.items()
+            if n or k == selected
+        ],
+    }
+
+
+def _with_snippets(hits: QuerySet, groups: list[dict], query: str) -> list[SessionHits]:
+    """Each session's hits, identical texts collapsed into one with their count, and the best
+    SNIPPETS of them (the shortest, then the earliest), in the order of the transcript."""
+    ids = [g["session_id"] for g in groups]
+    if not ids:
+        return []
+    texts: dict[int, list[dict]] = {i: [] for i in ids}
+    # Grouped by the text itself, but only its length is read back: a long tool output is
+    # loaded once below, for the few texts shown.
+    rows = (
+        hits.filter(session_id__in=ids)
+        .order_by()
+        .values("session_id", "text")
+        .annotate(n=Count("id"), first=Min("line"), size=Length("text"))
+        .values("session_id", "n", "first", "size")
+    )
+    for row in rows:
+        texts[row["session_id"]].append(row)
+    best = {i: sorted(rows, key=lambda r: (r["size"], r["first"]))[:SNIPPETS] for i, rows in texts.items()}
+    wanted = Q()
+    for i, rows in best.items():
+        wanted |= Q(session_id=i, line__in=[r["first"] for r in rows])
+    entries = {
+        (e.session_id, e.line): e
+        for e in Entry.objects.filter(wanted).defer("raw", "extra", "usage").order_by("session_id", "line")
+    }
+    by_id = Session.objects.in_bulk(ids)
+    found = []
+    for group in groups:
+        i = group["session_id"]
+        snippets = []
+        for row in sorted(best[i], key=lambda r: r["first"]):
+            entry = entries.get((i, row["first"]))
+            if entry is not None:
+                html = highlight(entry.text, query)
+                snippets.append(Snippet(entry, html, row["n"], what_of(entry), who_of(entry)))
+        found.append(SessionHits(by_id[i], group["hits"], len(texts[i]), snippets))
+    return found
+
+
+def hit_page(query: str, sessions: QuerySet, number: int | None, size: int = HIT_LIMIT) -> Page | None:
+    """The page of sessions with hits, as search_hits gives it (kept for callers of the
+    ungrouped version)."""
+    results = search_hits(query, sessions, number, size=size)
+    return results.page if results is not None else None

@@ -187,14 +187,20 @@ def test_search_shows_the_hit_with_the_terms_marked_and_a_link_to_the_entry(clie
     assert f'id="{fragment}"' in landed
 
 
-def test_search_hits_come_in_pages(client, tmp_path, viewer):
-    write_go_session(tmp_path / "go", 50)
+def write_go_sessions(folder: Path, sessions: int, messages: int) -> None:
+    for n in range(sessions):
+        write_go_session(folder, messages, name=f"20260101-{n:06d}-0000abcd.jsonl")
+
+
+def test_search_hits_come_in_pages_of_sessions(client, tmp_path, viewer):
+    write_go_sessions(tmp_path / "go", 25, 2)
     index_roots([RootSpec(tmp_path / "go", "go_agent")])
     body = page(client, reverse("session-list"), q="number")
-    assert "1–20 of 50" in body and body.count('<li class="hit">') == 20
+    assert "50 hits in 25 sessions · sessions 1–10" in body
+    assert body.count('<li class="hit-session">') == 10
     assert "_hits_page=2" in body
     last = page(client, reverse("session-list"), q="number", _hits_page="3")
-    assert "41–50 of 50" in last and last.count('<li class="hit">') == 10
+    assert "sessions 21–25" in last and last.count('<li class="hit-session">') == 5
     assert "Previous matches" in last and "More matches" not in last
 
 
@@ -203,11 +209,13 @@ def test_search_hits_page_must_be_a_whole_number(client, demo, viewer):
     assert body.startswith("_hits_page")
 
 
-def test_search_api_twin_pages_its_hits(client, tmp_path, viewer):
-    write_go_session(tmp_path / "go", 50)
+def test_search_api_twin_pages_its_sessions_and_keeps_its_keys(client, tmp_path, viewer):
+    write_go_sessions(tmp_path / "go", 25, 2)
     index_roots([RootSpec(tmp_path / "go", "go_agent")])
     body = orjson.loads(client.get(reverse("api-search"), {"q": "number", "_hits_page": "2"}).content)
-    assert (body["count"], body["page"], body["pages"], len(body["hits"])) == (50, 2, 3, 20)
+    assert (body["count"], body["page"], body["pages"], body["session_count"]) == (50, 2, 3, 25)
+    assert len(body["sessions"]) == 10 and len(body["hits"]) == 20
+    assert {"session", "entry", "line", "snippet_html", "url"} <= body["hits"][0].keys()
 
 
 def test_a_hit_in_a_long_session_opens_the_chunk_that_holds_it(client, long_session, viewer):

@@ -4,17 +4,29 @@ The FTS5 index keeps no positions (migration 0007), so phrases are matched by a
 substring test on the rows that hold all of their tokens; these tests pin that down.
 """
 
+import html
 import json
+import re
 from pathlib import Path
 
+import orjson
 import pytest
 from django.db import connection
+from django.urls import reverse
 
 from sessionviewer.index import index_roots
-from sessionviewer.models import Entry
+from sessionviewer.models import Entry, Session
 from sessionviewer.readers import argument_strings
 from sessionviewer.roots import RootSpec
-from sessionviewer.search import matching_entries, parse_query
+from sessionviewer.search import (
+    SNIPPETS,
+    WHAT,
+    highlight,
+    matching_entries,
+    parse_query,
+    query_tokens,
+    search_hits,
+)
 
 from .claude_files import write_tool_turn
 
@@ -228,3 +240,214 @@ def test_arguments_written_as_a_json_string_are_read_as_json():
     assert argument_strings('{"command": "ls\\nmake"}') == ["ls\nmake"]
     assert argument_strings("{not json") == ["{not json"]
     assert argument_strings("plain words") == ["plain words"]
+
+
+# --- Highlighting -----------------------------------------------------------------------------------------
+
+
+def test_a_word_is_marked_only_where_it_stands_alone_not_inside_another_word():
+    # FTS matched the token "ex" of tmux.ex: the "Ex" that starts "Explore" is another word.
+    snippet = highlight("Explore the code in lib/spotter/services/tmux.ex", "lib/spotter/services/tmux.ex")
+    assert "<mark>Ex</mark>plore" not in snippet
+    assert "Explore" in snippet
+    assert "<mark>tmux</mark>.<mark>ex</mark>" in snippet
+
+
+def test_a_prefix_marks_the_whole_word_it_starts_and_nothing_inside_other_words():
+    snippet = highlight("jumps and jumped, but not overjump or jump_start", "jump*")
+    assert "<mark>jumps</mark> and <mark>jumped</mark>" in snippet
+    assert "overjump" in snippet and "<mark>" not in snippet.split("overjump")[0][-10:]
+    assert "<mark>jump</mark>_start" in snippet  # FTS5 splits at "_": "jump" is a token there
+
+
+def test_only_the_last_word_of_a_starred_word_is_a_prefix_as_the_index_reads_it():
+    assert query_tokens('"quick brown" fox app.p*') == [
+        ("quick", False),
+        ("brown", False),
+        ("fox", False),
+        ("app", False),
+        ("p", True),
+    ]
+
+
+# --- Hits grouped by session ------------------------------------------------------------------------------
+
+
+def claude_line(number: int, role: str, content, stamp: str, **fields) -> dict:
+    kind = "assistant" if role == "assistant" else "user"
+    message = {"role": role, "content": content}
+    if role == "assistant":
+        message |= {"id": f"msg{number}", "model": "m"}
+    return {
+        "type": kind,
+        "uuid": f"e{number}",
+        "parentUuid": f"e{number - 1}" if number > 1 else None,
+        "sessionId": "s",
+        "cwd": "/home/me/app",
+        "timestamp": stamp,
+        "message": message,
+        **fields,
+    }
+
+
+def write_claude_session(path: Path, contents: list[tuple[str, object]], day: int) -> Path:
+    """A Claude Code session of one line for each (role, content), all on 2025-02-<day>."""
+    lines = [
+        claude_line(n, role, content, f"2025-02-{day:02d}T10:{n:02d}:00Z")
+        for n, (role, content) in enumerate(contents, start=1)
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return path
+
+
+def tool_result(call_id: str, output: str) -> list[dict]:
+    return [{"type": "tool_result", "tool_use_id": call_id, "content": output}]
+
+
+@pytest.fixture
+def grouped(db, tmp_path: Path):
+    """Two sessions matching "zebra": an older one with 10 hits, 7 of them the same tool output,
+    and a newer one with 2 hits; and a third that does not match."""
+    root = tmp_path / "projects"
+    call = [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "grep -n zebra notes"}}]
+    write_claude_session(
+        root / "-home-me-app" / "many.jsonl",
+        [
+            ("user", "Where is the zebra file?"),
+            (
+                "assistant",
+                [{"type": "thinking", "thinking": "The zebra file is probably here", "signature": "x"}],
+            ),
+            ("assistant", call),
+            *[("user", tool_result("t1", "zebra stripes: black and white")) for _ in range(7)],
+        ],
+        day=8,
+    )
+    write_claude_session(
+        root / "-home-me-app" / "few.jsonl",
+        [("user", "Draw a zebra"), ("assistant", "Here is a zebra, drawn in ASCII")],
+        day=9,
+    )
+    write_claude_session(root / "-home-me-app" / "none.jsonl", [("user", "Draw a horse")], day=10)
+    index_roots([RootSpec(root, "claude_code")])
+
+
+def titles(results) -> list[str]:
+    return [group.session.key.rsplit("/", 1)[-1] for group in results.page.object_list]
+
+
+def test_hits_are_grouped_one_row_per_session_with_its_hit_count(grouped):
+    results = search_hits("zebra", Session.objects.all())
+    assert results.count == 12
+    assert results.page.paginator.count == 2
+    assert [group.count for group in results.page.object_list] == [10, 2]
+
+
+def test_identical_texts_in_a_session_collapse_into_one_with_their_count(grouped):
+    many = search_hits("zebra", Session.objects.all()).page.object_list[0]
+    assert many.texts == 4
+    assert len(many.snippets) == SNIPPETS
+    outputs = [s for s in many.snippets if s.what == ["tool_output"]]
+    assert [s.count for s in outputs] == [7]
+
+
+def test_hits_come_by_most_hits_by_default_or_newest_first(grouped):
+    most = search_hits("zebra", Session.objects.all())
+    newest = search_hits("zebra", Session.objects.all(), sort="newest")
+    assert [g.count for g in most.page.object_list] == [10, 2]
+    assert [g.count for g in newest.page.object_list] == [2, 10]
+    assert most.sort == "hits" and newest.sort == "newest"
+
+
+def facet_counts(results) -> dict[str, dict[str, int]]:
+    return {f["name"]: {v["value"]: v["count"] for v in f["values"]} for f in results.facets}
+
+
+def test_facets_count_what_a_hit_is_and_who_said_it(grouped):
+    counts = facet_counts(search_hits("zebra", Session.objects.all()))
+    assert counts["what"] == {"message": 3, "thinking": 1, "tool_call": 1, "tool_output": 7}
+    assert counts["who"] == {"user": 2, "assistant": 3, "tool": 7}
+
+
+def test_a_what_filter_keeps_its_hits_and_counts_who_among_them(grouped):
+    results = search_hits("zebra", Session.objects.all(), what="message")
+    assert results.count == 3
+    assert [g.count for g in results.page.object_list] == [2, 1]
+    assert facet_counts(results)["who"] == {"user": 2, "assistant": 1}
+    # Its own facet still counts every kind, so that another can be chosen.
+    assert facet_counts(results)["what"]["tool_output"] == 7
+
+
+def test_a_who_filter_keeps_the_hits_of_that_speaker(grouped):
+    results = search_hits("zebra", Session.objects.all(), who="assistant", what="thinking")
+    assert results.count == 1
+    snippet = results.page.object_list[0].snippets[0]
+    assert (snippet.who, snippet.what) == ("assistant", ["thinking"])
+    assert "<mark>zebra</mark>" in snippet.html
+
+
+def test_what_read_in_python_agrees_with_the_filter_in_sql(grouped):
+    for name in WHAT:
+        found = search_hits("zebra", Session.objects.all(), what=name)
+        for group in found.page.object_list:
+            assert all(name in snippet.what for snippet in group.snippets)
+
+
+def test_the_best_snippets_are_the_shortest_texts_shown_in_transcript_order(grouped):
+    many = search_hits("zebra", Session.objects.all()).page.object_list[0]
+    assert [s.entry.line for s in many.snippets] == sorted(s.entry.line for s in many.snippets)
+    assert "probably" not in " ".join(s.html for s in many.snippets)  # the longest of the four texts
+
+
+# --- The list page and /api/search ------------------------------------------------------------------------
+
+SEARCH_URLS = {"": "session-list", "/api": "api-search"}
+
+
+@pytest.mark.parametrize("prefix", SEARCH_URLS)
+@pytest.mark.parametrize(
+    ("parameter", "value"), [("_hits_sort", "relevance"), ("_hits_what", "image"), ("_hits_who", "system")]
+)
+def test_a_bad_hits_sort_or_filter_is_a_400_naming_it(client, viewer, grouped, prefix, parameter, value):
+    response = client.get(reverse(SEARCH_URLS[prefix]), {"q": "zebra", parameter: value})
+    assert response.status_code == 400
+    message = orjson.loads(response.content)["error"] if prefix else response.content.decode()
+    assert message.startswith(f"{parameter}: ") and repr(value) in message
+
+
+def test_the_list_shows_one_row_per_session_with_its_count_and_collapsed_snippets(client, viewer, grouped):
+    body = client.get(reverse("session-list"), {"q": "zebra"}).content.decode()
+    assert "12 hits in 2 sessions" in body
+    rows = re.findall(r'<li class="hit-session">(.*?)</ol>\s*</li>', body, re.S)
+    assert len(rows) == 2
+    assert '<span class="hit-count">10 hits</span>' in rows[0]
+    assert "×7 identical" in rows[0]
+    assert rows[0].count('<li class="hit">') == SNIPPETS
+
+
+def test_a_hit_links_to_its_entry_with_the_query(client, viewer, grouped):
+    body = client.get(reverse("session-list"), {"q": "zebra", "_hits_sort": "newest"}).content.decode()
+    link = html.unescape(re.search(r'class="hit-link" href="([^"]+)"', body).group(1))
+    path, _, fragment = link.partition("#")
+    assert "q=zebra" in path and "entry=e1" in path
+    assert f'id="{fragment}"' in client.get(path).content.decode()
+
+
+def test_the_facets_link_to_their_filter_and_the_selected_one_back(client, viewer, grouped):
+    body = client.get(reverse("session-list"), {"q": "zebra", "_hits_who": "tool"}).content.decode()
+    assert "7 hits in 1 session" in body
+    facet = re.search(r'<p class="hit-facet" data-facet="who">(.*?)</p>', body, re.S).group(1)
+    assert "_hits_who=user" in html.unescape(facet)
+    selected = re.search(r'<a class="chip selected"[^>]*href="([^"]*)"[^>]*>✕ Tool', facet).group(1)
+    assert "_hits_who" not in html.unescape(selected)
+
+
+def test_the_api_groups_hits_like_the_page(client, viewer, grouped):
+    body = orjson.loads(client.get(reverse("api-search"), {"q": "zebra"}).content)
+    assert (body["count"], body["session_count"], body["sort"]) == (12, 2, "hits")
+    assert [s["hits"] for s in body["sessions"]] == [10, 2]
+    assert [s["count"] for s in body["sessions"][0]["snippets"]].count(7) == 1
+    assert body["hits"] == [h for s in body["sessions"] for h in s["snippets"]]
+    who = next(f for f in body["facets"] if f["name"] == "who")
+    assert {v["value"]: v["count"] for v in who["values"]} == {"user": 2, "assistant": 3, "tool": 7}

@@ -89,35 +89,75 @@ def session_facets(request: HttpRequest) -> HttpResponse:
     return json_response({"facets": activity.facets(request.GET, SessionListForm.read(request.GET))})
 
 
+def _hit_url(session_id: int, entry_id: str, q: str) -> str:
+    """The transcript at the entry, with the query that found it (the page marks its words)."""
+    query = urlencode({"entry": entry_id, "q": q})
+    return f"{reverse('session-detail', args=[session_id])}?{query}#{transcripts.anchor(entry_id)}"
+
+
+def _snippet_to_dict(session_id: int, snippet: search.Snippet, q: str) -> dict:
+    entry = snippet.entry
+    return {
+        "session": session_id,
+        "entry": entry.entry_id,
+        "line": entry.line,
+        "snippet_html": str(snippet.html),
+        "url": _hit_url(session_id, entry.entry_id, q),
+        "count": snippet.count,
+        "what": snippet.what,
+        "who": snippet.who,
+        "timestamp": entry.timestamp,
+    }
+
+
 @require_GET
 @api_login_required
 @bad_parameter_is_400
 def search_hits(request: HttpRequest) -> HttpResponse:
-    """Matching entries with highlighted snippets (HTML, escaped) and a link into the transcript."""
+    """The list page's search hits, grouped by session: each session with its hit count and its
+    best snippets (HTML, escaped, identical texts counted once), and the what/who facets.
+    "hits" lists every snippet shown, as before grouping; "count" counts every hit."""
     params = SessionListForm.read(request.GET)
     query = filter_sessions(params)
-    page = search.hit_page(query.q, query.queryset, params["_hits_page"])
-    hits = page.object_list if page is not None else []
+    results = search.search_hits(
+        query.q,
+        query.queryset,
+        params["_hits_page"],
+        params["_hits_sort"],
+        params["_hits_what"],
+        params["_hits_who"],
+    )
+    if results is None:
+        return json_response(
+            {"q": query.q, "count": 0, "page": 1, "pages": 0, "hits": [], "session_count": 0, "sessions": []}
+        )
+    page = results.page
+    sessions = [
+        {
+            "session": group.session.id,
+            "title": group.session.display_title,
+            "format": group.session.format,
+            "updated_at": group.session.updated_at,
+            "hits": group.count,
+            "texts": group.texts,
+            "url": f"{reverse('session-detail', args=[group.session.id])}?{urlencode({'q': query.q})}",
+            "snippets": [_snippet_to_dict(group.session.id, s, query.q) for s in group.snippets],
+        }
+        for group in page.object_list
+    ]
     return json_response(
         {
             "q": query.q,
-            "count": page.paginator.count if page is not None else 0,
-            "page": page.number if page is not None else 1,
-            "pages": page.paginator.num_pages if page is not None else 0,
-            "hits": [
-                {
-                    "session": hit["session"].id,
-                    "entry": hit["entry"].entry_id,
-                    "line": hit["entry"].line,
-                    "snippet_html": str(hit["snippet"]),
-                    "url": reverse("session-detail", args=[hit["session"].id])
-                    + "?"
-                    + urlencode({"entry": hit["entry"].entry_id})
-                    + "#"
-                    + transcripts.anchor(hit["entry"].entry_id),
-                }
-                for hit in hits
-            ],
+            "count": results.count,
+            "page": page.number,
+            "pages": page.paginator.num_pages,
+            "hits": [snippet for group in sessions for snippet in group["snippets"]],
+            "session_count": page.paginator.count,
+            "sort": results.sort,
+            "what": results.what,
+            "who": results.who,
+            "sessions": sessions,
+            "facets": results.facets,
         }
     )
 

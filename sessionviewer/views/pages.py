@@ -42,7 +42,14 @@ def session_list(request: HttpRequest) -> HttpResponse:
     params = SessionListForm.read(request.GET)
     query = filter_sessions(params)
     facets = activity.facets(request.GET, params, query.matched)
-    hits = search.hit_page(query.q, query.queryset, params["_hits_page"])
+    hits = search.search_hits(
+        query.q,
+        query.queryset,
+        params["_hits_page"],
+        params["_hits_sort"],
+        params["_hits_what"],
+        params["_hits_who"],
+    )
     page = Paginator(query.queryset.select_related("source"), query.size).get_page(query.page)
     template_name = "sessions/list.html"
     if request.htmx:
