@@ -142,6 +142,7 @@ def test_noise_rule_keeps_errors_commands_and_compactions_in_sight():
     assert layout.is_noise(entry(kind="file-history-snapshot"))
     assert not layout.is_noise(entry(kind="system", extra={"level": "error"}))
     assert not layout.is_noise(entry(kind="compaction"))
+    assert not layout.is_noise(entry(kind="raw", subtype="brand-new-type"))  # unknown: kept in sight
     assert layout.is_noise(entry(kind="message", role="user", is_meta=True, blocks=[Block("text", text="x")]))
     command = entry(kind="message", role="user", extra={"command": "/mcp"}, blocks=[Block("text", text="x")])
     assert not layout.is_noise(command)

@@ -5,7 +5,8 @@ Two rules, both computed once per built thread (store.py keeps them with its sna
 - Noise is hidden until the reader switches on "show all entries": the harness's bookkeeping
   (progress and hook lines, file-history snapshots, queue operations, session headers,
   setting changes), meta and system-reminder lines, local-command caveats and output, and the
-  compaction summary line that its boundary's banner already shows.
+  compaction summary line that its boundary's banner already shows. A line of a type no
+  reader knows is not noise: it shows.
 - Each compaction boundary gets one fold holding what it compacted away; the first prompt
   stays outside the first fold, so a page opens on what the person asked for.
 
@@ -26,8 +27,8 @@ from sessionviewer.readers import claude_code
 def is_noise(entry: readers.Entry) -> bool:
     """Whether the page hides this entry until asked to show all entries."""
     kind = entry.kind
-    if kind in (readers.COMPACTION, readers.BRANCH):
-        return False
+    if kind in (readers.COMPACTION, readers.BRANCH, readers.RAW):
+        return False  # a line of a type no reader knows stays in sight: it may be what matters
     if kind != readers.MESSAGE:
         return not _is_error(entry)
     if entry.extra.get("is_compact_summary"):
