@@ -1,5 +1,6 @@
 """The JSON API: filters, pagination, the thread, the raw file, and who may see them."""
 
+import io
 from pathlib import Path
 
 import orjson
@@ -170,10 +171,26 @@ def test_raw_streams_the_original_file(client, root, viewer):
     assert b"".join(response.streaming_content) == ALICE.encode()
 
 
-def test_raw_refuses_a_file_outside_the_configured_roots(client, root, viewer, settings, tmp_path):
-    settings.SESSIONVIEWER_ROOTS = [f"fluux_xmpp={tmp_path / 'elsewhere'}"]
-    response = client.get(reverse("api-session-raw", args=[session_of("alice@example.com").id]))
+def test_raw_refuses_a_file_outside_the_root_it_was_indexed_from(client, root, viewer, tmp_path):
+    session = session_of("alice@example.com")
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text("secret\n")
+    Session.objects.filter(id=session.id).update(path=str(outside))
+    response = client.get(reverse("api-session-raw", args=[session.id]))
     assert response.status_code == 404
+
+
+def test_raw_serves_a_session_indexed_from_a_root_given_on_the_command_line(client, viewer, settings, tmp_path):
+    from django.core.management import call_command
+
+    settings.SESSIONVIEWER_ROOTS = [f"fluux_xmpp={tmp_path / 'configured'}"]
+    folder = tmp_path / "given" / "alice@example.com"
+    folder.mkdir(parents=True)
+    (folder / "history.jsonl").write_text(ALICE)
+    call_command("index", f"fluux_xmpp={tmp_path / 'given'}", stdout=io.StringIO())
+    response = client.get(reverse("api-session-raw", args=[Session.objects.get().id]))
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content) == ALICE.encode()
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from sessionviewer import activity, search, transcripts
 from sessionviewer.filters import filter_sessions
 from sessionviewer.forms import ActivityForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
-from sessionviewer.roots import configured_roots, is_inside_roots
+from sessionviewer.roots import is_inside_roots
 from sessionviewer.views.http import api_permission_required, bad_parameter_is_400, json_error, json_response
 from sessionviewer.workspaces import open_regular, read_error
 
@@ -68,10 +68,11 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
 @require_GET
 @api_login_required
 def session_raw(request: HttpRequest, session_id: int) -> HttpResponse:
-    session = get_object_or_404(Session, id=session_id)
+    session = get_object_or_404(Session.objects.select_related("source"), id=session_id)
     path = Path(session.path)
-    # The path came from the index, but check it still lies under a configured root.
-    if not is_inside_roots(path, [spec.path for spec in configured_roots()]):
+    # The path came from the index; check it (links resolved) still lies under the root it
+    # was indexed from, however that root was given (settings or `manage.py index PATH`).
+    if not is_inside_roots(path, [Path(session.source.path)]):
         return json_error(f"the file of session {session_id} is not available", 404)
     try:
         handle = open_regular(path)
