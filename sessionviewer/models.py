@@ -6,6 +6,7 @@ import orjson
 from django.db import models
 from django.urls import reverse
 
+from sessionviewer import prices
 from sessionviewer.index.rows import ENTRY_FIELDS as ENTRY_FIELDS  # the column order, written once there
 from sessionviewer.index.rows import json_text
 
@@ -79,6 +80,12 @@ class Session(models.Model):
     output_tokens = models.BigIntegerField(default=0)
     cache_read_tokens = models.BigIntegerField(default=0)
     cache_write_tokens = models.BigIntegerField(default=0)
+    # Tokens by model, provider, day and context size (index/fold.py), and what they cost
+    # at the prices of prices.py when indexed: USD (None: none has a price), and the tokens
+    # no price covers. `manage.py reprice` prices every session's lines again.
+    usage_lines = OrjsonField(default=dict)
+    cost = models.FloatField(null=True, blank=True)
+    unpriced_tokens = models.BigIntegerField(default=0)
     extra = OrjsonField(default=dict)
     # Where the file stood when last read: a pass opens it only when these change.
     file_size = models.BigIntegerField(default=0)
@@ -114,6 +121,15 @@ class Session(models.Model):
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    def apply_prices(self) -> None:
+        """Price the usage lines: cost and unpriced_tokens, as the index stores them."""
+        costing = prices.price_lines(self.usage_lines)
+        self.cost, self.unpriced_tokens = costing["cost"], costing["unpriced_tokens"]
+
+    def costing(self) -> dict:
+        """How the cost was computed: per model, tokens by kind x rates (prices.price_lines)."""
+        return prices.price_lines(self.usage_lines)
 
     def to_dict(self) -> dict:
         return {
@@ -153,6 +169,8 @@ class Session(models.Model):
                 "cache_write": self.cache_write_tokens,
                 "total": self.total_tokens,
             },
+            # USD; None: no token of it has a price. unpriced_tokens: tokens no price covers.
+            "cost": {"usd": self.cost, "unpriced_tokens": self.unpriced_tokens},
             "extra": self.extra,
             "index_error": self.index_error,
         }

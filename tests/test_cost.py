@@ -1,0 +1,137 @@
+"""Cost per session as the index stores it: one usage per message (the last streamed line),
+cache writes by kind, subagents apart, appends across passes, every format."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from sessionviewer import prices, readers
+from sessionviewer.index import fold, index_roots
+from sessionviewer.models import Session
+from sessionviewer.roots import RootSpec
+
+pytestmark = pytest.mark.django_db
+
+COST_TREE = Path(__file__).parent / "fixtures" / "claude_code" / "cost"
+# claude-opus-4-6 at $5 input, $25 output, $0.50 cache read, $6.25 5-minute and $10 1-hour
+# cache writes per million: 3 input, 500 output (the last streamed line, not the first's 13),
+# 20,000 cache read, 4,000 5-minute and 6,000 1-hour cache writes.
+MAIN_COST = (3 * 5 + 500 * 25 + 20_000 * 0.5 + 4_000 * 6.25 + 6_000 * 10) / 1e6
+SUBAGENT_COST = (1_000 * 1 + 200 * 5) / 1e6  # claude-haiku-4-5
+
+
+@pytest.fixture(autouse=True)
+def _no_prices_file(settings, tmp_path):
+    settings.DATA_DIR = tmp_path / "data"
+    prices.clear_cache()
+    yield
+    prices.clear_cache()
+
+
+@pytest.fixture
+def indexed(tmp_path):
+    root = shutil.copytree(COST_TREE, tmp_path / "projects")
+    index_roots([RootSpec(root, "claude_code")])
+    return root
+
+
+def test_a_streamed_reply_is_priced_once_with_its_last_usage_line(indexed):
+    main = Session.objects.get(kind="main")
+    assert main.cost == pytest.approx(MAIN_COST)
+
+
+def test_one_hour_cache_writes_are_priced_apart_from_five_minute_ones(indexed):
+    line = Session.objects.get(kind="main").costing()["models"][0]["lines"][0]
+    assert line["tokens"]["cache_write_1h"] == 6_000
+    assert line["tokens"]["cache_write_5m"] == 4_000
+    assert line["rates"]["cache_write_1h"] == 10.0
+
+
+def test_a_model_without_a_price_leaves_its_tokens_unpriced_not_free(indexed):
+    main = Session.objects.get(kind="main")
+    assert main.unpriced_tokens == 150
+    fable = next(m for m in main.costing()["models"] if m["model"] == "claude-fable-9")
+    assert fable["cost"] is None
+
+
+def test_a_subagent_has_its_own_cost_and_its_parent_does_not_count_it(indexed):
+    subagent = Session.objects.get(kind="subagent")
+    assert subagent.parent == Session.objects.get(kind="main")
+    assert subagent.cost == pytest.approx(SUBAGENT_COST)
+    assert subagent.parent.cost == pytest.approx(MAIN_COST)
+
+
+def test_the_usage_lines_add_up_to_the_session_tokens(indexed):
+    for session in Session.objects.all():
+        lines = session.usage_lines.values()
+        assert sum(prices.line_tokens(tokens) for tokens in lines) == session.total_tokens
+
+
+def test_a_reply_streamed_across_two_passes_is_priced_once(tmp_path):
+    root = shutil.copytree(COST_TREE, tmp_path / "projects")
+    (root / "-home-me-shop" / "5e55a0e1-0000-4000-8000-000000000001").rename(tmp_path / "subagents")
+    path = next(root.glob("*/*.jsonl"))
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:2]))  # the prompt and the reply's first streamed line
+    index_roots([RootSpec(root, "claude_code")])
+    with path.open("ab") as appended:
+        appended.write(b"".join(lines[2:]))
+    index_roots([RootSpec(root, "claude_code")])
+    assert Session.objects.get().cost == pytest.approx(MAIN_COST)
+
+
+def test_prices_changed_by_the_prices_file_apply_when_sessions_are_priced_again(indexed, settings):
+    settings.DATA_DIR.mkdir()
+    (settings.DATA_DIR / "prices.toml").write_text('[models."claude-fable-9"]\ninput = 1000\noutput = 0\n')
+    prices.clear_cache()
+    main = Session.objects.get(kind="main")
+    main.apply_prices()
+    assert main.cost == pytest.approx(MAIN_COST + 100 * 1000 / 1e6)
+    assert main.unpriced_tokens == 0
+
+
+def folded(path: Path, fmt: str) -> fold.SessionState:
+    state = fold.SessionState(format=fmt)
+    fold.fold_entries(state, readers.read_session(path, fmt).entries)
+    return state
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt", "usd"),
+    [
+        # claude-sonnet-4-5 ($3 in, $15 out, $0.30 cache read, $3.75 cache write), provider anthropic
+        (
+            "go_agent/all_block_types.jsonl",
+            "go_agent",
+            (100 * 3 + 50 * 15 + 80 * 0.3 + 20 * 3.75 + 30 * 3 + 5 * 15) / 1e6,
+        ),
+        ("openclaw/pi_v3_all_kinds.jsonl", "openclaw", (100 * 3 + 40 * 15 + 60 * 0.3 + 10 * 3.75) / 1e6),
+    ],
+)
+def test_every_format_with_usage_is_priced_by_its_model_and_provider(path, fmt, usd):
+    costing = prices.price_lines(folded(FIXTURES / path, fmt).usage_lines)
+    assert costing["cost"] == pytest.approx(usd)
+
+
+def test_a_format_without_usage_has_no_cost():
+    state = folded(FIXTURES / "fluux_xmpp" / "one_to_one.jsonl", "fluux_xmpp")
+    assert prices.price_lines(state.usage_lines) == {"cost": None, "unpriced_tokens": 0, "models": []}
+
+
+def test_reprice_applies_a_changed_prices_file_to_every_session(indexed, settings):
+    settings.DATA_DIR.mkdir()
+    (settings.DATA_DIR / "prices.toml").write_text('[models."claude-fable-9"]\ninput = 1000\noutput = 0\n')
+    call_command("reprice")
+    assert Session.objects.get(kind="main").unpriced_tokens == 0
+
+
+def test_reprice_reports_a_bad_prices_file(indexed, settings):
+    settings.DATA_DIR.mkdir()
+    (settings.DATA_DIR / "prices.toml").write_text("[models\n")
+    with pytest.raises(CommandError, match="prices.toml"):
+        call_command("reprice")
