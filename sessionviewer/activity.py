@@ -45,6 +45,7 @@ COLUMNS = (
     ("Messages", "messages"),
     ("Models", "models"),
     ("Tokens", "tokens"),
+    ("Cost", "cost"),
 )
 _RANGE = ("updated_since", "updated_before")
 

@@ -23,6 +23,7 @@ SORTS = {
     "messages": F("message_count"),
     "entries": F("entry_count"),
     "tokens": F("token_total"),
+    "cost": F("cost"),  # sessions without a price last, either way
     "format": F("format"),
     # As the column shows it: the project, or the JID where there is none (Fluux sessions).
     "project": Coalesce(NullIf("project", Value("")), "jid"),
@@ -80,7 +81,7 @@ def filter_sessions(
         matched = matching_session_ids(q) if matched is None else matched
         qs = qs.filter(id__in=matched)
     sort = params.get("_sort") or "updated"
-    default = "1" if sort in ("updated", "started", "messages", "tokens") else "0"
+    default = "1" if sort in ("updated", "started", "messages", "tokens", "cost") else "0"
     descending = (params.get("_sort_desc") or default) == "1"
     field = SORTS[sort]
     order = field.desc(nulls_last=True) if descending else field.asc(nulls_last=True)

@@ -127,9 +127,25 @@ class Session(models.Model):
         costing = prices.price_lines(self.usage_lines)
         self.cost, self.unpriced_tokens = costing["cost"], costing["unpriced_tokens"]
 
-    def costing(self) -> dict:
-        """How the cost was computed: per model, tokens by kind x rates (prices.price_lines)."""
-        return prices.price_lines(self.usage_lines)
+    def cost_to_dict(self) -> dict:
+        """How the cost was computed: per model, tokens by kind x rates (prices.price_lines),
+        at today's prices; then the subagents, each priced on its own and never in this total."""
+        costing = prices.price_lines(self.usage_lines)
+        subagents = list(self.children.filter(kind="subagent").order_by("id"))
+        priced = [s.cost for s in subagents if s.cost is not None]
+        return {
+            "session": self.id,
+            "title": self.display_title,
+            "prices": prices.library_version(),
+            "cost": costing["cost"],
+            "unpriced_tokens": costing["unpriced_tokens"],
+            "models": costing["models"],
+            "subagents": [
+                {"id": s.id, "title": s.display_title, "cost": s.cost, "unpriced_tokens": s.unpriced_tokens}
+                for s in subagents
+            ],
+            "subagents_cost": sum(priced) if priced else None,
+        }
 
     def to_dict(self) -> dict:
         return {

@@ -43,7 +43,7 @@ def test_a_streamed_reply_is_priced_once_with_its_last_usage_line(indexed):
 
 
 def test_one_hour_cache_writes_are_priced_apart_from_five_minute_ones(indexed):
-    line = Session.objects.get(kind="main").costing()["models"][0]["lines"][0]
+    line = Session.objects.get(kind="main").cost_to_dict()["models"][0]["lines"][0]
     assert line["tokens"]["cache_write_1h"] == 6_000
     assert line["tokens"]["cache_write_5m"] == 4_000
     assert line["rates"]["cache_write_1h"] == 10.0
@@ -52,7 +52,7 @@ def test_one_hour_cache_writes_are_priced_apart_from_five_minute_ones(indexed):
 def test_a_model_without_a_price_leaves_its_tokens_unpriced_not_free(indexed):
     main = Session.objects.get(kind="main")
     assert main.unpriced_tokens == 150
-    fable = next(m for m in main.costing()["models"] if m["model"] == "claude-fable-9")
+    fable = next(m for m in main.cost_to_dict()["models"] if m["model"] == "claude-fable-9")
     assert fable["cost"] is None
 
 
@@ -135,3 +135,52 @@ def test_reprice_reports_a_bad_prices_file(indexed, settings):
     (settings.DATA_DIR / "prices.toml").write_text("[models\n")
     with pytest.raises(CommandError, match="prices.toml"):
         call_command("reprice")
+
+
+# --- Where cost is shown ---------------------------------------------------------------------------
+
+
+def test_the_list_has_a_cost_column_sorted_dearest_first(indexed, client, viewer):
+    body = client.get("/?_sort=cost").content.decode()
+    assert '<td data-label="Cost" class="num">$0.108 + 150 tokens without a price</td>' in body
+    main, subagent = (Session.objects.get(kind=k) for k in ("main", "subagent"))
+    assert body.index(main.get_absolute_url()) < body.index(subagent.get_absolute_url())
+
+
+def test_the_api_list_sorts_by_cost_and_gives_it_with_its_unpriced_tokens(indexed, client, viewer):
+    sessions = client.get("/api/sessions?_sort=cost&_sort_desc=0").json()["sessions"]
+    assert [s["cost"]["usd"] for s in sessions] == pytest.approx([SUBAGENT_COST, MAIN_COST])
+    assert sessions[1]["cost"]["unpriced_tokens"] == 150
+
+
+def test_the_transcript_header_shows_the_cost_and_the_subagents_apart(indexed, client, viewer):
+    main = Session.objects.get(kind="main")
+    body = client.get(main.get_absolute_url()).content.decode()
+    assert '<dd class="cost">$0.108 + 150 tokens without a price · subagents apart: $0.002 · ' in body
+    assert f'<a href="/sessions/{main.id}/cost/">how this was computed</a>' in body
+
+
+def test_each_turn_shows_its_cost_and_a_model_without_a_price_says_so(indexed, client, viewer):
+    body = client.get(Session.objects.get(kind="main").get_absolute_url()).content.decode()
+    assert '">$0.108</span>' in body
+    assert '<span class="usage cost" title="No price for claude-fable-9">no price</span>' in body
+
+
+@pytest.mark.parametrize("prefix", ["", "/api"])
+def test_the_cost_page_lists_tokens_by_kind_times_rate_per_model(indexed, client, viewer, prefix):
+    main = Session.objects.get(kind="main")
+    response = client.get(f"{prefix}/sessions/{main.id}/cost" + ("/" if not prefix else ""))
+    if prefix:
+        data = response.json()
+        opus = data["models"][0]
+        assert opus["model"] == "claude-opus-4-6"
+        assert opus["lines"][0]["tokens"]["cache_write_1h"] == 6000
+        assert opus["lines"][0]["rates"]["cache_write_1h"] == 10.0
+        assert data["subagents_cost"] == pytest.approx(SUBAGENT_COST)
+    else:
+        body = response.content.decode()
+        assert (
+            '<tr><th scope="row">cache write, 1 h</th><td class="num">6000</td><td class="num">10.0</td><td class="num">$0.06</td></tr>'
+            in body
+        )
+        assert "claude-fable-9 · no price" in body
