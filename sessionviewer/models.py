@@ -86,6 +86,8 @@ class Session(models.Model):
     usage_lines = OrjsonField(default=dict)
     cost = models.FloatField(null=True, blank=True)
     unpriced_tokens = models.BigIntegerField(default=0)
+    # Per model: {"tokens": n, "cost": USD or None}, for Activity to split by model.
+    model_costs = OrjsonField(default=dict)
     extra = OrjsonField(default=dict)
     # Where the file stood when last read: a pass opens it only when these change.
     file_size = models.BigIntegerField(default=0)
@@ -126,6 +128,7 @@ class Session(models.Model):
         """Price the usage lines: cost and unpriced_tokens, as the index stores them."""
         costing = prices.price_lines(self.usage_lines)
         self.cost, self.unpriced_tokens = costing["cost"], costing["unpriced_tokens"]
+        self.model_costs = {m["model"]: {"tokens": m["tokens"], "cost": m["cost"]} for m in costing["models"]}
 
     def cost_to_dict(self) -> dict:
         """How the cost was computed: per model, tokens by kind x rates (prices.price_lines),

@@ -30,6 +30,11 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name="session",
+            name="model_costs",
+            field=sessionviewer.models.OrjsonField(default=dict),
+        ),
+        migrations.AddField(
+            model_name="session",
             name="usage_lines",
             field=sessionviewer.models.OrjsonField(default=dict),
         ),

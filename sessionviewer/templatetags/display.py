@@ -211,3 +211,11 @@ def turn_cost(row) -> dict | None:
         if tokens[kind]
     ]
     return {"usd": rates.cost(tokens), "title": " + ".join(parts)}
+
+
+@register.filter
+def shorten_left(label: str, limit: int = 30) -> str:
+    """A label cut from the left to limit characters ("…tmux.ex"): the end of a path or a
+    model's name tells entries apart; the whole of it is in the chart's hover title."""
+    text = str(label)
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :]
