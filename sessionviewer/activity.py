@@ -10,7 +10,7 @@ Charts are geometry computed here and drawn as inline SVG by the templates.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import date, datetime, time, timedelta
+from datetime import date, timedelta
 
 from django.conf import settings
 from django.db import connection
@@ -19,7 +19,7 @@ from django.db.models.functions import Substr, TruncDate, TruncMonth
 from django.http import QueryDict
 from django.utils import timezone
 
-from sessionviewer.filters import filter_sessions, matching_session_ids
+from sessionviewer.filters import RANGES, filter_sessions, matching_session_ids, range_start, started_in_range
 from sessionviewer.formats import format_name
 
 FACET_LIMIT = 12
@@ -144,7 +144,6 @@ BAR_HEIGHT = 22
 LABEL_WIDTH = 250  # fits the 30 characters _chart.html keeps of a label
 BAR_WIDTH = 300
 # The range the page's totals and charts share: the sessions started in the last N days.
-RANGES = {"7": 7, "30": 30, "90": 90, "all": None}
 RANGE_LABELS = {"7": "7 days", "30": "30 days", "90": "90 days", "all": "All"}
 DEFAULT_RANGE = "all"
 TICKS = 6  # dated ticks under a chart over time, at most
@@ -260,22 +259,14 @@ def _top(rows: list[dict], key: str, label: str, sort_key) -> list[dict]:
     return [*kept, other]
 
 
-def range_start(name: str, today: date) -> date | None:
-    days = RANGES[name]
-    return None if days is None else today - timedelta(days=days - 1)
-
-
 def report(filters: dict, today: date | None = None) -> dict:
     """Sessions, tokens and cost per day, model, project or JID and format; the busiest
     sessions. Totals and charts cover the same sessions: those started in the range
     (filters["_range"]); each chart's rows add up to the totals."""
-    today = today or timezone.now().date()
+    today = today or timezone.localdate()
     range_name = filters.get("_range") or DEFAULT_RANGE
     since = range_start(range_name, today)
-    qs = filter_sessions(filters).queryset.order_by()
-    if since is not None:
-        start = datetime.combine(since, time(0), tzinfo=timezone.get_current_timezone())
-        qs = qs.filter(started_at__gte=start)
+    qs = started_in_range(filter_sessions(_without(filters, "_range")).queryset.order_by(), range_name, today)
     days, bucket = _days(qs, since, today)
     per_model: dict[str, dict] = {}
     for costs in qs.values_list("model_costs", flat=True):

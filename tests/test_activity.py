@@ -167,3 +167,8 @@ def test_chart_labels_are_shortened_from_the_left_with_the_whole_on_hover(client
     body = client.get(reverse("activity")).content.decode()
     assert '<text x="244" y="15.0" text-anchor="end">…rojects/clients/acme/number-0</text>' in body
     assert "<title>/home/me/projects/clients/acme/number-0: 3 sessions</title>" in body
+
+
+def test_these_sessions_on_the_list_are_the_ones_the_range_covers(client, spread, viewer):
+    in_range = activity.report({"_range": "90"})["totals"]["sessions"]
+    assert client.get(reverse("api-session-list"), {"_range": "90"}).json()["count"] == in_range

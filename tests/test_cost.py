@@ -142,7 +142,10 @@ def test_reprice_reports_a_bad_prices_file(indexed, settings):
 
 def test_the_list_has_a_cost_column_sorted_dearest_first(indexed, client, viewer):
     body = client.get("/?_sort=cost").content.decode()
-    assert '<td data-label="Cost" class="num">$0.108 + 150 tokens without a price</td>' in body
+    assert (
+        '<td data-label="Cost" class="num" title="$0.108 + 150 tokens without a price">'
+        '$0.108 <span class="unpriced">+ no price</span></td>'
+    ) in body
     main, subagent = (Session.objects.get(kind=k) for k in ("main", "subagent"))
     assert body.index(main.get_absolute_url()) < body.index(subagent.get_absolute_url())
 
