@@ -14,11 +14,12 @@ from datetime import date, timedelta
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, F, Max, Sum
+from django.db.models import Count, F, Max, Q, Sum
 from django.db.models.functions import Substr, TruncDate, TruncMonth
 from django.http import QueryDict
+from django.utils import timezone
 
-from sessionviewer.filters import filter_sessions, matching_session_ids
+from sessionviewer.filters import RANGES, filter_sessions, matching_session_ids, range_start, started_in_range
 from sessionviewer.formats import format_name
 
 FACET_LIMIT = 12
@@ -45,6 +46,7 @@ COLUMNS = (
     ("Messages", "messages"),
     ("Models", "models"),
     ("Tokens", "tokens"),
+    ("Cost", "cost"),
 )
 _RANGE = ("updated_since", "updated_before")
 
@@ -141,10 +143,16 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
 BAR_HEIGHT = 22
 LABEL_WIDTH = 250  # fits the 30 characters _chart.html keeps of a label
 BAR_WIDTH = 300
-DAY_LIMIT = 90
+# The range the page's totals and charts share: the sessions started in the last N days.
+RANGE_LABELS = {"7": "7 days", "30": "30 days", "90": "90 days", "all": "All"}
+DEFAULT_RANGE = "all"
+TICKS = 6  # dated ticks under a chart over time, at most
+WEEKS_FROM = 120  # days: a longer span is drawn by week, then by month
+MONTHS_FROM = 3 * 365
+OTHER = "(the rest)"
 
 
-def bar_chart(title: str, rows: list[tuple[str, int]], unit: str) -> dict:
+def bar_chart(title: str, rows: list[tuple[str, int | float]], unit: str) -> dict:
     """Horizontal bars: one (label, value) per row, widths scaled to the largest."""
     top = max((v for _, v in rows), default=0) or 1
     bars = [
@@ -152,7 +160,7 @@ def bar_chart(title: str, rows: list[tuple[str, int]], unit: str) -> dict:
             "label": label,
             "value": value,
             "y": n * BAR_HEIGHT,
-            "width": round(BAR_WIDTH * value / top, 1),
+            "width": round(BAR_WIDTH * max(value, 0) / top, 1),
             "text_y": n * BAR_HEIGHT + BAR_HEIGHT * 0.68,
         }
         for n, (label, value) in enumerate(rows)
@@ -168,18 +176,21 @@ def bar_chart(title: str, rows: list[tuple[str, int]], unit: str) -> dict:
     }
 
 
-def column_chart(title: str, rows: list[tuple[str, int]], unit: str, height: int = 160) -> dict:
-    """Vertical bars over days, oldest first; a bar per day, gaps included."""
+def column_chart(title: str, rows: list[tuple[str, int | float]], unit: str, height: int = 160) -> dict:
+    """Vertical bars over time, oldest first, gaps included; dated ticks under them."""
     top = max((v for _, v in rows), default=0) or 1
     step = max(4, min(24, 720 // max(len(rows), 1)))
     columns = []
     for n, (label, value) in enumerate(rows):
-        h = round(height * value / top, 1)
+        h = round(height * max(value, 0) / top, 1)
         columns.append({"label": label, "value": value, "x": n * step, "y": height - h, "height": h})
+    every = max(1, -(-len(rows) // TICKS))
+    ticks = [{"x": c["x"] + step / 2, "label": c["label"]} for c in columns[::every]]
     return {
         "title": title,
         "unit": unit,
         "columns": columns,
+        "ticks": ticks,
         "step": step,
         "bar": max(step - 2, 2),
         "height": height,
@@ -190,60 +201,134 @@ def column_chart(title: str, rows: list[tuple[str, int]], unit: str, height: int
     }
 
 
-def _days(qs) -> list[dict]:
+def _bucket_start(day: date, span: int) -> date:
+    if span > MONTHS_FROM:
+        return day.replace(day=1)
+    if span > WEEKS_FROM:
+        return day - timedelta(days=day.weekday())
+    return day
+
+
+def _next_bucket(day: date, span: int) -> date:
+    if span > MONTHS_FROM:
+        return (day.replace(day=28) + timedelta(days=4)).replace(day=1)
+    return day + timedelta(days=7 if span > WEEKS_FROM else 1)
+
+
+def _days(qs, since: date | None, today: date) -> tuple[list[dict], str]:
+    """Sessions, tokens and cost by the day each session started, from the range's first day
+    (or the first session's) to today: by week or month over long spans, so every session
+    dated is in one bucket. Returns the buckets and their size: day, week or month."""
     found = (
         qs.exclude(started_at=None)
         .annotate(day=_day("started_at"))
         .values("day")
-        .annotate(sessions=Count("id"), tokens=Sum("token_total"))
+        .annotate(sessions=Count("id"), tokens=Sum("token_total"), cost=Sum("cost"))
         .order_by("day")
     )
     by_day = {_as_date(row["day"]): row for row in found}
     if not by_day:
-        return []
-    last = max(by_day)
-    first = max(min(by_day), last - timedelta(days=DAY_LIMIT - 1))
-    days = []
-    day = first
+        return [], "day"
+    first = since or min(by_day)
+    last = max(today, max(by_day))
+    span = (last - first).days
+    size = "month" if span > MONTHS_FROM else "week" if span > WEEKS_FROM else "day"
+    buckets: dict[date, dict] = {}
+    day = _bucket_start(first, span)
     while day <= last:
-        row = by_day.get(day, {})
-        days.append(
-            {"day": day.isoformat(), "sessions": row.get("sessions", 0), "tokens": row.get("tokens") or 0}
-        )
-        day += timedelta(days=1)
-    return days
+        buckets[day] = {"day": day.isoformat(), "sessions": 0, "tokens": 0, "cost": 0.0}
+        day = _next_bucket(day, span)
+    for day, row in by_day.items():
+        bucket = buckets[_bucket_start(day, span)]
+        bucket["sessions"] += row["sessions"]
+        bucket["tokens"] += row["tokens"] or 0
+        bucket["cost"] += row["cost"] or 0.0
+    return list(buckets.values()), size
 
 
-def report(filters: dict) -> dict:
-    """Sessions and tokens per day, model, project or JID and format; the busiest sessions."""
-    qs = filter_sessions(filters).queryset.order_by()
-    days = _days(qs)
+def _top(rows: list[dict], key: str, label: str, sort_key) -> list[dict]:
+    """The FACET_LIMIT largest rows, and the rest summed in one, so the rows add up."""
+    rows = sorted(rows, key=sort_key)
+    if len(rows) <= FACET_LIMIT:
+        return rows
+    kept, rest = rows[: FACET_LIMIT - 1], rows[FACET_LIMIT - 1 :]
+    other = {label: f"{OTHER}: {len(rest)}"}
+    for name in ("sessions", "tokens", "cost", "unpriced_tokens"):
+        if name in rest[0]:
+            other[name] = sum(r[name] or 0 for r in rest)
+    return [*kept, other]
+
+
+def report(filters: dict, today: date | None = None) -> dict:
+    """Sessions, tokens and cost per day, model, project or JID and format; the busiest
+    sessions. Totals and charts cover the same sessions: those started in the range
+    (filters["_range"]); each chart's rows add up to the totals."""
+    today = today or timezone.localdate()
+    range_name = filters.get("_range") or DEFAULT_RANGE
+    since = range_start(range_name, today)
+    qs = started_in_range(filter_sessions(_without(filters, "_range")).queryset.order_by(), range_name, today)
+    days, bucket = _days(qs, since, today)
     per_model: dict[str, dict] = {}
-    for used, tokens in qs.values_list("models_used", "token_total"):
-        for m in used or []:
-            row = per_model.setdefault(m, {"model": m, "sessions": 0, "tokens": 0})
+    for costs in qs.values_list("model_costs", flat=True):
+        for m, figures in (costs or {}).items():
+            row = per_model.setdefault(
+                m,
+                {"model": m or "(no model)", "sessions": 0, "tokens": 0, "cost": None, "unpriced_tokens": 0},
+            )
             row["sessions"] += 1
-            row["tokens"] += tokens or 0
-    models = sorted(per_model.values(), key=lambda r: (-r["sessions"], r["model"]))[:FACET_LIMIT]
-    places = [
-        {
-            "place": r["project"] or r["jid"] or r["agent"] or "(none)",
-            "sessions": r["n"],
-            "tokens": r["t"] or 0,
-        }
-        for r in qs.values("project", "jid", "agent")
-        .annotate(n=Count("id"), t=Sum("token_total"))
-        .order_by("-n", "project", "jid")[:FACET_LIMIT]
-    ]
+            row["tokens"] += figures["tokens"]
+            if figures["cost"] is None:
+                row["unpriced_tokens"] += figures["tokens"]
+            else:
+                row["cost"] = (row["cost"] or 0.0) + figures["cost"]
+    models = _top(list(per_model.values()), "model", "model", lambda r: (-r["tokens"], r["model"]))
+    places = _top(
+        [
+            {
+                "place": r["project"] or r["jid"] or r["agent"] or "(none)",
+                "sessions": r["n"],
+                "tokens": r["t"] or 0,
+                "cost": r["c"] or 0.0,
+            }
+            for r in qs.values("project", "jid", "agent").annotate(
+                n=Count("id"), t=Sum("token_total"), c=Sum("cost")
+            )
+        ],
+        "place",
+        "place",
+        lambda r: (-r["sessions"], r["place"]),
+    )
     formats = [
-        {"format": r["format"], "sessions": r["n"], "tokens": r["t"] or 0}
-        for r in qs.values("format").annotate(n=Count("id"), t=Sum("token_total")).order_by("-n", "format")
+        {"format": r["format"], "sessions": r["n"], "tokens": r["t"] or 0, "cost": r["c"] or 0.0}
+        for r in qs.values("format")
+        .annotate(n=Count("id"), t=Sum("token_total"), c=Sum("cost"))
+        .order_by("-n", "format")
     ]
     busiest = list(qs.order_by(F("token_total").desc(), "-id")[:10])
-    totals = qs.aggregate(sessions=Count("id"), tokens=Sum("token_total"), messages=Sum("message_count"))
-    totals["last"] = qs.aggregate(last=Max("updated_at"))["last"]
+    totals = qs.aggregate(
+        sessions=Count("id"),
+        tokens=Sum("token_total"),
+        messages=Sum("message_count"),
+        cost=Sum("cost"),
+        unpriced_tokens=Sum("unpriced_tokens"),
+        undated=Count("id", filter=Q(started_at=None)),
+        last=Max("updated_at"),
+    )
+    last = totals.pop("last")
+    totals = {k: v or 0 for k, v in totals.items()} | {"last": last}
+    totals["cost"] = float(totals["cost"])
+    sub = "Sessions" if bucket == "day" else f"Sessions by {bucket}"
+    per = "per day" if bucket == "day" else f"per {bucket}"
     return {
-        "totals": {k: v or 0 for k, v in totals.items() if k != "last"} | {"last": totals["last"]},
+        "range": {
+            "name": range_name,
+            "label": RANGE_LABELS[range_name],
+            "since": since,
+            "until": today,
+            "bucket": bucket,
+        },
+        "ranges": [(name, RANGE_LABELS[name]) for name in RANGES],
+        "totals": totals,
         "days": days,
         "models": models,
         "places": places,
@@ -251,24 +336,33 @@ def report(filters: dict) -> dict:
         "busiest": busiest,
         "charts": {
             "sessions_per_day": column_chart(
-                "Sessions started per day", [(d["day"], d["sessions"]) for d in days], "sessions"
+                f"{sub} started" if bucket != "day" else "Sessions started per day",
+                [(d["day"], d["sessions"]) for d in days],
+                "sessions",
             ),
             "tokens_per_day": column_chart(
-                "Tokens per day", [(d["day"], d["tokens"]) for d in days], "tokens"
+                f"Tokens {per}", [(d["day"], d["tokens"]) for d in days], "tokens"
+            ),
+            "cost_per_day": column_chart(f"Cost {per}", [(d["day"], d["cost"]) for d in days], "USD"),
+            "tokens_per_model": bar_chart(
+                "Tokens by the model of each turn", [(r["model"], r["tokens"]) for r in models], "tokens"
+            ),
+            "cost_per_model": bar_chart(
+                "Cost by the model of each turn",
+                [(r["model"], r["cost"]) for r in models if r["cost"] is not None],
+                "USD",
             ),
             "sessions_per_model": bar_chart(
-                "Sessions per model", [(r["model"], r["sessions"]) for r in models], "sessions"
-            ),
-            "tokens_per_model": bar_chart(
-                "Tokens of the sessions using each model",
-                [(r["model"], r["tokens"]) for r in models],
-                "tokens",
+                "Sessions using each model", [(r["model"], r["sessions"]) for r in models], "sessions"
             ),
             "sessions_per_place": bar_chart(
                 "Sessions per project or JID", [(r["place"], r["sessions"]) for r in places], "sessions"
             ),
             "tokens_per_place": bar_chart(
                 "Tokens per project or JID", [(r["place"], r["tokens"]) for r in places], "tokens"
+            ),
+            "cost_per_place": bar_chart(
+                "Cost per project or JID", [(r["place"], r["cost"]) for r in places], "USD"
             ),
             "sessions_per_format": bar_chart(
                 "Sessions per format",
@@ -277,6 +371,9 @@ def report(filters: dict) -> dict:
             ),
             "tokens_per_format": bar_chart(
                 "Tokens per format", [(format_name(r["format"]), r["tokens"]) for r in formats], "tokens"
+            ),
+            "cost_per_format": bar_chart(
+                "Cost per format", [(format_name(r["format"]), r["cost"]) for r in formats], "USD"
             ),
             "busiest": bar_chart(
                 "Busiest sessions by tokens",
@@ -290,13 +387,20 @@ def report(filters: dict) -> dict:
 def report_to_dict(data: dict) -> dict:
     """The activity report for the JSON twin: the numbers, without the drawing."""
     return {
+        "range": data["range"],
         "totals": data["totals"],
         "days": data["days"],
         "models": data["models"],
         "places": data["places"],
         "formats": data["formats"],
         "busiest": [
-            {"id": s.id, "title": s.display_title, "tokens": s.token_total, "messages": s.message_count}
+            {
+                "id": s.id,
+                "title": s.display_title,
+                "tokens": s.token_total,
+                "cost": s.cost,
+                "messages": s.message_count,
+            }
             for s in data["busiest"]
         ],
     }

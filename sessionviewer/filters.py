@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
 
 from django.db.models import F, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
+from django.utils import timezone
 
 from sessionviewer.models import Session
 from sessionviewer.search import matching_entries
@@ -23,6 +25,7 @@ SORTS = {
     "messages": F("message_count"),
     "entries": F("entry_count"),
     "tokens": F("token_total"),
+    "cost": F("cost"),  # sessions without a price last, either way
     "format": F("format"),
     # As the column shows it: the project, or the JID where there is none (Fluux sessions).
     "project": Coalesce(NullIf("project", Value("")), "jid"),
@@ -30,6 +33,9 @@ SORTS = {
     "channel": F("channel"),
     "models": F("models_used"),  # the JSON list as stored: by the first model's name on SQLite
 }
+# Activity's range, which its "these sessions" link carries to the list: the sessions
+# started in the last N days (None: all of them).
+RANGES = {"7": 7, "30": 30, "90": 90, "all": None}
 DEFAULT_SIZE = 50
 MAX_SIZE = 500
 
@@ -49,6 +55,19 @@ def matching_session_ids(q: str) -> list[int]:
     """The sessions with an entry matching q, searched once: the list's facets each
     filter by it too, and repeating the full-text query for each would cost 9 times."""
     return list(matching_entries(q).order_by().values_list("session_id", flat=True).distinct())
+
+
+def range_start(name: str, today: date) -> date | None:
+    days = RANGES[name]
+    return None if days is None else today - timedelta(days=days - 1)
+
+
+def started_in_range(qs: QuerySet[Session], name: str, today: date | None = None) -> QuerySet[Session]:
+    """The sessions started in the range's days, today's included (today: the current zone's)."""
+    since = range_start(name, today or timezone.localdate())
+    if since is None:
+        return qs
+    return qs.filter(started_at__gte=datetime.combine(since, time(0), tzinfo=timezone.get_current_timezone()))
 
 
 def filter_sessions(
@@ -73,6 +92,8 @@ def filter_sessions(
         qs = qs.filter(updated_at__gte=since)
     if until := params.get("updated_before"):
         qs = qs.filter(updated_at__lt=until)
+    if range_name := params.get("_range"):
+        qs = started_in_range(qs, range_name)
     if parent := params.get("parent"):
         qs = qs.filter(parent_id=parent)
     q = params.get("q") or ""
@@ -80,7 +101,7 @@ def filter_sessions(
         matched = matching_session_ids(q) if matched is None else matched
         qs = qs.filter(id__in=matched)
     sort = params.get("_sort") or "updated"
-    default = "1" if sort in ("updated", "started", "messages", "tokens") else "0"
+    default = "1" if sort in ("updated", "started", "messages", "tokens", "cost") else "0"
     descending = (params.get("_sort_desc") or default) == "1"
     field = SORTS[sort]
     order = field.desc(nulls_last=True) if descending else field.asc(nulls_last=True)

@@ -282,6 +282,7 @@ class ActivityForm(QueryForm):
     _sort_desc = OneOfField(("0", "1"))
     _page = WholeNumberField(min_value=1)
     _size = WholeNumberField(min_value=1, max_value=MAX_SIZE)
+    _range = OneOfField(("7", "30", "90", "all"))  # Activity's: sessions started in the last N days
 
 
 class SessionListForm(ActivityForm):

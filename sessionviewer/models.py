@@ -6,6 +6,7 @@ import orjson
 from django.db import models
 from django.urls import reverse
 
+from sessionviewer import prices
 from sessionviewer.index.rows import ENTRY_FIELDS as ENTRY_FIELDS  # the column order, written once there
 from sessionviewer.index.rows import json_text
 
@@ -79,6 +80,14 @@ class Session(models.Model):
     output_tokens = models.BigIntegerField(default=0)
     cache_read_tokens = models.BigIntegerField(default=0)
     cache_write_tokens = models.BigIntegerField(default=0)
+    # Tokens by model, provider, day and context size (index/fold.py), and what they cost
+    # at the prices of prices.py when indexed: USD (None: none has a price), and the tokens
+    # no price covers. `manage.py reprice` prices every session's lines again.
+    usage_lines = OrjsonField(default=dict)
+    cost = models.FloatField(null=True, blank=True)
+    unpriced_tokens = models.BigIntegerField(default=0)
+    # Per model: {"tokens": n, "cost": USD or None}, for Activity to split by model.
+    model_costs = OrjsonField(default=dict)
     extra = OrjsonField(default=dict)
     # Where the file stood when last read: a pass opens it only when these change.
     file_size = models.BigIntegerField(default=0)
@@ -128,6 +137,32 @@ class Session(models.Model):
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
 
+    def apply_prices(self) -> None:
+        """Price the usage lines: cost and unpriced_tokens, as the index stores them."""
+        costing = prices.price_lines(self.usage_lines)
+        self.cost, self.unpriced_tokens = costing["cost"], costing["unpriced_tokens"]
+        self.model_costs = {m["model"]: {"tokens": m["tokens"], "cost": m["cost"]} for m in costing["models"]}
+
+    def cost_to_dict(self) -> dict:
+        """How the cost was computed: per model, tokens by kind x rates (prices.price_lines),
+        at today's prices; then the subagents, each priced on its own and never in this total."""
+        costing = prices.price_lines(self.usage_lines)
+        subagents = list(self.children.filter(kind="subagent").order_by("id"))
+        priced = [s.cost for s in subagents if s.cost is not None]
+        return {
+            "session": self.id,
+            "title": self.display_title,
+            "prices": prices.library_version(),
+            "cost": costing["cost"],
+            "unpriced_tokens": costing["unpriced_tokens"],
+            "models": costing["models"],
+            "subagents": [
+                {"id": s.id, "title": s.display_title, "cost": s.cost, "unpriced_tokens": s.unpriced_tokens}
+                for s in subagents
+            ],
+            "subagents_cost": sum(priced) if priced else None,
+        }
+
     def to_dict(self) -> dict:
         return {
             "id": self.id,
@@ -166,6 +201,8 @@ class Session(models.Model):
                 "cache_write": self.cache_write_tokens,
                 "total": self.total_tokens,
             },
+            # USD; None: no token of it has a price. unpriced_tokens: tokens no price covers.
+            "cost": {"usd": self.cost, "unpriced_tokens": self.unpriced_tokens},
             "extra": self.extra,
             "index_error": self.index_error,
         }

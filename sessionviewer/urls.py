@@ -18,6 +18,8 @@ urlpatterns = [
     path("sessions/<int:session_id>/export.md", pages.session_export_md, name="session-export-md"),
     path("api/sessions/<int:session_id>", api.session_detail, name="api-session-detail"),
     path("api/sessions/<int:session_id>/raw", api.session_raw, name="api-session-raw"),
+    path("sessions/<int:session_id>/cost/", pages.session_cost, name="session-cost"),
+    path("api/sessions/<int:session_id>/cost", api.session_cost, name="api-session-cost"),
     # /activity/
     path("activity/", pages.activity_page, name="activity"),
     path("api/activity", api.activity_report, name="api-activity"),

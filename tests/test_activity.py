@@ -1,10 +1,14 @@
 """The activity page: charts as inline SVG with their numbers, filters as on the list, a JSON twin."""
 
+from datetime import UTC, date, datetime, time, timedelta
+
 import orjson
 import pytest
 from django.urls import reverse
 
+from sessionviewer import activity
 from sessionviewer.activity import bar_chart, column_chart
+from sessionviewer.models import Session, Source
 from tests import test_pages
 
 pytestmark = pytest.mark.django_db
@@ -17,7 +21,7 @@ fresh_cache = test_pages.fresh_cache
 def test_activity_page_draws_charts_with_titles_and_tables(client, demo, viewer):
     body = client.get(reverse("activity")).content.decode()
     assert body.count("<svg") >= 6
-    assert '<title id="chart-sessions_per_model-title">Sessions per model</title>' in body
+    assert '<title id="chart-sessions_per_model-title">Sessions using each model</title>' in body
     assert '<td>claude-opus-4-6</td><td class="num">3</td>' in body
     assert "Busiest sessions" in body
 
@@ -67,3 +71,104 @@ def test_activity_has_the_date_range_form(client, demo, viewer):
     body = client.get(reverse("activity"), {"updated_since": "2026-03-05"}).content.decode()
     assert 'class="date-range facet" hx-get="/activity/"' in body
     assert 'name="updated_since" value="2026-03-05"' in body
+
+
+# --- Figures that add up ------------------------------------------------------------------------------
+
+TODAY = date(2026, 11, 24)
+
+
+@pytest.fixture
+def spread(db):
+    """Sessions started over 400 days, in 15 projects, each using two models (one without
+    a price), a subagent, and one session without a date."""
+    source = Source.objects.create(path="/spread", format="claude_code")
+    for n in range(40):
+        started = datetime.combine(TODAY - timedelta(days=n * 10), time(12), UTC) if n != 39 else None
+        parent = Session.objects.filter(kind="main").first() if n == 5 else None
+        Session.objects.create(
+            source=source,
+            key=f"s{n}",
+            format="claude_code",
+            kind="subagent" if parent else "main",
+            parent=parent,
+            project=f"/home/me/projects/clients/acme/number-{n % 15}",
+            started_at=started,
+            updated_at=started,
+            input_tokens=100 * n,
+            output_tokens=7 * n + 1,
+            cost=0.01 * n + 0.005,
+            unpriced_tokens=n + 1,
+            model_costs={
+                "claude-opus-4-6": {"tokens": 100 * n + 6 * n, "cost": 0.01 * n + 0.005},
+                f"local-{n % 14}": {"tokens": n + 1, "cost": None},
+            },
+        )
+
+
+@pytest.mark.parametrize("range_name", ["7", "30", "90", "all"])
+def test_every_chart_adds_up_to_the_header_totals(spread, range_name):
+    data = activity.report({"_range": range_name}, today=TODAY)
+    totals, charts = data["totals"], data["charts"]
+    assert totals["sessions"] > 0
+
+    def total(key):
+        return sum(v.get("value") for v in charts[key].get("bars") or charts[key]["columns"])
+
+    dated = totals["sessions"] - totals["undated"]
+    undated = Session.objects.filter(started_at=None).get()
+    undated_tokens = undated.total_tokens if range_name == "all" else 0
+    undated_cost = undated.cost if range_name == "all" else 0
+    assert total("sessions_per_day") == dated
+    assert total("tokens_per_day") == totals["tokens"] - undated_tokens
+    assert total("cost_per_day") == pytest.approx(totals["cost"] - undated_cost)
+    for key in ("tokens_per_model", "tokens_per_place", "tokens_per_format"):
+        assert total(key) == totals["tokens"], key
+    for key in ("cost_per_model", "cost_per_place", "cost_per_format"):
+        assert total(key) == pytest.approx(totals["cost"]), key
+    for key in ("sessions_per_place", "sessions_per_format"):
+        assert total(key) == totals["sessions"], key
+    unpriced = sum(r["unpriced_tokens"] for r in data["models"])
+    assert unpriced == totals["unpriced_tokens"]
+
+
+@pytest.mark.parametrize(("range_name", "sessions"), [("7", 1), ("30", 3), ("90", 9), ("all", 40)])
+def test_the_range_covers_the_sessions_started_in_it(spread, range_name, sessions):
+    assert activity.report({"_range": range_name}, today=TODAY)["totals"]["sessions"] == sessions
+
+
+def test_a_long_range_is_drawn_by_week_with_dated_ticks(spread):
+    data = activity.report({"_range": "all"}, today=TODAY)
+    assert data["range"]["bucket"] == "week"
+    ticks = data["charts"]["sessions_per_day"]["ticks"]
+    assert 2 <= len(ticks) <= activity.TICKS
+    assert all(date.fromisoformat(t["label"]).weekday() == 0 for t in ticks)
+
+
+def test_the_page_says_which_range_it_shows_and_offers_the_presets(client, spread, viewer):
+    body = client.get(reverse("activity"), {"_range": "30"}).content.decode()
+    assert "Sessions started in the last 30 days, " in body
+    assert 'aria-current="true" class="current">30 days</a>' in body
+    for label in ("7 days", "90 days", "All"):
+        assert f">{label}</a>" in body
+
+
+def test_the_json_twin_says_its_range(client, spread, viewer):
+    body = client.get(reverse("api-activity"), {"_range": "7"}).json()
+    assert body["range"]["name"] == "7"
+    assert body["totals"]["sessions"] == sum(d["sessions"] for d in body["days"]) == 1
+
+
+def test_an_unknown_range_is_a_400(client, viewer):
+    assert client.get(reverse("activity"), {"_range": "14"}).status_code == 400
+
+
+def test_chart_labels_are_shortened_from_the_left_with_the_whole_on_hover(client, spread, viewer):
+    body = client.get(reverse("activity")).content.decode()
+    assert '<text x="244" y="15.0" text-anchor="end">…rojects/clients/acme/number-0</text>' in body
+    assert "<title>/home/me/projects/clients/acme/number-0: 3 sessions</title>" in body
+
+
+def test_these_sessions_on_the_list_are_the_ones_the_range_covers(client, spread, viewer):
+    in_range = activity.report({"_range": "90"})["totals"]["sessions"]
+    assert client.get(reverse("api-session-list"), {"_range": "90"}).json()["count"] == in_range

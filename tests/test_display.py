@@ -13,6 +13,7 @@ from django.urls import reverse
 from sessionviewer.formats import FAMILIES, format_name
 from sessionviewer.models import Session
 from sessionviewer.readers import FORMATS
+from sessionviewer.templatetags import display
 from sessionviewer.templatetags.display import format_label, relative, short_path, shorten, when
 
 from .test_pages import demo, page  # noqa: F401 - fixtures
@@ -164,3 +165,18 @@ def test_favicon_ico_redirects_to_the_svg_icon(client):
     response = client.get("/favicon.ico")
     assert response.status_code == 301
     assert response["Location"] == "/static/favicon.svg"
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (None, "no price"),
+        (0, "$0"),
+        (1234.5, "$1,234.50"),
+        (0.108, "$0.108"),
+        (0.06, "$0.06"),
+        (0.00002, "<$0.0001"),
+    ],
+)
+def test_dollars_show_cents_or_three_digits_and_no_price_is_never_zero(value, shown):
+    assert display.usd(value) == shown

@@ -7,10 +7,10 @@ them across by name. No Django: the reading process folds as it reads.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sessionviewer import readers
+from sessionviewer import prices, readers
 from sessionviewer.index.rows import db_text
 from sessionviewer.readers.claude_code import harness_line
 from sessionviewer.readers.fluux_xmpp import ROOM_SENDER_SUFFIX
@@ -38,6 +38,9 @@ class SessionState:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    # Tokens by kind and turns, per prices.line_key (model, provider, day, context size):
+    # what prices.price_lines prices into cost and unpriced_tokens.
+    usage_lines: dict[str, dict[str, int]] = field(default_factory=dict)
     first_prompt: str = ""
     summary_title: str = ""
     cwd: str = ""
@@ -69,6 +72,7 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
     # Every line of a streamed reply repeats the reply's usage: count each reply
     # once, with its last line's figures, even when its lines span two passes.
     last_reply = state.extra.get("last_reply") or {}
+    lines = {key: dict(tokens) for key, tokens in state.usage_lines.items()}
     state.entry_count += len(entries)
     if stamps := [e.timestamp for e in entries if e.timestamp]:
         if state.started_at is not None:
@@ -92,8 +96,14 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
         if entry.usage:
             if entry.message_id and entry.message_id == last_reply.get("id"):
                 _add_usage(state, last_reply.get("usage", {}), -1)
+                if "line" in last_reply:
+                    _add_line(lines, last_reply["line"], last_reply["tokens"], -1)
             _add_usage(state, entry.usage, 1)
             last_reply = {"id": entry.message_id, "usage": entry.usage}
+            # Every usage has its line, so the lines add up to the token totals.
+            key, tokens = turn_line(entry)
+            _add_line(lines, key, tokens, 1)
+            last_reply |= {"line": key, "tokens": tokens}
         typed = not state.first_prompt and entry.is_prompt and main_thread and harness_line(entry) is None
         if typed and (prompt := title_of(entry.text)):
             state.first_prompt = prompt
@@ -101,6 +111,7 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
             state.summary_title = title_of(entry.summary)
         _fold_metadata(state, entry)
     state.models_used = models_used
+    state.usage_lines = {key: tokens for key, tokens in lines.items() if tokens.get("turns")}
     extra = dict(state.extra)
     if last_reply:
         extra["last_reply"] = last_reply
@@ -120,6 +131,36 @@ def _add_usage(state: SessionState, usage: dict, sign: int) -> None:
     state.output_tokens += sign * int(usage.get("output") or 0)
     state.cache_read_tokens += sign * int(usage.get("cache_read") or 0)
     state.cache_write_tokens += sign * int(usage.get("cache_write") or 0)
+
+
+def turn_line(entry: readers.Entry) -> tuple[str, dict[str, int]]:
+    """One turn's usage line key (prices.line_key) and its tokens by prices.KINDS: cache
+    writes split by how long they are kept, where the reader knew (Claude Code's
+    cache_write_1h); the rest are 5-minute writes."""
+    usage = entry.usage
+    written = int(usage.get("cache_write") or 0)
+    hour = min(max(int(entry.extra.get("cache_write_1h") or 0), 0), written)
+    tokens = {
+        "input": int(usage.get("input") or 0),
+        "output": int(usage.get("output") or 0),
+        "cache_read": int(usage.get("cache_read") or 0),
+        "cache_write_5m": written - hour,
+        "cache_write_1h": hour,
+    }
+    context = prices.context_class(tokens["input"] + tokens["cache_read"] + written)
+    try:
+        day = entry.timestamp.astimezone(UTC).date().isoformat() if entry.timestamp else ""
+    except OverflowError:  # a year at the calendar's edge
+        day = ""
+    provider = str(entry.extra.get("provider") or "")
+    return prices.line_key(entry.model, provider, day, context), tokens
+
+
+def _add_line(lines: dict[str, dict[str, int]], key: str, tokens: dict[str, int], sign: int) -> None:
+    line = lines.setdefault(key, {})
+    for kind, count in tokens.items():
+        line[kind] = line.get(kind, 0) + sign * count
+    line["turns"] = line.get("turns", 0) + sign
 
 
 def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:

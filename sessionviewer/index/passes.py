@@ -30,7 +30,7 @@ from pathlib import Path
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from sessionviewer import readers
+from sessionviewer import prices, readers
 from sessionviewer.index import fold, worker
 from sessionviewer.index.links import link_sessions
 from sessionviewer.index.rows import db_text
@@ -394,12 +394,21 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
         if batch.last:
             # The last batch: one save with the file's state (most files are one batch).
             _record_file_state(session, plan.work, batch)
+            _price(session)
             save_session(session)
         elif session.id is None:
             save_session(session)  # the rows need its id
         write_rows(session, batch.rows, batch.problems)
     session.new_summaries = summaries
     return session
+
+
+def _price(session: Session) -> None:
+    # A bad prices.toml must not stop the index: the costs wait for `manage.py reprice`.
+    try:
+        session.apply_prices()
+    except prices.PricesFileError as error:
+        log.warning("%s: sessions are not priced", error)
 
 
 def _record_file_state(session: Session, work: _Work, last: worker.Batch) -> None:

@@ -186,6 +186,11 @@ def _message(obj: dict, line: int, kind: str) -> Entry:
     entry.model = text_of(message.get("model"))
     entry.message_id = text_of(message.get("id"))
     entry.usage = usage_counts(message.get("usage"), _USAGE)
+    # Cache writes kept an hour cost more than 5-minute ones: keep how many there were.
+    # In extra, not usage: usage's counts add up to the turn's tokens.
+    split = message["usage"].get("cache_creation") if entry.usage else None
+    if hour := usage_counts(split, {"n": "ephemeral_1h_input_tokens"}).get("n"):
+        entry.extra["cache_write_1h"] = hour
     if obj.get("isCompactSummary") is True:
         entry.extra["is_compact_summary"] = True
     _keep_tool_use_result(entry, obj.get("toolUseResult"))

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from math import floor, log10
 
 from django import template
 from django.template.defaultfilters import date as format_date
@@ -16,9 +17,10 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from sessionviewer import render
+from sessionviewer import prices, render
 from sessionviewer.formats import FAMILIES
 from sessionviewer.formats import format_name as _format_name
+from sessionviewer.index import fold
 from sessionviewer.templatetags.transcript import compact
 
 register = template.Library()
@@ -124,3 +126,96 @@ def token_parts(session) -> list[str]:
         (session.cache_write_tokens, "cache write"),
     )
     return [f"{compact(n)} {label}" for n, label in kinds if n]
+
+
+@register.filter
+def usd(value) -> str:
+    """Dollars as the pages show them: cents from a dollar up, up to three significant
+    digits below ("$0.0123", "$0.06"), "no price" for None (never $0)."""
+    if value is None:
+        return "no price"
+    value = float(value)
+    if value == 0:
+        return "$0"
+    if abs(value) >= 1:
+        return f"${value:,.2f}"
+    if abs(value) < 0.0001:
+        return "<$0.0001"
+    text = f"{value:.{min(4, max(2, 2 - floor(log10(abs(value)))))}f}"
+    whole, cents = text.split(".")
+    return f"${whole}.{cents[:2]}{cents[2:].rstrip('0')}"
+
+
+@register.filter
+def cost_text(session) -> str:
+    """A session's cost: dollars, "no price" when none of its tokens has one, "" when it
+    used no tokens; the tokens without a price said after the dollars."""
+    if not session.total_tokens and session.cost is None:
+        return ""
+    if session.cost is None:
+        return "no price"
+    text = usd(session.cost)
+    if session.unpriced_tokens:
+        text += f" + {compact(session.unpriced_tokens)} tokens without a price"
+    return text
+
+
+@register.filter
+def subagents_cost(children) -> dict:
+    """The subagents among a session's children, and what they cost together (None: none priced)."""
+    subagents = [c for c in children if c.kind == "subagent"]
+    priced = [c.cost for c in subagents if c.cost is not None]
+    return {
+        "count": len(subagents),
+        "cost": sum(priced) if priced else None,
+        "unpriced": sum(c.unpriced_tokens for c in subagents),
+    }
+
+
+@register.filter
+def cost_rows(line: dict) -> list[tuple]:
+    """A priced usage line (prices.price_lines) as rows: kind, tokens, rate, cost, assumed."""
+    rates = line["rates"] or {}
+    rows = []
+    for kind in prices.KINDS:
+        count = line["tokens"][kind]
+        rate = rates.get(kind)
+        if count or (rate is not None and kind in ("input", "output")):
+            cost = count * rate / 1_000_000 if rate is not None else None
+            rows.append((prices.KIND_LABELS[kind], count, rate, cost, kind in line["assumed"]))
+    return rows
+
+
+@register.filter
+def tokens_sum(tokens: dict) -> int:
+    return prices.line_tokens(tokens)
+
+
+@register.filter
+def turn_cost(row) -> dict | None:
+    """What one row's turn cost (its reply's last usage line, as the session counts it):
+    {"usd": dollars or None for no price, "title": tokens x rates}; None without a model."""
+    entry = row.usage_entry or row.entry
+    if not entry.model or entry.model.startswith("<"):
+        return None
+    key, tokens = fold.turn_line(entry)
+    try:
+        rates = prices.rates_for(*prices.split_key(key))
+    except prices.PricesFileError as error:
+        return {"usd": None, "title": str(error)}
+    if rates is None:
+        return {"usd": None, "title": f"No price for {entry.model}"}
+    parts = [
+        f"{prices.KIND_LABELS[kind]} {tokens[kind]} x ${rates.per_mtok[kind]:f}/M"
+        for kind in prices.KINDS
+        if tokens[kind]
+    ]
+    return {"usd": rates.cost(tokens), "title": " + ".join(parts)}
+
+
+@register.filter
+def shorten_left(label: str, limit: int = 30) -> str:
+    """A label cut from the left to limit characters ("…tmux.ex"): the end of a path or a
+    model's name tells entries apart; the whole of it is in the chart's hover title."""
+    text = str(label)
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :]

@@ -67,6 +67,15 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
 
 @require_GET
 @api_login_required
+def session_cost(request: HttpRequest, session_id: int) -> HttpResponse:
+    session = _get_session(session_id)
+    if session is None:
+        return json_error(f"no session {session_id}", 404)
+    return json_response(session.cost_to_dict())
+
+
+@require_GET
+@api_login_required
 def session_raw(request: HttpRequest, session_id: int) -> HttpResponse:
     session = get_object_or_404(Session.objects.select_related("source"), id=session_id)
     path = Path(session.path)

@@ -96,6 +96,15 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
 @require_GET
 @login_required
 @view_permission
+def session_cost(request: HttpRequest, session_id: int) -> HttpResponse:
+    """How the session's cost was computed: tokens by kind x rates, per model."""
+    session = _get_session(session_id)
+    return render(request, "sessions/cost.html", {"session": session, "costing": session.cost_to_dict()})
+
+
+@require_GET
+@login_required
+@view_permission
 def session_export_html(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _get_session(session_id)
     response = _download(export.as_html(session), "text/html", export.filename(session, "html"))

@@ -1,0 +1,233 @@
+"""What tokens cost: genai-prices' tables, with the data folder's prices.toml over them.
+
+The indexer folds each session's usage into lines of tokens by model, provider, day and
+context size (fold.py); this module prices those lines, so a session's cost is the sum of
+its lines' tokens x rates, and the page that explains a cost shows exactly that sum.
+
+Rates are USD per million tokens, by kind: input (not cached), output, cache read, and
+cache writes kept 5 minutes or 1 hour (Claude Code writes both). A model neither table
+knows has no price: it is shown as "no price", never as $0.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
+from decimal import Decimal, InvalidOperation
+from importlib.metadata import version
+from pathlib import Path
+
+KINDS = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h")
+KIND_LABELS = {
+    "input": "input",
+    "output": "output",
+    "cache_read": "cache read",
+    "cache_write_5m": "cache write, 5 min",
+    "cache_write_1h": "cache write, 1 h",
+}
+# Where a table gives no rate for a cache kind: Anthropic's rule, as a multiple of input.
+ASSUMED = {"cache_write_5m": Decimal("1.25"), "cache_write_1h": Decimal("2"), "cache_read": Decimal("1")}
+# genai-prices' tier thresholds (input tokens of one request): fold.context_class puts
+# each turn in the largest it passes, so a line's turns all pay one tier's rates.
+THRESHOLDS = (32_000, 100_000, 128_000, 199_999, 200_000, 256_000, 272_000, 512_000, 524_288)
+PRICES_FILE = "prices.toml"
+# The file's rate names: the kinds, and "cache_write" for 5-minute writes.
+_FILE_KEYS = {"cache_write": "cache_write_5m", **{kind: kind for kind in KINDS}}
+_MILLION = Decimal(1_000_000)
+
+
+class PricesFileError(ValueError):
+    """prices.toml could not be read: the message says where and why."""
+
+
+@dataclass(frozen=True)
+class Rates:
+    """The rates one model's turns paid: USD per million tokens by kind, where they come from,
+    and the kinds whose rate was assumed from the input rate (ASSUMED)."""
+
+    per_mtok: dict[str, Decimal]
+    source: str
+    assumed: tuple[str, ...] = ()
+
+    def cost(self, tokens: dict) -> Decimal:
+        return (
+            sum((Decimal(int(tokens.get(k) or 0)) * self.per_mtok[k] for k in KINDS), Decimal(0)) / _MILLION
+        )
+
+
+def context_class(total_input: int) -> int:
+    """The largest tier threshold a request's input passes (0: none)."""
+    passed = [t for t in THRESHOLDS if total_input > t]
+    return passed[-1] if passed else 0
+
+
+def library_version() -> str:
+    return f"genai-prices {version('genai-prices')}"
+
+
+@functools.cache
+def _overrides(path: str) -> dict[str, Rates]:
+    file = Path(path)
+    if not file.is_file():
+        return {}
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise PricesFileError(f"{file}: {error}") from error
+    models = data.get("models", {})
+    if not isinstance(models, dict):
+        raise PricesFileError(f"{file}: [models] must be a table of models")
+    found = {}
+    for name, given in models.items():
+        if not isinstance(given, dict) or "input" not in given or "output" not in given:
+            raise PricesFileError(f"{file}: model {name!r} needs at least input and output rates")
+        rates: dict[str, Decimal] = {}
+        for key, value in given.items():
+            if key not in _FILE_KEYS:
+                raise PricesFileError(f"{file}: model {name!r}: unknown rate {key!r}")
+            try:
+                rate = Decimal(str(value))
+            except InvalidOperation:
+                rate = Decimal(-1)
+            if isinstance(value, bool) or not rate.is_finite() or rate < 0:
+                raise PricesFileError(f"{file}: model {name!r}: {key} must be a number of dollars, 0 or more")
+            rates[_FILE_KEYS[key]] = rate
+        found[name.lower()] = _complete(rates, str(file))
+    return found
+
+
+def _complete(rates: dict[str, Decimal], source: str) -> Rates:
+    assumed = tuple(kind for kind in ASSUMED if rates.get(kind) is None)
+    for kind in assumed:
+        rates[kind] = rates["input"] * ASSUMED[kind]
+    return Rates({kind: rates[kind] for kind in KINDS}, source, assumed)
+
+
+def prices_file() -> Path:
+    from django.conf import settings
+
+    return Path(settings.DATA_DIR) / PRICES_FILE
+
+
+def rates_for(model: str, provider: str = "", day: str = "", context: int = 0) -> Rates | None:
+    """The rates of one model's turns on a day ("YYYY-MM-DD", "" for today) with this much
+    input per request (context_class); None when no table has the model."""
+    return _rates_for(str(prices_file()), model, provider, day, context)
+
+
+@functools.cache
+def _rates_for(path: str, model: str, provider: str, day: str, context: int) -> Rates | None:
+    overrides = _overrides(path)
+    name = model.lower()
+    for key in (f"{provider.lower()}/{name}" if provider else None, name):
+        if key and key in overrides:
+            return overrides[key]
+    found = _library_model(name, provider.lower())
+    if found is None:
+        return None
+    provider_id, info = found
+    when = datetime.combine(date.fromisoformat(day), time(12), UTC) if day else datetime.now(UTC)
+    prices = info.get_prices(when)
+    rates: dict[str, Decimal] = {}
+    for kind, key in (
+        ("input", "input_mtok"),
+        ("output", "output_mtok"),
+        ("cache_read", "cache_read_mtok"),
+        ("cache_write_5m", "cache_write_mtok"),
+        ("cache_write_1h", "cache_write_1h_mtok"),
+    ):
+        rates[kind] = _tier_rate(getattr(prices, key, None), context)
+    if rates["input"] is None or rates["output"] is None:
+        return None
+    return _complete(rates, f"{library_version()}: {provider_id} {info.id}")
+
+
+def _tier_rate(price, context: int) -> Decimal | None:
+    if price is None or isinstance(price, Decimal):
+        return price
+    rate = price.base  # TieredPrices: every token pays the rate of the highest tier passed
+    for tier in price.tiers:
+        # context is the largest threshold passed: it passed tier.start when at least as large
+        if context and (context >= tier.start if tier.start in THRESHOLDS else context > tier.start):
+            rate = tier.price
+    return rate
+
+
+def _library_model(name: str, provider: str):
+    from genai_prices import data_snapshot
+
+    snapshot = data_snapshot.get_snapshot()
+    tries = [(name, provider or None), (name, None)]
+    if "/" in name:  # "anthropic/claude-sonnet-4": the model after its router's prefix
+        tries.append((name.rsplit("/", 1)[1], None))
+    for ref, provider_id in tries:
+        try:
+            found, info = snapshot.find_provider_model(ref, None, provider_id, None)
+        except LookupError:
+            continue
+        return found.id, info
+    return None
+
+
+def line_key(model: str, provider: str, day: str, context: int) -> str:
+    return "\t".join((model, provider, day, str(context)))
+
+
+def split_key(key: str) -> tuple[str, str, str, int]:
+    model, provider, day, context = key.split("\t")
+    return model, provider, day, int(context)
+
+
+def line_tokens(tokens: dict) -> int:
+    return sum(int(tokens.get(k) or 0) for k in KINDS)
+
+
+def price_lines(lines: dict) -> dict:
+    """A session's usage lines (fold.py), priced: per model, the tokens of each kind, the
+    rates they paid and the cost; the total cost of what has a price (None: nothing has),
+    and the tokens no table prices."""
+    by_model: dict[str, dict] = {}
+    total: Decimal | None = None
+    unpriced = 0
+    for key, tokens in sorted(lines.items()):
+        model, provider, day, context = split_key(key)
+        if not line_tokens(tokens):
+            continue
+        rates = rates_for(model, provider, day, context)
+        row = by_model.setdefault(model, {"model": model, "cost": None, "tokens": 0, "turns": 0, "lines": []})
+        cost = rates.cost(tokens) if rates else None
+        row["lines"].append(
+            {
+                "provider": provider,
+                "day": day,
+                "context": context,
+                "turns": int(tokens.get("turns") or 0),
+                "tokens": {k: int(tokens.get(k) or 0) for k in KINDS},
+                "rates": {k: float(v) for k, v in rates.per_mtok.items()} if rates else None,
+                "assumed": list(rates.assumed) if rates else [],
+                "source": rates.source if rates else "",
+                "cost": float(cost) if cost is not None else None,
+            }
+        )
+        row["tokens"] += line_tokens(tokens)
+        row["turns"] += int(tokens.get("turns") or 0)
+        if cost is None:
+            unpriced += line_tokens(tokens)
+        else:
+            row["cost"] = (row["cost"] or Decimal(0)) + cost
+            total = (total or Decimal(0)) + cost
+    for row in by_model.values():
+        row["cost"] = float(row["cost"]) if row["cost"] is not None else None
+    return {
+        "cost": float(total) if total is not None else None,
+        "unpriced_tokens": unpriced,
+        "models": sorted(by_model.values(), key=lambda r: (-(r["cost"] or 0), -r["tokens"], r["model"])),
+    }
+
+
+def clear_cache() -> None:
+    """Forget the rates read: after prices.toml changed (tests, manage.py reprice)."""
+    _overrides.cache_clear()
+    _rates_for.cache_clear()

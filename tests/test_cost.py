@@ -1,0 +1,189 @@
+"""Cost per session as the index stores it: one usage per message (the last streamed line),
+cache writes by kind, subagents apart, appends across passes, every format."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from sessionviewer import prices, readers
+from sessionviewer.index import fold, index_roots
+from sessionviewer.models import Session
+from sessionviewer.roots import RootSpec
+
+pytestmark = pytest.mark.django_db
+
+COST_TREE = Path(__file__).parent / "fixtures" / "claude_code" / "cost"
+# claude-opus-4-6 at $5 input, $25 output, $0.50 cache read, $6.25 5-minute and $10 1-hour
+# cache writes per million: 3 input, 500 output (the last streamed line, not the first's 13),
+# 20,000 cache read, 4,000 5-minute and 6,000 1-hour cache writes.
+MAIN_COST = (3 * 5 + 500 * 25 + 20_000 * 0.5 + 4_000 * 6.25 + 6_000 * 10) / 1e6
+SUBAGENT_COST = (1_000 * 1 + 200 * 5) / 1e6  # claude-haiku-4-5
+
+
+@pytest.fixture(autouse=True)
+def _no_prices_file(settings, tmp_path):
+    settings.DATA_DIR = tmp_path / "data"
+    prices.clear_cache()
+    yield
+    prices.clear_cache()
+
+
+@pytest.fixture
+def indexed(tmp_path):
+    root = shutil.copytree(COST_TREE, tmp_path / "projects")
+    index_roots([RootSpec(root, "claude_code")])
+    return root
+
+
+def test_a_streamed_reply_is_priced_once_with_its_last_usage_line(indexed):
+    main = Session.objects.get(kind="main")
+    assert main.cost == pytest.approx(MAIN_COST)
+
+
+def test_one_hour_cache_writes_are_priced_apart_from_five_minute_ones(indexed):
+    line = Session.objects.get(kind="main").cost_to_dict()["models"][0]["lines"][0]
+    assert line["tokens"]["cache_write_1h"] == 6_000
+    assert line["tokens"]["cache_write_5m"] == 4_000
+    assert line["rates"]["cache_write_1h"] == 10.0
+
+
+def test_a_model_without_a_price_leaves_its_tokens_unpriced_not_free(indexed):
+    main = Session.objects.get(kind="main")
+    assert main.unpriced_tokens == 150
+    fable = next(m for m in main.cost_to_dict()["models"] if m["model"] == "claude-fable-9")
+    assert fable["cost"] is None
+
+
+def test_a_subagent_has_its_own_cost_and_its_parent_does_not_count_it(indexed):
+    subagent = Session.objects.get(kind="subagent")
+    assert subagent.parent == Session.objects.get(kind="main")
+    assert subagent.cost == pytest.approx(SUBAGENT_COST)
+    assert subagent.parent.cost == pytest.approx(MAIN_COST)
+
+
+def test_the_usage_lines_add_up_to_the_session_tokens(indexed):
+    for session in Session.objects.all():
+        lines = session.usage_lines.values()
+        assert sum(prices.line_tokens(tokens) for tokens in lines) == session.total_tokens
+
+
+def test_a_reply_streamed_across_two_passes_is_priced_once(tmp_path):
+    root = shutil.copytree(COST_TREE, tmp_path / "projects")
+    (root / "-home-me-shop" / "5e55a0e1-0000-4000-8000-000000000001").rename(tmp_path / "subagents")
+    path = next(root.glob("*/*.jsonl"))
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:2]))  # the prompt and the reply's first streamed line
+    index_roots([RootSpec(root, "claude_code")])
+    with path.open("ab") as appended:
+        appended.write(b"".join(lines[2:]))
+    index_roots([RootSpec(root, "claude_code")])
+    assert Session.objects.get().cost == pytest.approx(MAIN_COST)
+
+
+def test_prices_changed_by_the_prices_file_apply_when_sessions_are_priced_again(indexed, settings):
+    settings.DATA_DIR.mkdir()
+    (settings.DATA_DIR / "prices.toml").write_text('[models."claude-fable-9"]\ninput = 1000\noutput = 0\n')
+    prices.clear_cache()
+    main = Session.objects.get(kind="main")
+    main.apply_prices()
+    assert main.cost == pytest.approx(MAIN_COST + 100 * 1000 / 1e6)
+    assert main.unpriced_tokens == 0
+
+
+def folded(path: Path, fmt: str) -> fold.SessionState:
+    state = fold.SessionState(format=fmt)
+    fold.fold_entries(state, readers.read_session(path, fmt).entries)
+    return state
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt", "usd"),
+    [
+        # claude-sonnet-4-5 ($3 in, $15 out, $0.30 cache read, $3.75 cache write), provider anthropic
+        (
+            "go_agent/all_block_types.jsonl",
+            "go_agent",
+            (100 * 3 + 50 * 15 + 80 * 0.3 + 20 * 3.75 + 30 * 3 + 5 * 15) / 1e6,
+        ),
+        ("openclaw/pi_v3_all_kinds.jsonl", "openclaw", (100 * 3 + 40 * 15 + 60 * 0.3 + 10 * 3.75) / 1e6),
+    ],
+)
+def test_every_format_with_usage_is_priced_by_its_model_and_provider(path, fmt, usd):
+    costing = prices.price_lines(folded(FIXTURES / path, fmt).usage_lines)
+    assert costing["cost"] == pytest.approx(usd)
+
+
+def test_a_format_without_usage_has_no_cost():
+    state = folded(FIXTURES / "fluux_xmpp" / "one_to_one.jsonl", "fluux_xmpp")
+    assert prices.price_lines(state.usage_lines) == {"cost": None, "unpriced_tokens": 0, "models": []}
+
+
+def test_reprice_applies_a_changed_prices_file_to_every_session(indexed, settings):
+    settings.DATA_DIR.mkdir()
+    (settings.DATA_DIR / "prices.toml").write_text('[models."claude-fable-9"]\ninput = 1000\noutput = 0\n')
+    call_command("reprice")
+    assert Session.objects.get(kind="main").unpriced_tokens == 0
+
+
+def test_reprice_reports_a_bad_prices_file(indexed, settings):
+    settings.DATA_DIR.mkdir()
+    (settings.DATA_DIR / "prices.toml").write_text("[models\n")
+    with pytest.raises(CommandError, match="prices.toml"):
+        call_command("reprice")
+
+
+# --- Where cost is shown ---------------------------------------------------------------------------
+
+
+def test_the_list_has_a_cost_column_sorted_dearest_first(indexed, client, viewer):
+    body = client.get("/?_sort=cost").content.decode()
+    assert (
+        '<td data-label="Cost" class="num" title="$0.108 + 150 tokens without a price">'
+        '$0.108 <span class="unpriced">+ no price</span></td>'
+    ) in body
+    main, subagent = (Session.objects.get(kind=k) for k in ("main", "subagent"))
+    assert body.index(main.get_absolute_url()) < body.index(subagent.get_absolute_url())
+
+
+def test_the_api_list_sorts_by_cost_and_gives_it_with_its_unpriced_tokens(indexed, client, viewer):
+    sessions = client.get("/api/sessions?_sort=cost&_sort_desc=0").json()["sessions"]
+    assert [s["cost"]["usd"] for s in sessions] == pytest.approx([SUBAGENT_COST, MAIN_COST])
+    assert sessions[1]["cost"]["unpriced_tokens"] == 150
+
+
+def test_the_transcript_header_shows_the_cost_and_the_subagents_apart(indexed, client, viewer):
+    main = Session.objects.get(kind="main")
+    body = client.get(main.get_absolute_url()).content.decode()
+    assert '<dd class="cost">$0.108 + 150 tokens without a price · subagents apart: $0.002 · ' in body
+    assert f'<a href="/sessions/{main.id}/cost/">how this was computed</a>' in body
+
+
+def test_each_turn_shows_its_cost_and_a_model_without_a_price_says_so(indexed, client, viewer):
+    body = client.get(Session.objects.get(kind="main").get_absolute_url()).content.decode()
+    assert '">$0.108</span>' in body
+    assert '<span class="usage cost" title="No price for claude-fable-9">no price</span>' in body
+
+
+@pytest.mark.parametrize("prefix", ["", "/api"])
+def test_the_cost_page_lists_tokens_by_kind_times_rate_per_model(indexed, client, viewer, prefix):
+    main = Session.objects.get(kind="main")
+    response = client.get(f"{prefix}/sessions/{main.id}/cost" + ("/" if not prefix else ""))
+    if prefix:
+        data = response.json()
+        opus = data["models"][0]
+        assert opus["model"] == "claude-opus-4-6"
+        assert opus["lines"][0]["tokens"]["cache_write_1h"] == 6000
+        assert opus["lines"][0]["rates"]["cache_write_1h"] == 10.0
+        assert data["subagents_cost"] == pytest.approx(SUBAGENT_COST)
+    else:
+        body = response.content.decode()
+        assert (
+            '<tr><th scope="row">cache write, 1 h</th><td class="num">6000</td><td class="num">10.0</td><td class="num">$0.06</td></tr>'
+            in body
+        )
+        assert "claude-fable-9 · no price" in body
