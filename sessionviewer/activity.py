@@ -32,6 +32,7 @@ FACETS = (
     ("agent", "Agent", "agent"),
     ("channel", "Channel", "channel"),
     ("peer_kind", "Peer kind", "peer_kind"),
+    ("kind", "Kind", "kind"),
     ("model", "Model", None),
     ("updated", "Updated", None),
 )
@@ -48,7 +49,7 @@ COLUMNS = (
     ("Tokens", "tokens"),
     ("Cost", "cost"),
 )
-_RANGE = ("updated_since", "updated_before")
+_RANGE = ("updated_since", "updated_before", "updated_until")
 
 
 def _without(filters: dict, *names: str) -> dict:
@@ -125,9 +126,9 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
                 end = (start.replace(day=28) + timedelta(days=4)).replace(day=1)
                 selected = params.get("updated_since") == value and params.get("updated_before") == str(end)
                 link = (
-                    _link(params, updated_since=None, updated_before=None)
+                    _link(params, updated_since=None, updated_before=None, updated_until=None)
                     if selected
-                    else _link(params, updated_since=value, updated_before=str(end))
+                    else _link(params, updated_since=value, updated_before=str(end), updated_until=None)
                 )
             else:
                 selected = params.get(name) == value

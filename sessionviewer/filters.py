@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from django.db.models import F, QuerySet, Value
-from django.db.models.functions import Coalesce, NullIf
+from django.db.models.functions import Coalesce, Lower, NullIf
 from django.utils import timezone
 
 from sessionviewer.models import Session
@@ -21,7 +21,15 @@ TEXT_FILTERS = ("project", "agent", "channel", "peer_kind", "jid", "status", "ki
 SORTS = {
     "updated": F("updated_at"),
     "started": F("started_at"),
-    "title": F("title"),
+    # As the column shows it (Session.display_title), without regard to case.
+    "title": Lower(
+        Coalesce(
+            NullIf("summary_title", Value("")),
+            NullIf("title", Value("")),
+            NullIf("first_prompt", Value("")),
+            "key",
+        )
+    ),
     "messages": F("message_count"),
     "entries": F("entry_count"),
     "tokens": F("token_total"),
@@ -49,6 +57,9 @@ class SessionQuery:
     descending: bool
     q: str
     matched: list[int] | None = None  # sessions matching q, for the facets to reuse
+    nested: bool = False  # subagents under their parents (nested())
+    flat: bool = False  # _flat=1 asked for every session on a row of its own
+    filtered: QuerySet[Session] | None = None  # every session the filters select, nested or not
 
 
 def matching_session_ids(q: str) -> list[int]:
@@ -90,7 +101,9 @@ def filter_sessions(
         qs = qs.filter(models_used__contains=f'"{model}"')
     if since := params.get("updated_since"):
         qs = qs.filter(updated_at__gte=since)
-    if until := params.get("updated_before"):
+    if before := params.get("updated_before"):
+        qs = qs.filter(updated_at__lt=before)
+    if until := params.get("updated_until"):  # forms.UntilField made it an exclusive bound
         qs = qs.filter(updated_at__lt=until)
     if range_name := params.get("_range"):
         qs = started_in_range(qs, range_name)
@@ -106,6 +119,30 @@ def filter_sessions(
     field = SORTS[sort]
     order = field.desc(nulls_last=True) if descending else field.asc(nulls_last=True)
     qs = qs.order_by(order, "-id")
+    filtered = qs
     page = params.get("_page") or 1
     size = params.get("_size") or DEFAULT_SIZE
-    return SessionQuery(qs, page, size, sort, descending, q, matched)
+    return SessionQuery(qs, page, size, sort, descending, q, matched, filtered=filtered)
+
+
+def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
+    """The list's rows: a subagent whose parent is among the sessions shown goes under it
+    (subagents_of), not on a row of its own; _flat=1 or a kind filter lists every session."""
+    query.flat = params.get("_flat") == "1"
+    if query.flat or params.get("kind"):
+        return query
+    shown = query.queryset.order_by().values("id")
+    query.queryset = query.queryset.exclude(kind="subagent", parent_id__in=shown)
+    query.nested = True
+    return query
+
+
+def subagents_of(query: SessionQuery, parents: list[Session]) -> dict[int, list[Session]]:
+    """The subagents, among the sessions the query selects, of these parents (nested lists)."""
+    if not query.nested or not parents:
+        return {}
+    found: dict[int, list[Session]] = {}
+    children = query.filtered.filter(kind="subagent", parent_id__in=[p.id for p in parents])
+    for child in children.order_by("started_at", "id"):
+        found.setdefault(child.parent_id, []).append(child)
+    return found

@@ -5,7 +5,7 @@ session page (list, activity, transcript) that reads its query string."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime, time, timedelta
 
 from django import forms
 from django.core.exceptions import BadRequest
@@ -133,6 +133,23 @@ class IsoDateTimeField(forms.Field):
         except OverflowError:
             raise forms.ValidationError(f"{value!r} is out of range", code="invalid") from None
         return parsed
+
+
+_DATE_ALONE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class UntilField(IsoDateTimeField):
+    """An inclusive end: a date takes that whole day (UTC, as IsoDateTimeField reads it), a
+    date-time that moment. Cleaned to the exclusive bound a filter uses: the next midnight,
+    or the moment and a microsecond."""
+
+    def to_python(self, value) -> datetime | None:
+        parsed = super().to_python(value)
+        if parsed is None:
+            return None
+        if _DATE_ALONE.fullmatch(str(value).strip()):
+            return parsed + timedelta(days=1)
+        return parsed + timedelta(microseconds=1)
 
 
 class NameField(forms.CharField):
@@ -275,7 +292,8 @@ class ActivityForm(QueryForm):
     account = _text()
     model = _text()
     updated_since = IsoDateTimeField()
-    updated_before = IsoDateTimeField()
+    updated_before = IsoDateTimeField()  # exclusive, as the API documents it
+    updated_until = UntilField()  # inclusive: the page's "until", a one-day range is that day
     parent = WholeNumberField(min_value=1)
     q = SearchField()
     _sort = OneOfField(SORTS)
@@ -283,6 +301,18 @@ class ActivityForm(QueryForm):
     _page = WholeNumberField(min_value=1)
     _size = WholeNumberField(min_value=1, max_value=MAX_SIZE)
     _range = OneOfField(("7", "30", "90", "all"))  # Activity's: sessions started in the last N days
+    _flat = OneOfField(("0", "1"))  # 1: subagents as rows of their own, not nested under their parent
+
+    def clean(self):
+        cleaned = super().clean()
+        since = cleaned.get("updated_since")
+        for name in ("updated_before", "updated_until"):
+            end = cleaned.get(name)
+            if since is not None and end is not None and end <= since:
+                self.add_error(
+                    name, f"ends before the range starts: {self.data.get(name)!r} is before updated_since"
+                )
+        return cleaned
 
 
 class SessionListForm(ActivityForm):

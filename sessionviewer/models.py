@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import stat
+from pathlib import Path
+
 import orjson
 from django.db import models
 from django.urls import reverse
@@ -115,6 +118,17 @@ class Session(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("session-detail", args=[self.id])
+
+    @property
+    def raw_available(self) -> bool:
+        """Whether the raw file can be served: a regular file still under the root it was
+        indexed from (the check the raw view makes, without opening it)."""
+        path = Path(self.path)
+        try:
+            inside = path.resolve().is_relative_to(Path(self.source.path).resolve())
+            return inside and stat.S_ISREG(path.stat().st_mode)
+        except (OSError, ValueError):
+            return False
 
     def starting_call_entry(self) -> str:
         """The id of the parent's entry holding the tool call that started this subagent, or "".

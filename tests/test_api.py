@@ -180,7 +180,9 @@ def test_raw_refuses_a_file_outside_the_root_it_was_indexed_from(client, root, v
     assert response.status_code == 404
 
 
-def test_raw_serves_a_session_indexed_from_a_root_given_on_the_command_line(client, viewer, settings, tmp_path):
+def test_raw_serves_a_session_indexed_from_a_root_given_on_the_command_line(
+    client, viewer, settings, tmp_path
+):
     from django.core.management import call_command
 
     settings.SESSIONVIEWER_ROOTS = [f"fluux_xmpp={tmp_path / 'configured'}"]

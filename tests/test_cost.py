@@ -151,7 +151,7 @@ def test_the_list_has_a_cost_column_sorted_dearest_first(indexed, client, viewer
 
 
 def test_the_api_list_sorts_by_cost_and_gives_it_with_its_unpriced_tokens(indexed, client, viewer):
-    sessions = client.get("/api/sessions?_sort=cost&_sort_desc=0").json()["sessions"]
+    sessions = client.get("/api/sessions?_sort=cost&_sort_desc=0&_flat=1").json()["sessions"]
     assert [s["cost"]["usd"] for s in sessions] == pytest.approx([SUBAGENT_COST, MAIN_COST])
     assert sessions[1]["cost"]["unpriced_tokens"] == 150
 

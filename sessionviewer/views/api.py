@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from sessionviewer import activity, search, transcripts
-from sessionviewer.filters import filter_sessions
+from sessionviewer.filters import filter_sessions, nested, subagents_of
 from sessionviewer.forms import ActivityForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
 from sessionviewer.roots import is_inside_roots
@@ -35,15 +35,24 @@ def _get_session(session_id: int) -> Session | None:
 @api_login_required
 @bad_parameter_is_400
 def session_list(request: HttpRequest) -> HttpResponse:
-    query = filter_sessions(SessionListForm.read(request.GET))
+    params = SessionListForm.read(request.GET)
+    query = nested(filter_sessions(params), params)
     page = Paginator(query.queryset, query.size).get_page(query.page)
+    subagents = subagents_of(query, list(page.object_list))
+    sessions = []
+    for session in page.object_list:
+        row = session.to_dict()
+        if query.nested:  # as the page shows them: under their parent
+            row["subagents"] = [child.to_dict() for child in subagents.get(session.id, [])]
+        sessions.append(row)
     return json_response(
         {
             "count": page.paginator.count,
             "page": page.number,
             "pages": page.paginator.num_pages,
             "size": query.size,
-            "sessions": [s.to_dict() for s in page.object_list],
+            "nested": query.nested,
+            "sessions": sessions,
         }
     )
 

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import activity, export, search, transcripts
-from sessionviewer.filters import filter_sessions
+from sessionviewer.filters import filter_sessions, nested, subagents_of
 from sessionviewer.forms import ActivityForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
 from sessionviewer.views.http import bad_parameter_is_400
@@ -50,7 +50,11 @@ def session_list(request: HttpRequest) -> HttpResponse:
         params["_hits_what"],
         params["_hits_who"],
     )
+    query = nested(query, params)  # after the search: its hits include subagents
     page = Paginator(query.queryset.select_related("source"), query.size).get_page(query.page)
+    subagents = subagents_of(query, list(page.object_list))
+    for session in page.object_list:
+        session.nested_subagents = subagents.get(session.id, [])
     template_name = "sessions/list.html"
     if request.htmx:
         template_name += "#session-table"

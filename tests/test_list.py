@@ -1,0 +1,103 @@
+"""The session list, mended: the title sort, an inclusive end date, the Kind facet, and
+subagents nested under their parents."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from sessionviewer.models import Session
+from tests import test_pages
+from tests.test_pages import page
+
+demo = test_pages.demo  # the demo index, as the page tests build it
+
+pytestmark = pytest.mark.django_db
+
+
+def titles(body: str) -> list[str]:
+    table = body[body.index('<table class="sessions">') :]
+    return re.findall(
+        r'<td>(?:<span class="nest"[^>]*>[^<]*</span>)?<a href="/sessions/\d+/">([^<]*)</a>', table
+    )
+
+
+def test_the_title_sort_follows_the_title_shown(client, demo, viewer):
+    body = page(client, reverse("session-list"), _sort="title", _sort_desc="0", _flat="1")
+    shown = titles(body)
+    assert shown == sorted(shown, key=str.lower)
+    assert len(shown) == Session.objects.count()
+
+
+def test_a_one_day_range_shows_that_day(client, demo, viewer):
+    from datetime import UTC, datetime, time, timedelta
+
+    day = (
+        Session.objects.exclude(updated_at=None)
+        .order_by("updated_at")
+        .first()
+        .updated_at.astimezone(UTC)
+        .date()
+    )
+    start = datetime.combine(day, time.min, tzinfo=UTC)  # a date alone is a UTC day
+    on_that_day = Session.objects.filter(
+        updated_at__gte=start, updated_at__lt=start + timedelta(days=1)
+    ).count()
+    body = page(client, reverse("session-list"), updated_since=str(day), updated_until=str(day), _flat="1")
+    assert f"{on_that_day} session{'s' if on_that_day != 1 else ''}" in body
+    assert on_that_day > 0
+
+
+def test_updated_until_at_a_moment_includes_that_moment(client, demo, viewer):
+    first = Session.objects.exclude(updated_at=None).order_by("updated_at").first()
+    moment = first.updated_at.isoformat()
+    rows = client.get(reverse("api-session-list"), {"updated_until": moment, "_flat": "1"}).json()["sessions"]
+    assert first.id in [row["id"] for row in rows]
+    before = client.get(reverse("api-session-list"), {"updated_before": moment, "_flat": "1"}).json()
+    assert first.id not in [row["id"] for row in before["sessions"]]  # updated_before stays exclusive
+
+
+@pytest.mark.parametrize("end", ["updated_until", "updated_before"])
+def test_an_inverted_range_is_a_400_that_says_so(client, demo, viewer, end):
+    response = client.get(reverse("session-list"), {"updated_since": "2026-03-05", end: "2026-03-01"})
+    assert response.status_code == 400
+    assert response.content.decode().startswith(f"{end}: ends before the range starts")
+
+
+def test_the_kind_facet_counts_main_sessions_and_subagents(client, demo, viewer):
+    body = page(client, reverse("session-list"))
+    facet = body[body.index('data-facet="kind"') :]
+    facet = facet[: facet.index("</section>")]
+    assert (
+        "subagent" in facet
+        and f'<span class="n">{Session.objects.filter(kind="subagent").count()}</span>' in facet
+    )
+
+
+def test_a_subagent_is_listed_under_its_parent_and_flat_on_request(client, demo, viewer):
+    child = Session.objects.get(kind="subagent")
+    body = page(client, reverse("session-list"), _sort="title", _sort_desc="0")
+    shown = [title[:40] for title in titles(body)]
+    assert shown.index(child.display_title[:40]) == shown.index(child.parent.display_title[:40]) + 1
+    assert '<tr class="nested">' in body and "list them flat" in body
+    flat = page(client, reverse("session-list"), _flat="1")
+    assert '<tr class="nested">' not in flat and child.display_title in titles(flat)
+    listed = client.get(reverse("api-session-list")).json()
+    parent = next(row for row in listed["sessions"] if row["id"] == child.parent_id)
+    assert [row["id"] for row in parent["subagents"]] == [child.id] and listed["nested"] is True
+    assert child.id not in [row["id"] for row in listed["sessions"]]
+
+
+def test_a_subagent_whose_parent_is_filtered_out_keeps_its_own_row(client, demo, viewer):
+    child = Session.objects.get(kind="subagent")
+    body = page(client, reverse("session-list"), kind="subagent")
+    assert titles(body) == [child.display_title]
+
+
+def test_the_raw_file_link_shows_only_where_there_is_a_file(client, demo, viewer, tmp_path):
+    session = Session.objects.filter(kind="main").first()
+    assert "Raw file</a>" in page(client, session.get_absolute_url())
+    Session.objects.filter(id=session.id).update(path=str(tmp_path / "gone.jsonl"))
+    assert "Raw file</a>" not in page(client, session.get_absolute_url())
