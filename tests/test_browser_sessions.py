@@ -169,3 +169,21 @@ def test_a_tool_result_written_after_the_page_opened_appears_under_its_call(brow
     expect(call.locator(".no-result")).to_have_count(0)
     expect(page.locator("li#entry-m00005")).to_have_count(0)
     expect(page.locator("#live-poller")).to_be_attached()
+
+
+def test_the_list_nests_subagents_lists_them_flat_and_takes_a_one_day_range(browser_page, demo):
+    page = browser_page
+    open_page(page, "/")
+    child = Session.objects.get(kind="subagent")
+    nested = page.locator("tr.nested")
+    expect(nested).to_have_count(1)
+    expect(nested).to_contain_text(child.display_title[:30])
+    page.get_by_role("link", name="list them flat").click()
+    expect(page.locator("tr.nested")).to_have_count(0)
+    expect(page.locator("#session-table .count").last).to_contain_text("15 sessions")
+    day = child.updated_at.date().isoformat()
+    page.fill('input[name="updated_since"]', day)
+    page.fill('input[name="updated_until"]', day)
+    page.get_by_role("button", name="Apply").click()
+    page.wait_for_url(re.compile(f"updated_until={day}"))
+    expect(page.locator("table.sessions")).to_contain_text(child.display_title[:30])
