@@ -551,3 +551,30 @@ def test_openclaw_reader_reads_every_sample_without_reader_errors(path):
 @pytest.mark.skipif(not SAMPLES.is_dir(), reason="OpenClaw samples not present")
 def test_openclaw_discover_finds_every_sample_transcript():
     assert sorted(f.path for f in openclaw.discover(SAMPLES)) == _sample_files()
+
+
+def test_a_prompt_through_the_gateway_titles_with_what_the_person_wrote():
+    from sessionviewer.readers import Block, Entry
+
+    text = (
+        'Conversation info (untrusted metadata):\n```json\n{"channel": "telegram"}\n```\n\n'
+        'Sender (untrusted metadata):\n```json\n{"label": "openclaw-tui", "id": "gateway-client"}\n```\n\n'
+        "[Sun 2026-03-08 22:03 GMT+9] Plan the release notes"
+    )
+    entry = Entry(id="u", parent_id=None, kind="message", role="user", blocks=[Block("text", text=text)])
+    assert openclaw.prompt_text(entry) == "Plan the release notes"
+    bare = Entry(
+        id="v", parent_id=None, kind="message", role="user", blocks=[Block("text", text="just this")]
+    )
+    assert openclaw.prompt_text(bare) == "just this"
+
+
+def test_the_sample_excerpt_is_titled_with_the_message_not_its_envelope(samples_dir):
+    from sessionviewer.index import fold
+
+    result = read_session(
+        samples_dir / "openclaw" / "openclaw-excerpt" / "8555a0a4-excerpt.jsonl", "openclaw"
+    )
+    state = fold.SessionState(format="openclaw")
+    fold.fold_entries(state, result.entries)
+    assert state.first_prompt == "はくあ"  # what the person wrote, after the envelope and its time stamp

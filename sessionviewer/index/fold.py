@@ -73,6 +73,8 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
     # once, with its last line's figures, even when its lines span two passes.
     last_reply = state.extra.get("last_reply") or {}
     lines = {key: dict(tokens) for key, tokens in state.usage_lines.items()}
+    # A format whose prompts carry more than what the person wrote says what to title with.
+    prompt_text = getattr(readers.format_module(state.format), "prompt_text", None)
     state.entry_count += len(entries)
     if stamps := [e.timestamp for e in entries if e.timestamp]:
         if state.started_at is not None:
@@ -105,7 +107,7 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
             _add_line(lines, key, tokens, 1)
             last_reply |= {"line": key, "tokens": tokens}
         typed = not state.first_prompt and entry.is_prompt and main_thread and harness_line(entry) is None
-        if typed and (prompt := title_of(entry.text)):
+        if typed and (prompt := title_of(prompt_text(entry) if prompt_text else entry.text)):
             state.first_prompt = prompt
         if entry.kind in TITLE_KINDS and entry.kind != "summary" and entry.summary:
             state.summary_title = title_of(entry.summary)

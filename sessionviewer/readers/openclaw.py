@@ -74,6 +74,24 @@ _TRANSCRIPT_ONLY_MODELS = ("gateway-injected", "delivery-mirror")
 # Kinds kept under their own name, each with a short line of text.
 SETTING_KINDS = ("model_change", "thinking_level_change", "custom", "custom_message", "label", "session_info")
 
+# OpenClaw's gateway wraps what a person sent through a channel: blocks of metadata
+# ("Sender (untrusted metadata):" and a fenced JSON object, one block per kind), then a
+# time stamp, then the text itself. The model sees it all; a title wants the text.
+_ENVELOPE = re.compile(r"\A\s*[A-Z][\w ]{0,40} \(untrusted metadata\):\s*```[a-z]*\n.*?\n```\s*", re.S)
+_STAMP = re.compile(r"\A\[[A-Z][a-z]{2} \d{4}-\d{2}-\d{2} \d{2}:\d{2}[^\]\n]{0,20}\]\s*")
+
+
+def prompt_text(entry: Entry) -> str:
+    """What a person wrote, without the gateway's metadata blocks and time stamp: the text
+    that titles a session. A message that is nothing but the envelope keeps its whole text."""
+    text = entry.text
+    stripped = text
+    while found := _ENVELOPE.match(stripped):
+        stripped = stripped[found.end() :]
+    stripped = _STAMP.sub("", stripped, count=1).strip()
+    return stripped or text
+
+
 _RETIRED = re.compile(r"^(?P<stem>.+)\.jsonl\.(?P<status>reset|deleted)\.(?P<time>.+)$")
 # Not transcripts of their own: pre-compaction copies and runtime traces.
 _CHECKPOINT = re.compile(
