@@ -2,6 +2,7 @@
 transcript page on a fixture file of each format that writes tool calls (Fluux chats
 carry none)."""
 
+import json
 import re
 
 import pytest
@@ -246,6 +247,50 @@ def test_a_shell_command_holding_a_patch_is_shown_as_the_patch():
     command = ["bash", "-lc", "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\nEOF"]
     view = tools.describe(call("shell", {"command": command}))
     assert (view.kind, view.diffs[0].path) == ("patch", "a")
+
+
+def test_a_patch_ends_at_its_end_line_not_at_the_heredocs_closing_word():
+    command = [
+        "bash",
+        "-lc",
+        "apply_patch << 'PATCH'\n*** Begin Patch\n*** Delete File: old.txt\n*** End Patch\nPATCH",
+    ]
+    view = tools.describe(call("shell", {"command": command}))
+    assert [(d.path, d.action, d.lines) for d in view.diffs] == [("old.txt", "delete", [])]
+
+
+def test_a_codex_patch_as_an_argv_is_shown_as_the_patch():
+    patch = "*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** End Patch"
+    view = tools.describe(call("shell", json.dumps({"command": ["apply_patch", patch]})))
+    assert (view.kind, view.diffs[0].path, view.diffs[0].added, view.diffs[0].removed) == (
+        "patch",
+        "a.py",
+        1,
+        1,
+    )
+
+
+def test_a_codex_custom_tool_calls_patch_text_is_a_diff():
+    view = tools.describe(call("apply_patch", "*** Begin Patch\n*** Add File: n.txt\n+hi\n*** End Patch\n"))
+    assert (view.kind, view.diffs[0].path, view.diffs[0].action) == ("patch", "n.txt", "add")
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "command"),
+    [
+        ("shell", '{"command":["bash","-lc","pytest -q"],"workdir":"/w","timeout_ms":120000}', "pytest -q"),
+        ("exec_command", '{"cmd":"npm test","workdir":"/w","yield_time_ms":1000}', "npm test"),
+        ("shell_command", {"command": "ls -la", "workdir": "/w"}, "ls -la"),
+        (
+            "local_shell",
+            {"type": "exec", "command": ["git", "status"], "working_directory": "/w"},
+            "git status",
+        ),
+    ],
+)
+def test_codex_command_tools_show_as_commands(name, arguments, command):
+    view = tools.describe(call(name, arguments))
+    assert (view.kind, view.command) == ("shell", command)
 
 
 # --- Shell, read, search, todos, agents, web, MCP ---------------------------------------------------------
