@@ -456,6 +456,17 @@ def go(tmp_path):
     return index_fixture(tmp_path, "go_agent", "tool_views.jsonl", "sessions", "20260226-143012-88888888")
 
 
+@pytest.fixture
+def codex_session(tmp_path):
+    return index_fixture(
+        tmp_path,
+        "codex",
+        "tools_and_compaction.jsonl",
+        "sessions/2025/11/03",
+        "rollout-2025-11-03T10-00-00-0199a4f2-6c1e-7c33-9b1a-2d5e8f0c4a11",
+    )
+
+
 def tool_call(body: str, call_id: str) -> str:
     """The HTML of the tool call with this id: its view, raw arguments and result."""
     return next(part for part in body.split('<div class="tool-call ')[1:] if call_id in part)
@@ -641,6 +652,36 @@ def test_go_agent_tools_get_the_same_views(client, viewer, go):
     assert '<span class="sign">+</span>go 1.22' in tool_call(body, "call_str")
     assert "echo &lt;script&gt;alert(73)&lt;/script&gt;" in tool_call(body, "call_xss")
     assert active_content(body) == []
+
+
+@pytest.mark.django_db
+def test_codex_tools_get_the_same_views(client, viewer, codex_session):
+    url = detail_url(codex_session)
+    body = test_pages.with_folds(client, url, page(client, url))  # the calls before the compaction too
+    shell = tool_call(body, "call_read_1")
+    assert "$ </span>sed -n &#x27;1,20p&#x27; src/app.py</pre>" in shell
+    tests_run = tool_call(body, "call_test_1")
+    assert "$ </span>python -m pytest -q</pre>" in tests_run
+    assert '<span class="badge exit error">exit 1</span>' in tests_run
+    assert "$ </span>git diff --stat</pre>" in tool_call(body, "call_local_1")
+    for call_id, path in (("call_patch_1", "src/app.py"), ("call_patch_2", "tests/test_app.py")):
+        patch = tool_call(body, call_id)  # a custom tool call's text, a function call's input
+        assert f'<span class="action update">update</span> <code class="path">{path}</code>' in patch
+    assert "<span class=\"sign\">+</span>    return f'Hello, {name}!'" in tool_call(body, "call_patch_1")
+    assert '<details class="thinking"><summary>Thinking: **Looking at greet()**</summary>' in body
+    assert "Fix the failing test" in tool_call(body, "call_plan_1")
+    assert "<strong>Context compacted</strong>" in body
+    assert "<dt>Tokens</dt><dd>16.8k total: 4.4k in · 420 out · 12.0k cache read</dd>" in body
+    assert "<dt>Project</dt>" in body and "/home/user/projects/greeter" in body
+    assert "stream disconnected before completion" in body  # an error event stays in sight
+    assert active_content(body) == []
+
+
+@pytest.mark.django_db
+def test_codex_sessions_are_listed_as_codex_cli(client, viewer, codex_session):
+    body = page(client, reverse("session-list"))
+    assert 'src="/static/marks/codex.svg"' in body and "Codex CLI" in body
+    assert "Make greet() use an f-string and run the tests." in body
 
 
 @pytest.mark.django_db

@@ -132,11 +132,13 @@ def _turn_context(context: dict, line: int) -> Entry:
         "approval_policy": text_of(context.get("approval_policy")),
         "effort": text_of(context.get("effort")),
     }
+    model = text_of(context.get("model"))
     return Entry(
         id=f"line:{line}",
         parent_id=None,
         kind=TURN_CONTEXT,
-        model=text_of(context.get("model")),
+        model=model,
+        summary=" in ".join(part for part in (model, extra["cwd"]) if part),
         extra={k: v for k, v in extra.items() if v},
     )
 
@@ -300,7 +302,8 @@ def _event(event: dict, line: int) -> Entry:
             if isinstance(info.get("model_context_window"), int):
                 entry.extra["model_context_window"] = info["model_context_window"]
     elif kind in ("error", "stream_error"):
-        entry.extra["error_message"] = text_of(event.get("message")) or "error"
+        entry.summary = text_of(event.get("message")) or "error"
+        entry.extra["error_message"] = entry.summary
     elif kind in ("user_message", "agent_message", "agent_reasoning", "turn_aborted"):
         # The UI's copy of a response item (or why a turn stopped): shown with all entries.
         message = text_of(event.get("message")) or text_of(event.get("text")) or text_of(event.get("reason"))
