@@ -114,7 +114,8 @@ def test_codex_reader_pairs_function_calls_with_their_outputs_by_call_id():
     assert orjson.loads(call.blocks[0].arguments)["command"] == ["bash", "-lc", "sed -n '1,20p' src/app.py"]
     assert (output.role, output.blocks[0].type) == (TOOL, TOOL_RESULT)
     assert call.blocks[0].call_id == output.blocks[0].call_id == "call_read_1"
-    assert output.extra["details"] == {"exit_code": 0}
+    assert output.extra["details"] == {"exit_code": 0, "wall_time": "0.1 seconds"}
+    assert output.blocks[0].text == "def greet(name):\n    return 'Hello ' + name\n"  # below Codex's header
 
 
 def test_codex_reader_reads_a_custom_tool_calls_text_input_and_output():
@@ -126,7 +127,17 @@ def test_codex_reader_reads_a_custom_tool_calls_text_input_and_output():
 
 
 def test_codex_reader_reads_exec_commands_exit_code_from_its_output():
-    assert at(TOOLS, 16).extra["details"] == {"exit_code": 1}
+    output = at(TOOLS, 16)
+    assert output.extra["details"] == {"exit_code": 1, "wall_time": "1.2 seconds"}
+    assert output.blocks[0].text.startswith("F.\nFAILED tests/test_app.py::test_greet")
+
+
+def test_codex_reader_keeps_an_output_that_only_looks_like_a_header_whole():
+    obj = line_of(
+        "response_item",
+        {"type": "function_call_output", "call_id": "c", "output": "Exit code: 0\nnot a header\nOutput:\nx"},
+    )
+    assert codex.parse_line(obj, 1).blocks[0].text == "Exit code: 0\nnot a header\nOutput:\nx"
 
 
 def test_codex_reader_names_a_local_shell_call_and_keeps_its_action():

@@ -71,6 +71,15 @@ _HARNESS_PREFIXES = (
 )
 # "Exit code: 1" (shell) and "Process exited with code 1" (exec_command) head a tool's output.
 _EXIT = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)\s*$", re.M)
+_HEADER_LINES = (
+    "Exit code: ",
+    "Wall time: ",
+    "Total output lines: ",
+    "Chunk ID: ",
+    "Process exited with code ",
+    "Process running with session ID ",
+    "Original token count: ",
+)
 _CWD = re.compile(r"<cwd>([^<\n]+)</cwd>")
 _DEPTH = 4  # rollout-*.jsonl sit three folders (YYYY/MM/DD) below ~/.codex/sessions
 
@@ -280,10 +289,26 @@ def _output(output: Any, call_id: str) -> tuple[list[Block], dict]:
             metadata = wrapped.get("metadata")
             if isinstance(metadata, dict):
                 details = {k: v for k, v in metadata.items() if isinstance(v, int | float | str)}
-    if "exit_code" not in details and (found := _EXIT.search(text[:500])):
-        details["exit_code"] = int(found.group(1))
+    text = _without_header(text, details)
     result = Block(TOOL_RESULT, text=text, call_id=call_id, is_error=is_error)
     return [result, *images], details
+
+
+def _without_header(text: str, details: dict) -> str:
+    """The output below the header Codex writes for the model ("Exit code: 0", "Wall time: 0.1
+    seconds", "Output:"), its exit code and wall time kept in details."""
+    end = text.find("\nOutput:\n", 0, 1000)
+    if end < 0 or not text.startswith(_HEADER_LINES):
+        return text
+    header = text[:end].split("\n")
+    if not all(line.startswith(_HEADER_LINES) for line in header):
+        return text
+    for line in header:
+        if found := _EXIT.match(line):
+            details.setdefault("exit_code", int(found.group(1)))
+        elif line.startswith("Wall time: "):
+            details["wall_time"] = line[len("Wall time: ") :]
+    return text[end + len("\nOutput:\n") :]
 
 
 def _event(event: dict, line: int) -> Entry:
