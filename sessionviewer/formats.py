@@ -23,6 +23,7 @@ FAMILIES = {
     "openclaw": Family("OpenClaw", "marks/openclaw.svg"),  # a claw's three scratches
     "go_agent": Family("Go agent", "marks/go_agent.svg"),  # a hexagon going forward
     "fluux_xmpp": Family("Fluux", "marks/fluux_xmpp.svg"),  # two chat bubbles
+    "codex": Family("Codex CLI", "marks/codex.svg"),  # a prompt in a circle
 }
 
 

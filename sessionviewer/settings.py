@@ -262,6 +262,7 @@ DEFAULT_ROOTS = [
     "openclaw=~/.myclaw/sessions",
     "openclaw=~/.openclaw/agents",
     "fluux_xmpp=./data/memory",
+    "codex=~/.codex/sessions",
 ]
 SESSIONVIEWER_ROOTS = envlist("SESSIONVIEWER_ROOTS") or [
     *(DEMO_ROOTS if envbool("SESSIONVIEWER_DEMO", "1") else []),

@@ -28,6 +28,7 @@ def test_every_format_has_a_human_name_and_a_mark():
         "go_agent": "Go agent",
         "openclaw": "OpenClaw",
         "fluux_xmpp": "Fluux",
+        "codex": "Codex CLI",
     }
     assert all((STATIC / FAMILIES[key].mark).is_file() for key in FORMATS)
 

@@ -32,7 +32,12 @@ from sessionviewer.search import matching_entries
 from .test_pages import DEMO_SPECS
 
 FIXTURES = Path(__file__).parent / "fixtures"
-FORMAT_OF_FOLDER = {"claude_code": "claude_code", "go_agent": "go_agent", "fluux_xmpp": "fluux_xmpp"}
+FORMAT_OF_FOLDER = {
+    "claude_code": "claude_code",
+    "go_agent": "go_agent",
+    "fluux_xmpp": "fluux_xmpp",
+    "codex": "codex",
+}
 
 
 def fixture_jobs(batch_size: int = 3, for_sqlite: bool = True) -> list[worker.Job]:
@@ -486,6 +491,7 @@ SAMPLES = {
     "go_agent": sorted((FIXTURES / "go_agent").glob("*.jsonl")),
     "openclaw": sorted((FIXTURES / "openclaw").glob("*.jsonl")),
     "fluux_xmpp": sorted((FIXTURES / "fluux_xmpp").glob("*.jsonl")),
+    "codex": sorted((FIXTURES / "codex").glob("*.jsonl")),
 }
 # A plain line of each format, written after each hostile one: it must index.
 AFTER = "surfaced after the hostile line"
@@ -513,6 +519,11 @@ NORMAL_LINE = {
         "message": {"role": "user", "content": AFTER},
     },
     "fluux_xmpp": {"type": "message", "role": "user", "content": AFTER, "ts": "2026-02-01T10:00:00Z"},
+    "codex": {
+        "timestamp": "2026-02-01T10:00:00Z",
+        "type": "response_item",
+        "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": AFTER}]},
+    },
 }
 
 
@@ -633,6 +644,7 @@ HOSTILE_LAYOUT = {  # where a root of each format keeps its n-th session file
     "go_agent": lambda root, n: root / f"20260201-100000-{n:08x}.jsonl",
     "openclaw": lambda root, n: root / "agents" / "main" / "sessions" / f"{n:08x}-0000-4000-8000-0000.jsonl",
     "fluux_xmpp": lambda root, n: root / f"user{n}@example.com" / "history.jsonl",
+    "codex": lambda root, n: root / "2026" / "02" / "01" / f"rollout-2026-02-01T10-00-00-{n:08x}.jsonl",
 }
 
 

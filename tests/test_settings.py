@@ -227,3 +227,9 @@ def test_a_cooloff_of_zero_locks_out_until_an_admin_resets(monkeypatch):
 
 def test_a_failure_limit_of_zero_turns_throttling_off(monkeypatch):
     assert read_settings(monkeypatch, SESSIONVIEWER_LOGIN_FAILURE_LIMIT="0").AXES_ENABLED is False
+
+
+def test_codex_sessions_are_a_default_root():
+    from sessionviewer import settings
+
+    assert "codex=~/.codex/sessions" in settings.DEFAULT_ROOTS

@@ -2,6 +2,7 @@
 transcript page on a fixture file of each format that writes tool calls (Fluux chats
 carry none)."""
 
+import json
 import re
 
 import pytest
@@ -248,6 +249,50 @@ def test_a_shell_command_holding_a_patch_is_shown_as_the_patch():
     assert (view.kind, view.diffs[0].path) == ("patch", "a")
 
 
+def test_a_patch_ends_at_its_end_line_not_at_the_heredocs_closing_word():
+    command = [
+        "bash",
+        "-lc",
+        "apply_patch << 'PATCH'\n*** Begin Patch\n*** Delete File: old.txt\n*** End Patch\nPATCH",
+    ]
+    view = tools.describe(call("shell", {"command": command}))
+    assert [(d.path, d.action, d.lines) for d in view.diffs] == [("old.txt", "delete", [])]
+
+
+def test_a_codex_patch_as_an_argv_is_shown_as_the_patch():
+    patch = "*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** End Patch"
+    view = tools.describe(call("shell", json.dumps({"command": ["apply_patch", patch]})))
+    assert (view.kind, view.diffs[0].path, view.diffs[0].added, view.diffs[0].removed) == (
+        "patch",
+        "a.py",
+        1,
+        1,
+    )
+
+
+def test_a_codex_custom_tool_calls_patch_text_is_a_diff():
+    view = tools.describe(call("apply_patch", "*** Begin Patch\n*** Add File: n.txt\n+hi\n*** End Patch\n"))
+    assert (view.kind, view.diffs[0].path, view.diffs[0].action) == ("patch", "n.txt", "add")
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "command"),
+    [
+        ("shell", '{"command":["bash","-lc","pytest -q"],"workdir":"/w","timeout_ms":120000}', "pytest -q"),
+        ("exec_command", '{"cmd":"npm test","workdir":"/w","yield_time_ms":1000}', "npm test"),
+        ("shell_command", {"command": "ls -la", "workdir": "/w"}, "ls -la"),
+        (
+            "local_shell",
+            {"type": "exec", "command": ["git", "status"], "working_directory": "/w"},
+            "git status",
+        ),
+    ],
+)
+def test_codex_command_tools_show_as_commands(name, arguments, command):
+    view = tools.describe(call(name, arguments))
+    assert (view.kind, view.command) == ("shell", command)
+
+
 # --- Shell, read, search, todos, agents, web, MCP ---------------------------------------------------------
 
 
@@ -409,6 +454,17 @@ def openclaw(tmp_path):
 @pytest.fixture
 def go(tmp_path):
     return index_fixture(tmp_path, "go_agent", "tool_views.jsonl", "sessions", "20260226-143012-88888888")
+
+
+@pytest.fixture
+def codex_session(tmp_path):
+    return index_fixture(
+        tmp_path,
+        "codex",
+        "tools_and_compaction.jsonl",
+        "sessions/2025/11/03",
+        "rollout-2025-11-03T10-00-00-0199a4f2-6c1e-7c33-9b1a-2d5e8f0c4a11",
+    )
 
 
 def tool_call(body: str, call_id: str) -> str:
@@ -596,6 +652,36 @@ def test_go_agent_tools_get_the_same_views(client, viewer, go):
     assert '<span class="sign">+</span>go 1.22' in tool_call(body, "call_str")
     assert "echo &lt;script&gt;alert(73)&lt;/script&gt;" in tool_call(body, "call_xss")
     assert active_content(body) == []
+
+
+@pytest.mark.django_db
+def test_codex_tools_get_the_same_views(client, viewer, codex_session):
+    url = detail_url(codex_session)
+    body = test_pages.with_folds(client, url, page(client, url))  # the calls before the compaction too
+    shell = tool_call(body, "call_read_1")
+    assert "$ </span>sed -n &#x27;1,20p&#x27; src/app.py</pre>" in shell
+    tests_run = tool_call(body, "call_test_1")
+    assert "$ </span>python -m pytest -q</pre>" in tests_run
+    assert '<span class="badge exit error">exit 1</span>' in tests_run
+    assert "$ </span>git diff --stat</pre>" in tool_call(body, "call_local_1")
+    for call_id, path in (("call_patch_1", "src/app.py"), ("call_patch_2", "tests/test_app.py")):
+        patch = tool_call(body, call_id)  # a custom tool call's text, a function call's input
+        assert f'<span class="action update">update</span> <code class="path">{path}</code>' in patch
+    assert "<span class=\"sign\">+</span>    return f'Hello, {name}!'" in tool_call(body, "call_patch_1")
+    assert '<details class="thinking"><summary>Thinking: **Looking at greet()**</summary>' in body
+    assert "Fix the failing test" in tool_call(body, "call_plan_1")
+    assert "<strong>Context compacted</strong>" in body
+    assert "<dt>Tokens</dt><dd>16.8k total: 4.4k in · 420 out · 12.0k cache read</dd>" in body
+    assert "<dt>Project</dt>" in body and "/home/user/projects/greeter" in body
+    assert "stream disconnected before completion" in body  # an error event stays in sight
+    assert active_content(body) == []
+
+
+@pytest.mark.django_db
+def test_codex_sessions_are_listed_as_codex_cli(client, viewer, codex_session):
+    body = page(client, reverse("session-list"))
+    assert 'src="/static/marks/codex.svg"' in body and "Codex CLI" in body
+    assert "Make greet() use an f-string and run the tests." in body
 
 
 @pytest.mark.django_db

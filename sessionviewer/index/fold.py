@@ -170,7 +170,7 @@ def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
     extra = entry.extra
     if cwd := extra.get("cwd"):
         state.cwd = db_text(str(cwd)[:1024])
-        if state.format in ("claude_code", "go_agent", "openclaw"):
+        if state.format in ("claude_code", "go_agent", "openclaw", "codex"):
             state.project = state.cwd
     if branch := extra.get("gitBranch") or extra.get("git_branch"):
         state.git_branch = db_text(str(branch)[:256])

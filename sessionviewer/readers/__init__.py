@@ -1,7 +1,7 @@
 """Readers turn agent session files into normalised entries.
 
 Plain Python, no Django: tests and bench/ run them directly. Each format module
-(claude_code, go_agent, openclaw, fluux_xmpp) provides
+(claude_code, go_agent, openclaw, fluux_xmpp, codex) provides
 
     FORMAT: str                                   # the format's name
     discover(root: Path) -> Iterator[SessionFile] # the session files under a root
@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 
-FORMATS = ("claude_code", "go_agent", "openclaw", "fluux_xmpp")
+FORMATS = ("claude_code", "go_agent", "openclaw", "fluux_xmpp", "codex")
 
 # Block types a reader may produce.
 TEXT = "text"

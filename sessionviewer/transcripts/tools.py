@@ -12,6 +12,9 @@ Tool names across formats, lowercased:
                   WebFetch WebSearch mcp__<server>__<tool>
     pi, OpenClaw  bash read edit write exec apply_patch (Codex-style "*** Begin Patch")
     Go agent      the same as pi, in snake_case (old_text, new_text)
+    Codex CLI     shell (argv command) exec_command (cmd) local_shell apply_patch (a
+                  function call's "input", a custom tool call's text, or a shell argv
+                  running it) update_plan
     text editor   str_replace_based_edit_tool / str_replace_editor with a command,
                   and str_replace, create, view, insert as tools of their own
 
@@ -46,6 +49,8 @@ KINDS = {
         ("bash", "shell", "exec", "sh", "run_command", "execute_command", "run_shell_command", "terminal"),
         SHELL,
     ),
+    # Codex's: exec_command takes "cmd"; local_shell is the local_shell_call item the reader names.
+    **dict.fromkeys(("exec_command", "shell_command", "local_shell", "container.exec"), SHELL),
     **dict.fromkeys(("read", "read_file", "view", "cat"), READ),
     **dict.fromkeys(("grep", "glob", "find", "search_files", "file_search", "rg"), SEARCH),
     **dict.fromkeys(("todowrite", "todo_write", "update_plan"), TODO),
@@ -519,11 +524,10 @@ def parse_patch(text: str) -> list[FileDiff]:
     files: list[FileDiff] = []
     current: FileDiff | None = None
     for line in text.replace("\r\n", "\n").split("\n"):
-        if line.startswith("*** ") and line.rstrip() in (
-            "*** Begin Patch",
-            "*** End Patch",
-            "*** End of File",
-        ):
+        if line.startswith("*** ") and line.rstrip() in ("*** Begin Patch", "*** End of File"):
+            continue
+        if line.rstrip() == "*** End Patch":
+            current = None  # what follows is the shell's: a heredoc's closing word, say
             continue
         header = re.match(r"^\*\*\* (Update|Add|Delete) File: (.+)$", line)
         if header:
