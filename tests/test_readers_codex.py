@@ -31,7 +31,7 @@ from sessionviewer.threads import build_thread
 
 FIXTURES = Path(__file__).parent / "fixtures" / "codex"
 REAL = FIXTURES / "real_exec_rollout_0.135.jsonl"
-LEGACY = FIXTURES / "legacy_rollout_2025_09.jsonl"
+LEGACY = FIXTURES / "legacy_shapes_2025_09.jsonl"
 TOOLS = FIXTURES / "tools_and_compaction.jsonl"
 
 
@@ -237,7 +237,7 @@ def test_codex_reader_reads_a_bare_session_meta_of_an_early_rollout():
 def test_codex_reader_takes_an_early_rollouts_cwd_from_its_environment_context():
     state = SessionState(format="codex")
     fold_entries(state, entries(LEGACY))
-    assert state.project == "/home/user/projects/codex-session-viewer"
+    assert state.project == "/home/user/projects/webshop"
 
 
 def test_codex_reader_reads_state_lines_as_hidden_events():
