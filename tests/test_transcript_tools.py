@@ -711,3 +711,12 @@ def test_the_markdown_export_shows_an_edit_as_a_diff_and_a_command_as_a_console_
     assert "` /home/user/app/greet.py `\n\n```diff\n" in body
     assert '\n-    print("helo")\n+    print("hello")\n' in body
     assert "```console\n$ pytest -q\n```" in body
+
+
+@pytest.mark.django_db
+def test_a_codex_reply_shows_the_usage_its_token_count_line_gave(client, viewer, codex_session):
+    url = detail_url(codex_session)
+    body = test_pages.with_folds(client, url, page(client, url))
+    thread = body[body.index('id="entry-list"') :]
+    assert thread.count('class="usage"') >= 1  # hidden token_count lines lend their usage to the reply
+    assert "token_count" not in thread  # the lines themselves stay hidden

@@ -268,6 +268,15 @@ def rows_for(
                 and items[i].entry.message_id == last.entry.message_id
             ):
                 last.anchors.append(anchor(items[i].entry.id))  # a line of the reply that shows nothing
+            elif (
+                last is not None
+                and last.role_class == readers.ASSISTANT
+                and not last.usage
+                and items[i].entry.usage
+            ):
+                # A format that writes a turn's usage on a line of its own (Codex's token
+                # counts): the hidden line's usage shows in the header of the reply it follows.
+                last.usage_entry = items[i].entry
             i += 1
             continue
         row = _row(t, i, children_by_tool, absorb_from, shown_with_call, show_all)
