@@ -116,6 +116,11 @@ class Session(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("session-detail", args=[self.id])
 
+    @property
+    def project_url(self) -> str:
+        """The project's page (projects.py), or "" for a session without a project."""
+        return reverse("project-detail", args=[self.project]) if self.project else ""
+
     def starting_call_entry(self) -> str:
         """The id of the parent's entry holding the tool call that started this subagent, or "".
 
