@@ -148,6 +148,8 @@ BAR_WIDTH = 300
 RANGE_LABELS = {"7": "7 days", "30": "30 days", "90": "90 days", "all": "All"}
 DEFAULT_RANGE = "all"
 TICKS = 6  # dated ticks under a chart over time, at most
+TICK_GAP = 40  # the least distance between two ticks' centres, in the chart's units
+MIN_COLUMNS_WIDTH = 480
 WEEKS_FROM = 120  # days: a longer span is drawn by week, then by month
 MONTHS_FROM = 3 * 365
 OTHER = "(the rest)"
@@ -175,6 +177,7 @@ def bar_chart(
         "title": title,
         "unit": unit,
         "bars": bars,
+        "linked": any(urls),
         "height": max(len(bars), 1) * BAR_HEIGHT,
         "label_width": LABEL_WIDTH,
         "width": LABEL_WIDTH + BAR_WIDTH + 90,
@@ -190,7 +193,8 @@ def column_chart(title: str, rows: list[tuple[str, int | float]], unit: str, hei
     for n, (label, value) in enumerate(rows):
         h = round(height * max(value, 0) / top, 1)
         columns.append({"label": label, "value": value, "x": n * step, "y": height - h, "height": h})
-    every = max(1, -(-len(rows) // TICKS))
+    # At most TICKS ticks, and never closer than a label's width ("03-05"), so they never overlap.
+    every = max(1, -(-len(rows) // TICKS), -(-TICK_GAP // step))
     ticks = [{"x": c["x"] + step / 2, "label": c["label"]} for c in columns[::every]]
     return {
         "title": title,
@@ -200,8 +204,10 @@ def column_chart(title: str, rows: list[tuple[str, int | float]], unit: str, hei
         "step": step,
         "bar": max(step - 2, 2),
         "height": height,
-        "width": max(len(rows), 1) * step,
+        # A few columns keep their width, left-aligned, rather than being scaled up to fill a page.
+        "width": max(max(len(rows), 1) * step, MIN_COLUMNS_WIDTH),
         "top": top,
+        "empty": not any(v for _, v in rows),
         "first": rows[0][0] if rows else "",
         "last": rows[-1][0] if rows else "",
     }

@@ -265,6 +265,9 @@ def test_activity_links_each_project_row_to_its_page(client, viewer, project):
     url = reverse("project-detail", args=[PROJECT])
     assert f'<a href="{url}"><text' in body  # the chart's label
     assert f'<td><a href="{url}">' in body  # the chart's numbers
+    # An image role holds nothing to click (axe: nested-interactive): a chart of links is a group.
+    assert 'role="group" aria-labelledby="chart-tokens_per_place-title"' in body
+    assert 'role="img" aria-labelledby="chart-tokens_per_format-title"' in body
     places = client.get(reverse("api-activity")).json()["places"]
     assert {p["place"]: p["url"] for p in places}[PROJECT] == url
 
@@ -290,7 +293,9 @@ def test_the_jid_page_shows_the_usage_of_its_sessions(client, viewer, indexed_me
     assert indexed.exists()
     assert '<h2 id="usage-title">Usage and cost</h2>' in body
     assert f"<div>{indexed.count()}<span>sessions</span></div>" in body
-    assert '<title id="chart-tokens_per_day-title">' in body
+    assert '<title id="chart-sessions_per_day-title">' in body
+    # Fluux records no tokens: charts of nothing but zeros are left out.
+    assert '<title id="chart-tokens_per_day-title">' not in body
 
 
 def test_the_jid_twin_gains_the_same_numbers(client, viewer, indexed_memory):
@@ -325,3 +330,15 @@ def test_tools_are_counted_whatever_their_blocks_hold(client, viewer, project):
     _entry(project["second"], 4, [{"type": "tool_call", "name": 42}, {"type": "tool_call"}])
     names = {t["name"]: t["calls"] for t in _get(client, "api-project-detail").json()["tools"]}
     assert names["Nul\ufffdTool"] == 1 and names["42"] == 1 and names["(no name)"] == 1
+
+
+def test_all_of_a_projects_time_ends_at_its_last_session_not_today(client, viewer, project):
+    Session.objects.filter(project=PROJECT).update(started_at=datetime(2025, 1, 6, 12, tzinfo=UTC))
+    body = _get(client, "api-project-detail").json()
+    assert body["range"]["until"] == "2025-01-06"
+    assert [d["day"] for d in body["days"]] == ["2025-01-06"]
+
+
+def test_the_heading_shows_the_whole_path_breakable_at_its_separators(client, viewer, project):
+    body = _get(client, "project-detail").content.decode()
+    assert '<h1 class="project-name">/<wbr>home/<wbr>me/<wbr>my app/<wbr>' in body
