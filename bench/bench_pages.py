@@ -356,6 +356,7 @@ def figures(meta: dict) -> list[dict]:
     """Every figure: key, label, URL, what is forgotten before each request, htmx, target."""
     from urllib.parse import urlencode
 
+    from django.db.models import Count, Sum
     from django.urls import reverse
 
     from sessionviewer import transcripts
@@ -377,6 +378,17 @@ def figures(meta: dict) -> list[dict]:
     common, rare = (home + "?" + urlencode({"q": words[k]}) for k in ("common", "rare"))
     api_common, api_rare = (search + "?" + urlencode({"q": words[k]}) for k in ("common", "rare"))
     long_ = f"{big.entry_count:,} entries"
+    # Projects: the one with the most sessions, and the long transcript's (the most entries).
+    crowded = (
+        Session.objects.exclude(project="")
+        .values("project")
+        .annotate(n=Count("id"))
+        .order_by("-n", "project")
+        .first()
+    )
+    crowded_url = reverse("project-detail", args=[crowded["project"]])
+    big_project_url = reverse("project-detail", args=[big.project])
+    big_project_entries = Session.objects.filter(project=big.project).aggregate(n=Sum("entry_count"))["n"]
     rows = [
         # key, label, url, mode, htmx, target, session whose snapshot a rebuild removes
         ("list", "list page /", home, WARM, False, LIST_TARGET_MS, None),
@@ -386,6 +398,9 @@ def figures(meta: dict) -> list[dict]:
         ("activity", "activity, all sessions", reverse("activity"), WARM, False, LIST_TARGET_MS, None),
         ("activity_30", "activity ?_range=30", reverse("activity") + "?_range=30", WARM, False, LIST_TARGET_MS, None),
         ("api_activity", "/api/activity", reverse("api-activity"), WARM, False, LIST_TARGET_MS, None),
+        ("project", f"project page, {crowded['n']} sessions", crowded_url, WARM, False, LIST_TARGET_MS, None),
+        ("project_big", f"project page, {big_project_entries:,} entries", big_project_url, WARM, False, LIST_TARGET_MS, None),
+        ("api_project", f"/api/projects/<key>, {crowded['n']} sessions", reverse("api-project-detail", args=[crowded["project"]]), WARM, False, LIST_TARGET_MS, None),
         ("cost_page", f"cost page, {long_}", reverse("session-cost", args=[big.id]), WARM, False, LIST_TARGET_MS, None),
         ("search_common", f"list ?q={words['common']} ({words['common_entries'] / entries:.1%} of entries)", common, WARM, False, LIST_TARGET_MS, None),
         ("search_rare", f"list ?q={words['rare']} ({words['rare_entries']:,} entries)", rare, WARM, False, LIST_TARGET_MS, None),

@@ -17,6 +17,7 @@ from django.db import connection
 from django.db.models import Count, F, Max, Q, Sum
 from django.db.models.functions import Substr, TruncDate, TruncMonth
 from django.http import QueryDict
+from django.urls import reverse
 from django.utils import timezone
 
 from sessionviewer.filters import RANGES, filter_sessions, matching_session_ids, range_start, started_in_range
@@ -148,28 +149,36 @@ BAR_WIDTH = 300
 RANGE_LABELS = {"7": "7 days", "30": "30 days", "90": "90 days", "all": "All"}
 DEFAULT_RANGE = "all"
 TICKS = 6  # dated ticks under a chart over time, at most
+TICK_GAP = 40  # the least distance between two ticks' centres, in the chart's units
+MIN_COLUMNS_WIDTH = 480
 WEEKS_FROM = 120  # days: a longer span is drawn by week, then by month
 MONTHS_FROM = 3 * 365
 OTHER = "(the rest)"
 
 
-def bar_chart(title: str, rows: list[tuple[str, int | float]], unit: str) -> dict:
-    """Horizontal bars: one (label, value) per row, widths scaled to the largest."""
+def bar_chart(
+    title: str, rows: list[tuple[str, int | float]], unit: str, urls: list[str | None] | None = None
+) -> dict:
+    """Horizontal bars: one (label, value) per row, widths scaled to the largest; urls, when
+    given, one per row (None: no link), for the label to open the row's own page."""
     top = max((v for _, v in rows), default=0) or 1
+    urls = urls or [None] * len(rows)
     bars = [
         {
             "label": label,
             "value": value,
+            "url": url,
             "y": n * BAR_HEIGHT,
             "width": round(BAR_WIDTH * max(value, 0) / top, 1),
             "text_y": n * BAR_HEIGHT + BAR_HEIGHT * 0.68,
         }
-        for n, (label, value) in enumerate(rows)
+        for n, ((label, value), url) in enumerate(zip(rows, urls, strict=True))
     ]
     return {
         "title": title,
         "unit": unit,
         "bars": bars,
+        "linked": any(urls),
         "height": max(len(bars), 1) * BAR_HEIGHT,
         "label_width": LABEL_WIDTH,
         "width": LABEL_WIDTH + BAR_WIDTH + 90,
@@ -185,7 +194,8 @@ def column_chart(title: str, rows: list[tuple[str, int | float]], unit: str, hei
     for n, (label, value) in enumerate(rows):
         h = round(height * max(value, 0) / top, 1)
         columns.append({"label": label, "value": value, "x": n * step, "y": height - h, "height": h})
-    every = max(1, -(-len(rows) // TICKS))
+    # At most TICKS ticks, and never closer than a label's width ("03-05"), so they never overlap.
+    every = max(1, -(-len(rows) // TICKS), -(-TICK_GAP // step))
     ticks = [{"x": c["x"] + step / 2, "label": c["label"]} for c in columns[::every]]
     return {
         "title": title,
@@ -195,8 +205,10 @@ def column_chart(title: str, rows: list[tuple[str, int | float]], unit: str, hei
         "step": step,
         "bar": max(step - 2, 2),
         "height": height,
-        "width": max(len(rows), 1) * step,
+        # A few columns keep their width, left-aligned, rather than being scaled up to fill a page.
+        "width": max(max(len(rows), 1) * step, MIN_COLUMNS_WIDTH),
         "top": top,
+        "empty": not any(v for _, v in rows),
         "first": rows[0][0] if rows else "",
         "last": rows[-1][0] if rows else "",
     }
@@ -216,7 +228,7 @@ def _next_bucket(day: date, span: int) -> date:
     return day + timedelta(days=7 if span > WEEKS_FROM else 1)
 
 
-def _days(qs, since: date | None, today: date) -> tuple[list[dict], str]:
+def sessions_by_day(qs, since: date | None, today: date) -> tuple[list[dict], str]:
     """Sessions, tokens and cost by the day each session started, from the range's first day
     (or the first session's) to today: by week or month over long spans, so every session
     dated is in one bucket. Returns the buckets and their size: day, week or month."""
@@ -260,15 +272,9 @@ def _top(rows: list[dict], key: str, label: str, sort_key) -> list[dict]:
     return [*kept, other]
 
 
-def report(filters: dict, today: date | None = None) -> dict:
-    """Sessions, tokens and cost per day, model, project or JID and format; the busiest
-    sessions. Totals and charts cover the same sessions: those started in the range
-    (filters["_range"]); each chart's rows add up to the totals."""
-    today = today or timezone.localdate()
-    range_name = filters.get("_range") or DEFAULT_RANGE
-    since = range_start(range_name, today)
-    qs = started_in_range(filter_sessions(_without(filters, "_range")).queryset.order_by(), range_name, today)
-    days, bucket = _days(qs, since, today)
+def usage_by_model(qs) -> list[dict]:
+    """Tokens and cost by the model of each turn (Session.model_costs), the largest first:
+    they add up to the sessions' totals. cost None: no token of that model has a price."""
     per_model: dict[str, dict] = {}
     for costs in qs.values_list("model_costs", flat=True):
         for m, figures in (costs or {}).items():
@@ -282,11 +288,58 @@ def report(filters: dict, today: date | None = None) -> dict:
                 row["unpriced_tokens"] += figures["tokens"]
             else:
                 row["cost"] = (row["cost"] or 0.0) + figures["cost"]
-    models = _top(list(per_model.values()), "model", "model", lambda r: (-r["tokens"], r["model"]))
+    return _top(list(per_model.values()), "model", "model", lambda r: (-r["tokens"], r["model"]))
+
+
+def totals_of(qs) -> dict:
+    """Sessions, tokens, messages and cost of qs (annotated with token_total, as
+    filters.filter_sessions does); undated: sessions without a start, in no chart over time."""
+    totals = qs.aggregate(
+        sessions=Count("id"),
+        tokens=Sum("token_total"),
+        messages=Sum("message_count"),
+        cost=Sum("cost"),
+        unpriced_tokens=Sum("unpriced_tokens"),
+        undated=Count("id", filter=Q(started_at=None)),
+        last=Max("updated_at"),
+    )
+    last = totals.pop("last")
+    totals = {k: v or 0 for k, v in totals.items()} | {"last": last}
+    totals["cost"] = float(totals["cost"])
+    return totals
+
+
+def time_charts(days: list[dict], bucket: str) -> dict:
+    """Sessions, tokens and cost over time, from sessions_by_day: one column per bucket."""
+    sub = "Sessions" if bucket == "day" else f"Sessions by {bucket}"
+    per = "per day" if bucket == "day" else f"per {bucket}"
+    return {
+        "sessions_per_day": column_chart(
+            f"{sub} started" if bucket != "day" else "Sessions started per day",
+            [(d["day"], d["sessions"]) for d in days],
+            "sessions",
+        ),
+        "tokens_per_day": column_chart(f"Tokens {per}", [(d["day"], d["tokens"]) for d in days], "tokens"),
+        "cost_per_day": column_chart(f"Cost {per}", [(d["day"], d["cost"]) for d in days], "USD"),
+    }
+
+
+def report(filters: dict, today: date | None = None) -> dict:
+    """Sessions, tokens and cost per day, model, project or JID and format; the busiest
+    sessions. Totals and charts cover the same sessions: those started in the range
+    (filters["_range"]); each chart's rows add up to the totals."""
+    today = today or timezone.localdate()
+    range_name = filters.get("_range") or DEFAULT_RANGE
+    since = range_start(range_name, today)
+    qs = started_in_range(filter_sessions(_without(filters, "_range")).queryset.order_by(), range_name, today)
+    days, bucket = sessions_by_day(qs, since, today)
+    models = usage_by_model(qs)
     places = _top(
         [
             {
                 "place": r["project"] or r["jid"] or r["agent"] or "(none)",
+                # The project's own page; a JID's is its workspace page, found by root.
+                "url": reverse("project-detail", args=[r["project"]]) if r["project"] else None,
                 "sessions": r["n"],
                 "tokens": r["t"] or 0,
                 "cost": r["c"] or 0.0,
@@ -306,20 +359,7 @@ def report(filters: dict, today: date | None = None) -> dict:
         .order_by("-n", "format")
     ]
     busiest = list(qs.order_by(F("token_total").desc(), "-id")[:10])
-    totals = qs.aggregate(
-        sessions=Count("id"),
-        tokens=Sum("token_total"),
-        messages=Sum("message_count"),
-        cost=Sum("cost"),
-        unpriced_tokens=Sum("unpriced_tokens"),
-        undated=Count("id", filter=Q(started_at=None)),
-        last=Max("updated_at"),
-    )
-    last = totals.pop("last")
-    totals = {k: v or 0 for k, v in totals.items()} | {"last": last}
-    totals["cost"] = float(totals["cost"])
-    sub = "Sessions" if bucket == "day" else f"Sessions by {bucket}"
-    per = "per day" if bucket == "day" else f"per {bucket}"
+    totals = totals_of(qs)
     return {
         "range": {
             "name": range_name,
@@ -336,15 +376,7 @@ def report(filters: dict, today: date | None = None) -> dict:
         "formats": formats,
         "busiest": busiest,
         "charts": {
-            "sessions_per_day": column_chart(
-                f"{sub} started" if bucket != "day" else "Sessions started per day",
-                [(d["day"], d["sessions"]) for d in days],
-                "sessions",
-            ),
-            "tokens_per_day": column_chart(
-                f"Tokens {per}", [(d["day"], d["tokens"]) for d in days], "tokens"
-            ),
-            "cost_per_day": column_chart(f"Cost {per}", [(d["day"], d["cost"]) for d in days], "USD"),
+            **time_charts(days, bucket),
             "tokens_per_model": bar_chart(
                 "Tokens by the model of each turn", [(r["model"], r["tokens"]) for r in models], "tokens"
             ),
@@ -357,13 +389,22 @@ def report(filters: dict, today: date | None = None) -> dict:
                 "Sessions using each model", [(r["model"], r["sessions"]) for r in models], "sessions"
             ),
             "sessions_per_place": bar_chart(
-                "Sessions per project or JID", [(r["place"], r["sessions"]) for r in places], "sessions"
+                "Sessions per project or JID",
+                [(r["place"], r["sessions"]) for r in places],
+                "sessions",
+                [r.get("url") for r in places],
             ),
             "tokens_per_place": bar_chart(
-                "Tokens per project or JID", [(r["place"], r["tokens"]) for r in places], "tokens"
+                "Tokens per project or JID",
+                [(r["place"], r["tokens"]) for r in places],
+                "tokens",
+                [r.get("url") for r in places],
             ),
             "cost_per_place": bar_chart(
-                "Cost per project or JID", [(r["place"], r["cost"]) for r in places], "USD"
+                "Cost per project or JID",
+                [(r["place"], r["cost"]) for r in places],
+                "USD",
+                [r.get("url") for r in places],
             ),
             "sessions_per_format": bar_chart(
                 "Sessions per format",

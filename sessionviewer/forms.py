@@ -353,3 +353,11 @@ class TranscriptForm(QueryForm):
     q = SearchField()  # the search the page was opened from: its words are marked
     _read = WholeNumberField(max_value=2**63 - 1)  # a byte offset: files can pass 2 GB
     _pending = ListField()
+
+
+class ProjectForm(QueryForm):
+    """A project's page (/projects/<key>/, /api/projects/<key>) and a JID's usage panel:
+    the range of Activity (sessions started in the last N days) and the page of sessions."""
+
+    _range = OneOfField(("7", "30", "90", "all"))
+    _page = WholeNumberField(min_value=1)

@@ -130,6 +130,11 @@ class Session(models.Model):
         except (OSError, ValueError):
             return False
 
+    @property
+    def project_url(self) -> str:
+        """The project's page (projects.py), or "" for a session without a project."""
+        return reverse("project-detail", args=[self.project]) if self.project else ""
+
     def starting_call_entry(self) -> str:
         """The id of the parent's entry holding the tool call that started this subagent, or "".
 

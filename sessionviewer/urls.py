@@ -1,8 +1,11 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, register_converter
 
+from sessionviewer.projects import ProjectConverter
 from sessionviewer.views import api, pages
+
+register_converter(ProjectConverter, "project")
 
 handler400 = "sessionviewer.views.http.handler400"
 
@@ -23,6 +26,9 @@ urlpatterns = [
     # /activity/
     path("activity/", pages.activity_page, name="activity"),
     path("api/activity", api.activity_report, name="api-activity"),
+    # /projects/<key>/: one working directory's sessions, usage, tools and branches
+    path("projects/<project:project>/", pages.project_detail, name="project-detail"),
+    path("api/projects/<project:project>", api.project_detail, name="api-project-detail"),
     path("", include("sessionviewer.urls_workspaces")),
     path("favicon.ico", pages.favicon, name="favicon"),
     # accounts

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from sessionviewer.index import index_roots
 from sessionviewer.models import Revision, Session
+from sessionviewer.roots import RootSpec
 
 from .test_browser_csp import ALICE, Watched, log_in, site  # noqa: F401 - site, a fixture
 
@@ -60,8 +62,10 @@ def problems(watched: Watched, axe_source: str, where: str) -> list[str]:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [390, 1280])
 def test_every_page_type_fits_the_width_passes_axe_and_keeps_the_policy(
-    chromium, live_server, axe_source, width, scheme
+    chromium, live_server, axe_source, width, scheme, memory
 ):
+    # The memory tree the workspace pages show, indexed: the JID page then has its usage panel.
+    index_roots([RootSpec(memory, "fluux_xmpp")])
     context = chromium.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
     page = context.new_page()
     page.set_default_timeout(10_000)
@@ -75,6 +79,8 @@ def test_every_page_type_fits_the_width_passes_axe_and_keeps_the_policy(
         reverse("session-list") + "?q=the",
         reverse("activity"),
         reverse("activity") + "?_range=7",
+        reverse("project-detail", args=[Session.objects.exclude(project="").order_by("-id").first().project]),
+        reverse("project-detail", args=["/home/demo/projects/webshop"]),
         *transcripts(),
         reverse("session-cost", args=[Session.objects.exclude(cost=None).order_by("-cost").first().id]),
         reverse("workspace-list"),

@@ -246,7 +246,8 @@ def test_the_project_or_jid_column_sorts_by_what_it_shows(client, demo, viewer):
         return [
             html.unescape(title or text)
             for title, text in re.findall(
-                r'<td data-label="(?:Project|JID)">(?:<span class="path" title="([^"]*)">[^<]*</span>|([^<]*))</td>',
+                r'<td data-label="(?:Project|JID)">(?:<a href="[^"]*">)?'
+                r'(?:<span class="path" title="([^"]*)">[^<]*</span>|([^<]*))(?:</a>)?</td>',
                 body,
             )
             if html.unescape(title or text) in expected

@@ -14,8 +14,8 @@ from django import template
 from django.template.defaultfilters import date as format_date
 from django.templatetags.static import static
 from django.utils import timezone
-from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import SafeString, mark_safe
 
 from sessionviewer import prices, render
 from sessionviewer.formats import FAMILIES
@@ -95,6 +95,13 @@ def shorten(path: str) -> str:
     if len(parts) <= PATH_PARTS + 1:
         return path
     return "…/" + "/".join(parts[-PATH_PARTS:])
+
+
+@register.filter
+def breakable_path(path: str) -> SafeString:
+    """The whole path, allowed to wrap after each separator rather than inside a name."""
+    text = conditional_escape(render.neutralise(str(path or "")))
+    return mark_safe(text.replace("/", "/<wbr>").replace("\\", "\\<wbr>"))  # noqa: S308 - escaped above
 
 
 @register.filter

@@ -16,9 +16,9 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from sessionviewer import activity, search, transcripts
+from sessionviewer import activity, projects, search, transcripts
 from sessionviewer.filters import filter_sessions, nested, subagents_of
-from sessionviewer.forms import ActivityForm, SessionListForm, TranscriptForm
+from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
 from sessionviewer.roots import is_inside_roots
 from sessionviewer.views.http import api_permission_required, bad_parameter_is_400, json_error, json_response
@@ -187,3 +187,14 @@ def search_hits(request: HttpRequest) -> HttpResponse:
 def activity_report(request: HttpRequest) -> HttpResponse:
     report = activity.report(ActivityForm.read(request.GET))
     return json_response(activity.report_to_dict(report))
+
+
+@require_GET
+@api_login_required
+@bad_parameter_is_400
+def project_detail(request: HttpRequest, project: str) -> HttpResponse:
+    params = ProjectForm.read(request.GET)
+    sessions = projects.project_sessions(project)
+    if not sessions.exists():
+        return json_error("no session ran in this project", 404)
+    return json_response(projects.project_to_dict(project, projects.usage_report(sessions, params)))

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, render
 from django.templatetags.static import static
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from sessionviewer import activity, export, search, transcripts
+from sessionviewer import activity, export, projects, search, transcripts
 from sessionviewer.filters import filter_sessions, nested, subagents_of
-from sessionviewer.forms import ActivityForm, SessionListForm, TranscriptForm
+from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
 from sessionviewer.views.http import bad_parameter_is_400
 
@@ -138,6 +139,29 @@ def activity_page(request: HttpRequest) -> HttpResponse:
     if request.htmx:
         template_name += "#activity-charts"
     return render(request, template_name, {"report": report, "facets": facets})
+
+
+@require_GET
+@login_required
+@view_permission
+@vary_on_headers("HX-Request")
+@bad_parameter_is_400
+def project_detail(request: HttpRequest, project: str) -> HttpResponse:
+    """One working directory: its sessions with their subagents, usage, tools and branches."""
+    params = ProjectForm.read(request.GET)
+    sessions = projects.project_sessions(project)
+    if not sessions.exists():
+        raise Http404("no session ran in this project")
+    context = {
+        "project": project,
+        "report": projects.usage_report(sessions, params),
+        "json_url": reverse("api-project-detail", args=[project]),
+        "list_url": reverse("session-list"),
+    }
+    template_name = "projects/project.html"
+    if request.htmx:
+        template_name += "#usage-panel"
+    return render(request, template_name, context)
 
 
 @require_safe

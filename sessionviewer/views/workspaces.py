@@ -28,12 +28,14 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from sessionviewer import projects
 from sessionviewer import workspaces as ws
 from sessionviewer.forms import (
     BadParameter,
     FileForm,
     NameField,
     PreviewForm,
+    ProjectForm,
     TextSearchField,
     VersionForm,
     WholeNumberField,
@@ -43,7 +45,13 @@ from sessionviewer.models import AuditEvent, Revision, Session
 from sessionviewer.render import IMAGE_TYPES
 from sessionviewer.roots import memory_roots
 from sessionviewer.templatetags.workspace_tags import diff_lines
-from sessionviewer.views.http import api_permission_required, bad_request, json_error, json_response
+from sessionviewer.views.http import (
+    api_permission_required,
+    bad_parameter_is_400,
+    bad_request,
+    json_error,
+    json_response,
+)
 
 VIEW = "sessionviewer.view_workspace"
 EDIT = "sessionviewer.edit_workspace"
@@ -416,13 +424,34 @@ def workspace_list(request: HttpRequest) -> HttpResponse:
     return render(request, "workspaces/list.html", {"roots": roots})
 
 
+def _usage(request: HttpRequest, sessions: list[dict]) -> dict | None:
+    """The JID's usage and cost, as a project's page shows them (projects.usage_report),
+    over the indexed sessions of its folder; None for someone who may not read sessions."""
+    if not request.user.has_perm("sessionviewer.view_session"):
+        return None
+    params = ProjectForm.read(request.GET)
+    ids = [row["session_id"] for row in sessions if row["session_id"] is not None]
+    return projects.usage_report(Session.objects.filter(id__in=ids), params)
+
+
 @require_GET
 @login_required
 @permission_required(VIEW, raise_exception=True)
+@vary_on_headers("HX-Request")
+@bad_parameter_is_400
 def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
     jid_dir = _jid_dir(base, jid)
     entry = _jid_entry(base, jid)
+    sessions = _sessions(root, jid, jid_dir)
+    report = _usage(request, sessions)
+    usage = {
+        "report": report,
+        "json_url": reverse("api-workspace-jid", args=[root, jid]),
+        "list_url": reverse("session-list"),
+    }
+    if request.htmx:
+        return render(request, "workspaces/jid.html#usage-panel", {**usage, "entry": entry})
     persona = [
         {"name": name, "own": entry.files.get(name), "global": ws.global_file_info(base, name)}
         for name in ws.PERSONA_FILES
@@ -441,7 +470,8 @@ def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
         "memory": ws.load_part(jid_dir, ws.MEMORY),
         "knowledge": ws.knowledge(jid_dir),
         "stored_files": _stored_files(root, jid, jid_dir),
-        "sessions": _sessions(root, jid, jid_dir),
+        "sessions": sessions,
+        **usage,
         "other": [
             {"name": name, "url": _source_url(root, jid, name) if name.endswith(TEXT_SUFFIXES) else None}
             for name in entry.other
@@ -941,6 +971,7 @@ def api_workspace_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @api_permission_required(VIEW)
+@bad_parameter_is_400
 def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     try:
         base = _root(root)
@@ -950,6 +981,8 @@ def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     except Http404 as error:
         return json_error(str(error), 404)
     status = ws.jid_status(base, jid)
+    sessions = _sessions(root, jid, jid_dir)
+    report = _usage(request, sessions)
     return json_response(
         {
             "root": root,
@@ -962,7 +995,10 @@ def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
             "status": status.to_dict(),
             "knowledge": knowledge.to_dict(),
             "stored_files": _stored_files(root, jid, jid_dir),
-            "sessions": _sessions(root, jid, jid_dir),
+            "sessions": sessions,
+            # The indexed sessions' usage and cost, as on a project's page (null without
+            # the permission to read sessions).
+            "usage": projects.usage_to_dict(report) if report is not None else None,
             "url": reverse("workspace-jid", args=[root, jid]),
             "prompt_url": reverse("api-workspace-prompt", args=[root, jid]),
         }

@@ -1,0 +1,272 @@
+"""A project's page (/projects/<key>/) and a Fluux JID's usage panel: their sessions, with
+subagents and forks nested under their parents, tokens and cost over time, the most used
+tools and the git branches seen.
+
+A project is Session.project, the working directory the agent ran in (Claude Code, the Go
+agent, OpenClaw). Its URL key is the path tilde-encoded as datasette encodes table names:
+letters, digits, "_" and "-" as written, a space as "+", every other byte of its UTF-8 as
+~XX. The key holds no "/", "." or "%", so no proxy or browser rewrites it ("..", "//",
+"%2F"), and it is only ever compared with the database's values, never opened as a file.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+import orjson
+from django.core.exceptions import EmptyResultSet
+from django.core.paginator import Paginator
+from django.db import connection
+from django.db.models import Count, F, Max, Q, QuerySet
+from django.urls import reverse
+from django.utils import timezone
+
+from sessionviewer import activity
+from sessionviewer.filters import filter_sessions, range_start, started_in_range
+from sessionviewer.models import Session
+
+PROJECT_MAX = 1024  # Session.project's max_length
+PAGE_SIZE = 50  # sessions at the top level of a page, each with its subagents
+TOOL_LIMIT = 15
+BRANCH_LIMIT = 20
+NEST_DEPTH = 8  # forks of forks: levels of children gathered under a session, at most
+
+_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_KEY = re.compile(r"(?:[A-Za-z0-9_+-]|~[0-9A-F]{2})+")
+
+
+def encode_key(project: str) -> str:
+    """The URL key of a project path: "/home/me/my app" -> "~2Fhome~2Fme~2Fmy+app"."""
+    return "".join(
+        chr(byte) if byte in _SAFE else "+" if byte == 0x20 else f"~{byte:02X}"
+        for byte in project.encode("utf-8")
+    )
+
+
+def decode_key(key: str) -> str:
+    """The project path of a URL key; ValueError unless key is one encode_key makes."""
+    if not key or len(key) > PROJECT_MAX * 12 or not _KEY.fullmatch(key):
+        raise ValueError("not a project key")
+    data = bytearray()
+    i = 0
+    while i < len(key):
+        if key[i] == "~":
+            data.append(int(key[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            data.append(0x20 if key[i] == "+" else ord(key[i]))
+            i += 1
+    project = data.decode("utf-8")  # strict: a UnicodeDecodeError is a ValueError
+    # One key per path (no "~41" for "A"), no NUL (PostgreSQL refuses it in a query), a path
+    # the index can hold.
+    if encode_key(project) != key or "\x00" in project or len(project) > PROJECT_MAX:
+        raise ValueError("not a project key")
+    return project
+
+
+class ProjectConverter:
+    """<project:project> in a URL: the path as its key; a malformed key matches nothing (404)."""
+
+    regex = r"[A-Za-z0-9_+~-]+"
+
+    def to_python(self, value: str) -> str:
+        return decode_key(value)
+
+    def to_url(self, value: str) -> str:
+        return encode_key(value)
+
+
+def project_sessions(project: str) -> QuerySet[Session]:
+    return Session.objects.filter(project=project)
+
+
+# --- The report ------------------------------------------------------------------------------------------
+
+
+def _nest(top: list[Session], qs: QuerySet[Session]) -> list[dict]:
+    """Rows of a table: each top-level session, then its children (subagents, forks) of qs,
+    depth first, each with its depth."""
+    children: dict[int, list[Session]] = {}
+    parents = [s.id for s in top]
+    for _ in range(NEST_DEPTH):
+        if not parents:
+            break
+        found = list(qs.filter(parent_id__in=parents).order_by("started_at", "id"))
+        for child in found:
+            children.setdefault(child.parent_id, []).append(child)
+        parents = [c.id for c in found]
+    rows: list[dict] = []
+
+    def add(session: Session, depth: int) -> None:
+        rows.append({"session": session, "depth": depth})
+        for child in children.get(session.id, ()):
+            add(child, depth + 1)
+
+    for session in top:
+        add(session, 0)
+    return rows
+
+
+def tool_counts(qs: QuerySet[Session], limit: int = TOOL_LIMIT) -> list[dict]:
+    """The tools called most in the sessions of qs: calls by tool name, largest first.
+
+    Counted in SQL over the tool-call blocks of the sessions' entries, read by the
+    database's JSON functions. The entries are first narrowed as search.py narrows them:
+    orjson writes each block with "type" first, so a text match finds the entries holding
+    a call without parsing the rest. A call repeated in another file (a session continued
+    in the next one copies its lines) is counted once, by its call id."""
+    try:
+        sessions_sql, params = qs.order_by().values("id").query.sql_with_params()
+    except EmptyResultSet:  # id__in=[]: a JID none of whose files is indexed yet
+        return []
+    # An escaped NUL read out of JSON is an error on PostgreSQL and ends the text on SQLite:
+    # made U+FFFD first, on both (a text match; "\\u0000", an escaped backslash, changes too,
+    # which only a name holding those six characters would show).
+    blocks = r"replace(e.blocks, '\u0000', '\ufffd')"
+    if connection.vendor == "postgresql":
+        block, name, call = (
+            f"json_array_elements({blocks}::json) WITH ORDINALITY AS b(value, n)",
+            "(b.value -> 'name')::text",  # as JSON: a name that is a number stays one
+            "b.value ->> 'call_id'",
+        )
+        is_call = "b.value ->> 'type' = 'tool_call'"
+        key = "e.id::text || ':' || b.n::text"
+    else:
+        block, name, call = (
+            f"json_each({blocks}) AS b",
+            "json_quote(json_extract(b.value, '$.name'))",
+            ("json_extract(b.value, '$.call_id')"),
+        )
+        is_call = "json_extract(b.value, '$.type') = 'tool_call'"
+        key = "e.id || ':' || b.key"
+    # The pieces are ours; every value goes as a parameter.
+    sql = f"""
+        SELECT {name} AS tool, COUNT(DISTINCT COALESCE(NULLIF({call}, ''), {key})) AS calls
+        FROM sessionviewer_entry e CROSS JOIN {block}
+        WHERE e.session_id IN ({sessions_sql})
+          AND (e.blocks LIKE %s OR e.blocks LIKE %s)
+          AND {is_call}
+        GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT %s
+    """  # noqa: S608
+    start = '{"type":"tool_call"'
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, "[" + start + "%", "%}," + start + "%", limit])
+        rows = cursor.fetchall()
+    return [{"name": _json_name(tool), "calls": calls} for tool, calls in rows]
+
+
+def _json_name(text: str | None) -> str:
+    if not text or text == "null":
+        return "(no name)"
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+    return str(value) or "(no name)"
+
+
+def branches(qs: QuerySet[Session], limit: int = BRANCH_LIMIT) -> list[dict]:
+    """The git branches the sessions were on (the last one each recorded), the latest first."""
+    found = (
+        qs.order_by()
+        .exclude(git_branch="")
+        .values("git_branch")
+        .annotate(sessions=Count("id"), last=Max("updated_at"))
+        .order_by("-last", "git_branch")[:limit]
+    )
+    return [{"branch": r["git_branch"], "sessions": r["sessions"], "last": r["last"]} for r in found]
+
+
+def usage_report(base: QuerySet[Session], params: dict, today: date | None = None) -> dict:
+    """The sessions of base started in the range (params["_range"]), a page of them
+    (params["_page"]) nested, their totals, usage over time and by model, tools and branches.
+    Every figure covers the same sessions; subagents count as sessions of their own, never
+    inside their parent's, as on Activity."""
+    today = today or timezone.localdate()
+    range_name = params.get("_range") or activity.DEFAULT_RANGE
+    since = range_start(range_name, today)
+    qs = started_in_range(filter_sessions({}, base=base).queryset.order_by(), range_name, today)
+    if since is None and (last := qs.aggregate(last=Max("started_at"))["last"]):
+        # All of a project's time: up to its last session, not an empty tail to today.
+        today = min(today, timezone.localdate(last))
+    days, bucket = activity.sessions_by_day(qs, since, today)
+    models = activity.usage_by_model(qs)
+    # Top level: sessions whose parent is not among them (no parent, or one elsewhere).
+    top = qs.filter(Q(parent=None) | ~Q(parent__in=qs.values("id")))
+    top = top.order_by(F("updated_at").desc(nulls_last=True), "-id")
+    page = Paginator(top, PAGE_SIZE).get_page(params.get("_page") or 1)
+    tools = tool_counts(qs)
+    return {
+        "range": {
+            "name": range_name,
+            "label": activity.RANGE_LABELS[range_name],
+            "since": since,
+            "until": today,
+            "bucket": bucket,
+        },
+        "ranges": list(activity.RANGE_LABELS.items()),
+        "totals": activity.totals_of(qs),
+        "days": days,
+        "models": models,
+        "tools": tools,
+        "branches": branches(qs),
+        "page": page,
+        "rows": _nest(list(page.object_list), qs),
+        "charts": {
+            **activity.time_charts(days, bucket),
+            "tokens_per_model": activity.bar_chart(
+                "Tokens by the model of each turn", [(r["model"], r["tokens"]) for r in models], "tokens"
+            ),
+            "cost_per_model": activity.bar_chart(
+                "Cost by the model of each turn",
+                [(r["model"], r["cost"]) for r in models if r["cost"] is not None],
+                "USD",
+            ),
+            "tools": activity.bar_chart("Most used tools", [(t["name"], t["calls"]) for t in tools], "calls"),
+        },
+    }
+
+
+def _session_to_dict(session: Session, depth: int) -> dict:
+    return {
+        "id": session.id,
+        "url": session.get_absolute_url(),
+        "title": session.display_title,
+        "format": session.format,
+        "kind": session.kind,
+        "parent": session.parent_id,
+        "depth": depth,
+        "git_branch": session.git_branch,
+        "started_at": session.started_at,
+        "updated_at": session.updated_at,
+        "messages": session.message_count,
+        "models": session.models_used,
+        "tokens": session.token_total,
+        # USD; None: no token of it has a price. unpriced_tokens: tokens no price covers.
+        "cost": {"usd": session.cost, "unpriced_tokens": session.unpriced_tokens},
+    }
+
+
+def usage_to_dict(data: dict) -> dict:
+    """The report for a JSON twin: the numbers, without the drawing."""
+    page = data["page"]
+    return {
+        "range": data["range"],
+        "totals": data["totals"],
+        "days": data["days"],
+        "models": data["models"],
+        "tools": data["tools"],
+        "branches": data["branches"],
+        # The page's sessions, parents first, each followed by its subagents (depth > 0).
+        "sessions": [_session_to_dict(r["session"], r["depth"]) for r in data["rows"]],
+        "page": {"number": page.number, "pages": page.paginator.num_pages, "top_level": page.paginator.count},
+    }
+
+
+def project_to_dict(project: str, data: dict) -> dict:
+    return {
+        "project": project,
+        "url": reverse("project-detail", args=[project]),
+        **usage_to_dict(data),
+    }
