@@ -1,0 +1,96 @@
+"""Compare the transcript page and its export in two versions of the code, run alternately.
+
+    .venv/bin/python bench/compare_pages.py OLD_TREE NEW_TREE [--rounds 3]
+
+A tree is a folder holding a version's `sessionviewer/` and `bench/` (for example
+`git worktree add /tmp/old HEAD~5`). Both measure the database `bench/bench_pages.py --quick`
+built in this tree's `bench/out/` (each tree gets its own copy, migrated by its own code).
+Every measurement is a fresh process; the versions take turns, so the machine's drift falls
+on both. Prints each run and the median of each figure per version, in milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+NAME = "pages-1000s-100000e-20000b-seed0"
+
+# Run in a fresh interpreter with the tree first on sys.path: argv is the tree.
+RUN = """
+import json, os, statistics, sys, time
+from pathlib import Path
+tree = Path(sys.argv[1])
+sys.path[:0] = [str(tree), str(tree / "bench")]
+os.chdir(tree)
+import bench_pages
+bench_pages.setup_django(tree / "bench/out/NAME.sqlite3")
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+meta = json.loads((tree / "bench/out/NAME.json").read_text())
+from django.urls import reverse
+from sessionviewer import transcripts
+client = bench_pages.bench_client()
+
+def median_ms(url, runs, cold=False):
+    client.get(url)
+    times = []
+    for _ in range(runs):
+        if cold:
+            transcripts.clear_cache()
+        started = time.perf_counter()
+        assert client.get(url).status_code == 200
+        times.append(time.perf_counter() - started)
+    return round(statistics.median(times) * 1000, 1)
+
+small = reverse("session-detail", args=[meta["small_session"]])
+big = reverse("session-detail", args=[meta["big_session"]])
+print(json.dumps({
+    "first screen, small, warm": median_ms(small, 15),
+    "first screen, 20,000 entries, warm": median_ms(big, 15),
+    "first screen, 20,000 entries, cold": median_ms(big, 7, cold=True),
+    "export.html, 20,000 entries": median_ms(reverse("session-export-html", args=[meta["big_session"]]), 2),
+}))
+""".replace("NAME", NAME)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("old", type=Path)
+    parser.add_argument("new", type=Path)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    source = BENCH / "out"
+    if not (source / f"{NAME}.sqlite3").exists():
+        sys.exit(f"no {source / NAME}.sqlite3: run bench/bench_pages.py --quick first")
+    trees = [args.old.resolve(), args.new.resolve()]
+    for tree in trees:
+        out = tree / "bench" / "out"
+        out.mkdir(parents=True, exist_ok=True)
+        for suffix in (".sqlite3", ".json"):
+            if source / f"{NAME}{suffix}" != out / f"{NAME}{suffix}":
+                shutil.copyfile(source / f"{NAME}{suffix}", out / f"{NAME}{suffix}")
+    runs: dict[Path, list[dict]] = {tree: [] for tree in trees}
+    env = {"SECRET_KEY": "bench-only", "DEBUG": "0", "PATH": "/usr/bin:/bin"}
+    for _ in range(args.rounds):
+        for tree in trees:
+            done = subprocess.run(
+                [sys.executable, "-c", RUN, str(tree)], capture_output=True, text=True, env=env, check=True
+            )
+            figures = json.loads(done.stdout.strip().splitlines()[-1])
+            runs[tree].append(figures)
+            print(tree, figures, flush=True)
+    print()
+    for key in runs[trees[0]][0]:
+        old, new = (statistics.median(run[key] for run in runs[tree]) for tree in trees)
+        print(f"{key:40} old {old:9.1f}  new {new:9.1f}  new/old {new / old:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
