@@ -181,3 +181,10 @@ def test_favicon_ico_redirects_to_the_svg_icon(client):
 )
 def test_dollars_show_cents_or_three_digits_and_no_price_is_never_zero(value, shown):
     assert display.usd(value) == shown
+
+
+def test_a_windows_path_is_shortened_at_its_backslashes():
+    assert (
+        shorten("C:\\Users\\downl\\Desktop\\clawdbot-main3\\clawdbot-main")
+        == "…\\clawdbot-main3\\clawdbot-main"
+    )

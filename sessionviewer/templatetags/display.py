@@ -91,10 +91,12 @@ def shorten(path: str) -> str:
     becomes …/spotter-worktrees/spotter-4te. The end of a path is what tells projects apart."""
     if len(path) <= PATH_CHARS:
         return path
-    parts = path.rstrip("/").split("/")
+    # A Windows path (OpenClaw records them as the agent's host wrote them) cuts at "\\".
+    separator = "\\" if "\\" in path and "/" not in path else "/"
+    parts = path.rstrip(separator).split(separator)
     if len(parts) <= PATH_PARTS + 1:
         return path
-    return "…/" + "/".join(parts[-PATH_PARTS:])
+    return "…" + separator + separator.join(parts[-PATH_PARTS:])
 
 
 @register.filter
