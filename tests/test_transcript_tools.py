@@ -720,3 +720,48 @@ def test_a_codex_reply_shows_the_usage_its_token_count_line_gave(client, viewer,
     thread = body[body.index('id="entry-list"') :]
     assert thread.count('class="usage"') >= 1  # hidden token_count lines lend their usage to the reply
     assert "token_count" not in thread  # the lines themselves stay hidden
+
+
+def test_an_edit_takes_its_line_numbers_from_a_later_read_of_its_file():
+    call = Block(
+        "tool_call",
+        name="Edit",
+        call_id="e",
+        arguments={"file_path": "/a.py", "old_string": "x = 1", "new_string": "x = 2"},
+    )
+    read = "     9\tdef f():\n    10\t    y = 0\n    11\tx = 2\n    12\treturn x\n"
+    view = tools.describe(call, None, {"later_read": read})
+    (diff,) = view.diffs
+    assert diff.numbered
+    assert [(line.kind, line.old, line.new) for line in diff.lines if line.kind != "hunk"] == [
+        ("del", 11, None),
+        ("add", None, 11),
+    ]
+    twice = read + "    13\tx = 2\n"
+    assert not tools.describe(call, None, {"later_read": twice}).diffs[0].numbered  # never a guess
+
+
+@pytest.mark.django_db
+def test_the_page_numbers_an_edit_from_the_read_that_followed_it(client, viewer, tmp_path):
+    from tests.claude_files import write_tool_turn
+
+    root = tmp_path / "projects"
+    calls = [
+        {
+            "type": "tool_use",
+            "id": "t-edit",
+            "name": "Edit",
+            "input": {"file_path": "/app/a.py", "old_string": "x = 1", "new_string": "x = 2"},
+        },
+        {"type": "tool_use", "id": "t-read", "name": "Read", "input": {"file_path": "/app/a.py"}},
+    ]
+    results = {"t-edit": "The file /app/a.py has been updated.", "t-read": "     1→import os\n     2→x = 2\n"}
+    write_tool_turn(root / "-app" / "99999999-9999-4999-8999-999999999999.jsonl", "change x", calls, results)
+    from sessionviewer.index import index_roots
+    from sessionviewer.roots import RootSpec
+
+    index_roots([RootSpec(root, "claude_code")])
+    body = page(client, detail_url(Session.objects.get()))
+    edit = tool_call(body, "t-edit")
+    assert 'class="diff numbered"' in edit
+    assert 'data-n="2"' in edit

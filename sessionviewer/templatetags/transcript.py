@@ -127,8 +127,10 @@ SCREEN_CHARS = 3_000
 
 @register.filter
 def tool_view(piece) -> tools.ToolView:
-    result_entry = piece.result_entry
-    return tools.describe(piece.block, piece.result, result_entry.extra if result_entry else None)
+    extra = dict(piece.result_entry.extra) if piece.result_entry else {}
+    if piece.later_read:
+        extra["later_read"] = piece.later_read
+    return tools.describe(piece.block, piece.result, extra)
 
 
 @register.filter

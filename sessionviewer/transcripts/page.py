@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from sessionviewer import readers, search, threads
 from sessionviewer.models import Session
-from sessionviewer.transcripts import layout
+from sessionviewer.transcripts import layout, tools
 from sessionviewer.transcripts.store import (
     LazyItems,
     Transcript,
@@ -83,6 +83,7 @@ class Piece:
     result_entry: readers.Entry | None = None
     result_anchor: str = ""  # set on the first absorbed result of an entry: its permalink
     children: list = field(default_factory=list)  # subagent sessions started by this call
+    later_read: str = ""  # an edit's file as a later Read showed it: its line numbers
 
 
 @dataclass(slots=True)
@@ -344,9 +345,37 @@ def _row(t: Transcript, i: int, children_by_tool, absorb_from, shown_with_call, 
                 piece.result_entry = result_entry
                 if (r_item, r_block) == _first_absorbed(t, r_item):
                     piece.result_anchor = anchor(result_entry.id)
+            if tools.kind_of(block.name, block.arguments) == tools.EDIT and not tools.numbers_in(
+                piece.result_entry
+            ):
+                piece.later_read = _later_read(t, i, b, tools.edit_path(block))
         pieces.append(piece)
     hidden = not pieces and shown_elsewhere
     return Row(items[i], i, anchor(entry.id), pieces, hidden, role_class(entry), usage_entry=entry)
+
+
+# How far after an edit a Read of its file is looked for: a few turns, read from the rows
+# the page has loaded anyway.
+READ_WITHIN = 40
+
+
+def _later_read(t: Transcript, index: int, block_index: int, path: str) -> str:
+    """The output of the first Read of path after the edit (block block_index of item index),
+    if nothing else edited or wrote the file in between; "" otherwise."""
+    if not path:
+        return ""
+    items = t.items
+    for j in range(index, min(index + 1 + READ_WITHIN, len(items))):
+        for b, block in enumerate(items[j].entry.blocks):
+            if (j == index and b <= block_index) or block.type != readers.TOOL_CALL:
+                continue
+            if tools.edit_path(block) != path:
+                continue
+            if tools.kind_of(block.name, block.arguments) != tools.READ:
+                return ""  # written again before anything read it
+            found = t.results.get((j, b))
+            return items[found[0]].entry.blocks[found[1]].text if found else ""
+    return ""
 
 
 def _open_fold(t, fold: Fold, children_by_tool, target: str, shown_at, show_all: bool, whole: bool) -> None:

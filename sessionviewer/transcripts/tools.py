@@ -264,10 +264,15 @@ def _edit_diffs(path: str, pairs: list[tuple[str, str]], extra: dict) -> list[Fi
     pi_diff = details.get("diff") if isinstance(details, dict) and len(pairs) == 1 else None
     if isinstance(pi_diff, str) and (pi_lines := _pi_diff(pi_diff)):  # pi writes its own numbered diff
         return [FileDiff(path, pi_lines, numbered=True)]
+    read = read_lines(extra.get("later_read")) if not hunks and len(pairs) == 1 else {}
     diffs = []
     for old, new in pairs:
         old_start = _locate(old, hunks, "old")
         new_start = _locate(new, hunks, "new")
+        if read and (at := _locate_in_read(new, read)) is not None:
+            # The file as a later Read showed it, nothing else having written it in between:
+            # the new text starts there, and the old one started at the same line.
+            old_start = new_start = at
         numbered = old_start is not None and new_start is not None
         lines = _diff_lines(old, new, old_start or 1, new_start or 1, numbered)
         diffs.append(FileDiff(path, lines, numbered=numbered))
@@ -492,6 +497,54 @@ def _locate(text: str, hunks: list[DiffLine], side: str) -> int | None:
         and numbered[i + len(wanted) - 1][0] - numbered[i][0] == len(wanted) - 1  # no gap between hunks
     ]
     return found[0] if len(found) == 1 else None
+
+
+_READ_LINE = re.compile(r"^\s*(\d+)(?:\t|\u2192)(.*)$")
+
+
+def read_lines(text: Any) -> dict[int, str]:
+    """A Read tool's output as {line number: text}, from its "     12→text" (or tab) lines;
+    {} when it is not one."""
+    if not isinstance(text, str) or not _small_enough(text):
+        return {}
+    lines: dict[int, str] = {}
+    for raw in text.splitlines():
+        found = _READ_LINE.match(raw)
+        if found:
+            lines[int(found.group(1))] = found.group(2)
+    return lines
+
+
+def _locate_in_read(text: str, read: dict[int, str]) -> int | None:
+    """The line where text starts in a Read's output, when it occurs there exactly once."""
+    wanted = text.splitlines()
+    if not wanted:
+        return None
+    found = [
+        number
+        for number, line in read.items()
+        if line == wanted[0] and all(read.get(number + k) == wanted[k] for k in range(1, len(wanted)))
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def numbers_in(result_entry) -> bool:
+    """Whether an edit's result carries the file's line numbers (Claude Code's structuredPatch,
+    pi's numbered diff): then no later Read is needed for them."""
+    extra = result_entry.extra if result_entry is not None else {}
+    details = extra.get("details")
+    return bool(extra.get("structured_patch")) or (
+        isinstance(details, dict) and isinstance(details.get("diff"), str)
+    )
+
+
+def edit_path(call: Block) -> str:
+    """The file an edit, write or read call names ("" for any other call)."""
+    if kind_of(call.name, call.arguments) not in (EDIT, WRITE, READ, PATCH) or not isinstance(
+        call.arguments, dict
+    ):
+        return ""
+    return _first_str(call.arguments, PATH_KEYS) or ""
 
 
 def _pi_diff(diff: str) -> list[DiffLine]:
