@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
+from django.core.paginator import Page, Paginator
 from django.db.models import F, QuerySet, Value
 from django.db.models.functions import Coalesce, Lower, NullIf
 from django.utils import timezone
@@ -137,12 +138,16 @@ def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
     return query
 
 
-def subagents_of(query: SessionQuery, parents: list[Session]) -> dict[int, list[Session]]:
-    """The subagents, among the sessions the query selects, of these parents (nested lists)."""
-    if not query.nested or not parents:
-        return {}
+def session_page(query: SessionQuery) -> Page:
+    """The page of sessions the query asks for; each row's nested_subagents are the subagents,
+    among the sessions the filters select, that nested() put under it (else [])."""
+    page = Paginator(query.queryset.select_related("source"), query.size).get_page(query.page)
     found: dict[int, list[Session]] = {}
-    children = query.filtered.filter(kind="subagent", parent_id__in=[p.id for p in parents])
-    for child in children.order_by("started_at", "id"):
-        found.setdefault(child.parent_id, []).append(child)
-    return found
+    if query.nested and page.object_list:
+        parents = [session.id for session in page.object_list]
+        children = query.filtered.filter(kind="subagent", parent_id__in=parents).select_related("source")
+        for child in children.order_by("started_at", "id"):
+            found.setdefault(child.parent_id, []).append(child)
+    for session in page.object_list:
+        session.nested_subagents = found.get(session.id, [])
+    return page

@@ -12,6 +12,7 @@ from django.urls import reverse
 from sessionviewer import prices
 from sessionviewer.index.rows import ENTRY_FIELDS as ENTRY_FIELDS  # the column order, written once there
 from sessionviewer.index.rows import json_text
+from sessionviewer.roots import is_inside_roots
 
 
 class OrjsonField(models.TextField):
@@ -119,14 +120,17 @@ class Session(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("session-detail", args=[self.id])
 
+    def file_inside_source(self) -> bool:
+        """Whether the session's file (links resolved) still lies under the root it was indexed
+        from, however that root was given (settings or `manage.py index PATH`)."""
+        return is_inside_roots(Path(self.path), [Path(self.source.path)])
+
     @property
     def raw_available(self) -> bool:
-        """Whether the raw file can be served: a regular file still under the root it was
-        indexed from (the check the raw view makes, without opening it)."""
-        path = Path(self.path)
+        """Whether the raw view can serve the file: inside its source and a regular file
+        (what the view checks, without opening it). The header shows the link only then."""
         try:
-            inside = path.resolve().is_relative_to(Path(self.source.path).resolve())
-            return inside and stat.S_ISREG(path.stat().st_mode)
+            return self.file_inside_source() and stat.S_ISREG(Path(self.path).stat().st_mode)
         except (OSError, ValueError):
             return False
 

@@ -277,6 +277,19 @@ class HitResults:
         return HIT_SORTS.items()
 
 
+def search_hits_for(params, sessions: QuerySet) -> HitResults | None:
+    """search_hits for the parameters forms.SessionListForm cleaned (q and the _hits_ ones),
+    among sessions: the list page and its /api/search twin ask the same way."""
+    return search_hits(
+        params.get("q") or "",
+        sessions,
+        params.get("_hits_page"),
+        params.get("_hits_sort") or "",
+        params.get("_hits_what") or "",
+        params.get("_hits_who") or "",
+    )
+
+
 def search_hits(
     query: str,
     sessions: QuerySet,

@@ -9,26 +9,21 @@ import pytest
 from playwright.sync_api import expect
 
 from sessionviewer import transcripts
-from tests import test_browser_sessions
-from tests.test_pages import index_fixture
+from tests import test_browser_sessions, test_transcript_page
 
 demo = test_browser_sessions.demo  # the demo index, as the session browser tests build it
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def compacted_twice(tmp_path):
-    """Prompt u-1; fold 1 (a-1, u-2, a-2); boundary c-1; fold 5 (s-1, u-3, a-3); boundary c-2;
-    its summary s-2 (hidden); u-4; a-4."""
+@pytest.fixture(autouse=True)
+def fresh_cache():
     transcripts.clear_cache()
-    return index_fixture(
-        tmp_path,
-        "claude_code",
-        "two_compactions.jsonl",
-        "projects/-home-user-project",
-        "33333333-3333-4333-8333-333333333333",
-    )
+
+
+# Prompt u-1; fold 1 (a-1, u-2, a-2); boundary c-1; fold 5 (s-1, u-3, a-3); boundary c-2;
+# its summary s-2 (hidden); u-4; a-4: the fixture the server-rendered tests use.
+compacted_twice = test_transcript_page.compacted_twice
 
 
 def open_page(page, path: str) -> None:

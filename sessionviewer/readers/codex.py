@@ -174,22 +174,15 @@ def _response_item(item: dict, line: int) -> Entry:
             entry.extra["phase"] = phase
     elif kind == "reasoning":
         entry.blocks = [Block(THINKING, text=_reasoning_text(item))]
-    elif kind == "function_call":
+    elif kind in ("function_call", "custom_tool_call"):
+        # A freeform (custom) tool's input is text: apply_patch's patch.
+        arguments = item.get("arguments") if kind == "function_call" else item.get("input")
         entry.blocks = [
             Block(
                 TOOL_CALL,
                 name=text_of(item.get("name")),
                 call_id=text_of(item.get("call_id")),
-                arguments=item.get("arguments"),
-            )
-        ]
-    elif kind == "custom_tool_call":  # a freeform tool: its input is text (apply_patch's patch)
-        entry.blocks = [
-            Block(
-                TOOL_CALL,
-                name=text_of(item.get("name")),
-                call_id=text_of(item.get("call_id")),
-                arguments=item.get("input"),
+                arguments=arguments,
             )
         ]
     elif kind == "local_shell_call":

@@ -61,13 +61,9 @@ def _is_error(entry: readers.Entry) -> bool:
 
 
 def is_prompt(entry: readers.Entry) -> bool:
-    """A prompt a person typed: a user message that is not noise and not a harness line."""
-    return (
-        entry.kind == readers.MESSAGE
-        and entry.role == readers.USER
-        and not is_noise(entry)
-        and claude_code.harness_line(entry) is None
-    )
+    """A prompt a person typed, as the index's titles read one (Entry.is_prompt, no harness
+    line), that the page shows (not noise)."""
+    return entry.is_prompt and claude_code.harness_line(entry) is None and not is_noise(entry)
 
 
 def first_prompt(entries: Iterable[readers.Entry]) -> int | None:

@@ -10,17 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlencode
 
-from django.core.paginator import Paginator
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from sessionviewer import activity, projects, search, transcripts
-from sessionviewer.filters import filter_sessions, nested, subagents_of
+from sessionviewer.filters import filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
-from sessionviewer.roots import is_inside_roots
 from sessionviewer.views.http import api_permission_required, bad_parameter_is_400, json_error, json_response
 from sessionviewer.workspaces import open_regular, read_error
 
@@ -37,13 +35,12 @@ def _get_session(session_id: int) -> Session | None:
 def session_list(request: HttpRequest) -> HttpResponse:
     params = SessionListForm.read(request.GET)
     query = nested(filter_sessions(params), params)
-    page = Paginator(query.queryset, query.size).get_page(query.page)
-    subagents = subagents_of(query, list(page.object_list))
+    page = session_page(query)
     sessions = []
     for session in page.object_list:
         row = session.to_dict()
         if query.nested:  # as the page shows them: under their parent
-            row["subagents"] = [child.to_dict() for child in subagents.get(session.id, [])]
+            row["subagents"] = [child.to_dict() for child in session.nested_subagents]
         sessions.append(row)
     return json_response(
         {
@@ -88,9 +85,7 @@ def session_cost(request: HttpRequest, session_id: int) -> HttpResponse:
 def session_raw(request: HttpRequest, session_id: int) -> HttpResponse:
     session = get_object_or_404(Session.objects.select_related("source"), id=session_id)
     path = Path(session.path)
-    # The path came from the index; check it (links resolved) still lies under the root it
-    # was indexed from, however that root was given (settings or `manage.py index PATH`).
-    if not is_inside_roots(path, [Path(session.source.path)]):
+    if not session.file_inside_source():  # the path came from the index; check it still holds
         return json_error(f"the file of session {session_id} is not available", 404)
     try:
         handle = open_regular(path)
@@ -138,14 +133,7 @@ def search_hits(request: HttpRequest) -> HttpResponse:
     "hits" lists every snippet shown, as before grouping; "count" counts every hit."""
     params = SessionListForm.read(request.GET)
     query = filter_sessions(params)
-    results = search.search_hits(
-        query.q,
-        query.queryset,
-        params["_hits_page"],
-        params["_hits_sort"],
-        params["_hits_what"],
-        params["_hits_who"],
-    )
+    results = search.search_hits_for(params, query.queryset)
     if results is None:
         return json_response(
             {"q": query.q, "count": 0, "page": 1, "pages": 0, "hits": [], "session_count": 0, "sessions": []}

@@ -4,7 +4,6 @@ filters/transcripts/activity, parsing in readers."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required, permission_required
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, render
 from django.templatetags.static import static
@@ -13,7 +12,7 @@ from django.views.decorators.http import require_GET, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import activity, export, projects, search, transcripts
-from sessionviewer.filters import filter_sessions, nested, subagents_of
+from sessionviewer.filters import filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
 from sessionviewer.views.http import bad_parameter_is_400
@@ -43,19 +42,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
     params = SessionListForm.read(request.GET)
     query = filter_sessions(params)
     facets = activity.facets(request.GET, params, query.matched)
-    hits = search.search_hits(
-        query.q,
-        query.queryset,
-        params["_hits_page"],
-        params["_hits_sort"],
-        params["_hits_what"],
-        params["_hits_who"],
-    )
-    query = nested(query, params)  # after the search: its hits include subagents
-    page = Paginator(query.queryset.select_related("source"), query.size).get_page(query.page)
-    subagents = subagents_of(query, list(page.object_list))
-    for session in page.object_list:
-        session.nested_subagents = subagents.get(session.id, [])
+    hits = search.search_hits_for(params, query.queryset)
+    page = session_page(nested(query, params))  # after the search: its hits include subagents
     template_name = "sessions/list.html"
     if request.htmx:
         template_name += "#session-table"
