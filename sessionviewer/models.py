@@ -184,7 +184,25 @@ class Session(models.Model):
                 for s in subagents
             ],
             "subagents_cost": sum(priced) if priced else None,
+            "copied": self.copied_usage_to_list(),
         }
+
+    def copied_usage_to_list(self) -> list[dict]:
+        """The replies this session's file holds copies of, by the session that counts them
+        (index/copies.py): their tokens are not in this session's totals."""
+        by_session: dict[int, dict] = {}
+        for counted_in, tokens in self.copied_usage.order_by("counted_in", "id").values_list(
+            "counted_in", "tokens"
+        ):
+            found = by_session.setdefault(counted_in, {"replies": 0, "tokens": 0})
+            found["replies"] += 1
+            found["tokens"] += prices.line_tokens(tokens)
+        holders = Session.objects.in_bulk(list(by_session))
+        return [
+            {"id": sid, "title": holders[sid].display_title, **found}
+            for sid, found in by_session.items()
+            if sid in holders
+        ]
 
     def to_dict(self) -> dict:
         return {
@@ -266,6 +284,8 @@ class Entry(models.Model):
             models.Index(fields=["session", "line"], name="entry_session_line"),
             models.Index(fields=["session", "entry_id"], name="entry_session_id"),
             models.Index(fields=["leaf_id"], name="entry_leaf", condition=~models.Q(leaf_id="")),
+            # index/copies.py finds a reply's copies in other files by its message id.
+            models.Index(fields=["message_id"], name="entry_message", condition=~models.Q(message_id="")),
         ]
 
     def __str__(self) -> str:
@@ -289,6 +309,28 @@ class Problem(models.Model):
 
     def to_dict(self) -> dict:
         return {"line": self.line, "offset": self.offset, "message": self.message, "text": self.text}
+
+
+class CopiedUsage(models.Model):
+    """A reply whose usage another session counts (index/copies.py): a clone, fork or
+    older resume copied its line into this session's file. Its tokens are taken off this
+    session's totals and kept here, so the cost page can say so and a later pass can
+    give them back if the session that counted them goes."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="copied_usage")
+    message_id = models.CharField(max_length=256)
+    counted_in = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="+")
+    line_key = models.CharField(max_length=512)  # prices.line_key of the reply's turn
+    tokens = OrjsonField(default=dict)  # by prices.KINDS
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["session", "message_id"], name="copied_usage_once"),
+        ]
+        indexes = [models.Index(fields=["message_id"], name="copied_usage_message")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}: {self.message_id} counted in {self.counted_in_id}"
 
 
 class Revision(models.Model):

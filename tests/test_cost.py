@@ -4,12 +4,13 @@ cache writes by kind, subagents apart, appends across passes, every format."""
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 from django.core.management import CommandError, call_command
 
 from sessionviewer import prices, readers
 from sessionviewer.index import fold, index_roots
-from sessionviewer.models import Session
+from sessionviewer.models import CopiedUsage, Session
 from sessionviewer.roots import RootSpec
 
 pytestmark = pytest.mark.django_db
@@ -187,3 +188,184 @@ def test_the_cost_page_lists_tokens_by_kind_times_rate_per_model(indexed, client
             in body
         )
         assert "claude-fable-9 · no price" in body
+
+
+# --- A reply counted once, however many lines and files hold it ----------------------------------
+
+
+def main_file(root: Path) -> Path:
+    return root / "-home-me-shop" / "5e55a0e1-0000-4000-8000-000000000001.jsonl"
+
+
+def without_subagents(tmp_path: Path) -> Path:
+    root = shutil.copytree(COST_TREE, tmp_path / "projects")
+    shutil.rmtree(root / "-home-me-shop" / "5e55a0e1-0000-4000-8000-000000000001")
+    return root
+
+
+def retold(line: bytes, uuid: str, session: str = "") -> bytes:
+    """A line written again under another uuid (and session id): what a clone or a repeat holds."""
+    record = orjson.loads(line)
+    record["uuid"] = uuid
+    if session:
+        record["sessionId"] = session
+    return orjson.dumps(record) + b"\n"
+
+
+def test_a_reply_written_again_after_another_reply_is_counted_once(tmp_path):
+    root = without_subagents(tmp_path)
+    path = main_file(root)
+    lines = path.read_bytes().splitlines(keepends=True)
+    first_reply = [line for line in lines if b'"msg_1"' in line][-1]
+    path.write_bytes(b"".join(lines) + retold(first_reply, "a-again"))  # msg_2 came between
+    index_roots([RootSpec(root, "claude_code")])
+    session = Session.objects.get()
+    assert session.cost == pytest.approx(MAIN_COST)
+    assert session.output_tokens == 500 + 50  # msg_1's last line, then msg_2 (claude-fable-9)
+
+
+CLONE = "c10e0000-0000-4000-8000-000000000002"
+
+
+def write_clone(root: Path, new_reply: bool = True) -> Path:
+    """A session continued in a new file: the first one's lines copied, then a reply of its own."""
+    lines = main_file(root).read_bytes().splitlines(keepends=True)
+    copied = [retold(line, f"clone-{n}", CLONE) for n, line in enumerate(lines)]
+    if new_reply:
+        own = orjson.loads(lines[-1])
+        own |= {"uuid": "clone-own", "parentUuid": f"clone-{len(lines) - 1}", "sessionId": CLONE}
+        own["timestamp"] = "2026-02-11T09:00:00.000Z"
+        own["message"] |= {"id": "msg_clone", "model": "claude-opus-4-6"}
+        own["message"]["usage"] = {"input_tokens": 7, "output_tokens": 40}
+        copied.append(orjson.dumps(own) + b"\n")
+    clone = main_file(root).with_name(CLONE + ".jsonl")
+    clone.write_bytes(b"".join(copied))
+    return clone
+
+
+CLONE_OWN_COST = (7 * 5 + 40 * 25) / 1e6
+
+
+def test_a_session_continued_in_another_file_counts_only_its_own_replies(tmp_path):
+    root = without_subagents(tmp_path)
+    index_roots([RootSpec(root, "claude_code")])
+    write_clone(root)
+    index_roots([RootSpec(root, "claude_code")])
+    original = Session.objects.get(session_uuid="5e55a0e1-0000-4000-8000-000000000001")
+    clone = Session.objects.get(session_uuid=CLONE)
+    assert original.cost == pytest.approx(MAIN_COST)
+    assert clone.cost == pytest.approx(CLONE_OWN_COST)
+    assert clone.output_tokens == 40
+    assert sorted(clone.copied_usage.values_list("message_id", "counted_in")) == [
+        ("msg_1", original.id),
+        ("msg_2", original.id),
+    ]
+    lines = clone.usage_lines.values()
+    assert sum(prices.line_tokens(tokens) for tokens in lines) == clone.total_tokens
+
+
+def test_a_first_index_of_both_files_counts_each_copied_reply_once(tmp_path):
+    root = without_subagents(tmp_path)
+    write_clone(root)
+    index_roots([RootSpec(root, "claude_code")])
+    sessions = list(Session.objects.all())
+    assert sum(s.cost for s in sessions) == pytest.approx(MAIN_COST + CLONE_OWN_COST)
+    assert sum(s.output_tokens for s in sessions) == 500 + 50 + 40
+    assert sum(s.copied_usage.count() for s in sessions) == 2
+
+
+def test_appending_to_both_files_keeps_the_copies_counted_once(tmp_path):
+    root = without_subagents(tmp_path)
+    index_roots([RootSpec(root, "claude_code")])
+    clone = write_clone(root, new_reply=False)
+    index_roots([RootSpec(root, "claude_code")])
+    for path in (main_file(root), clone):
+        with path.open("ab") as appended:
+            appended.write(b'{"type":"user","uuid":"later","message":{"role":"user","content":"Thanks"}}\n')
+    index_roots([RootSpec(root, "claude_code")])
+    assert sum(s.cost for s in Session.objects.all() if s.cost) == pytest.approx(MAIN_COST)
+
+
+def test_when_the_session_that_counted_a_reply_goes_its_copy_counts_it(tmp_path):
+    root = without_subagents(tmp_path)
+    index_roots([RootSpec(root, "claude_code")])
+    write_clone(root)
+    index_roots([RootSpec(root, "claude_code")])
+    main_file(root).unlink()
+    index_roots([RootSpec(root, "claude_code")])
+    clone = Session.objects.get()
+    assert clone.cost == pytest.approx(MAIN_COST + CLONE_OWN_COST)
+    assert not clone.copied_usage.exists()
+
+
+def test_a_rewritten_original_still_counts_its_replies_once(tmp_path):
+    root = without_subagents(tmp_path)
+    index_roots([RootSpec(root, "claude_code")])
+    write_clone(root)
+    index_roots([RootSpec(root, "claude_code")])
+    path = main_file(root)
+    path.write_bytes(b"\n" + path.read_bytes())  # its first bytes changed: read again whole
+    index_roots([RootSpec(root, "claude_code")])
+    assert sum(s.cost for s in Session.objects.all()) == pytest.approx(MAIN_COST + CLONE_OWN_COST)
+    assert CopiedUsage.objects.count() == 2
+
+
+GO_PARENT = "20260226-143012-22222222.jsonl"
+
+
+def test_a_go_agent_fork_does_not_count_the_replies_it_copied_from_its_parent(tmp_path):
+    """The fork is indexed first, yet the parent counts the reply: a main session before a fork."""
+    reply = (
+        '{"type":"message","id":"bbbb0002","parent_id":"bbbb0001","timestamp":"2026-02-26T14:31:13Z",'
+        '"role":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Done."}],'
+        '"model":"claude-sonnet-4-5","provider":"anthropic","usage":{"input":100,"output":50}}}\n'
+    )
+    prompt = (
+        '{"type":"message","id":"bbbb0001","parent_id":"","timestamp":"2026-02-26T14:30:13Z","role":"user",'
+        '"message":{"role":"user","content":[{"type":"text","text":"Refactor the auth module."}]}}\n'
+    )
+    root = tmp_path / "sessions"
+    root.mkdir()
+    (root / "20260226-153000-33333333.jsonl").write_text(
+        '{"type":"session","id":"33333333","version":1,"timestamp":"2026-02-26T15:30:00Z","cwd":"/p"}\n'
+        f'{{"type":"branch","id":"cccc0001","timestamp":"2026-02-26T15:30:00Z",'
+        f'"parent_session_path":"{root / GO_PARENT}","fork_entry_id":"bbbb0002"}}\n' + prompt + reply
+    )
+    index_roots([RootSpec(root, "go_agent")])
+    (root / GO_PARENT).write_text(
+        '{"type":"session","id":"22222222","version":1,"timestamp":"2026-02-26T14:30:12Z","cwd":"/p"}\n'
+        + prompt
+        + reply
+    )
+    index_roots([RootSpec(root, "go_agent")])
+    parent, fork = Session.objects.get(kind="main"), Session.objects.get(kind="fork")
+    assert parent.cost == pytest.approx((100 * 3 + 50 * 15) / 1e6)
+    assert (fork.cost, fork.total_tokens) == (None, 0)
+    assert list(fork.copied_usage.values_list("message_id", "counted_in")) == [("bbbb0002", parent.id)]
+
+
+@pytest.mark.parametrize("prefix", ["", "/api"])
+def test_the_cost_page_says_which_session_counts_the_copied_replies(tmp_path, client, viewer, prefix):
+    root = without_subagents(tmp_path)
+    index_roots([RootSpec(root, "claude_code")])
+    write_clone(root)
+    index_roots([RootSpec(root, "claude_code")])
+    original, clone = (
+        Session.objects.get(session_uuid=u) for u in ("5e55a0e1-0000-4000-8000-000000000001", CLONE)
+    )
+    response = client.get(f"{prefix}/sessions/{clone.id}/cost" + ("/" if not prefix else ""))
+    if prefix:
+        assert response.json()["copied"] == [
+            {
+                "id": original.id,
+                "title": original.display_title,
+                "replies": 2,
+                "tokens": original.total_tokens,
+            }
+        ]
+    else:
+        body = response.content.decode()
+        assert (
+            f'2 replies, {original.total_tokens / 1000:.1f}k tokens: counted in <a href="/sessions/{original.id}/cost/">'
+            in body
+        )

@@ -69,9 +69,13 @@ STATE_FIELDS = tuple(f.name for f in fields(SessionState))
 def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
     """Fold new entries into the session's totals; additive, so appends stay cheap."""
     models_used = list(state.models_used)
-    # Every line of a streamed reply repeats the reply's usage: count each reply
-    # once, with its last line's figures, even when its lines span two passes.
-    last_reply = state.extra.get("last_reply") or {}
+    # Every line of a streamed reply repeats the reply's usage: count each reply once,
+    # with its last line's figures, even when its lines span two passes or another
+    # reply's lines come between (a sidechain written into the same file, or Claude
+    # Code writing a reply again later). The last RECENT_REPLIES replies are
+    # remembered for that: a bounded window, so an append stays as cheap as ever.
+    # Copies of a reply in another file are counted once by index/copies.py.
+    recent = _recent_replies(state.extra)
     lines = {key: dict(tokens) for key, tokens in state.usage_lines.items()}
     # A format whose prompts carry more than what the person wrote says what to title with.
     prompt_text = getattr(readers.format_module(state.format), "prompt_text", None)
@@ -96,16 +100,17 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
         ):
             models_used.append(entry.model)
         if entry.usage:
-            if entry.message_id and entry.message_id == last_reply.get("id"):
-                _add_usage(state, last_reply.get("usage", {}), -1)
-                if "line" in last_reply:
-                    _add_line(lines, last_reply["line"], last_reply["tokens"], -1)
-            _add_usage(state, entry.usage, 1)
-            last_reply = {"id": entry.message_id, "usage": entry.usage}
             # Every usage has its line, so the lines add up to the token totals.
             key, tokens = turn_line(entry)
+            if entry.message_id and (counted := recent.pop(entry.message_id, None)):
+                _add_line(lines, counted[0], counted[1], -1)
+                _add_usage(state, usage_of(counted[1]), -1)
             _add_line(lines, key, tokens, 1)
-            last_reply |= {"line": key, "tokens": tokens}
+            _add_usage(state, usage_of(tokens), 1)
+            if entry.message_id:
+                recent[entry.message_id] = (key, tokens)
+                if len(recent) > RECENT_REPLIES:
+                    del recent[next(iter(recent))]
         typed = not state.first_prompt and entry.is_prompt and main_thread and harness_line(entry) is None
         if typed and (prompt := title_of(prompt_text(entry) if prompt_text else entry.text)):
             state.first_prompt = prompt
@@ -115,12 +120,39 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
     state.models_used = models_used
     state.usage_lines = {key: tokens for key, tokens in lines.items() if tokens.get("turns")}
     extra = dict(state.extra)
-    if last_reply:
-        extra["last_reply"] = last_reply
+    extra.pop("last_reply", None)  # the one-reply window of index layouts before this one
+    if recent:
+        extra["recent_replies"] = [
+            [mid, key, *(tokens[k] for k in prices.KINDS)] for mid, (key, tokens) in recent.items()
+        ]
     links = getattr(readers.format_module(state.format), "subagent_links", None)
     if links is not None and (found := links(entries)):
         extra["subagent_links"] = {**found, **extra.get("subagent_links", {})}
     state.extra = extra
+
+
+RECENT_REPLIES = 32  # replies remembered per session to count a repeated one once
+
+
+def _recent_replies(extra: dict) -> dict[str, tuple[str, dict[str, int]]]:
+    """The session's last replies with usage, oldest first: message id -> (line key, tokens)."""
+    recent = {
+        mid: (key, dict(zip(prices.KINDS, counts, strict=True)))
+        for mid, key, *counts in extra.get("recent_replies") or ()
+    }
+    if not recent and (last := extra.get("last_reply")) and "line" in last:
+        recent[last["id"]] = (last["line"], last["tokens"])
+    return recent
+
+
+def usage_of(tokens: dict[str, int]) -> dict[str, int]:
+    """A usage line's tokens (turn_line) as the session's four token totals count them."""
+    return {
+        "input": tokens.get("input", 0),
+        "output": tokens.get("output", 0),
+        "cache_read": tokens.get("cache_read", 0),
+        "cache_write": tokens.get("cache_write_5m", 0) + tokens.get("cache_write_1h", 0),
+    }
 
 
 def title_of(text: str) -> str:

@@ -31,7 +31,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from sessionviewer import prices, readers
-from sessionviewer.index import fold, worker
+from sessionviewer.index import copies, fold, worker
 from sessionviewer.index.links import link_sessions
 from sessionviewer.index.rows import db_text
 from sessionviewer.index.sqlite import NewRows, WalCheckpointer, checkpointing
@@ -178,7 +178,8 @@ def _survey(spec: RootSpec, summary: IndexSummary) -> _Survey | None:
     source, _ = Source.objects.get_or_create(path=str(root), defaults={"format": fmt})
     if source.format != fmt:
         # The root was re-tagged: what was read under the old format means nothing now.
-        source.sessions.all().delete()
+        with transaction.atomic():
+            copies.delete_sessions(source.sessions.all())
         source.format = fmt
         source.save(update_fields=["format"])
     try:
@@ -269,7 +270,8 @@ def _write_changes(
     gone = root_pass.survey.known - {f.key for f in root_pass.survey.found}
     if gone:
         summary.removed += len(gone)
-        Session.objects.filter(source=source, key__in=gone).delete()
+        with transaction.atomic():
+            copies.delete_sessions(Session.objects.filter(source=source, key__in=gone))
     if touched:
         try:
             with transaction.atomic():
@@ -277,6 +279,12 @@ def _write_changes(
         except Exception as error:  # noqa: BLE001 - the sessions are in; only their links are missing
             summary.errors.append(f"{source.path}: linking its sessions failed: {error!r}")
             log.error("linking the sessions of %s failed", source.path, exc_info=error)
+        try:
+            with transaction.atomic():
+                copies.count_once([s for s in touched if s.read_whole])
+        except Exception as error:  # noqa: BLE001 - the sessions are in; a copied reply counts twice
+            summary.errors.append(f"{source.path}: finding replies copied between files failed: {error!r}")
+            log.error("finding the copied replies of %s failed", source.path, exc_info=error)
         summary.touched += [s.id for s in touched]
     source.indexed_at = timezone.now()
     source.save(update_fields=["indexed_at"])
@@ -373,6 +381,7 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
     if plan.reset:
         session.entries.all().delete()
         session.problems.all().delete()
+        session.copied_usage.all().delete()  # its totals start over (copies.count_once)
     elif session.id:
         # Problems past the offset (a cut-off last line) are looked at again.
         retried = session.problems.filter(offset__gte=plan.job.start_offset).delete()[0]
@@ -400,6 +409,7 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
             save_session(session)  # the rows need its id
         write_rows(session, batch.rows, batch.problems)
     session.new_summaries = summaries
+    session.read_whole = plan.job.start_offset == 0  # only such a file can bring a copy (copies.py)
     return session
 
 

@@ -117,6 +117,9 @@ def _message(obj: dict, line: int) -> Entry:
         usage=usage_counts(message.get("usage"), _USAGE),
     )
     entry.blocks = _tool_result(message) if written == "tool_result" else _blocks(message.get("content"))
+    if entry.usage and obj.get("id"):
+        # One line per reply: its own id names it, and a fork's copy of it keeps the id.
+        entry.message_id = entry.id
     extra = {
         "provider": text_of(message.get("provider")),
         "stop_reason": text_of(message.get("stop_reason")),

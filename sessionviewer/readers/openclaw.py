@@ -280,6 +280,9 @@ def _message(obj: dict, line: int) -> Entry:
         extra=_assistant_extra(message),
     )
     entry.is_meta = entry.extra.get("provider") == "openclaw" and entry.model in _TRANSCRIPT_ONLY_MODELS
+    if entry.usage and obj.get("id"):
+        # One line per reply: its own id names it, and a fork's copy of it keeps the id.
+        entry.message_id = entry.id
     if written == "toolResult":
         entry.blocks = _tool_result(
             message.get("content"),

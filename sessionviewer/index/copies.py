@@ -1,0 +1,182 @@
+"""A reply's usage counted once, however many files hold it.
+
+Claude Code's clones and forks, and its older resumes, copy earlier lines into a new
+file; a Go agent fork copies its parent's last messages. The copied reply keeps its
+message id and its usage, so summing each file's replies would count it twice. Within
+one file fold.py counts a message once; across files this module does: of the sessions
+holding a reply, one counts it, and every other one keeps a CopiedUsage row for it with
+its tokens taken off its totals (tokens, usage lines, cost), so the list, Activity and
+project pages add it up once, and the cost page can say where it is counted.
+
+Which session counts it: a main session before a fork or subagent, then the one whose
+first line is oldest, then the one indexed first.
+
+Only a file read from its first line (new, or rewritten) can bring a copy: an append is
+lines the agent just wrote. So appends cost nothing here, and a first index looks each
+reply up once, by the entry_message index.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from contextlib import suppress
+from datetime import datetime
+
+from django.db.models import Max, QuerySet
+
+from sessionviewer import prices
+from sessionviewer.index.fold import turn_line, usage_of
+from sessionviewer.index.rows import json_text
+from sessionviewer.index.statements import update_sessions
+from sessionviewer.models import CopiedUsage, Entry, Session
+
+CHUNK = 2000  # message ids per query: well under SQLite's limit on a statement's parameters
+TOTALS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "usage_lines")
+PRICED = ("cost", "unpriced_tokens", "model_costs")
+
+
+def count_once(read_whole: Iterable[Session]) -> None:
+    """After a pass: settle the replies of the sessions it read from their first line.
+
+    Their own CopiedUsage rows went when they were read again (their totals started
+    over); the rows of other sessions that they counted are settled again here too."""
+    session_ids = [s.id for s in read_whole]
+    message_ids: set[str] = set()
+    for start in range(0, len(session_ids), CHUNK):
+        chunk = session_ids[start : start + CHUNK]
+        replies = Entry.objects.filter(session_id__in=chunk).exclude(message_id="").exclude(usage={})
+        message_ids.update(replies.values_list("message_id", flat=True).distinct())
+        counted = CopiedUsage.objects.filter(counted_in__in=chunk)
+        message_ids.update(counted.values_list("message_id", flat=True))
+    settle(message_ids)
+
+
+def delete_sessions(gone: QuerySet[Session]) -> None:
+    """Delete these sessions; the replies they counted go back to the sessions holding
+    copies of them, which count them now."""
+    message_ids = release(list(gone.values_list("id", flat=True)))
+    gone.delete()
+    settle(message_ids)
+
+
+def release(gone: list[int]) -> set[str]:
+    """Before these sessions are deleted: give back to their holders the replies they
+    counted; the message ids to settle() once they are gone."""
+    rows = list(CopiedUsage.objects.filter(counted_in__in=gone).exclude(session__in=gone))
+    sessions = _load({row.session_id for row in rows})
+    for row in rows:
+        _add(sessions[row.session_id], row.line_key, row.tokens, 1)
+    CopiedUsage.objects.filter(id__in=[row.id for row in rows]).delete()
+    _save(sessions.values())
+    return {row.message_id for row in rows}
+
+
+def settle(message_ids: Iterable[str]) -> None:
+    """Decide again, for each of these replies, which session counts it."""
+    ordered = sorted(message_ids)
+    for start in range(0, len(ordered), CHUNK):
+        _settle_chunk(ordered[start : start + CHUNK])
+
+
+def _settle_chunk(message_ids: list[str]) -> None:
+    # What is settled now goes back first: the holders may have changed since.
+    old = list(CopiedUsage.objects.filter(message_id__in=message_ids))
+    holders: dict[str, dict[int, int]] = defaultdict(dict)  # message id: {session id: its last line}
+    replies = (
+        Entry.objects.filter(message_id__in=message_ids)
+        .exclude(message_id="")
+        .exclude(usage={})
+        .values_list("message_id", "session_id")
+        .annotate(last=Max("line"))
+        .order_by()
+    )
+    for message_id, session_id, last in replies:
+        holders[message_id][session_id] = last
+    shared = {mid: found for mid, found in holders.items() if len(found) > 1}
+    sessions = _load({row.session_id for row in old} | {sid for found in shared.values() for sid in found})
+    for row in old:
+        if row.session_id in sessions:
+            _add(sessions[row.session_id], row.line_key, row.tokens, 1)
+    CopiedUsage.objects.filter(id__in=[row.id for row in old]).delete()
+    # The line each holder counts, read once per session.
+    wanted: dict[int, list[int]] = defaultdict(list)
+    for found in shared.values():
+        for session_id, line in found.items():
+            wanted[session_id].append(line)
+    counted: dict[tuple[int, int], Entry] = {}
+    for session_id, lines in wanted.items():
+        for entry in Entry.objects.filter(session_id=session_id, line__in=lines).only(*_TURN_FIELDS):
+            counted[session_id, entry.line] = entry
+    new_rows = []
+    for message_id, found in shared.items():
+        # A copy keeps its reply's usage and time: holders that differ are not copies of one
+        # reply (a short id two formats' files happen to share, a copy cut mid-stream).
+        alike: dict[tuple, list[Entry]] = defaultdict(list)
+        for session_id, line in found.items():
+            if entry := counted.get((session_id, line)):
+                alike[json_text(entry.usage), entry.timestamp].append(entry)
+        for group in alike.values():
+            if len(group) < 2:
+                continue
+            owner = min(group, key=lambda e: _precedence(sessions[e.session_id]))
+            for entry in group:
+                if entry is owner:
+                    continue
+                key, tokens = turn_line(entry)
+                _add(sessions[entry.session_id], key, tokens, -1)
+                new_rows.append(
+                    CopiedUsage(
+                        session_id=entry.session_id,
+                        message_id=message_id,
+                        counted_in_id=owner.session_id,
+                        line_key=key,
+                        tokens=tokens,
+                    )
+                )
+    CopiedUsage.objects.bulk_create(new_rows)
+    _save(sessions.values())
+
+
+_TURN_FIELDS = ("session_id", "line", "usage", "model", "timestamp", "extra")  # what turn_line reads
+
+
+_NEVER = datetime.max.replace(tzinfo=None)
+
+
+def _precedence(session: Session) -> tuple:
+    started = session.started_at.replace(tzinfo=None) if session.started_at else _NEVER
+    return (session.kind != "main", started, session.id)
+
+
+def _load(session_ids: set[int]) -> dict[int, Session]:
+    return Session.objects.only("id", "kind", "started_at", *TOTALS).in_bulk(list(session_ids))
+
+
+def _add(session: Session, key: str, tokens: dict[str, int], sign: int) -> None:
+    """Put a reply's tokens back on a session (sign 1) or take them off (-1)."""
+    usage = usage_of(tokens)
+    session.input_tokens += sign * usage["input"]
+    session.output_tokens += sign * usage["output"]
+    session.cache_read_tokens += sign * usage["cache_read"]
+    session.cache_write_tokens += sign * usage["cache_write"]
+    lines = dict(session.usage_lines)
+    line = dict(lines.get(key, {}))
+    for kind in prices.KINDS:
+        line[kind] = line.get(kind, 0) + sign * int(tokens.get(kind, 0))
+    line["turns"] = line.get("turns", 0) + sign
+    if line["turns"] > 0:
+        lines[key] = line
+    else:
+        lines.pop(key, None)
+    session.usage_lines = lines
+    session.changed_totals = True
+
+
+def _save(sessions: Iterable[Session]) -> None:
+    changed = [s for s in sessions if getattr(s, "changed_totals", False)]
+    for session in changed:
+        # As the pass itself: with a bad prices file the costs wait for `manage.py reprice`.
+        with suppress(prices.PricesFileError):
+            session.apply_prices()
+    update_sessions(changed, (*TOTALS, *PRICED))
