@@ -10,6 +10,7 @@ Charts are geometry computed here and drawn as inline SVG by the templates.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from datetime import date, timedelta
 
 from django.conf import settings
@@ -324,10 +325,14 @@ def time_charts(days: list[dict], bucket: str) -> dict:
     }
 
 
-def report(filters: dict, today: date | None = None) -> dict:
+def report(
+    filters: dict, today: date | None = None, jid_url: Callable[[str], str | None] | None = None
+) -> dict:
     """Sessions, tokens and cost per day, model, project or JID and format; the busiest
     sessions. Totals and charts cover the same sessions: those started in the range
-    (filters["_range"]); each chart's rows add up to the totals."""
+    (filters["_range"]); each chart's rows add up to the totals.
+
+    jid_url: a JID's workspace page, for someone who may read it (None: no JID links)."""
     today = today or timezone.localdate()
     range_name = filters.get("_range") or DEFAULT_RANGE
     since = range_start(range_name, today)
@@ -338,8 +343,9 @@ def report(filters: dict, today: date | None = None) -> dict:
         [
             {
                 "place": r["project"] or r["jid"] or r["agent"] or "(none)",
-                # The project's own page; a JID's is its workspace page, found by root.
+                # The project's own page; a JID's is its workspace page (below).
                 "url": reverse("project-detail", args=[r["project"]]) if r["project"] else None,
+                "jid": "" if r["project"] else r["jid"],
                 "sessions": r["n"],
                 "tokens": r["t"] or 0,
                 "cost": r["c"] or 0.0,
@@ -352,6 +358,10 @@ def report(filters: dict, today: date | None = None) -> dict:
         "place",
         lambda r: (-r["sessions"], r["place"]),
     )
+    for place in places:
+        if jid_url is not None and place.get("jid"):
+            place["url"] = jid_url(place["jid"])
+        place.pop("jid", None)
     formats = [
         {"format": r["format"], "sessions": r["n"], "tokens": r["t"] or 0, "cost": r["c"] or 0.0}
         for r in qs.values("format")

@@ -318,6 +318,30 @@ def test_the_jid_panel_reads_its_range_and_refuses_a_bad_one(client, viewer, ind
     assert fragment.content.decode().lstrip().startswith('<div id="usage-panel"')
 
 
+def test_a_jid_on_activity_links_its_workspace_page_for_who_may_read_it(
+    client, indexed_memory, django_user_model
+):
+    from django.contrib.auth.models import Permission
+
+    jid_page = reverse("workspace-jid", args=[0, ALICE])
+    reader = django_user_model.objects.create_user("rita", password="pw")
+    reader.user_permissions.add(
+        Permission.objects.get(codename="view_session", content_type__app_label="sessionviewer")
+    )
+    client.force_login(reader)
+
+    def places():
+        found = client.get(reverse("api-activity"), {"_range": "all"}).json()["places"]
+        return {p["place"]: p["url"] for p in found}
+
+    assert places()[ALICE] is None  # someone who reads sessions only: no link to a page they may not open
+    assert f'href="{jid_page}"' not in client.get(reverse("activity"), {"_range": "all"}).content.decode()
+    reader.user_permissions.add(*_workspace_permissions())
+    client.force_login(django_user_model.objects.get(id=reader.id))  # permissions are cached per object
+    assert places()[ALICE] == jid_page
+    assert f'<a href="{jid_page}">' in client.get(reverse("activity"), {"_range": "all"}).content.decode()
+
+
 def _workspace_permissions():
     from django.contrib.auth.models import Permission
 

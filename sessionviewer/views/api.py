@@ -20,6 +20,7 @@ from sessionviewer.filters import filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
 from sessionviewer.views.http import api_permission_required, bad_parameter_is_400, json_error, json_response
+from sessionviewer.views.workspaces import jid_links_for
 from sessionviewer.workspaces import open_regular, read_error
 
 api_login_required = api_permission_required("sessionviewer.view_session")
@@ -173,7 +174,7 @@ def search_hits(request: HttpRequest) -> HttpResponse:
 @api_login_required
 @bad_parameter_is_400
 def activity_report(request: HttpRequest) -> HttpResponse:
-    report = activity.report(ActivityForm.read(request.GET))
+    report = activity.report(ActivityForm.read(request.GET), jid_url=jid_links_for(request))
     return json_response(activity.report_to_dict(report))
 
 

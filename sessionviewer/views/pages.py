@@ -16,6 +16,7 @@ from sessionviewer.filters import filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
 from sessionviewer.views.http import bad_parameter_is_400
+from sessionviewer.views.workspaces import jid_links_for
 
 # The session key holding whether transcripts show every entry or hide the noise.
 SHOW_ALL = "transcript_show_all"
@@ -121,7 +122,7 @@ def session_export_md(request: HttpRequest, session_id: int) -> HttpResponse:
 @bad_parameter_is_400
 def activity_page(request: HttpRequest) -> HttpResponse:
     params = ActivityForm.read(request.GET)
-    report = activity.report(params)
+    report = activity.report(params, jid_url=jid_links_for(request))
     facets = activity.facets(request.GET, params)
     template_name = "activity/activity.html"
     if request.htmx:

@@ -85,6 +85,22 @@ def _jid_dir(root: Path, jid: str) -> Path:
         raise Http404(str(error)) from None
 
 
+def jid_page_url(jid: str) -> str | None:
+    """The workspace page of the JID's folder, in the first memory root that has one."""
+    for index, root in enumerate(memory_roots()):
+        try:
+            ws.resolve_jid_dir(root, jid)
+        except ws.UnsafePath:
+            continue
+        return reverse("workspace-jid", args=[index, jid])
+    return None
+
+
+def jid_links_for(request: HttpRequest):
+    """jid_page_url for someone who may read the workspaces, else None: no links to follow."""
+    return jid_page_url if request.user.has_perm(VIEW) else None
+
+
 def _member(folder: Path, name: str, subdir: str | None = None) -> Path:
     clean_param(_NAME, "name", name)
     try:
