@@ -61,6 +61,7 @@ class Session(models.Model):
     project_dir = models.CharField(max_length=1024, blank=True)  # Claude Code project folder name
     cwd = models.CharField(max_length=1024, blank=True)
     git_branch = models.CharField(max_length=256, blank=True)
+    git_branches = OrjsonField(default=list)  # every branch its lines named (fold.py)
     jid = models.CharField(max_length=512, blank=True)
     agent = models.CharField(max_length=256, blank=True)
     channel = models.CharField(max_length=256, blank=True)

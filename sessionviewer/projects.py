@@ -18,7 +18,7 @@ import orjson
 from django.core.exceptions import EmptyResultSet
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import Count, F, Max, Q, QuerySet
+from django.db.models import F, Max, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -167,15 +167,20 @@ def _json_name(text: str | None) -> str:
 
 
 def branches(qs: QuerySet[Session], limit: int = BRANCH_LIMIT) -> list[dict]:
-    """The git branches the sessions were on (the last one each recorded), the latest first."""
-    found = (
-        qs.order_by()
-        .exclude(git_branch="")
-        .values("git_branch")
-        .annotate(sessions=Count("id"), last=Max("updated_at"))
-        .order_by("-last", "git_branch")[:limit]
-    )
-    return [{"branch": r["git_branch"], "sessions": r["sessions"], "last": r["last"]} for r in found]
+    """The git branches the sessions' lines named, with how many sessions were on each and
+    the last time one of them wrote, the latest first. A session indexed before the index
+    kept every branch counts the one it last wrote on."""
+    found: dict[str, dict] = {}
+    rows = qs.order_by().exclude(git_branch="").values_list("git_branch", "git_branches", "updated_at")
+    for last_branch, seen, updated in rows:
+        for branch in {last_branch, *seen}:
+            row = found.setdefault(branch, {"branch": branch, "sessions": 0, "last": None})
+            row["sessions"] += 1
+            if updated is not None and (row["last"] is None or updated > row["last"]):
+                row["last"] = updated
+    latest_first = sorted(found.values(), key=lambda r: r["branch"])
+    latest_first.sort(key=lambda r: r["last"].timestamp() if r["last"] else float("-inf"), reverse=True)
+    return latest_first[:limit]
 
 
 def usage_report(base: QuerySet[Session], params: dict, today: date | None = None) -> dict:

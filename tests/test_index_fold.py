@@ -52,3 +52,14 @@ def test_an_interruption_neither_titles_a_session_nor_hides(text):
     assert first_prompt_of(entry) == ""
     assert harness(entry)["kind"] == "interrupt"
     assert not layout.is_noise(entry)
+
+
+def test_every_branch_a_session_named_is_kept_in_order_once():
+    lines = [
+        {"type": "user", "uuid": f"u{n}", "gitBranch": branch, "message": {"role": "user", "content": "go"}}
+        for n, branch in enumerate(["main", "main", "fix/login", "main", "fix/login"])
+    ]
+    state = fold.SessionState(format="claude_code")
+    fold.fold_entries(state, [claude_code.parse_line(line, n) for n, line in enumerate(lines, 1)])
+    assert state.git_branches == ["main", "fix/login"]
+    assert state.git_branch == "fix/login"

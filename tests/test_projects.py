@@ -192,6 +192,12 @@ def test_the_page_draws_the_most_used_tools(client, viewer, project):
     assert '<td>Bash</td><td class="num">4</td>' in body
 
 
+def test_a_session_that_switched_branches_counts_on_each(client, viewer, project):
+    Session.objects.filter(id=project["second"].id).update(git_branches=["main", "feature/ünï"])
+    body = _get(client, "api-project-detail").json()
+    assert [(b["branch"], b["sessions"]) for b in body["branches"]] == [("feature/ünï", 1), ("main", 3)]
+
+
 def test_the_git_branches_seen_are_listed_latest_first(client, viewer, project):
     body = _get(client, "api-project-detail").json()
     assert [(b["branch"], b["sessions"]) for b in body["branches"]] == [("feature/ünï", 1), ("main", 2)]

@@ -45,7 +45,8 @@ class SessionState:
     summary_title: str = ""
     cwd: str = ""
     project: str = ""
-    git_branch: str = ""
+    git_branch: str = ""  # the branch of its last line that named one
+    git_branches: list[str] = field(default_factory=list)  # every branch its lines named, in order
     session_uuid: str = ""
     jid: str = ""
     parent_path: str = ""
@@ -131,6 +132,7 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
     state.extra = extra
 
 
+BRANCHES_KEPT = 50  # a session's git branches kept, in the order its lines named them
 RECENT_REPLIES = 32  # replies remembered per session to count a repeated one once
 
 
@@ -205,7 +207,11 @@ def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
         if state.format in ("claude_code", "go_agent", "openclaw", "codex"):
             state.project = state.cwd
     if branch := extra.get("gitBranch") or extra.get("git_branch"):
-        state.git_branch = db_text(str(branch)[:256])
+        branch = db_text(str(branch)[:256])
+        if branch != state.git_branch or not state.git_branches:  # most lines: the same branch again
+            state.git_branch = branch
+            if branch not in state.git_branches and len(state.git_branches) < BRANCHES_KEPT:
+                state.git_branches = [*state.git_branches, branch]
     uuid = extra.get("sessionId") or extra.get("session_id")
     if not uuid and entry.kind == readers.HEADER:
         uuid = extra.get("id")

@@ -1,4 +1,5 @@
-"""A reply copied into another file is counted once (index/copies.py).
+"""A reply copied into another file is counted once (index/copies.py); every git branch
+a session's lines named is kept (the project page's branches).
 
 Sessions that hold a reply another session holds too are read again whole at the next
 pass, in place, so that the pass finds their copies; the rest stay as they are.
@@ -30,6 +31,11 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.AddField(
+            model_name="session",
+            name="git_branches",
+            field=sessionviewer.models.OrjsonField(default=list),
+        ),
         migrations.CreateModel(
             name="CopiedUsage",
             fields=[
