@@ -199,8 +199,13 @@ def test_claude_reader_keeps_subagent_named_by_task_result():
     assert "prompt" not in extra["tool_use_result"]
 
 
-def test_subagent_links_map_agent_id_to_task_tool_call():
-    assert claude_code.subagent_links(entries("task_subagent_result.jsonl")) == {"a1b2c3d": "toolu_task1"}
+@pytest.mark.parametrize(
+    ("fixture", "call_id"),
+    [("task_subagent_result.jsonl", "toolu_task1"), ("agent_subagent_result.jsonl", "toolu_agent1")],
+)
+def test_subagent_links_map_agent_id_to_task_or_agent_tool_call(fixture, call_id):
+    # Claude Code renamed its Task tool to Agent: both start a subagent.
+    assert claude_code.subagent_links(entries(fixture)) == {"a1b2c3d": call_id}
 
 
 def test_subagent_links_keep_first_call_when_agent_is_resumed():

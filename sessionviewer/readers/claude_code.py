@@ -83,6 +83,10 @@ BOOKKEEPING_TYPES = frozenset(
     }
 )
 
+# Tools Claude Code renamed, old name to new: counts take both as one tool. The views
+# (transcripts/tools.py) and subagent links (toolUseResult.agentId) accept either already.
+RENAMED_TOOLS = {"Task": "Agent"}
+
 # Fields the Entry's own attributes carry; other scalar fields go to extra as written.
 _HANDLED = frozenset(
     {
