@@ -52,3 +52,13 @@ def test_an_interruption_neither_titles_a_session_nor_hides(text):
     assert first_prompt_of(entry) == ""
     assert harness(entry)["kind"] == "interrupt"
     assert not layout.is_noise(entry)
+
+
+def test_unknown_entries_are_counted_by_type_across_passes():
+    unknown = claude_code.parse_line({"type": "brand-new-record", "uuid": "x"}, 1)
+    untyped = claude_code.parse_line({"silly": "this"}, 2)
+    state = fold.SessionState(format="claude_code")
+    fold.fold_entries(state, [unknown, claude_prompt("hi")])
+    fold.fold_entries(state, [unknown, untyped])  # an append: the counts add up
+    assert state.extra["unknown_entries"] == {"brand-new-record": 2, "(no type)": 1}
+    assert state.problem_count == 0

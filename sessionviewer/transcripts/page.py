@@ -167,6 +167,12 @@ class Row:
     def stop_reason(self) -> str:
         return str(self.entry.extra.get("stop_reason") or "")
 
+    @property
+    def provider(self) -> str:
+        """The provider the reply came from, where the format records one (Go agent, OpenClaw)."""
+        provider = self.entry.extra.get("provider")
+        return provider if isinstance(provider, str) else ""
+
 
 @dataclass(slots=True)
 class Fold:
@@ -205,6 +211,8 @@ class Chunk:
 def role_class(entry: readers.Entry) -> str:
     if entry.kind == readers.COMPACTION:
         return "compaction"
+    if entry.kind == readers.RAW:
+        return "unknown"  # a line of a type its reader does not know: shown as its raw JSON
     if entry.extra.get("is_compact_summary"):
         return "compact-summary"
     if entry.kind != readers.MESSAGE:
