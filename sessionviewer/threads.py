@@ -43,7 +43,10 @@ How the thread is found:
 - Leaves. A region with no region below it ends a thread. Its leaf is its newest
   conversational entry with no conversational descendant: by timestamp, a missing
   timestamp counting as the previous line's, ties to the later line. The active leaf is
-  the newest of these; Claude's ``summary``/``last-prompt`` pointers are not used. A
+  the newest of these, unless a Claude ``summary`` line names (``leafUuid``) a message of
+  this file: then it is the newest leaf at or below that message (the last such line
+  wins), whatever the clocks say. A summary naming a message of another file changes
+  nothing here; ``last-prompt`` pointers are not used. A
   region with more than one region below it (a rewind, an edit, a pi branch) is a branch
   point; each alternative offers the newest leaf below it, so every message is on the
   thread of the active leaf or of a listed one.
@@ -255,6 +258,7 @@ class _Tree:
                     first_child[up] = i
 
         self.parent, self.region, self.clock, self.compactions = parent, region, clock, compactions
+        self.seen = seen
         self.starts, self.start_parent, self.children, self.first_child = (
             starts,
             start_parent,
@@ -353,6 +357,12 @@ class _Tree:
                 other = best.get(up)
                 best[up] = found if other is None else newer(other, found)
         self.active = best[self.starts[0]] if self.starts else None
+        # A summary line naming a message of this file says which conversation it sums up:
+        # that wins over clocks, which can step back. The message may have gone on since,
+        # so the newest leaf at or below it. The last such line wins.
+        named = self._summarised()
+        if named is not None and (found := best.get(region[named])) is not None:
+            self.active = found
 
         self.branches: list[tuple[int, list[tuple[int, int]]]] = []  # (key entry, [(child, leaf)])
         leaves = set() if self.active is None else {self.active}
@@ -364,6 +374,15 @@ class _Tree:
             leaves.update(found for _, found in pairs)
         self.leaves = sorted(leaves)
         self.leaf_set = leaves
+
+    def _summarised(self) -> int | None:
+        """The entry the file's last summary line names (leafUuid), if this file holds it."""
+        entries, seen = self.entries, self.seen
+        for i in reversed(self.order):
+            e = entries[i]
+            if e.kind == SUMMARY and e.leaf_id and (found := seen.get(e.leaf_id)) is not None:
+                return found
+        return None
 
     def find(self, leaf: str) -> int:
         """The entry ``leaf`` names: of repeated ids, a listed leaf, else the last written."""

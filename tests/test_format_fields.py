@@ -65,3 +65,13 @@ def test_a_huge_unknown_line_is_shown_cut_with_a_note():
     shown = raw_json({"payload": "x" * (2 * OUTPUT_LIMIT)})
     assert "the raw file has it whole" in shown
     assert len(shown) < OUTPUT_LIMIT + 1000
+
+
+@pytest.mark.parametrize("name", ["session-detail", "api-session-detail"])
+def test_the_branch_a_summary_names_is_shown_though_its_clock_stepped_back(client, viewer, tmp_path, name):
+    session = index_fixture(
+        tmp_path, "claude_code", "clock_stepped_back_with_summary.jsonl", "projects/-home-user-project", "s1"
+    )
+    body = get(client, name, session)
+    assert "Renamed to options." in body
+    assert "Renamed to settings." not in body

@@ -133,9 +133,10 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
     return _remember(_cache, key, built)
 
 
-# The version of what a snapshot keeps for the page's layout (noise, first prompt): a snapshot
-# of another version is built again.
-LAYOUT = 2
+# The version of what a snapshot keeps for the page's layout (noise, first prompt) and its
+# thread (3: a summary's leafUuid picks the active leaf): a snapshot of another version is
+# built again.
+LAYOUT = 3
 # Sessions shorter than this build their thread faster than a snapshot is worth.
 PREPARE_FROM = 2000
 # Branches prepared per session at most: each costs a pass over the session.
