@@ -33,7 +33,9 @@ How the thread is found:
   message written before it, so files without parent links read in file order. A
   non-conversational line without a parent (file-history-snapshot, summary, header)
   hangs off the line before it and never breaks the chain. Subagent sidechain lines
-  inside a main file are left out.
+  inside a main file are left out. A fork (a branch or header line naming its
+  ``parent_session_path``) copies its parent's last messages, whose parents are in the
+  parent file: that is how forks are written, not a problem to report.
 - Regions. Prompts and new replies start a region; everything else (tool results,
   later lines of the same streamed reply, meta lines, progress, system and other
   non-conversational lines) belongs to its parent's region. A thread is the chain of
@@ -61,7 +63,18 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import datetime
 
-from sessionviewer.readers import ASSISTANT, COMPACTION, MESSAGE, SUMMARY, TOOL, TOOL_RESULT, USER, Entry
+from sessionviewer.readers import (
+    ASSISTANT,
+    BRANCH,
+    COMPACTION,
+    HEADER,
+    MESSAGE,
+    SUMMARY,
+    TOOL,
+    TOOL_RESULT,
+    USER,
+    Entry,
+)
 
 
 class UnknownLeaf(LookupError):
@@ -199,6 +212,7 @@ class _Tree:
         compactions: list[int] = []
         unresolved: list[tuple[int, int | None]] = []  # (index, the line followed instead)
         last_any = last_message = now = None
+        forked = False  # past a fork's branch line: its copies' parents are in the parent file
         for i in self.order:
             e = entries[i]
             conv = talk[i]
@@ -209,12 +223,15 @@ class _Tree:
                 p = linked[i] = seen.get(wanted)
                 if p is None:
                     p = follow
-                    if wanted == e.parent_id and not e.is_sidechain:  # subagents point into the main file
+                    # Subagents point into the main file, a fork's copies into the parent's.
+                    if wanted == e.parent_id and not e.is_sidechain and not forked:
                         unresolved.append((i, follow))
             else:
                 p = follow if threads_on else last_any
             parent[i] = p
             seen[e.id] = i
+            if e.kind in (BRANCH, HEADER) and e.extra.get("parent_session_path"):
+                forked = True
             last_any = i
             if threads_on:
                 last_message = i

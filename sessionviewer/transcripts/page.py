@@ -558,7 +558,19 @@ def transcript_page(session: Session, params: dict, show_all: bool = False, frag
         "live": leaf is None and session.status == "active" and not in_fold,
         "children": list(session.children.order_by("id")),
         "problems": list(session.problems.order_by("line")[:PROBLEM_LIMIT]),
+        "fork_copies_until": fork_copies_until(session, t),
     }
+
+
+def fork_copies_until(session: Session, t: Transcript) -> int:
+    """The last line of a fork's copies of its parent's messages (0: none known).
+
+    A Go agent fork writes its branch line, then its parent's last messages up to
+    fork_entry_id with their ids: the page links each to the same entry in the parent."""
+    if session.kind != "fork" or not session.parent_id or not session.fork_entry_id:
+        return 0
+    at = t.positions.get(session.fork_entry_id)
+    return 0 if at is None else item_line(t.items[at])
 
 
 @dataclass(slots=True)
