@@ -158,6 +158,12 @@ class Session(models.Model):
         return self.summary_title or self.title or self.first_prompt or self.key
 
     @property
+    def unknown_entry_count(self) -> int:
+        """Lines of a type the reader does not know: shown as unknown entries (index/fold.py)."""
+        counts = self.extra.get("unknown_entries") if isinstance(self.extra, dict) else None
+        return sum(n for n in counts.values() if isinstance(n, int)) if isinstance(counts, dict) else 0
+
+    @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
 
@@ -235,6 +241,7 @@ class Session(models.Model):
             "entry_count": self.entry_count,
             "message_count": self.message_count,
             "problem_count": self.problem_count,
+            "unknown_entry_count": self.unknown_entry_count,
             "models": self.models_used,
             "tokens": {
                 "input": self.input_tokens,

@@ -25,6 +25,7 @@ from django.utils import timezone
 from sessionviewer import activity
 from sessionviewer.filters import filter_sessions, range_start, started_in_range
 from sessionviewer.models import Session
+from sessionviewer.readers.claude_code import RENAMED_TOOLS
 
 PROJECT_MAX = 1024  # Session.project's max_length
 PAGE_SIZE = 50  # sessions at the top level of a page, each with its subagents
@@ -140,6 +141,10 @@ def tool_counts(qs: QuerySet[Session], limit: int = TOOL_LIMIT) -> list[dict]:
         )
         is_call = "json_extract(b.value, '$.type') = 'tool_call'"
         key = "e.id || ':' || b.key"
+    # A tool a format renamed counts under its new name (Claude Code's Task is now Agent).
+    renamed = " ".join("WHEN %s THEN %s" for _ in RENAMED_TOOLS)
+    name = f"CASE {name} {renamed} ELSE {name} END" if RENAMED_TOOLS else name
+    aliases = [orjson.dumps(n).decode() for pair in RENAMED_TOOLS.items() for n in pair]
     # The pieces are ours; every value goes as a parameter.
     sql = f"""
         SELECT {name} AS tool, COUNT(DISTINCT COALESCE(NULLIF({call}, ''), {key})) AS calls
@@ -151,7 +156,7 @@ def tool_counts(qs: QuerySet[Session], limit: int = TOOL_LIMIT) -> list[dict]:
     """  # noqa: S608
     start = '{"type":"tool_call"'
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, "[" + start + "%", "%}," + start + "%", limit])
+        cursor.execute(sql, [*aliases, *params, "[" + start + "%", "%}," + start + "%", limit])
         rows = cursor.fetchall()
     return [{"name": _json_name(tool), "calls": calls} for tool, calls in rows]
 

@@ -33,7 +33,9 @@ How the thread is found:
   message written before it, so files without parent links read in file order. A
   non-conversational line without a parent (file-history-snapshot, summary, header)
   hangs off the line before it and never breaks the chain. Subagent sidechain lines
-  inside a main file are left out.
+  inside a main file are left out. A fork (a branch or header line naming its
+  ``parent_session_path``) copies its parent's last messages, whose parents are in the
+  parent file: that is how forks are written, not a problem to report.
 - Regions. Prompts and new replies start a region; everything else (tool results,
   later lines of the same streamed reply, meta lines, progress, system and other
   non-conversational lines) belongs to its parent's region. A thread is the chain of
@@ -43,7 +45,10 @@ How the thread is found:
 - Leaves. A region with no region below it ends a thread. Its leaf is its newest
   conversational entry with no conversational descendant: by timestamp, a missing
   timestamp counting as the previous line's, ties to the later line. The active leaf is
-  the newest of these; Claude's ``summary``/``last-prompt`` pointers are not used. A
+  the newest of these, unless a Claude ``summary`` line names (``leafUuid``) a message of
+  this file: then it is the newest leaf at or below that message (the last such line
+  wins), whatever the clocks say. A summary naming a message of another file changes
+  nothing here; ``last-prompt`` pointers are not used. A
   region with more than one region below it (a rewind, an edit, a pi branch) is a branch
   point; each alternative offers the newest leaf below it, so every message is on the
   thread of the active leaf or of a listed one.
@@ -58,7 +63,18 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import datetime
 
-from sessionviewer.readers import ASSISTANT, COMPACTION, MESSAGE, SUMMARY, TOOL, TOOL_RESULT, USER, Entry
+from sessionviewer.readers import (
+    ASSISTANT,
+    BRANCH,
+    COMPACTION,
+    HEADER,
+    MESSAGE,
+    SUMMARY,
+    TOOL,
+    TOOL_RESULT,
+    USER,
+    Entry,
+)
 
 
 class UnknownLeaf(LookupError):
@@ -196,6 +212,7 @@ class _Tree:
         compactions: list[int] = []
         unresolved: list[tuple[int, int | None]] = []  # (index, the line followed instead)
         last_any = last_message = now = None
+        forked = False  # past a fork's branch line: its copies' parents are in the parent file
         for i in self.order:
             e = entries[i]
             conv = talk[i]
@@ -206,12 +223,15 @@ class _Tree:
                 p = linked[i] = seen.get(wanted)
                 if p is None:
                     p = follow
-                    if wanted == e.parent_id and not e.is_sidechain:  # subagents point into the main file
+                    # Subagents point into the main file, a fork's copies into the parent's.
+                    if wanted == e.parent_id and not e.is_sidechain and not forked:
                         unresolved.append((i, follow))
             else:
                 p = follow if threads_on else last_any
             parent[i] = p
             seen[e.id] = i
+            if e.kind in (BRANCH, HEADER) and e.extra.get("parent_session_path"):
+                forked = True
             last_any = i
             if threads_on:
                 last_message = i
@@ -255,6 +275,7 @@ class _Tree:
                     first_child[up] = i
 
         self.parent, self.region, self.clock, self.compactions = parent, region, clock, compactions
+        self.seen = seen
         self.starts, self.start_parent, self.children, self.first_child = (
             starts,
             start_parent,
@@ -353,6 +374,12 @@ class _Tree:
                 other = best.get(up)
                 best[up] = found if other is None else newer(other, found)
         self.active = best[self.starts[0]] if self.starts else None
+        # A summary line naming a message of this file says which conversation it sums up:
+        # that wins over clocks, which can step back. The message may have gone on since,
+        # so the newest leaf at or below it. The last such line wins.
+        named = self._summarised()
+        if named is not None and (found := best.get(region[named])) is not None:
+            self.active = found
 
         self.branches: list[tuple[int, list[tuple[int, int]]]] = []  # (key entry, [(child, leaf)])
         leaves = set() if self.active is None else {self.active}
@@ -364,6 +391,15 @@ class _Tree:
             leaves.update(found for _, found in pairs)
         self.leaves = sorted(leaves)
         self.leaf_set = leaves
+
+    def _summarised(self) -> int | None:
+        """The entry the file's last summary line names (leafUuid), if this file holds it."""
+        entries, seen = self.entries, self.seen
+        for i in reversed(self.order):
+            e = entries[i]
+            if e.kind == SUMMARY and e.leaf_id and (found := seen.get(e.leaf_id)) is not None:
+                return found
+        return None
 
     def find(self, leaf: str) -> int:
         """The entry ``leaf`` names: of repeated ids, a listed leaf, else the last written."""

@@ -63,3 +63,13 @@ def test_every_branch_a_session_named_is_kept_in_order_once():
     fold.fold_entries(state, [claude_code.parse_line(line, n) for n, line in enumerate(lines, 1)])
     assert state.git_branches == ["main", "fix/login"]
     assert state.git_branch == "fix/login"
+
+
+def test_unknown_entries_are_counted_by_type_across_passes():
+    unknown = claude_code.parse_line({"type": "brand-new-record", "uuid": "x"}, 1)
+    untyped = claude_code.parse_line({"silly": "this"}, 2)
+    state = fold.SessionState(format="claude_code")
+    fold.fold_entries(state, [unknown, claude_prompt("hi")])
+    fold.fold_entries(state, [unknown, untyped])  # an append: the counts add up
+    assert state.extra["unknown_entries"] == {"brand-new-record": 2, "(no type)": 1}
+    assert state.problem_count == 0

@@ -372,3 +372,12 @@ def test_all_of_a_projects_time_ends_at_its_last_session_not_today(client, viewe
 def test_the_heading_shows_the_whole_path_breakable_at_its_separators(client, viewer, project):
     body = _get(client, "project-detail").content.decode()
     assert '<h1 class="project-name">/<wbr>home/<wbr>me/<wbr>my app/<wbr>' in body
+
+
+def test_a_renamed_tool_is_counted_under_its_new_name(client, viewer, project):
+    # Claude Code renamed its subagent tool from Task to Agent: one tool, counted once.
+    _entry(project["second"], 3, [_call("Task", "t1")])
+    _entry(project["second"], 4, [_call("Agent", "t2")])
+    names = {t["name"]: t["calls"] for t in _get(client, "api-project-detail").json()["tools"]}
+    assert names["Agent"] == 2
+    assert "Task" not in names

@@ -199,8 +199,13 @@ def test_claude_reader_keeps_subagent_named_by_task_result():
     assert "prompt" not in extra["tool_use_result"]
 
 
-def test_subagent_links_map_agent_id_to_task_tool_call():
-    assert claude_code.subagent_links(entries("task_subagent_result.jsonl")) == {"a1b2c3d": "toolu_task1"}
+@pytest.mark.parametrize(
+    ("fixture", "call_id"),
+    [("task_subagent_result.jsonl", "toolu_task1"), ("agent_subagent_result.jsonl", "toolu_agent1")],
+)
+def test_subagent_links_map_agent_id_to_task_or_agent_tool_call(fixture, call_id):
+    # Claude Code renamed its Task tool to Agent: both start a subagent.
+    assert claude_code.subagent_links(entries(fixture)) == {"a1b2c3d": call_id}
 
 
 def test_subagent_links_keep_first_call_when_agent_is_resumed():
@@ -656,3 +661,28 @@ def test_discover_links_claudeless_subagents_to_their_main_session():
     assert main.parent_path is None
     assert [f.agent_id for f in subagents] == ["aprompt_suggestion-029c25", "aprompt_suggestion-e6d768"]
     assert {f.parent_path for f in subagents} == {main.path}
+
+
+# line types
+
+
+def _line_types() -> list[tuple[str, dict]]:
+    lines = (FIXTURES / "line_types.jsonl").read_text().splitlines()
+    return [(json.loads(line)["type"], json.loads(line)) for line in lines]
+
+
+def test_the_line_types_fixture_has_one_line_of_every_type_the_reader_knows():
+    assert sorted(kind for kind, _ in _line_types()) == sorted(claude_code.LINE_TYPES)
+
+
+@pytest.mark.parametrize(("kind", "obj"), _line_types(), ids=[kind for kind, _ in _line_types()])
+def test_claude_reader_reads_each_known_line_type_as_a_known_entry(kind, obj):
+    entry = claude_code.parse_line(obj, 1)
+    assert entry.kind != RAW
+    assert entry.raw is None
+
+
+def test_claude_reader_reads_the_line_types_fixture_without_a_problem():
+    result = read("line_types.jsonl")
+    assert result.problems == []
+    assert len(result.entries) == len(claude_code.LINE_TYPES)

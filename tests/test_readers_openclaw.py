@@ -578,3 +578,18 @@ def test_the_sample_excerpt_is_titled_with_the_message_not_its_envelope(samples_
     state = fold.SessionState(format="openclaw")
     fold.fold_entries(state, result.entries)
     assert state.first_prompt == "はくあ"  # what the person wrote, after the envelope and its time stamp
+
+
+RESET = FIXTURES / "reset_keeps_identity" / "sessions"
+
+
+def test_a_reset_transcript_keeps_its_own_identity_not_the_live_sessions():
+    sessions = {f.status: f for f in openclaw.discover(RESET)}
+    live, reset = sessions["active"], sessions["reset"]
+    assert live.extra["sessionId"] == "0e0e0e0e-0000-4000-8000-000000000002"
+    assert live.extra["model"] == "anthropic/claude-opus-4-6" and live.extra["totalTokens"] == 98765
+    # The live session's id, model and token total are not the reset one's.
+    assert not {"sessionId", "sessionFile", "model", "totalTokens", "updatedAt"} & reset.extra.keys()
+    # What names the conversation both belong to stays.
+    assert reset.extra["session_key"] == live.extra["session_key"]
+    assert (reset.channel, reset.peer_id, reset.title) == ("telegram", "user_1001", "Weather chat")

@@ -111,6 +111,55 @@ def test_active_leaf_ignores_a_summary_pointing_at_an_old_entry():
     assert active_leaf(entries) == "u2"
 
 
+def clock_stepped_back(*more):
+    """Branch "old" written first at 10:00; then, after a rewind to a1, branch "new" written
+    with a clock an hour behind: the newest branch has the oldest times."""
+    hour = 3600
+    return session(
+        user("u1", at=hour),
+        reply("a1", "u1", at=hour + 1),
+        user("old", "a1", at=hour + 10),
+        reply("old-reply", "old", at=hour + 11),
+        user("new", "a1", at=20),
+        reply("new-reply", "new", at=21),
+        *more,
+    )
+
+
+def test_without_a_summary_a_clock_that_stepped_back_picks_the_abandoned_branch():
+    assert active_leaf(clock_stepped_back()) == "old-reply"
+
+
+def test_a_summary_naming_a_message_of_the_file_wins_over_timestamps():
+    entries = clock_stepped_back(line("s", kind=SUMMARY, leaf_id="new-reply", summary="The new way"))
+    thread = build_thread(entries)
+    assert thread.leaf_id == "new-reply"
+    assert {"new", "new-reply"} <= set(ids(thread)) and "old-reply" not in ids(thread)
+    assert "old-reply" in thread.leaves  # the other branch stays one switch away
+
+
+def test_a_summarys_message_that_went_on_leads_to_the_newest_leaf_below_it():
+    entries = clock_stepped_back(
+        line("s", kind=SUMMARY, leaf_id="new", summary="The new way"),
+        user("later", "new-reply", at=30),
+        reply("later-reply", "later", at=31),
+    )
+    assert active_leaf(entries) == "later-reply"
+
+
+def test_the_last_summary_naming_a_message_of_the_file_wins():
+    entries = clock_stepped_back(
+        line("s1", kind=SUMMARY, leaf_id="new-reply", summary="The new way"),
+        line("s2", kind=SUMMARY, leaf_id="old-reply", summary="The old way"),
+    )
+    assert active_leaf(entries) == "old-reply"
+
+
+def test_a_summary_naming_a_message_of_another_file_keeps_the_timestamp_rule():
+    entries = clock_stepped_back(line("s", kind=SUMMARY, leaf_id="elsewhere", summary="Another file"))
+    assert active_leaf(entries) == "old-reply"
+
+
 def test_empty_session_has_an_empty_thread():
     thread = build_thread([])
     assert thread.items == []

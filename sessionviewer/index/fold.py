@@ -19,6 +19,9 @@ TITLE_LENGTH = 200
 # Kinds whose summary is the session's own title. Claude's summary lines are
 # placed by their leafUuid instead, when sessions are linked.
 TITLE_KINDS = {"summary", "custom-title", "ai-title", "title", "session_info"}
+# In a session's extra: its unknown entries, counted by their type (UNTYPED: a line without one).
+UNKNOWN_ENTRIES = "unknown_entries"
+UNTYPED = "(no type)"
 
 
 @dataclass
@@ -126,6 +129,15 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
         extra["recent_replies"] = [
             [mid, key, *(tokens[k] for k in prices.KINDS)] for mid, (key, tokens) in recent.items()
         ]
+    # Lines of a type the reader does not know: kept and shown, and counted by type, so
+    # the list and the header can say a session holds some.
+    unknown = [entry.subtype or UNTYPED for entry in entries if entry.kind == readers.RAW]
+    if unknown:
+        counts = dict(extra.get(UNKNOWN_ENTRIES, {}))
+        for kind in unknown:
+            key = db_text(kind[:128])
+            counts[key] = counts.get(key, 0) + 1
+        extra[UNKNOWN_ENTRIES] = counts
     links = getattr(readers.format_module(state.format), "subagent_links", None)
     if links is not None and (found := links(entries)):
         extra["subagent_links"] = {**found, **extra.get("subagent_links", {})}

@@ -221,6 +221,11 @@ class Entry:
             "is_sidechain": self.is_sidechain,
             "is_meta": self.is_meta,
             "summary": self.summary,
+            # What this format's reader read beyond the common fields (Go agent's provider,
+            # stop_reason, tokens_before, a tool result's details, a branch's
+            # parent_session_path, ...), under their own names: none collides with the above.
+            "extra": self.extra,
+            "raw": self.raw if self.kind == RAW else None,  # an unknown entry's whole line
         }
 
 

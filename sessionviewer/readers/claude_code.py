@@ -9,7 +9,8 @@ spread over several assistant lines that share ``message.id``:
 Subagents are written to ``<project>/<session-uuid>/subagents/agent-<id>.jsonl``
 (before 2.1: ``<project>/agent-<id>.jsonl``). Besides user and assistant lines a
 file holds bookkeeping lines (progress, file-history-snapshot, queue-operation,
-system, summary, titles); all are kept, types we do not know as raw entries.
+system, summary, titles; LINE_TYPES lists them); all are kept, types we do not know
+as unknown entries (kind RAW, the type in subtype, the whole line in raw).
 
 ``Entry.extra`` keeps the line's scalar fields under the names the file uses
 (cwd, gitBranch, version, sessionId, agentId, slug, requestId, toolUseID,
@@ -69,19 +70,34 @@ FORMAT = "claude_code"
 
 SYSTEM_KIND = "system"
 
+# Every line type this reader knows, with what it holds. The first seven are what
+# Claude Code 2.0.76 to 2.1.39 write (the samples hold each); the rest are from public
+# reports of the versions around and after them. A type not listed here is an unknown
+# entry: kept whole (Entry.raw), shown as such and counted on its session, never a problem.
+LINE_TYPES = {
+    "user": "a prompt, tool results, or harness text (meta, slash commands)",
+    "assistant": "one content block of a reply; the reply's lines share message.id",
+    "system": "local_command, stop_hook_summary, turn_duration, compact_boundary, api_error, ...",
+    "summary": "a title and the leafUuid of the message it sums up",
+    "progress": "hook_progress, agent_progress, bash_progress, ... under data",
+    "file-history-snapshot": "the files backed up before a prompt's edits",
+    "queue-operation": "a prompt typed while the agent worked: enqueue, dequeue, remove",
+    "custom-title": "a title the person gave (/rename)",
+    "ai-title": "a title the agent made",
+    "agent-name": "the agent's name",
+    "last-prompt": "the last prompt typed",
+    "pr-link": "a pull request the session opened",
+    "attachment": "something added to the context: a file, a hook's output, a reminder",
+    "permission-mode": "the permission mode the person switched to",
+}
+
 # Line types kept with their own type as the kind. Types ending in "title"
 # (custom-title, ai-title, ...) are kept too, their title in Entry.summary.
-BOOKKEEPING_TYPES = frozenset(
-    {
-        "progress",
-        "file-history-snapshot",
-        "queue-operation",
-        "attachment",
-        "last-prompt",
-        "agent-name",
-        "pr-link",
-    }
-)
+BOOKKEEPING_TYPES = frozenset(LINE_TYPES) - {"user", "assistant", "system", "summary"}
+
+# Tools Claude Code renamed, old name to new: counts take both as one tool. The views
+# (transcripts/tools.py) and subagent links (toolUseResult.agentId) accept either already.
+RENAMED_TOOLS = {"Task": "Agent"}
 
 # Fields the Entry's own attributes carry; other scalar fields go to extra as written.
 _HANDLED = frozenset(
@@ -455,9 +471,8 @@ def _bookkeeping(obj: dict, line: int, kind: str) -> Entry:
         entry.extra.update({k: v for k, v in kept.items() if k not in entry.extra})
         text = _flatten(attachment.get("content"))
     else:
-        text = next(
-            (v for k in ("lastPrompt", "agentName", "prUrl", "text") if (v := text_of(obj.get(k)))), ""
-        )
+        keys = ("lastPrompt", "agentName", "prUrl", "permissionMode", "mode", "text")
+        text = next((v for k in keys if (v := text_of(obj.get(k)))), "")
         text = text or _flatten(obj.get("content"))
     if text:
         entry.blocks = [Block(TEXT, text=text[:_SHORT_TEXT])]

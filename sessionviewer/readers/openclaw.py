@@ -136,6 +136,44 @@ _INDEX_FIELDS = (
 )
 
 
+# sessions.json fields of one session, not of the conversation its key names: a reset or
+# deleted transcript that its key's entry now describes (the live session's, written
+# since) must not take them.
+_PER_SESSION_FIELDS = frozenset(
+    {
+        "sessionId",
+        "sessionFile",
+        "updatedAt",
+        "sessionStartedAt",
+        "model",
+        "modelProvider",
+        "totalTokens",
+        "inputTokens",
+        "outputTokens",
+        "cacheRead",
+        "cacheWrite",
+        "contextTokens",
+        "estimatedCostUsd",
+        "compactionCount",
+        "thinkingLevel",
+        "lastChannel",
+        "lastTo",
+        "lastAccountId",
+        "archivedAt",
+        "status",
+    }
+)
+
+
+def _retired_listing(listed: tuple[str, dict] | None, stem: str) -> tuple[str, dict] | None:
+    """A retired transcript's sessions.json entry: whole when it still names this session
+    (its id is the file's stem), else only what names the conversation (key, label, chat)."""
+    if listed is None or text_of(listed[1].get("sessionId")) == stem:
+        return listed
+    key, meta = listed
+    return key, {name: value for name, value in meta.items() if name not in _PER_SESSION_FIELDS}
+
+
 def _compact(values: dict) -> dict:
     return {k: v for k, v in values.items() if v not in ("", None)}
 
@@ -589,7 +627,10 @@ def discover(root: Path) -> Iterator[SessionFile]:
             if key in seen:
                 key = prefix + file_name
             seen.add(key)
-            found = _session_file(path, key, status, agent, index.get(f"{stem}.jsonl"))
+            listed = index.get(f"{stem}.jsonl")
+            if retired:
+                listed = _retired_listing(listed, stem)
+            found = _session_file(path, key, status, agent, listed)
             if retired:
                 found.extra["retired_at"] = parse_retired_time(retired) or retired
             if error:

@@ -39,6 +39,17 @@ def json_pretty(value) -> SafeString:
 
 
 @register.filter
+def raw_json(value) -> SafeString:
+    """An unknown entry's line as pretty JSON; past OUTPUT_LIMIT cut, plain, with a note."""
+    text = orjson.dumps(value, option=orjson.OPT_INDENT_2, default=str).decode()
+    if len(text) <= OUTPUT_LIMIT:
+        return json_pretty(value)
+    cut = render.render_plain(text[:OUTPUT_LIMIT])
+    note = f'<p class="clipped">Cut at {OUTPUT_LIMIT:,} of {len(text):,} characters; the raw file has it whole.</p>'
+    return mark_safe(cut + note)  # noqa: S308 - escaped by render.py
+
+
+@register.filter
 def plain(text: str) -> SafeString:
     """Tool output: escaped, cut at OUTPUT_LIMIT with a note saying so."""
     cut, clipped = render.truncate(text or "", OUTPUT_LIMIT)

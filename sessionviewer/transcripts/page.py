@@ -167,6 +167,12 @@ class Row:
     def stop_reason(self) -> str:
         return str(self.entry.extra.get("stop_reason") or "")
 
+    @property
+    def provider(self) -> str:
+        """The provider the reply came from, where the format records one (Go agent, OpenClaw)."""
+        provider = self.entry.extra.get("provider")
+        return provider if isinstance(provider, str) else ""
+
 
 @dataclass(slots=True)
 class Fold:
@@ -205,6 +211,8 @@ class Chunk:
 def role_class(entry: readers.Entry) -> str:
     if entry.kind == readers.COMPACTION:
         return "compaction"
+    if entry.kind == readers.RAW:
+        return "unknown"  # a line of a type its reader does not know: shown as its raw JSON
     if entry.extra.get("is_compact_summary"):
         return "compact-summary"
     if entry.kind != readers.MESSAGE:
@@ -550,7 +558,19 @@ def transcript_page(session: Session, params: dict, show_all: bool = False, frag
         "live": leaf is None and session.status == "active" and not in_fold,
         "children": list(session.children.order_by("id")),
         "problems": list(session.problems.order_by("line")[:PROBLEM_LIMIT]),
+        "fork_copies_until": fork_copies_until(session, t),
     }
+
+
+def fork_copies_until(session: Session, t: Transcript) -> int:
+    """The last line of a fork's copies of its parent's messages (0: none known).
+
+    A Go agent fork writes its branch line, then its parent's last messages up to
+    fork_entry_id with their ids: the page links each to the same entry in the parent."""
+    if session.kind != "fork" or not session.parent_id or not session.fork_entry_id:
+        return 0
+    at = t.positions.get(session.fork_entry_id)
+    return 0 if at is None else item_line(t.items[at])
 
 
 @dataclass(slots=True)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from threading import Lock
 
+import orjson
 from django.db import connection
 
 from sessionviewer import readers, threads
@@ -26,7 +27,25 @@ def _select_entries(where: str, params: list) -> list[readers.Entry]:
     query = f"SELECT {columns} FROM {table} WHERE {where} ORDER BY line"  # noqa: S608 - names are ours
     with connection.cursor() as cursor:
         cursor.execute(query, params)
-        return rows.entries_from_rows(cursor.fetchall())
+        entries = rows.entries_from_rows(cursor.fetchall())
+    _load_raw(table, [e for e in entries if e.kind == readers.RAW], params[0])
+    return entries
+
+
+def _load_raw(table: str, unknown: list[readers.Entry], session_id: int) -> None:
+    """The whole line of each unknown entry (its raw column), which the page shows folded.
+    Only these rows have one worth reading, and most sessions have none."""
+    by_line = {e.line: e for e in unknown}
+    lines = sorted(by_line)
+    for at in range(0, len(lines), 500):
+        batch = lines[at : at + 500]
+        marks = ", ".join(["%s"] * len(batch))
+        query = f"SELECT line, raw FROM {table} WHERE session_id = %s AND line IN ({marks})"  # noqa: S608
+        with connection.cursor() as cursor:
+            cursor.execute(query, [session_id, *batch])
+            for line, raw in cursor.fetchall():
+                if raw is not None:
+                    by_line[line].raw = orjson.loads(raw)
 
 
 def load_entries(session: Session) -> list[readers.Entry]:
@@ -114,9 +133,10 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
     return _remember(_cache, key, built)
 
 
-# The version of what a snapshot keeps for the page's layout (noise, first prompt): a snapshot
-# of another version is built again.
-LAYOUT = 2
+# The version of what a snapshot keeps for the page's layout (noise, first prompt) and its
+# thread (3: a summary's leafUuid picks the active leaf): a snapshot of another version is
+# built again.
+LAYOUT = 3
 # Sessions shorter than this build their thread faster than a snapshot is worth.
 PREPARE_FROM = 2000
 # Branches prepared per session at most: each costs a pass over the session.
