@@ -244,7 +244,8 @@ LOGGING = {
 }
 
 # Session roots: entries separated by commas or newlines, each a path, optionally
-# tagged with its format as FORMAT=PATH (claude_code, go_agent, openclaw, fluux_xmpp).
+# tagged with its format as FORMAT=PATH (claude_code, go_agent, openclaw, fluux_xmpp, codex);
+# openclaw=~/.openclaw/agents also finds each agent's agent/openclaw-agent.sqlite.
 # Unset, the demo data and every default location found on this machine are used.
 # `make run` copies the repository's demo/ into the data folder once, so that edits
 # made in the persona editor never touch the tracked files.

@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
@@ -57,6 +56,7 @@ class IndexSummary:
     removed: int = 0  # sessions whose file is gone
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)  # roots or files that could not be read at all
+    busy: list[str] = field(default_factory=list)  # sources locked or migrating: read next pass, no error
     bad_lines: list[str] = field(default_factory=list)  # "path:line: why", the first BAD_LINES_KEPT
     touched: list[int] = field(default_factory=list)  # ids of the sessions read this pass
 
@@ -68,6 +68,8 @@ class IndexSummary:
         )
         if self.errors:
             text += f", {len(self.errors)} error{'s' if len(self.errors) != 1 else ''}"
+        if self.busy:
+            text += f", {len(self.busy)} busy (read next pass)"
         return text
 
 
@@ -151,7 +153,7 @@ GROUP_FILES = 500
 @dataclass
 class _Work:
     found: readers.SessionFile
-    stat: os.stat_result
+    stat: os.stat_result | readers.Stamp  # a database's session: its stamp (SessionFile.stamp)
     session_id: int | None
 
 
@@ -162,6 +164,7 @@ class _Survey:
     source: Source
     found: list[readers.SessionFile]
     known: set[str]  # keys of the sessions the index had before the pass
+    kept: list[str]  # key prefixes of sessions discovery could not look at: they stay
     changed: list[_Work]
     bytes_to_read: int  # about: what a changed file has past its last indexed byte, or all of it
 
@@ -191,25 +194,30 @@ def _survey(spec: RootSpec, summary: IndexSummary) -> _Survey | None:
         return None
     # Only what the comparison needs: loading whole sessions would cost more than the stats.
     known = {
-        key: (session_id, state, read_offset)
-        for session_id, key, read_offset, *state in source.sessions.values_list(
-            "id", "key", "read_offset", "file_size", "file_mtime_ns", "file_inode"
+        key: (session_id, state, read_offset, head)
+        for session_id, key, read_offset, head, *state in source.sessions.values_list(
+            "id", "key", "read_offset", "file_head", "file_size", "file_mtime_ns", "file_inode"
         )
     }
+    kept = [item for item in found if isinstance(item, readers.Kept)]
+    found = [item for item in found if not isinstance(item, readers.Kept)]
+    summary.busy += [item.reason for item in kept]
     changed, bytes_to_read = [], 0
     for session_file in found:
         summary.files += 1
         try:
-            stat = os.stat(session_file.path)
+            stat = session_file.stamp or os.stat(session_file.path)
         except OSError as error:  # vanished or unreadable between discovery and now
             summary.errors.append(f"{session_file.path}: {error}")
             continue
-        session_id, state, read_offset = known.get(session_file.key, (None, None, 0))
-        if state != [stat.st_size, stat.st_mtime_ns, stat.st_ino]:
+        session_id, state, read_offset, head = known.get(session_file.key, (None, None, 0, ""))
+        # A database's session also changes with its generation (a rewrite keeps its seqs).
+        rewritten = session_file.stamp is not None and head != session_file.identity
+        if state != [stat.st_size, stat.st_mtime_ns, stat.st_ino] or rewritten:
             changed.append(_Work(session_file, stat, session_id))
-            grew = state is not None and _grew(read_offset, state[2], stat)
-            bytes_to_read += stat.st_size - (read_offset if grew else 0)
-    return _Survey(source, found, set(known), changed, bytes_to_read)
+            grew = state is not None and not rewritten and _grew(read_offset, state[2], stat)
+            bytes_to_read += max(stat.st_size - (read_offset if grew else 0), 0)
+    return _Survey(source, found, set(known), [k.key_prefix for k in kept], changed, bytes_to_read)
 
 
 @dataclass
@@ -259,6 +267,10 @@ def _write_changes(
                 try:
                     with file_savepoint():
                         touched.append(_index_file(plan, reading.batches(plan.number), summary))
+                except readers.SourceBusy as busy:  # locked since discovery: as it was, until next pass
+                    summary.entries, summary.problems, kept = counts
+                    del summary.bad_lines[kept:]
+                    summary.busy.append(str(busy))
                 except Exception as error:  # noqa: BLE001 - no file may stop the pass
                     # Unreadable, a value the database refuses, or a bug: the rest goes on.
                     summary.entries, summary.problems, kept = counts  # none of its rows stayed
@@ -268,6 +280,7 @@ def _write_changes(
         if checkpointer is not None:
             checkpointer.request()  # the group is committed: its pages can go into the database
     gone = root_pass.survey.known - {f.key for f in root_pass.survey.found}
+    gone = {key for key in gone if not key.startswith(tuple(root_pass.survey.kept))}
     if gone:
         summary.removed += len(gone)
         with transaction.atomic():
@@ -352,7 +365,7 @@ def plan_file(source: Source, work: _Work) -> _Plan:
     )
     start_offset = start_line = 0
     reset = False
-    if session.id and _can_append(session, found.path, stat):
+    if session.id and _can_append(session, found, stat):
         start_offset, start_line = session.read_offset, session.read_line
     elif session.id:
         reset = True
@@ -402,7 +415,7 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
             ]
         if batch.last:
             # The last batch: one save with the file's state (most files are one batch).
-            _record_file_state(session, plan.work, batch)
+            _record_file_state(session, plan, batch)
             _price(session)
             save_session(session)
         elif session.id is None:
@@ -421,27 +434,33 @@ def _price(session: Session) -> None:
         log.warning("%s: sessions are not priced", error)
 
 
-def _record_file_state(session: Session, work: _Work, last: worker.Batch) -> None:
+def _record_file_state(session: Session, plan: _Plan, last: worker.Batch) -> None:
     # A last line still being written: keep the file "changed" so the next pass looks again.
-    stat = work.stat
+    stat = plan.work.stat
+    appended_onto = session.file_head if session.id and not plan.reset else None
     session.file_size = -1 if last.pending_tail else stat.st_size
     session.file_mtime_ns, session.file_inode = stat.st_mtime_ns, stat.st_ino
     session.read_offset, session.read_line = last.end_offset, last.end_line
     session.file_head = last.head_hash
+    if plan.work.found.stamp is not None and appended_onto not in (None, last.head_hash):
+        session.file_head = ""  # rewritten between discovery and the read: read it whole next pass
     session.indexed_at = timezone.now()
     session.index_error = ""
 
 
-def _grew(read_offset: int, inode: int, stat: os.stat_result) -> bool:
+def _grew(read_offset: int, inode: int, stat: os.stat_result | readers.Stamp) -> bool:
     """Same file, not shorter than what was read: an append, if its first bytes match too."""
     return read_offset > 0 and stat.st_ino == inode and stat.st_size >= read_offset
 
 
-def _can_append(session: Session, path: Path, stat: os.stat_result) -> bool:
-    """A true append: same file, not shorter than what was read, same first bytes."""
+def _can_append(session: Session, found: readers.SessionFile, stat: os.stat_result | readers.Stamp) -> bool:
+    """A true append: same file, not shorter than what was read, same first bytes (a
+    database's session: same database, same generation, no fewer events)."""
     if not _grew(session.read_offset, session.file_inode, stat):
         return False
-    return worker.head_hash(path, session.read_offset) == session.file_head
+    if found.stamp is not None:
+        return found.identity == session.file_head
+    return worker.head_hash(found.path, session.read_offset) == session.file_head
 
 
 def _reset_totals(session: Session) -> None:
@@ -467,7 +486,7 @@ def _apply_discovery(session: Session, found: readers.SessionFile) -> None:
         session.title = str(description)[:500]  # a subagent's task, from its .meta.json
     if found.parent_path is not None:
         session.parent_path = str(found.parent_path)
-        session.kind = "subagent"
+        session.kind = found.parent_kind
     if found.parent_tool_id:
         session.parent_tool_id = found.parent_tool_id
     room = session.extra.get("room")

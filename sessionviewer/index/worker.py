@@ -122,11 +122,19 @@ def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
             end_offset=reader.end_offset if last else 0,
             end_line=reader.end_line if last else 0,
             pending_tail=reader.pending_tail if last else False,
-            head_hash=head_hash(job.path, reader.end_offset, reader.head) if last else "",
+            head_hash=_head(job, reader) if last else "",
         )
         if last:
             return
         batch = following
+
+
+def _head(job: Job, reader: readers.SessionReader) -> str:
+    """What the next pass compares to tell an append from a rewrite: the file's head hash,
+    or what a reader of a non-file says instead (a database session's generation)."""
+    if reader.identity is not None:
+        return reader.identity
+    return head_hash(job.path, reader.end_offset, reader.head)
 
 
 def head_hash(path: Path, read_to: int, head: bytes = b"") -> str:
@@ -157,6 +165,7 @@ class _Failure:
     job: int
     error: str
     os_error: bool
+    busy: bool = False  # readers.SourceBusy: the parent leaves the file for the next pass
 
 
 @dataclass(frozen=True)
@@ -313,7 +322,9 @@ class Reading:
             if item.job < number:
                 continue  # what is left of a job the caller gave up on, or read here
             if isinstance(item, _Failure):
-                raise (ReadFailed if item.os_error else RuntimeError)(item.error)
+                raise (readers.SourceBusy if item.busy else ReadFailed if item.os_error else RuntimeError)(
+                    item.error
+                )
             yield item
             if item.last:
                 return
@@ -443,7 +454,8 @@ def serve(jobs_in, batches_out) -> None:
                 for batch in read_job(job, number):
                     ahead.put(_for_the_pipe(batch))
             except OSError as error:
-                failure = _Failure(number, f"{job.path}: {error}", os_error=True)
+                busy = isinstance(error, readers.SourceBusy)
+                failure = _Failure(number, f"{job.path}: {error}", os_error=True, busy=busy)
                 ahead.put(pickle.dumps(failure, protocol=pickle.HIGHEST_PROTOCOL))
             except Exception as error:  # a bug: the indexer raises it, as it would reading in-process
                 failure = _Failure(number, f"{job.path}: {type(error).__name__}: {error}", os_error=False)

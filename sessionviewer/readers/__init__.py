@@ -4,7 +4,7 @@ Plain Python, no Django: tests and bench/ run them directly. Each format module
 (claude_code, go_agent, openclaw, fluux_xmpp, codex) provides
 
     FORMAT: str                                   # the format's name
-    discover(root: Path) -> Iterator[SessionFile] # the session files under a root
+    discover(root: Path) -> Iterator[SessionFile | Kept] # the session files under a root
     looks_like(path: Path, first: dict | None) -> bool   # format detection
     parse_line(obj: dict, line: int) -> Entry     # one JSON object to one entry
 
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -262,7 +262,35 @@ class SessionFile:
     parent_path: Path | None = None  # subagents: the main session file
     parent_tool_id: str = ""  # subagents: the tool call that started them, when known
     agent_id: str = ""  # subagents: agent-<id>
+    parent_kind: str = "subagent"  # what it is to the session at parent_path: subagent, fork, continuation
     extra: dict[str, Any] = field(default_factory=dict)
+    # A session that is not a file of its own (one of a database's): what stands for its
+    # file's size, mtime and inode, which the index compares to tell that it changed, and
+    # what must not change for it to be read on from read_offset (a rewrite's generation).
+    stamp: Stamp | None = None
+    identity: str = ""
+
+
+class Stamp(NamedTuple):
+    """A session's change marks, under os.stat_result's names (SessionFile.stamp)."""
+
+    st_size: int  # where its reading can go up to: for a database's session, its last seq
+    st_mtime_ns: int
+    st_ino: int
+
+
+@dataclass(slots=True)
+class Kept:
+    """What discovery yields for a source it could not look inside this time (a database
+    locked or being migrated): the sessions indexed under key_prefix stay as they are,
+    and the next pass looks again."""
+
+    key_prefix: str
+    reason: str
+
+
+class SourceBusy(OSError):
+    """A source locked or changing under the reader: read it again next pass, no error."""
 
 
 @dataclass(slots=True)
@@ -273,6 +301,7 @@ class ReadResult:
     problems: list[Problem]
     end_offset: int  # byte after the last complete line read
     end_line: int  # number of the last complete line read
+    identity: str | None = None  # what stands for the head's hash (SessionFile.identity), if not a file
 
 
 def parse_timestamp(value: Any) -> datetime | None:
@@ -416,6 +445,7 @@ class SessionReader:
         # its start as JSON Lines; b"" otherwise. Callers that hash a file's head need
         # not open it again.
         self.keep_head, self.head = keep_head, b""
+        self.identity: str | None = None  # set by a format's own read(): see ReadResult
 
     def __iter__(self) -> Iterator[Entry | Problem]:
         custom = getattr(self.module, "read", None)
@@ -423,6 +453,7 @@ class SessionReader:
             result = custom(self.path, self.start_offset, self.start_line)
             if result is not None:
                 self.end_offset, self.end_line = result.end_offset, result.end_line
+                self.identity = result.identity
                 yield from result.entries
                 yield from result.problems
                 return
@@ -460,19 +491,28 @@ class SessionReader:
                 try:
                     entry = parse_line(decoded, number)
                 except Exception as error:  # a reader bug must not lose the file
-                    preview = _preview(raw.rstrip(b"\r\n"))
-                    yield Problem(str(path), number, start, f"reader error: {error!r}", preview)
-                    entry = Entry(
-                        id=f"line:{number}",
-                        parent_id=None,
-                        kind=RAW,
-                        subtype=text_of(decoded.get("type")) or written(decoded.get("type", ""))[:200],
-                        raw=decoded,
-                    )
+                    problem, entry = reader_error(path, number, start, raw, decoded, error)
+                    yield problem
                 entry.line, entry.offset = number, start
                 yield entry
         if head and not self.head:  # the file is shorter than keep_head
             self.head = b"".join(head)
+
+
+def reader_error(
+    path: Path, number: int, offset: int, raw: bytes, decoded: dict, error: Exception
+) -> tuple[Problem, Entry]:
+    """A line whose parse_line raised: the problem to show, and the line kept raw."""
+    preview = _preview(raw.rstrip(b"\r\n"))
+    problem = Problem(str(path), number, offset, f"reader error: {error!r}", preview)
+    entry = Entry(
+        id=f"line:{number}",
+        parent_id=None,
+        kind=RAW,
+        subtype=text_of(decoded.get("type")) or written(decoded.get("type", ""))[:200],
+        raw=decoded,
+    )
+    return problem, entry
 
 
 def read_session(path: Path, fmt: str, start_offset: int = 0, start_line: int = 0) -> ReadResult:

@@ -45,13 +45,18 @@ from . import (
     USER,
     Block,
     Entry,
+    Kept,
+    ReadResult,
     SessionFile,
+    SourceBusy,
+    Stamp,
     first_object,
     id_of,
     json_preview,
     keep_small,
     key_prefix,
     listing,
+    openclaw_store,
     parse_timestamp,
     text_of,
     usage_counts,
@@ -566,7 +571,7 @@ def _load_index(folder: Path) -> tuple[dict[str, tuple[str, dict]], str]:
     return by_name, ""
 
 
-def _session_file(
+def session_file(
     path: Path, key: str, status: str, agent: str, listed: tuple[str, dict] | None
 ) -> SessionFile:
     session_key, meta = listed or ("", {})
@@ -602,17 +607,42 @@ def _session_file(
     )
 
 
-def discover(root: Path) -> Iterator[SessionFile]:
-    """Every transcript under the root, listed in sessions.json or not.
+def discover(root: Path) -> Iterator[SessionFile | Kept]:
+    """Every transcript under the root, listed in sessions.json or not, and every session
+    of the agents' databases (openclaw_store).
 
     The key is the transcript's path below the root up to ".jsonl", so a
     transcript renamed on reset or delete keeps its key and only changes status.
+
+    A transcript whose session the agent's database also holds is left out: OpenClaw
+    imports its JSONL transcripts into the database and writes on there, so the
+    database's copy is the whole session and the file only its start. While a database
+    cannot be looked into (locked, being migrated), its agent's sessions stay as indexed.
     """
+    in_databases: dict[str, set[str]] = {}  # agent: the session ids its database holds
+    for database, agent in openclaw_store.databases(root):
+        try:
+            contents = openclaw_store.contents(database, root, agent, FORMAT)
+        except SourceBusy as busy:
+            below = key_prefix(database.parent.parent, root) if agent and database != root else ""
+            yield Kept(below or openclaw_store.key_of(database, root), str(busy))
+            in_databases[agent] = _EVERYTHING
+            continue
+        except OSError as error:  # not a database this reader can read: the list says why
+            yield _unreadable(database, root, agent, error)
+            continue
+        yield from contents.sessions
+        in_databases.setdefault(agent, set()).update(contents.session_ids)
+    if root.is_file():
+        return
     seen: set[str] = set()
     for folder, agent, trusted in _session_dirs(root):
         names = listing(folder)[0]
         if not names:
             continue
+        imported = in_databases.get(agent, set()) if agent else set()
+        if imported is _EVERYTHING:
+            continue  # the agent's database is busy: its Kept covers these too
         index, error = _load_index(folder) if trusted else ({}, "")
         prefix = key_prefix(folder, root)
         for file_name in names:
@@ -623,6 +653,8 @@ def discover(root: Path) -> Iterator[SessionFile]:
             if not trusted and not looks_like(path, first_object(path)):
                 continue
             stem, status, retired = name
+            if stem in imported:
+                continue
             key = prefix + stem
             if key in seen:
                 key = prefix + file_name
@@ -630,12 +662,36 @@ def discover(root: Path) -> Iterator[SessionFile]:
             listed = index.get(f"{stem}.jsonl")
             if retired:
                 listed = _retired_listing(listed, stem)
-            found = _session_file(path, key, status, agent, listed)
+            found = session_file(path, key, status, agent, listed)
             if retired:
                 found.extra["retired_at"] = parse_retired_time(retired) or retired
             if error:
                 found.extra["sessions_json_error"] = error
             yield found
+
+
+_EVERYTHING: set[str] = set()  # in_databases' mark for an agent whose database is busy
+
+
+def _unreadable(database: Path, root: Path, agent: str, error: OSError) -> SessionFile:
+    """The database itself, as a session of the list that shows why it cannot be read."""
+    stat = database.stat()
+    return SessionFile(
+        path=database,
+        format=FORMAT,
+        key=openclaw_store.key_of(database, root).rstrip(openclaw_store.SEPARATOR),
+        agent=agent,
+        title=f"OpenClaw agent database{f' ({agent})' if agent else ''}",
+        extra={"database_error": str(error)},
+        stamp=Stamp(stat.st_size, stat.st_mtime_ns, stat.st_ino),
+    )
+
+
+def read(path: Path, start_offset: int, start_line: int) -> ReadResult | None:
+    """A database's session (openclaw_store); None for a transcript file, read line by line."""
+    if ".jsonl" in path.name:
+        return None
+    return openclaw_store.read(path, start_offset, start_line, parse_line)
 
 
 # Detection
@@ -663,7 +719,11 @@ def _is_openclaw_object(first: dict) -> bool:
 
 
 def looks_like(path: Path, first: dict | None) -> bool:
+    if path.is_file() and first is None and openclaw_store.is_database(path):
+        return path.name == openclaw_store.DATABASE_NAME
     if path.is_dir():
+        if openclaw_store.databases(path):
+            return True
         if (path / "sessions.json").is_file() or (path / "sessions" / "sessions.json").is_file():
             return True
         agents = path if path.name == "agents" else path / "agents"

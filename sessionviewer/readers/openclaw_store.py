@@ -1,0 +1,545 @@
+"""OpenClaw's per-agent database: the transcripts OpenClaw 2026.9.2 and later keep in SQLite.
+
+    ~/.openclaw/agents/<agentId>/agent/openclaw-agent.sqlite
+    transcript_events (session_id, seq, event_json, created_at): ('8555a0a4-...', 3, '{"type":"message",...}', 1790000001000)
+
+Each row's event is what a line of a JSONL transcript holds, and is read by the same
+per-line code (openclaw.parse_line). Since 2026.9.6 a large event is stored
+zstd-compressed in event_zstd, with event_utf8_bytes, and event_json is NULL. A session
+is one session_id: its window (session_windows) names its session key, why it began
+(reset, fork, compaction...) and the window before it; its node (session_nodes) holds
+the sessions.json-like entry of the key's current session; its primary conversation
+(session_conversations joined to conversations) names the channel, peer and label.
+Reclaimed transcripts sit whole, as JSONL, in session_transcript_archives. A rewrite
+bumps the session's generation in transcript_rewrite_watermarks.
+
+Each session is indexed under a path of its own, "<database>#<session_id>" (an
+archive: "<database>#<session_id>#<generation>"), with seq as its line and its offset:
+the index reads on from the last seq it read, as it reads a file on from its last byte.
+
+The database is only ever read: opened read-only, with a busy timeout. A database
+locked or in the middle of a migration is left for the next pass (SourceBusy); one
+without the tables and columns read here is reported as such (Unreadable).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from . import (
+    Entry,
+    Problem,
+    ReadResult,
+    SessionFile,
+    SourceBusy,
+    Stamp,
+    decode_line,
+    reader_error,
+    text_of,
+)
+
+DATABASE_NAME = "openclaw-agent.sqlite"
+SEPARATOR = "#"
+BUSY_TIMEOUT = 2.0  # seconds a read waits for the agent's write lock before leaving it for the next pass
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+# What the reader needs: without these it says so, and reads nothing.
+NEEDED = {"transcript_events": ("session_id", "seq", "created_at", "event_json")}
+
+
+class Unreadable(OSError):
+    """A database that is not one, or lacks what the reader needs: shown on the list."""
+
+
+def is_database(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16) == _SQLITE_HEADER
+    except OSError:
+        return False
+
+
+def databases(root: Path) -> list[tuple[Path, str]]:
+    """The agent databases under a root, with their agent: the root itself when it is one,
+    else <root>/agents/<agent>/agent/, <root>/<agent>/agent/ (root: the agents folder)
+    and <root>/agent/ (root: one agent's folder)."""
+    if root.is_file():
+        return [(root, _agent_of(root))] if is_database(root) else []
+    agents = root if root.name == "agents" else root / "agents"
+    found = []
+    if agents.is_dir():
+        for name in sorted(os.listdir(agents)):
+            path = agents / name / "agent" / DATABASE_NAME
+            if not name.startswith(".") and path.is_file():
+                found.append((path, name))
+    for path in (root / "agent" / DATABASE_NAME, root / DATABASE_NAME):
+        if path.is_file():
+            found.append((path, _agent_of(path)))
+    return found
+
+
+def _agent_of(path: Path) -> str:
+    return path.parent.parent.name if path.parent.name == "agent" else ""
+
+
+def session_path(database: Path, session_id: str, generation: str = "") -> Path:
+    tail = f"{SEPARATOR}{generation}" if generation else ""
+    return Path(f"{database}{SEPARATOR}{session_id}{tail}")
+
+
+def split_path(path: Path) -> tuple[Path, str, str] | None:
+    """(database, session id, archive generation or "") of a session's path; None for another path.
+
+    The database is the longest file before a "#" (folders may hold "#" too)."""
+    text = str(path)
+    at = text.find(SEPARATOR)
+    while at != -1:
+        database = Path(text[:at])
+        if database.is_file():
+            session_id, _, generation = text[at + 1 :].partition(SEPARATOR)
+            return database, session_id, generation
+        at = text.find(SEPARATOR, at + 1)
+    return None
+
+
+# Opening
+
+
+def database_stamp(database: Path) -> tuple:
+    """What changes whenever the database does: its stat, its change counter (rollback
+    journal mode) and its -wal file's stat (WAL mode). Costs two stats and 28 bytes read."""
+    stat = os.stat(database)
+    with open(database, "rb") as handle:
+        counter = handle.read(28)[24:28]
+    try:
+        wal = os.stat(f"{database}-wal")
+        wal_stamp = (wal.st_size, wal.st_mtime_ns)
+    except FileNotFoundError:
+        wal_stamp = None
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ino, counter, wal_stamp)
+
+
+def _uri(database: Path) -> str:
+    """A read-only URI. A database in WAL mode whose -wal file is gone is one no process
+    has open (SQLite removes it with the last connection): it is opened immutable, since a
+    read-only connection would otherwise leave a -wal and a -shm file beside it."""
+    uri = f"file:{_quoted(database)}?mode=ro"
+    try:
+        with open(database, "rb") as handle:
+            wal_mode = handle.read(20)[18:20] == b"\x02\x02"
+    except OSError:
+        wal_mode = False
+    if wal_mode and not os.path.exists(f"{database}-wal"):
+        uri += "&immutable=1"
+    return uri
+
+
+def _quoted(path: Path) -> str:
+    return str(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+
+
+def connect(database: Path) -> sqlite3.Connection:
+    """The database opened read-only (tests count the calls)."""
+    connection = sqlite3.connect(_uri(database), uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
+    connection.execute("PRAGMA query_only = 1")
+    return connection
+
+
+_BUSY = ("locked", "busy", "schema has changed")
+
+
+@contextmanager
+def reading(database: Path) -> Iterator[tuple[sqlite3.Connection, dict[str, set[str]]]]:
+    """The database opened, in one read transaction (one snapshot), with its tables' columns.
+
+    Raises SourceBusy when it is locked or half-migrated, Unreadable when it is not an
+    agent database this reader can read."""
+    try:
+        with closing(connect(database)) as connection:
+            connection.execute("BEGIN")
+            tables = _tables(connection)
+            _check(database, tables)
+            yield connection, tables
+            connection.execute("COMMIT")
+    except sqlite3.OperationalError as error:
+        if any(word in str(error) for word in _BUSY):
+            raise SourceBusy(f"{database}: {error}; read again next pass") from error
+        raise Unreadable(f"{database}: {error}") from error
+    except sqlite3.DatabaseError as error:
+        raise Unreadable(f"{database}: not a readable SQLite database ({error})") from error
+
+
+def _tables(connection: sqlite3.Connection) -> dict[str, set[str]]:
+    names = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {
+        name: {row[1] for row in connection.execute(f'PRAGMA table_info("{name}")')}
+        for name in names
+        if not name.startswith("sqlite_")
+    }
+
+
+def _check(database: Path, tables: dict[str, set[str]]) -> None:
+    for table, columns in NEEDED.items():
+        if table not in tables:
+            # OpenClaw's migrations rebuild a table as <table>_<something>, then rename it.
+            if any(name.startswith(f"{table}_") and not name.endswith("_identities") for name in tables):
+                raise SourceBusy(f"{database}: {table} is being migrated; read again next pass")
+            raise Unreadable(
+                f"{database}: not an OpenClaw agent database this reader knows: no {table} table"
+            )
+        missing = [c for c in columns if c not in tables[table]]
+        if missing:
+            raise Unreadable(f"{database}: the {table} table lacks {', '.join(missing)}")
+
+
+# Discovery
+
+
+@dataclass
+class Contents:
+    """What one look at a database found: its sessions, and every session id it holds."""
+
+    stamp: tuple
+    sessions: list[SessionFile]
+    session_ids: set[str]
+
+
+_LOOKED: dict[tuple[Path, Path], Contents] = {}  # (database, root): the last look, while the stamp holds
+
+
+def contents(database: Path, root: Path, agent: str, format_name: str) -> Contents:
+    """The database's sessions, as discovery yields them; looked up again only when the
+    database changed since the last look (an unchanged one costs database_stamp)."""
+    stamp = database_stamp(database)
+    known = _LOOKED.get((database, root))
+    if known is not None and known.stamp == stamp:
+        return known
+    with reading(database) as (connection, tables):
+        found = _Survey(connection, tables, database, root, agent, format_name).sessions()
+    looked = Contents(stamp, found, {text_of(s.extra.get("sessionId")) for s in found})
+    _LOOKED[(database, root)] = looked
+    return looked
+
+
+def key_of(database: Path, root: Path) -> str:
+    """The key prefix of a database's sessions: its path below the root, then "#"."""
+    below = database.name if database == root else os.path.relpath(database, root).replace(os.sep, "/")
+    return below + SEPARATOR
+
+
+class _Survey:
+    def __init__(self, connection, tables, database: Path, root: Path, agent: str, format_name: str):
+        self.connection, self.tables = connection, tables
+        self.database, self.agent, self.format = database, agent, format_name
+        self.prefix = key_of(database, root)
+        self.inode = os.stat(database).st_ino
+
+    def rows(self, sql: str, *params) -> list[sqlite3.Row]:
+        cursor = self.connection.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor]
+
+    def columns(self, table: str, wanted: tuple[str, ...]) -> list[str]:
+        have = self.tables.get(table, set())
+        return [c for c in wanted if c in have]
+
+    def sessions(self) -> list[SessionFile]:
+        from .openclaw import session_file  # the JSONL reader's rules for a session key and its entry
+
+        nodes = self._nodes()
+        conversations = self._conversations()
+        generations = self._generations()
+        found = []
+        for window in self._windows():
+            session_id = window["session_id"]
+            node = nodes.get(window.get("session_key") or "")
+            meta = _window_meta(window)
+            if node and node.get("current_session_id") == session_id:
+                meta |= node["entry"]
+            for name in ("label", "display_name"):
+                if node and node.get(name) and not meta.get(_META_NAMES[name]):
+                    meta[_META_NAMES[name]] = node[name]
+            meta["sessionId"] = session_id
+            found_file = session_file(
+                session_path(self.database, session_id),
+                self.prefix + session_id,
+                "active",
+                self.agent,
+                (window.get("session_key") or "", meta),
+            )
+            _add_conversation(found_file, conversations.get(session_id))
+            found_file.extra |= _window_extra(window)
+            if previous := window.get("previous_session_id"):
+                found_file.parent_path = session_path(self.database, previous)
+                found_file.parent_kind = "fork" if window.get("reason") == "fork" else "continuation"
+            generation = generations.get(session_id, "")
+            touched = max(
+                window.get("last_at") or 0, window.get("updated_at") or 0, (node or {}).get("updated_at") or 0
+            )
+            found_file.stamp = Stamp(window.get("last_seq") or 0, int(touched), self.inode)
+            found_file.identity = f"generation:{generation}" if generation else ""
+            found_file.title = found_file.title or f"OpenClaw session {session_id[:8]}"
+            found.append(found_file)
+        found += self._archives(nodes)
+        return found
+
+    def _windows(self) -> list[dict]:
+        last = (
+            "(SELECT max(seq) FROM transcript_events e WHERE e.session_id = w.session_id) AS last_seq, "
+            "(SELECT created_at FROM transcript_events e WHERE e.session_id = w.session_id "
+            "ORDER BY seq DESC LIMIT 1) AS last_at"
+        )
+        if "session_windows" in self.tables:
+            columns = self.columns("session_windows", _WINDOW_COLUMNS)
+            listed = ", ".join(f"w.{c}" for c in columns)
+            sql = f"SELECT {listed}, {last} FROM session_windows w ORDER BY w.created_at, w.session_id"  # noqa: S608 - our own column names
+            return self.rows(sql)
+        # No windows (an older or trimmed schema): one session per session_id of the events.
+        return self.rows(
+            "SELECT session_id, max(seq) AS last_seq, max(created_at) AS last_at FROM transcript_events "
+            "GROUP BY session_id ORDER BY min(created_at), session_id"
+        )
+
+    def _nodes(self) -> dict[str, dict]:
+        columns = self.columns(
+            "session_nodes",
+            ("session_key", "current_session_id", "entry_json", "label", "display_name", "updated_at"),
+        )
+        if "session_key" not in columns:
+            return {}
+        nodes = {}
+        for row in self.rows(f"SELECT {', '.join(columns)} FROM session_nodes"):  # noqa: S608 - as above
+            try:
+                entry = orjson.loads(row.get("entry_json") or "{}")
+            except orjson.JSONDecodeError:
+                entry = {}
+            row["entry"] = entry if isinstance(entry, dict) else {}
+            nodes[row["session_key"]] = row
+        return nodes
+
+    def _conversations(self) -> dict[str, dict]:
+        if "session_conversations" not in self.tables or "conversations" not in self.tables:
+            return {}
+        columns = self.columns("conversations", ("channel", "account_id", "kind", "peer_id", "label"))
+        primary = "WHERE sc.role = 'primary'" if "role" in self.tables["session_conversations"] else ""
+        listed = ", ".join("c." + c for c in columns)
+        sql = f"SELECT sc.session_id, {listed} FROM session_conversations sc JOIN conversations c "  # noqa: S608 - as above
+        rows = self.rows(sql + f"ON c.conversation_id = sc.conversation_id {primary}")
+        return {row["session_id"]: row for row in rows}
+
+    def _generations(self) -> dict[str, str]:
+        if "generation" not in self.tables.get("transcript_rewrite_watermarks", set()):
+            return {}
+        rows = self.connection.execute("SELECT session_id, generation FROM transcript_rewrite_watermarks")
+        return {session_id: str(generation) for session_id, generation in rows}
+
+    def _archives(self, nodes: dict[str, dict]) -> list[SessionFile]:
+        from .openclaw import session_file
+
+        wanted = ("session_id", "generation", "session_key", "reason", "archive_sha256", "created_at")
+        columns = self.columns("session_transcript_archives", wanted)
+        if len(columns) < len(wanted) or "archive_blob" not in self.tables["session_transcript_archives"]:
+            return []
+        found = []
+        listed = ", ".join(columns)
+        sql = f"SELECT {listed}, length(archive_blob) AS size FROM session_transcript_archives"  # noqa: S608 - as above
+        for row in self.rows(sql + " ORDER BY created_at, session_id"):
+            session_id, generation = row["session_id"], str(row["generation"])
+            status = row["reason"] if row["reason"] in ("reset", "deleted") else "archived"
+            found_file = session_file(
+                session_path(self.database, session_id, generation),
+                f"{self.prefix}{session_id}{SEPARATOR}{generation}",
+                status,
+                self.agent,
+                (row["session_key"] or "", {"sessionId": session_id}),
+            )
+            found_file.extra |= {"archived_at": row["created_at"], "archive_generation": generation}
+            found_file.stamp = Stamp(row["size"] or 0, int(row["created_at"] or 0), self.inode)
+            found_file.identity = f"archive:{row['archive_sha256']}"
+            found_file.title = found_file.title or f"OpenClaw session {session_id[:8]} ({status})"
+            found.append(found_file)
+        return found
+
+
+_WINDOW_COLUMNS = (
+    "session_id",
+    "session_key",
+    "previous_session_id",
+    "reason",
+    "created_at",
+    "updated_at",
+    "started_at",
+    "ended_at",
+    "status",
+    "chat_type",
+    "channel",
+    "account_id",
+    "model_provider",
+    "model",
+    "parent_session_key",
+    "spawned_by",
+    "display_name",
+)
+# Window columns under the names sessions.json gives them, so the JSONL reader's rules apply.
+_META_NAMES = {
+    "chat_type": "chatType",
+    "channel": "channel",
+    "model_provider": "modelProvider",
+    "model": "model",
+    "parent_session_key": "parentSessionKey",
+    "spawned_by": "spawnedBy",
+    "display_name": "displayName",
+    "label": "label",
+    "started_at": "sessionStartedAt",
+    "updated_at": "updatedAt",
+}
+
+
+def _window_meta(window: dict) -> dict[str, Any]:
+    return {
+        name: window[column] for column, name in _META_NAMES.items() if window.get(column) not in (None, "")
+    }
+
+
+def _window_extra(window: dict) -> dict[str, Any]:
+    extra = {
+        "window_reason": window.get("reason"),
+        "previous_session_id": window.get("previous_session_id"),
+        "account_id": window.get("account_id"),
+        "ended_at": window.get("ended_at"),
+        "run_status": window.get("status"),
+    }
+    return {name: value for name, value in extra.items() if value not in (None, "")}
+
+
+def _add_conversation(found: SessionFile, conversation: dict | None) -> None:
+    """The primary conversation fills what the session key did not say."""
+    if not conversation:
+        return
+    found.channel = found.channel or text_of(conversation.get("channel"))
+    found.account = found.account or text_of(conversation.get("account_id"))
+    found.peer_kind = found.peer_kind or text_of(conversation.get("kind"))
+    found.peer_id = found.peer_id or text_of(conversation.get("peer_id"))
+    if label := text_of(conversation.get("label")):
+        found.extra["conversation_label"] = label
+        found.title = found.title or label
+
+
+# Reading
+
+
+def read(path: Path, start_offset: int, start_line: int, parse_line) -> ReadResult:
+    """A session's events after seq start_offset (an archive: its lines after byte start_offset)."""
+    split = split_path(path)
+    if split is None:
+        if is_database(path):  # the database itself: discovery found it unreadable; say why
+            with reading(path):
+                pass
+            raise Unreadable(f"{path}: holds no OpenClaw sessions")
+        raise FileNotFoundError(f"{path}: the database is gone")
+    database, session_id, generation = split
+    with reading(database) as (connection, tables):
+        if generation:
+            return _read_archive(
+                connection, path, session_id, generation, start_offset, start_line, parse_line
+            )
+        identity = ""
+        if "generation" in tables.get("transcript_rewrite_watermarks", set()):
+            row = connection.execute(
+                "SELECT generation FROM transcript_rewrite_watermarks WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            identity = f"generation:{row[0]}" if row else ""
+        compressed = {"event_zstd", "event_utf8_bytes"} <= tables["transcript_events"]
+        payload = "event_json, event_zstd, event_utf8_bytes" if compressed else "event_json, NULL, NULL"
+        sql = f"SELECT seq, {payload} FROM transcript_events WHERE session_id = ? AND seq > ?"  # noqa: S608 - our own columns
+        rows = connection.execute(sql + " ORDER BY seq", (session_id, start_offset))
+        entries: list[Entry] = []
+        problems: list[Problem] = []
+        end = start_offset
+        for seq, text, packed, size in rows:
+            raw = _event_bytes(path, seq, text, packed, size, problems)
+            end = seq
+            if raw is not None:
+                _parse(path, seq, seq, raw, parse_line, entries, problems)
+    return ReadResult(entries, problems, end, end, identity=identity)
+
+
+def _event_bytes(path: Path, seq: int, text, packed, size, problems: list[Problem]) -> bytes | None:
+    if text is not None:
+        return text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if packed is None:
+        problems.append(Problem(str(path), seq, seq, "event has neither event_json nor event_zstd"))
+        return None
+    try:
+        raw = _decompress(bytes(packed), size)
+    except Exception as error:  # noqa: BLE001 - zstandard raises its own ZstdError and ValueErrors
+        problems.append(Problem(str(path), seq, seq, f"event_zstd does not decompress: {error}"))
+        return None
+    if isinstance(size, int) and len(raw) != size:
+        problems.append(
+            Problem(str(path), seq, seq, f"event_zstd holds {len(raw)} bytes, event_utf8_bytes says {size}")
+        )
+    return raw
+
+
+def _decompress(data: bytes, size: Any = None) -> bytes:
+    import zstandard  # only for databases that hold compressed events
+
+    limit = size if isinstance(size, int) and size > 0 else 0
+    return zstandard.ZstdDecompressor().decompress(data, max_output_size=max(limit, 64 * 1024 * 1024))
+
+
+def _parse(
+    path, number, offset, raw: bytes, parse_line, entries: list[Entry], problems: list[Problem]
+) -> None:
+    decoded = decode_line(path, number, offset, raw)
+    if decoded is None:
+        return
+    if type(decoded) is Problem:
+        problems.append(decoded)
+        return
+    try:
+        entry = parse_line(decoded, number)
+    except Exception as error:  # noqa: BLE001 - a reader bug must not lose the session
+        problem, entry = reader_error(path, number, offset, raw, decoded, error)
+        problems.append(problem)
+    entry.line, entry.offset = number, offset
+    entries.append(entry)
+
+
+def _read_archive(
+    connection, path, session_id, generation, start_offset, start_line, parse_line
+) -> ReadResult:
+    row = connection.execute(
+        "SELECT encoding, archive_blob, archive_sha256 FROM session_transcript_archives "
+        "WHERE session_id = ? AND generation = ?",
+        (session_id, generation),
+    ).fetchone()
+    if row is None:
+        raise FileNotFoundError(f"{path}: the archive is gone")
+    encoding, blob, sha = row
+    entries: list[Entry] = []
+    problems: list[Problem] = []
+    try:
+        data = _decompress(bytes(blob)) if encoding == "zstd" else bytes(blob)
+    except Exception as error:  # noqa: BLE001 - as _event_bytes
+        problems.append(Problem(str(path), 1, 0, f"the archive does not decompress: {error}"))
+        return ReadResult(entries, problems, start_offset, start_line, identity=f"archive:{sha}")
+    if hashlib.sha256(data).hexdigest() != sha and hashlib.sha256(bytes(blob)).hexdigest() != sha:
+        problems.append(Problem(str(path), 1, 0, "the archive does not match its archive_sha256"))
+    offset, number = 0, 0
+    for raw in data.splitlines(keepends=True):
+        number, start = number + 1, offset
+        offset += len(raw)
+        if start >= start_offset:
+            _parse(path, number, start, raw, parse_line, entries, problems)
+    return ReadResult(entries, problems, offset, number, identity=f"archive:{sha}")
