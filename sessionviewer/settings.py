@@ -256,6 +256,7 @@ DEMO_ROOTS = [
     f"openclaw={DEMO_DIR / 'openclaw/agents'}",
     f"openclaw={DEMO_DIR / 'myclaw/sessions'}",
     f"fluux_xmpp={DEMO_DIR / 'fluux/memory'}",
+    f"codex={DEMO_DIR / 'codex/sessions'}",
 ]
 DEFAULT_ROOTS = [
     "claude_code=~/.claude/projects",
