@@ -361,3 +361,15 @@ class ProjectForm(QueryForm):
 
     _range = OneOfField(("7", "30", "90", "all"))
     _page = WholeNumberField(min_value=1)
+
+
+class MemoryTimelineForm(QueryForm):
+    """The memory timelines (one JID's, and every JID's): which changes to show.
+    since and until are days or moments, until inclusive (UntilField)."""
+
+    file = _text()
+    who = OneOfField(("outside", "editor", "forget", "first"))
+    jid = _text()  # the page of every JID only
+    since = IsoDateTimeField()
+    until = UntilField()
+    _page = WholeNumberField(min_value=1)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import stat
 from pathlib import Path
 
 import orjson
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 
 from sessionviewer import prices
 from sessionviewer.index.rows import ENTRY_FIELDS as ENTRY_FIELDS  # the column order, written once there
@@ -398,6 +400,7 @@ class Revision(models.Model):
         "create" or "edit", by whether the file existed. The caller holds the transaction."""
         revision = cls.of_bytes(before, after, root=str(root), jid=jid, filename=filename, user=user)
         revision.save()
+        MemorySnapshot.of_edit(revision, after)
         action = action or ("create" if before is None else "edit")
         AuditEvent.record(user, action, root, jid, file=filename, revision=revision.id, **detail)
         return revision
@@ -466,11 +469,19 @@ class AuditEvent(models.Model):
     @classmethod
     def record_forget(cls, user, root: str, jid: str, names: list[str], files: list[dict]) -> AuditEvent:
         """/forget, before anything is deleted: what it erases (names, sizes and hashes, never
-        content), and the erasure of the revisions held of those files. The caller holds the
-        transaction, and commits it before deleting."""
+        content), and the erasure of the revisions and snapshots held of those files. The
+        caller holds the transaction, and commits it before deleting."""
         erased_revisions, _ = Revision.objects.filter(root=str(root), jid=jid, filename__in=names).delete()
+        erased_snapshots = MemorySnapshot.erase(root, jid, list(names), user)
         return cls.record(
-            user, "forget", root, jid, erased=list(names), files=files, revisions=erased_revisions
+            user,
+            "forget",
+            root,
+            jid,
+            erased=list(names),
+            files=files,
+            revisions=erased_revisions,
+            snapshots=erased_snapshots,
         )
 
     @classmethod
@@ -512,3 +523,101 @@ class ThreadSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"thread of {self.session_id} to {self.leaf or 'the active leaf'} at {self.version}"
+
+
+class MemorySnapshot(models.Model):
+    """One state of a memory or persona file: what the indexer found on disk after a change,
+    or what an editor save, restore or remove left (with its revision). The bytes are kept
+    exactly; files/ is kept by name, size and hash only. The previous snapshot of the same
+    file is what a change is compared with, so several changes between two passes are one.
+
+    who: "outside" (found changed on disk: most often the agent), "editor" (user, revision),
+    "forget" (/forget from the app erased it: the bytes are gone), or "first" (the first
+    time the file was seen: what came before is unknown)."""
+
+    OUTSIDE, EDITOR, FORGET, FIRST = "outside", "editor", "forget", "first"
+
+    root = models.CharField(max_length=1024)
+    jid = models.CharField(max_length=512, blank=True)  # blank: a global persona file
+    filename = models.CharField(max_length=300)  # "memory.md", "files/<name>"
+    who = models.CharField(max_length=16)
+    user = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    revision = models.ForeignKey(
+        Revision, null=True, blank=True, on_delete=models.SET_NULL, related_name="snapshots"
+    )
+    # When the change happened: the file's mtime, or the save's time (editor, /forget), or
+    # the pass's time for a file found gone.
+    changed_at = models.DateTimeField()
+    recorded_at = models.DateTimeField(auto_now_add=True)
+    exists = models.BooleanField(default=True)
+    size = models.BigIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True)
+    content = models.BinaryField(null=True, blank=True)  # None: gone, erased, or a files/ entry
+    # Where the file stood when last looked at: a pass reads it only when these change.
+    mtime_ns = models.BigIntegerField(default=0)
+    inode = models.BigIntegerField(default=0)
+    current = models.BooleanField(default=True)  # the latest snapshot of its file
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["root", "jid", "-changed_at"], name="snapshot_jid_changed"),
+            models.Index(fields=["root", "current"], name="snapshot_root_current"),
+            models.Index(fields=["-changed_at"], name="snapshot_changed"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.jid or 'global'}/{self.filename} @ {self.changed_at:%Y-%m-%d %H:%M:%S} by {self.who}"
+
+    @property
+    def text(self) -> str | None:
+        return None if self.content is None else bytes(self.content).decode("utf-8", errors="replace")
+
+    def who_label(self) -> str:
+        if self.who == self.EDITOR:
+            return self.user.get_username() if self.user else "an editor (user since deleted)"
+        return {self.OUTSIDE: "outside the app", self.FORGET: "/forget", self.FIRST: "first seen"}[self.who]
+
+    @classmethod
+    def of_edit(cls, revision: Revision, after: bytes | None) -> MemorySnapshot:
+        """The state an editor save, restore or remove leaves: recorded with its revision, in the
+        same transaction, so the next pass finds the file as known and records nothing more."""
+        return cls.change(
+            root=revision.root,
+            jid=revision.jid,
+            filename=revision.filename,
+            who=cls.EDITOR,
+            user=revision.user,
+            revision=revision,
+            changed_at=revision.created_at,
+            exists=after is not None,
+            size=len(after or b""),
+            sha256=hashlib.sha256(after).hexdigest() if after is not None else "",
+            content=after,
+        )
+
+    @classmethod
+    def change(cls, **fields) -> MemorySnapshot:
+        """Save a new state of one file, which becomes its current one."""
+        files = cls.objects.filter(root=fields["root"], jid=fields["jid"], filename=fields["filename"])
+        files.filter(current=True).update(current=False)
+        return cls.objects.create(current=True, **fields)
+
+    @classmethod
+    def erase(cls, root: str, jid: str, names: list[str], user=None) -> int:
+        """/forget: erase every snapshot of the JID's forgotten files (names as forget_plan
+        gives them: "files/" stands for the folder), leaving one marker per file saying
+        /forget erased it, with no content. Returns how many snapshots went."""
+        snapshots = cls.objects.filter(root=str(root), jid=jid)
+        query = models.Q(filename__in=[n for n in names if not n.endswith("/")])
+        for folder in (n for n in names if n.endswith("/")):
+            query |= models.Q(filename__startswith=folder)
+        erased = snapshots.filter(query)
+        filenames = sorted(set(erased.filter(exists=True, current=True).values_list("filename", flat=True)))
+        count, _ = erased.delete()
+        now = timezone.now()
+        for filename in filenames:
+            cls.objects.create(
+                root=str(root), jid=jid, filename=filename, who=cls.FORGET, user=user,
+                changed_at=now, exists=False, current=True,
+            )  # fmt: skip
+        return count

@@ -272,5 +272,9 @@ SESSIONVIEWER_ROOTS = envlist("SESSIONVIEWER_ROOTS") or [
 ]
 # Fluux memory roots the persona editor works on; by default the fluux_xmpp session roots.
 SESSIONVIEWER_MEMORY_ROOTS = envlist("SESSIONVIEWER_MEMORY_ROOTS")
+# How many days a memory file's past states are kept (index/memory.py); 0 keeps them all.
+SESSIONVIEWER_MEMORY_RETENTION_DAYS = envint("SESSIONVIEWER_MEMORY_RETENTION_DAYS", "0")
+if SESSIONVIEWER_MEMORY_RETENTION_DAYS < 0:
+    raise ImproperlyConfigured("SESSIONVIEWER_MEMORY_RETENTION_DAYS must be 0 (keep all) or more days")
 # The agent's name, for Fluux's built-in default prompt.
 SESSIONVIEWER_AGENT_NAME = os.environ.get("SESSIONVIEWER_AGENT_NAME", "Fluux Agent")

@@ -17,6 +17,7 @@ urlpatterns = [
     path("workspaces/search/", views.search, name="workspace-search"),
     path("workspaces/secrets/", views.secrets, name="workspace-secrets"),
     path("workspaces/audit-log/", views.audit_log, name="workspace-audit-log"),
+    path("workspaces/memory-changes/", views.memory_changes, name="workspace-memory-changes"),
     path("workspaces/preview", views.preview, name="workspace-preview"),
     path("workspaces/revisions/<int:revision_id>/", views.revision_detail, name="workspace-revision"),
     path(
@@ -36,6 +37,7 @@ urlpatterns = [
     # /workspaces/<root>/<jid>/: one JID
     path(JID, views.jid_detail, name="workspace-jid"),
     path(JID + "prompt/", views.prompt_detail, name="workspace-prompt"),
+    path(JID + "timeline/", views.memory_timeline_page, name="workspace-memory-timeline"),
     path(JID + "new/", views.new_confirm, name="workspace-new"),
     path(JID + "new/run", views.new_session, name="workspace-new-run"),
     path(JID + "forget/", views.forget_confirm, name="workspace-forget"),
@@ -57,6 +59,7 @@ urlpatterns = [
     path("api/workspaces/search", views.api_search, name="api-workspace-search"),
     path("api/workspaces/secrets", views.api_secrets, name="api-workspace-secrets"),
     path("api/workspaces/audit-log", views.api_audit_log, name="api-workspace-audit-log"),
+    path("api/workspaces/memory-changes", views.api_memory_changes, name="api-workspace-memory-changes"),
     path(
         "api/workspaces/revisions/<int:revision_id>", views.api_revision_detail, name="api-workspace-revision"
     ),
@@ -66,6 +69,7 @@ urlpatterns = [
     ),
     path("api/" + JID.rstrip("/"), views.api_jid_detail, name="api-workspace-jid"),
     path("api/" + JID + "prompt", views.api_prompt, name="api-workspace-prompt"),
+    path("api/" + JID + "timeline", views.api_memory_timeline, name="api-workspace-memory-timeline"),
     path("api/" + JID + "new", views.api_new_confirm, name="api-workspace-new"),
     path("api/" + JID + "forget", views.api_forget_confirm, name="api-workspace-forget"),
     path(

@@ -280,11 +280,11 @@ def test_the_watcher_goes_on_after_a_pass_that_fails(root, monkeypatch):
     real = passes.index_roots
     calls = []
 
-    def failing_once(specs, progress=None):
+    def failing_once(specs, progress=None, memory=()):
         calls.append(1)
         if len(calls) == 1:
             raise RuntimeError("database is locked")
-        return real(specs, progress)
+        return real(specs, progress, memory)
 
     monkeypatch.setattr(passes, "index_roots", failing_once)
     summaries = watch_until_appended_line_indexed(root)

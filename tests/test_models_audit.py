@@ -50,7 +50,12 @@ def test_recording_a_forget_erases_the_revisions_of_the_files_it_names_and_no_ot
     files = [{"name": "memory.md", "size": 1, "sha256": "ab"}]
     event = AuditEvent.record_forget(user, ROOT, ALICE, ["memory.md", "user.md"], files)
     assert sorted(Revision.objects.values_list("filename", flat=True)) == ["identity.md"]
-    assert event.detail == {"erased": ["memory.md", "user.md"], "files": files, "revisions": 2}
+    assert event.detail == {
+        "erased": ["memory.md", "user.md"],
+        "files": files,
+        "revisions": 2,
+        "snapshots": 2,
+    }
 
 
 def test_the_history_of_a_file_is_newest_first_and_bounded(user):

@@ -32,6 +32,7 @@ from django.utils import timezone
 from sessionviewer import prices, readers
 from sessionviewer.index import copies, fold, worker
 from sessionviewer.index.links import link_sessions
+from sessionviewer.index.memory import MemorySummary, snapshot_roots
 from sessionviewer.index.rows import db_text
 from sessionviewer.index.sqlite import NewRows, WalCheckpointer, checkpointing
 from sessionviewer.index.statements import file_savepoint, save_session, write_rows
@@ -59,6 +60,7 @@ class IndexSummary:
     busy: list[str] = field(default_factory=list)  # sources locked or migrating: read next pass, no error
     bad_lines: list[str] = field(default_factory=list)  # "path:line: why", the first BAD_LINES_KEPT
     touched: list[int] = field(default_factory=list)  # ids of the sessions read this pass
+    memory: MemorySummary = field(default_factory=MemorySummary)  # the memory files' snapshots
 
     def line(self) -> str:
         text = (
@@ -66,6 +68,8 @@ class IndexSummary:
             f"{self.entries} new entries, {self.problems} bad lines, {self.removed} removed, "
             f"{self.seconds:.2f}s"
         )
+        if self.memory.changes:
+            text += f", {self.memory.changes} memory changes"
         if self.errors:
             text += f", {len(self.errors)} error{'s' if len(self.errors) != 1 else ''}"
         if self.busy:
@@ -78,8 +82,11 @@ BAD_LINES_KEPT = 10_000  # of a pass's bad lines, for its summary: the pages lis
 Progress = Callable[[int, int, str], None]
 
 
-def index_roots(specs: Iterable[RootSpec], progress: Progress | None = None) -> IndexSummary:
-    """Bring the index up to date with every root; roots not listed are left alone."""
+def index_roots(
+    specs: Iterable[RootSpec], progress: Progress | None = None, memory: Iterable[Path] = ()
+) -> IndexSummary:
+    """Bring the index up to date with every root; roots not listed are left alone. memory:
+    the Fluux memory roots whose memory and persona files to snapshot (index/memory.py)."""
     started = time.perf_counter()
     summary = IndexSummary()
     parallel_from = PARALLEL_BYTES if CPUS > 1 else None
@@ -102,6 +109,8 @@ def index_roots(specs: Iterable[RootSpec], progress: Progress | None = None) -> 
         with checkpointing(big=reading.worker is not None) as checkpointer:
             for root_pass in passes:
                 _write_changes(root_pass, reading, summary, progress, len(reading.jobs), checkpointer)
+    summary.memory = snapshot_roots(memory)
+    summary.errors += summary.memory.errors
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -122,9 +131,13 @@ def _heap_frozen() -> Iterator[None]:
 
 
 def watch_roots(
-    specs: list[RootSpec], on_pass: Callable[[IndexSummary], None], stop_event: threading.Event | None = None
+    specs: list[RootSpec],
+    on_pass: Callable[[IndexSummary], None],
+    stop_event: threading.Event | None = None,
+    memory: list[Path] = (),
 ) -> None:
-    """Index the roots again whenever files under them change, until stop_event is set.
+    """Index the roots (and snapshot the memory roots) again whenever files under them
+    change, until stop_event is set.
 
     A pass is incremental (unchanged files are not opened), so running it over all
     roots is as cheap as working out which files changed, and never misses one.
@@ -132,11 +145,12 @@ def watch_roots(
     from watchfiles import watch
 
     paths = [spec.path for spec in specs if spec.path.exists()]
+    paths += [root for root in memory if root.exists() and not any(root.is_relative_to(p) for p in paths)]
     if not paths:
         raise FileNotFoundError("none of the roots exists: nothing to watch")
     for _changes in watch(*paths, debounce=300, step=50, stop_event=stop_event, raise_interrupt=False):
         try:
-            summary = index_roots(specs)
+            summary = index_roots(specs, memory=memory)
         except Exception as error:  # noqa: BLE001 - the database busy or gone, say: the next change tries again
             log.error("an index pass failed", exc_info=error)
             summary = IndexSummary(errors=[f"the pass stopped: {error!r}"])

@@ -28,11 +28,12 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from sessionviewer import projects
+from sessionviewer import memory_timeline, projects
 from sessionviewer import workspaces as ws
 from sessionviewer.forms import (
     BadParameter,
     FileForm,
+    MemoryTimelineForm,
     NameField,
     PreviewForm,
     ProjectForm,
@@ -506,6 +507,99 @@ def prompt_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     sections = [{"section": s, "url": _section_url(root, jid, s.source)} for s in prompt.sections]
     context = {"root_index": root, "jid": jid, "prompt": prompt, "sections": sections}
     return render(request, "workspaces/prompt.html", context)
+
+
+def _timeline(request: HttpRequest, root_index: int, base: Path, jid: str | None) -> dict:
+    """One page of memory changes, newest first, with the filters the query asks for: one
+    JID's (jid), or every JID's in the root (jid None, then ?jid= narrows it). Raises BadParameter."""
+    params = MemoryTimelineForm.read(request.GET)
+    filters = memory_timeline.Filters(params["file"], params["who"], params["since"], params["until"])
+    if jid is None and params["jid"]:
+        jid = params["jid"]
+    keys = memory_timeline.change_keys(str(base), jid, filters)
+    page = Paginator(keys, memory_timeline.PAGE_SIZE).get_page(params["_page"] or 1)
+    changes = memory_timeline.load_changes([key for _, key in page.object_list])
+    memory_timeline.link_all(changes, str(base))
+    for change in changes:
+        change.source_url = _change_source_url(root_index, change)
+    return {
+        "root_index": root_index,
+        "page": page,
+        "changes": changes,
+        "params": params,
+        "files": memory_timeline.filenames(str(base), jid),
+        "who_choices": memory_timeline.WHO,
+    }
+
+
+def _change_source_url(root_index: int, change: memory_timeline.Change) -> str | None:
+    """The file as it is now, when it is one the source page shows."""
+    if change.kind == "file" or not change.exists_after:
+        return None
+    return _source_url(root_index, change.jid, change.filename)
+
+
+def _change_dict(root_index: int, change: memory_timeline.Change) -> dict:
+    revision = change.revision_id
+    return {
+        **change.to_dict(),
+        "revision_url": reverse("workspace-revision", args=[revision]) if revision else None,
+        "source_url": change.source_url,
+        "timeline_url": reverse("workspace-memory-timeline", args=[root_index, change.jid])
+        if change.jid
+        else None,
+    }
+
+
+def _timeline_dict(context: dict) -> dict:
+    page = context["page"]
+    params = {k: v for k, v in context["params"].items() if k != "_page"}
+    return {
+        "root": context["root_index"],
+        "filters": {k: (v.isoformat() if hasattr(v, "isoformat") else v or None) for k, v in params.items()},
+        "count": page.paginator.count,
+        "page": page.number,
+        "pages": page.paginator.num_pages,
+        "changes": [_change_dict(context["root_index"], change) for change in context["changes"]],
+    }
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+@vary_on_headers("HX-Request")
+@bad_parameter_is_400
+def memory_timeline_page(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    """Every recorded change to one JID's memory and persona files, newest first."""
+    base = _root(root)
+    _jid_dir(base, jid)
+    context = {**_timeline(request, root, base, jid), "jid": jid}
+    template_name = "workspaces/timeline.html"
+    if request.htmx:
+        template_name += "#timeline"
+    return render(request, template_name, context)
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+@vary_on_headers("HX-Request")
+@bad_parameter_is_400
+def memory_changes(request: HttpRequest) -> HttpResponse:
+    """Recent memory changes of every JID, in every memory root (?root= picks one)."""
+    root = _root_param(request)
+    context = {**_timeline(request, root, _root(root), None), "jid": None, "roots": memory_roots()}
+    template_name = "workspaces/memory_changes.html"
+    if request.htmx:
+        template_name += "#timeline"
+    return render(request, template_name, context)
+
+
+_ROOT_INDEX = WholeNumberField(min_value=0)
+
+
+def _root_param(request: HttpRequest) -> int:
+    return clean_param(_ROOT_INDEX, "root", request.GET.get("root")) or 0
 
 
 def _source_path(root: int, name: str, jid: str, subdir: str | None) -> Path:
@@ -1090,6 +1184,39 @@ def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
             "after_is_utf8": revision.after_is_utf8,
             "diff": diff,
         }
+    )
+
+
+@require_GET
+@api_permission_required(VIEW)
+@bad_parameter_is_400
+def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    try:
+        base = _root(root)
+        _jid_dir(base, jid)
+    except Http404 as error:
+        return json_error(str(error), 404)
+    context = _timeline(request, root, base, jid)
+    return json_response(
+        {
+            "jid": jid,
+            **_timeline_dict(context),
+            "url": reverse("workspace-memory-timeline", args=[root, jid]),
+        }
+    )
+
+
+@require_GET
+@api_permission_required(VIEW)
+@bad_parameter_is_400
+def api_memory_changes(request: HttpRequest) -> HttpResponse:
+    root = _root_param(request)
+    try:
+        base = _root(root)
+    except Http404 as error:
+        return json_error(str(error), 404)
+    return json_response(
+        {**_timeline_dict(_timeline(request, root, base, None)), "url": reverse("workspace-memory-changes")}
     )
 
 

@@ -4,14 +4,17 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 
 from sessionviewer.index import index_roots, watch_roots
-from sessionviewer.roots import configured_roots, parse_root
+from sessionviewer.roots import configured_roots, memory_roots, parse_root
 from sessionviewer.transcripts import prepare_snapshots
 
 log = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
-    help = "Index the given session roots (PATH or FORMAT=PATH), or the configured ones."
+    help = (
+        "Index the given session roots (PATH or FORMAT=PATH), or the configured ones, "
+        "and snapshot the memory roots' memory files."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("roots", nargs="*", help="roots to index; default: SESSIONVIEWER_ROOTS")
@@ -23,7 +26,7 @@ class Command(BaseCommand):
         except ImproperlyConfigured as error:
             raise CommandError(str(error)) from None
         progress = self._progress if self.stderr.isatty() else None
-        summary = index_roots(specs, progress)
+        summary = index_roots(specs, progress, memory_roots())
         if progress:
             self.stderr.write("\r\033[K", ending="")
         self._summarise(summary, options["verbosity"])
@@ -62,6 +65,6 @@ class Command(BaseCommand):
                 log.error("preparing the threads of a pass failed", exc_info=error)
 
         try:
-            watch_roots(specs, report)
+            watch_roots(specs, report, memory=memory_roots())
         except FileNotFoundError as error:
             raise CommandError(str(error)) from None

@@ -1,0 +1,210 @@
+"""Snapshots of the Fluux memory and persona files, taken by each pass (and so by the watcher).
+
+Per memory root (roots.memory_roots()): the global identity.md, personality.md and
+instructions.md, and in each JID folder its own persona files, user.md, context.md,
+memory.md and knowledge.jsonl, kept byte for byte; and files/, kept by name, size and
+hash only. A file whose size, mtime and inode match its current snapshot costs a stat,
+as a session file does. One that moved is read, and recorded only when its bytes differ
+from the last ones known: an editor save records itself, with its revision
+(MemorySnapshot.of_edit), so a pass after it only notes where the file now stands.
+
+Several changes between two passes are one snapshot: the pass sees only the last.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from sessionviewer.models import MemorySnapshot
+from sessionviewer.readers import listing
+from sessionviewer.workspaces import (
+    FILES_DIR,
+    KNOWLEDGE,
+    LEGACY_PROFILE,
+    MEMORY,
+    PERSONA_FILES,
+    PROFILE,
+    UnsafePath,
+    open_regular,
+    read_regular,
+    resolve_jid_dir,
+    resolve_member,
+)
+
+log = logging.getLogger(__name__)
+
+JID_TRACKED = (*PERSONA_FILES, PROFILE, LEGACY_PROFILE, MEMORY, KNOWLEDGE)
+
+
+@dataclass
+class MemorySummary:
+    files: int = 0  # files looked at
+    read: int = 0  # files whose stat moved, so read (or hashed)
+    changes: int = 0  # snapshots recorded
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Known:
+    id: int
+    exists: bool
+    size: int
+    mtime_ns: int
+    inode: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    root: Path
+    jid: str
+    name: str
+    subdir: str | None
+    st: os.stat_result
+
+    @property
+    def filename(self) -> str:
+        return f"{self.subdir}/{self.name}" if self.subdir else self.name
+
+    def real_path(self) -> Path:
+        """The file checked as the workspace pages check it: never a link leading outside."""
+        folder = resolve_jid_dir(self.root, self.jid) if self.jid else self.root
+        return resolve_member(folder, self.name, self.subdir)
+
+
+def snapshot_roots(roots: Iterable[Path]) -> MemorySummary:
+    """Record every tracked file that changed since the last pass, in each root."""
+    summary = MemorySummary()
+    for root in roots:
+        if not root.is_dir():
+            continue
+        try:
+            with transaction.atomic():
+                _snapshot_root(root.resolve(), summary)
+        except Exception as error:  # noqa: BLE001 - one root's trouble must not stop the index
+            summary.errors.append(f"{root}: memory snapshots failed: {error!r}")
+            log.error("snapshotting the memory files of %s failed", root, exc_info=error)
+    _apply_retention()
+    return summary
+
+
+def _snapshot_root(root: Path, summary: MemorySummary) -> None:
+    key = str(root)  # as the editor's revisions name it: the resolved root
+    rows = MemorySnapshot.objects.filter(root=key, current=True).values_list(
+        "id", "jid", "filename", "exists", "size", "mtime_ns", "inode", "sha256"
+    )
+    known = {(jid, name): _Known(id_, *rest) for id_, jid, name, *rest in rows}
+    now = timezone.now()
+    # A file first seen in a root seen before was made since: a change. In a root never
+    # seen before, what came before it is unknown.
+    new_file = MemorySnapshot.OUTSIDE if known else MemorySnapshot.FIRST
+    seen: set[tuple[str, str]] = set()
+    for found in _tracked_files(root, summary):
+        seen.add((found.jid, found.filename))
+        summary.files += 1
+        old = known.get((found.jid, found.filename))
+        st = found.st
+        if (
+            old is not None
+            and old.exists
+            and (old.size, old.mtime_ns, old.inode)
+            == (
+                st.st_size,
+                st.st_mtime_ns,
+                st.st_ino,
+            )
+        ):
+            continue
+        _record(key, found, old, new_file, summary)
+    for (jid, filename), old in known.items():
+        if old.exists and (jid, filename) not in seen:
+            MemorySnapshot.change(
+                root=key, jid=jid, filename=filename, who=MemorySnapshot.OUTSIDE, changed_at=now, exists=False
+            )
+            summary.changes += 1
+
+
+def _record(key: str, found: _Seen, old: _Known | None, new_file: str, summary: MemorySummary) -> None:
+    """A file whose stat moved: read it, and record it if its bytes are new."""
+    summary.read += 1
+    try:
+        path = found.real_path()
+        data = read_regular(path) if found.subdir is None else None
+        digest = hashlib.sha256(data).hexdigest() if data is not None else _hash(path)
+    except (UnsafePath, OSError) as error:
+        summary.errors.append(f"{key}/{found.jid}/{found.filename}: {error}")
+        return
+    st = found.st
+    where = {"mtime_ns": st.st_mtime_ns, "inode": st.st_ino, "size": st.st_size}
+    if old is not None and old.exists and old.sha256 == digest:
+        # Touched, or saved by the editor (which recorded the change itself): only where it stands.
+        MemorySnapshot.objects.filter(id=old.id).update(**where)
+        return
+    MemorySnapshot.change(
+        root=key,
+        jid=found.jid,
+        filename=found.filename,
+        who=MemorySnapshot.OUTSIDE if old is not None else new_file,
+        changed_at=datetime.fromtimestamp(st.st_mtime_ns / 1e9, tz=UTC),
+        exists=True,
+        sha256=digest,
+        content=data,
+        **where,
+    )
+    summary.changes += 1
+
+
+def _hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open_regular(path) as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _tracked_files(root: Path, summary: MemorySummary) -> Iterable[_Seen]:
+    """The tracked files that exist as regular files, with their stat: one listing per
+    folder, and a stat per file listed. Paths as text: pathlib cost more than the stats."""
+    base = str(root)
+    names, folders = listing(base)
+    yield from _stat_all(root, base, "", [n for n in PERSONA_FILES if n in names], summary)
+    for jid in folders:
+        if "@" not in jid or jid.startswith("."):
+            continue
+        folder = f"{base}/{jid}"
+        own, subfolders = listing(folder)
+        yield from _stat_all(root, folder, jid, [n for n in JID_TRACKED if n in own], summary)
+        if FILES_DIR in subfolders:
+            stored = listing(f"{folder}/{FILES_DIR}")[0]
+            yield from _stat_all(root, f"{folder}/{FILES_DIR}", jid, stored, summary, FILES_DIR)
+
+
+def _stat_all(root: Path, folder: str, jid: str, names: list[str], summary, subdir: str | None = None):
+    for name in names:
+        try:
+            st = os.stat(f"{folder}/{name}")
+        except OSError as error:  # gone since the listing, or a bad link
+            summary.errors.append(f"{folder}/{name}: {error.strerror or error}")
+            continue
+        if stat.S_ISREG(st.st_mode):  # a FIFO or folder is never opened; the workspace pages say so
+            yield _Seen(root, jid, name, subdir, st)
+
+
+def _apply_retention() -> None:
+    """SESSIONVIEWER_MEMORY_RETENTION_DAYS: past states older than that go; each file's
+    current state stays whatever its age. 0 (the default) keeps everything."""
+    days = settings.SESSIONVIEWER_MEMORY_RETENTION_DAYS
+    if days > 0:
+        cutoff = timezone.now() - timedelta(days=days)
+        MemorySnapshot.objects.filter(current=False, changed_at__lt=cutoff).delete()

@@ -1,0 +1,381 @@
+"""Memory over time: every recorded change to a JID's memory and persona files, newest first,
+each with what it changed, who made it, and the conversation turn it happened in.
+
+A change is a snapshot (index/memory.py, or an editor save) compared with the snapshot of
+the same file before it; editor revisions saved before snapshots were kept join as changes
+of their own. A change made outside the app is linked to a turn by time only, as the agent's
+code allows (processone/fluux-agent, src/agent/runtime.rs and src/skills/builtin/memory.rs):
+the agent writes memory during its tool loop, and appends its reply to history.jsonl after
+the loop; in a direct chat it appends the user's message then too, just before the reply,
+while in a room the message was stored when it arrived. So the turn that wrote a file is
+the first reply written at or after the file's mtime, with the user message before it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import orjson
+from django.urls import reverse
+from django.utils.http import urlencode
+
+from sessionviewer import transcripts
+from sessionviewer.models import Entry, MemorySnapshot, Revision, Session
+from sessionviewer.workspaces import KNOWLEDGE
+
+# A reply written longer than this after a change is not claimed as its turn: a turn's tool
+# loop lasts seconds to minutes.
+TURN_SECONDS = 600
+WHO = (MemorySnapshot.OUTSIDE, MemorySnapshot.EDITOR, MemorySnapshot.FORGET, MemorySnapshot.FIRST)
+PAGE_SIZE = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """As forms.MemoryTimelineForm cleaned them: until is already the exclusive bound."""
+
+    file: str = ""
+    who: str = ""
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    session_id: int
+    user_entry_id: str | None  # None: no user message before the reply in its file
+    reply_entry_id: str
+    user_text: str
+    reply_text: str
+    user_at: datetime | None
+    reply_at: datetime
+
+    @property
+    def url(self) -> str:
+        entry_id = self.user_entry_id or self.reply_entry_id
+        return (
+            reverse("session-detail", args=[self.session_id])
+            + f"?{urlencode({'entry': entry_id})}#{transcripts.anchor(entry_id)}"
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "session": self.session_id,
+            "user_entry": self.user_entry_id,
+            "reply_entry": self.reply_entry_id,
+            "user_text": self.user_text,
+            "reply_text": self.reply_text,
+            "user_at": self.user_at,
+            "reply_at": self.reply_at,
+            "url": self.url,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """How a change was tied to a conversation: by time, or not at all, and why."""
+
+    turn: Turn | None
+    gap_seconds: float | None  # from the change to the reply; None when there is no reply to measure
+    note: str
+
+    def to_dict(self) -> dict:
+        return {
+            "method": "time" if self.turn else None,
+            "gap_seconds": self.gap_seconds,
+            "note": self.note,
+            "turn": self.turn.to_dict() if self.turn else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    key: str
+    content: str
+    ts: str
+    line: str  # the line as written: what is compared
+
+    def to_dict(self) -> dict:
+        return {"key": self.key, "content": self.content, "ts": self.ts, "line": self.line}
+
+
+@dataclass
+class Change:
+    id: str  # "s<snapshot id>", or "r<revision id>" for a revision older than the snapshots
+    jid: str
+    filename: str
+    who: str
+    who_label: str
+    changed_at: datetime
+    before: bytes | None
+    after: bytes | None
+    existed_before: bool
+    exists_after: bool
+    size: int
+    sha256: str
+    revision_id: int | None = None
+    link: Link | None = None
+    source_url: str | None = None  # the file as it is now, when a page shows it (set by the view)
+    added: list[Fact] = field(default_factory=list)  # knowledge.jsonl
+    removed: list[Fact] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        if self.filename.startswith("files/"):
+            return "file"
+        return "knowledge" if self.filename == KNOWLEDGE else "text"
+
+    @property
+    def before_text(self) -> str | None:
+        return None if self.before is None else self.before.decode("utf-8", errors="replace")
+
+    @property
+    def after_text(self) -> str | None:
+        return None if self.after is None else self.after.decode("utf-8", errors="replace")
+
+    @property
+    def what(self) -> str:
+        if self.who == MemorySnapshot.FORGET:
+            return "erased"
+        if self.who == MemorySnapshot.FIRST:
+            return "first seen"
+        if not self.existed_before and self.exists_after:
+            return "created"
+        if self.existed_before and not self.exists_after:
+            return "removed"
+        return "changed"
+
+    def diff(self) -> str:
+        old = (self.before_text or "").replace("\r\n", "\n").splitlines()
+        new = (self.after_text or "").replace("\r\n", "\n").splitlines()
+        return "\n".join(difflib.unified_diff(old, new, "before", "after", lineterm=""))
+
+    def to_dict(self) -> dict:
+        data = {
+            "id": self.id,
+            "jid": self.jid,
+            "file": self.filename,
+            "kind": self.kind,
+            "what": self.what,
+            "who": self.who,
+            "who_label": self.who_label,
+            "changed_at": self.changed_at,
+            "size": self.size,
+            "sha256": self.sha256 or None,
+            "revision": self.revision_id,
+            "link": self.link.to_dict() if self.link else None,
+        }
+        if self.kind == "knowledge":
+            data["added"] = [f.to_dict() for f in self.added]
+            data["removed"] = [f.to_dict() for f in self.removed]
+        elif self.kind == "text":
+            data["diff"] = self.diff()
+        return data
+
+
+# Reading the changes
+
+
+def _snapshots(root: str, jid: str | None, filters: Filters):
+    snapshots = MemorySnapshot.objects.filter(root=root)
+    if jid is not None:
+        snapshots = snapshots.filter(jid=jid)
+    if filters.file:
+        snapshots = snapshots.filter(filename=filters.file)
+    if filters.who:
+        snapshots = snapshots.filter(who=filters.who)
+    return _in_dates(snapshots, "changed_at", filters)
+
+
+def _in_dates(query, column: str, filters: Filters):
+    if filters.since:
+        query = query.filter(**{f"{column}__gte": filters.since})
+    if filters.until:
+        query = query.filter(**{f"{column}__lt": filters.until})
+    return query
+
+
+def _older_revisions(root: str, jid: str | None, filters: Filters):
+    """Editor revisions no snapshot stands for: saved before snapshots were kept."""
+    if filters.who not in ("", MemorySnapshot.EDITOR):
+        return Revision.objects.none()
+    revisions = Revision.objects.filter(root=root, snapshots__isnull=True)
+    if jid is not None:
+        revisions = revisions.filter(jid=jid)
+    if filters.file:
+        revisions = revisions.filter(filename=filters.file)
+    return _in_dates(revisions, "created_at", filters)
+
+
+def change_keys(root: str, jid: str | None, filters: Filters) -> list[tuple[datetime, str]]:
+    """Every change the filters let through, newest first, as (when, id): light enough to
+    page through before any content is loaded."""
+    keys = [(at, f"s{id_}") for id_, at in _snapshots(root, jid, filters).values_list("id", "changed_at")]
+    keys += [
+        (at, f"r{id_}") for id_, at in _older_revisions(root, jid, filters).values_list("id", "created_at")
+    ]
+    keys.sort(key=lambda key: (key[0], key[1][0] == "s", int(key[1][1:])), reverse=True)
+    return keys
+
+
+def load_changes(ids: list[str]) -> list[Change]:
+    """The changes of one page, in the order given, each compared with the state before it."""
+    snapshot_ids = [int(i[1:]) for i in ids if i[0] == "s"]
+    revision_ids = [int(i[1:]) for i in ids if i[0] == "r"]
+    found = {f"s{s.id}": _snapshot_change(s) for s in MemorySnapshot.objects.filter(id__in=snapshot_ids)}
+    found |= {f"r{r.id}": _revision_change(r) for r in Revision.objects.filter(id__in=revision_ids)}
+    return [found[i] for i in ids if i in found]
+
+
+def _previous(snapshot: MemorySnapshot) -> MemorySnapshot | None:
+    same_file = MemorySnapshot.objects.filter(
+        root=snapshot.root, jid=snapshot.jid, filename=snapshot.filename
+    )
+    return same_file.filter(id__lt=snapshot.id).order_by("-id").first()
+
+
+def _snapshot_change(snapshot: MemorySnapshot) -> Change:
+    previous = _previous(snapshot) if snapshot.who != MemorySnapshot.FIRST else None
+    before = bytes(previous.content) if previous and previous.content is not None else None
+    change = Change(
+        id=f"s{snapshot.id}",
+        jid=snapshot.jid,
+        filename=snapshot.filename,
+        who=snapshot.who,
+        who_label=snapshot.who_label(),
+        changed_at=snapshot.changed_at,
+        before=before,
+        after=bytes(snapshot.content) if snapshot.content is not None else None,
+        existed_before=bool(previous and previous.exists),
+        exists_after=snapshot.exists,
+        size=snapshot.size,
+        sha256=snapshot.sha256,
+        revision_id=snapshot.revision_id,
+    )
+    _compare_facts(change)
+    return change
+
+
+def _revision_change(revision: Revision) -> Change:
+    after = revision.content("after")
+    before = revision.content("before")
+    change = Change(
+        id=f"r{revision.id}",
+        jid=revision.jid,
+        filename=revision.filename,
+        who=MemorySnapshot.EDITOR,
+        who_label=revision.user.get_username() if revision.user else "an editor (user since deleted)",
+        changed_at=revision.created_at,
+        before=before.encode() if isinstance(before, str) else before,
+        after=after.encode() if isinstance(after, str) else after,
+        existed_before=before is not None,
+        exists_after=after is not None,
+        size=len(after or b""),
+        sha256="",
+        revision_id=revision.id,
+    )
+    _compare_facts(change)
+    return change
+
+
+def _compare_facts(change: Change) -> None:
+    """knowledge.jsonl: the facts (lines) the change added and removed, as written."""
+    if change.kind != "knowledge":
+        return
+    old = facts_of(change.before)
+    new = facts_of(change.after)
+    old_lines = [f.line for f in old]
+    new_lines = [f.line for f in new]
+    change.added = [f for f in new if f.line not in old_lines]
+    change.removed = [f for f in old if f.line not in new_lines]
+
+
+def facts_of(data: bytes | None) -> list[Fact]:
+    """The lines of a knowledge.jsonl, each read as {"key", "content", "ts"} when it is one."""
+    facts = []
+    for line in (data or b"").decode("utf-8", errors="replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            obj = None
+        if not isinstance(obj, dict):
+            facts.append(Fact("", line, "", line))
+            continue
+        facts.append(Fact(str(obj.get("key", "")), str(obj.get("content", "")), str(obj.get("ts", "")), line))
+    return facts
+
+
+# Linking a change to the turn it happened in
+
+
+def jid_sessions(root: str, jid: str) -> list[int]:
+    """The indexed transcripts of one JID folder of a memory root: its history and archives."""
+    folder = Path(root) / jid
+    candidates = Session.objects.filter(format="fluux_xmpp", jid=jid).values_list("id", "path")
+    return [id_ for id_, path in candidates if _inside(Path(path), folder)]
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(folder)
+    except (OSError, RuntimeError):
+        return False
+
+
+def link_change(change: Change, sessions: list[int]) -> Link | None:
+    """The turn a change made outside the app happened in, by time; None for the others."""
+    if change.who != MemorySnapshot.OUTSIDE or not change.jid:
+        return None
+    if not change.exists_after:
+        return Link(None, None, "not linked: a removal is found by a pass, so when it happened is not known")
+    replies = Entry.objects.filter(
+        session_id__in=sessions, role="assistant", timestamp__gte=change.changed_at
+    )
+    reply = (
+        replies.order_by("timestamp", "id")
+        .only("session_id", "line", "entry_id", "timestamp", "text")
+        .first()
+    )
+    if reply is None:
+        return Link(None, None, "no turn: no reply was written after this change")
+    gap = (reply.timestamp - change.changed_at).total_seconds()
+    if gap > TURN_SECONDS:
+        return Link(None, gap, f"no turn: the next reply came {gap:,.0f} s later, longer than a turn takes")
+    user = (
+        Entry.objects.filter(session_id=reply.session_id, role="user", line__lt=reply.line)
+        .order_by("-line")
+        .only("entry_id", "timestamp", "text")
+        .first()
+    )
+    turn = Turn(
+        session_id=reply.session_id,
+        user_entry_id=user.entry_id if user else None,
+        reply_entry_id=reply.entry_id,
+        user_text=user.text if user else "",
+        reply_text=reply.text,
+        user_at=user.timestamp if user else None,
+        reply_at=reply.timestamp,
+    )
+    return Link(turn, gap, f"linked by time: the file changed {gap:,.1f} s before the reply was written")
+
+
+def link_all(changes: list[Change], root: str) -> None:
+    sessions: dict[str, list[int]] = {}
+    for change in changes:
+        if change.who == MemorySnapshot.OUTSIDE and change.jid:
+            if change.jid not in sessions:
+                sessions[change.jid] = jid_sessions(root, change.jid)
+            change.link = link_change(change, sessions[change.jid])
+
+
+def filenames(root: str, jid: str | None) -> list[str]:
+    """The files that have a history: the file filter's choices."""
+    snapshots = MemorySnapshot.objects.filter(root=root)
+    if jid is not None:
+        snapshots = snapshots.filter(jid=jid)
+    return sorted(set(snapshots.values_list("filename", flat=True).distinct()))

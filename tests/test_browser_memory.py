@@ -1,0 +1,99 @@
+"""Memory over time in a browser: a JID's timeline, its diffs and facts, its filters, and
+the jump from a change to the turn that made it."""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import pytest
+from django.urls import reverse
+
+from sessionviewer.index import index_roots
+from sessionviewer.roots import RootSpec
+
+from .conftest import SCREENSHOTS
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+ALICE = "alice@example.com"
+
+
+def index(root: Path) -> None:
+    index_roots([RootSpec(root, "fluux_xmpp")], memory=[root])
+
+
+def agent_turn(root: Path, start: float) -> None:
+    """One direct-chat turn as the agent runs it: knowledge.jsonl and memory.md written in
+    its tool loop, then the user's message and the reply appended to history.jsonl."""
+    folder = root / ALICE
+    knowledge = folder / "knowledge.jsonl"
+    fact = {"key": "deadline", "content": "Proofs due Friday", "ts": "2026-03-03T09:30:02+00:00"}
+    knowledge.write_bytes(knowledge.read_bytes() + orjson.dumps(fact) + b"\n")
+    os.utime(knowledge, (start + 2, start + 2))
+    memory = folder / "memory.md"
+    memory.write_text(memory.read_text() + "- Proofs are due on Friday.\n")
+    os.utime(memory, (start + 2.5, start + 2.5))
+    with (folder / "history.jsonl").open("ab") as history:
+        for role, content, msg_id, offset in (
+            ("user", "The proofs are due Friday, remember that.", "stanza-due", 4),
+            ("assistant", "Noted: proofs due Friday.", "reply-due", 4.2),
+        ):
+            ts = datetime.fromtimestamp(start + offset, UTC).isoformat()
+            line = {"type": "message", "role": role, "content": content, "msg_id": msg_id, "ts": ts}
+            history.write(orjson.dumps(line) + b"\n")
+
+
+@pytest.fixture
+def timeline_url(memory) -> str:
+    index(memory)
+    agent_turn(memory, time.time() + 60)  # after the copied tree's own mtimes
+    index(memory)
+    return reverse("workspace-memory-timeline", args=[0, ALICE])
+
+
+def test_the_timeline_shows_the_agents_change_and_jumps_to_its_turn(browser_page, timeline_url):
+    page = browser_page
+    page.goto(page.live_server_url + reverse("workspace-jid", args=[0, ALICE]))
+    page.click("text=Memory over time")
+    page.wait_for_selector("#timeline")
+    latest = page.locator("li.change").first
+    assert "memory.md" in latest.locator(".change-file").inner_text()
+    assert latest.locator(".diff-added").inner_text() == "+- Proofs are due on Friday."
+    assert (
+        "Linked by time: the file changed 1.7 s before the reply" in latest.locator(".link-note").inner_text()
+    )
+    knowledge = page.locator("li.change", has=page.locator("code:text-is('knowledge.jsonl')")).first
+    assert knowledge.locator(".fact-added").inner_text().endswith("deadline: Proofs due Friday")
+    latest.locator("a.turn-link").click()
+    page.wait_for_selector("[id^='e-'], .entry")
+    assert "The proofs are due Friday, remember that." in page.content()
+    assert "entry=stanza-due" in page.url
+
+
+def test_filtering_the_timeline_by_file_replaces_the_list_in_place(browser_page, timeline_url):
+    page = browser_page
+    page.goto(page.live_server_url + timeline_url)
+    page.select_option("select[name=file]", "knowledge.jsonl")
+    page.click("form.filters button[type=submit]")
+    page.wait_for_url("**file=knowledge.jsonl**")
+    files = page.locator("li.change .change-file").all_inner_texts()
+    assert files and set(files) == {"knowledge.jsonl"}
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_timeline_at_each_width_and_scheme(browser_page, timeline_url, scheme, width):
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 900})
+    page.emulate_media(color_scheme=scheme)
+    page.goto(page.live_server_url + timeline_url)
+    page.wait_for_selector("li.change")
+    # Nothing is wider than the screen: long file names, facts and diffs wrap or scroll inside.
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"memory-timeline-{width}-{scheme}.png"), full_page=False)

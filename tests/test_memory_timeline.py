@@ -1,0 +1,311 @@
+"""Memory over time: one JID's timeline of memory changes and every JID's, with their JSON
+twins, on memory trees built here. The agent's turns are history.jsonl lines, and its
+memory writes files given the mtime they would have had during the turn."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import pytest
+from django.contrib.auth.models import User
+from django.urls import reverse
+
+from sessionviewer import memory_timeline
+from sessionviewer import workspaces as ws
+from sessionviewer.index import index_roots
+from sessionviewer.models import Entry, MemorySnapshot
+from sessionviewer.roots import RootSpec
+
+from .test_workspace_views import editors
+from .workspace_files import make_tree
+
+pytestmark = pytest.mark.django_db
+
+ALICE = "alice@example.com"
+ROOM = "dev@conference.example.com"
+DAY = datetime(2025, 6, 2, tzinfo=UTC)
+
+
+def at(hh: int, mm: int, ss: float = 0) -> float:
+    return DAY.replace(hour=hh, minute=mm).timestamp() + ss
+
+
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat()
+
+
+def message(role: str, content: str, ts: float, msg_id: str, sender: str | None = None) -> bytes:
+    line = {"type": "message", "role": role, "content": content, "msg_id": msg_id, "ts": iso(ts)}
+    if sender:
+        line["sender"] = sender
+    return orjson.dumps(line) + b"\n"
+
+
+def header(jid: str) -> bytes:
+    return orjson.dumps({"type": "session", "version": 1, "created": iso(at(9, 0)), "jid": jid}) + b"\n"
+
+
+def append(path: Path, *lines: bytes) -> None:
+    with path.open("ab") as handle:
+        for line in lines:
+            handle.write(line)
+
+
+def write(path: Path, data: bytes | str, when: float) -> None:
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    os.utime(path, (when, when))
+
+
+def fact(key: str, content: str, when: float) -> bytes:
+    return orjson.dumps({"key": key, "content": content, "ts": iso(when)}) + b"\n"
+
+
+@pytest.fixture
+def tree(tmp_path, settings) -> Path:
+    root = make_tree(
+        tmp_path / "memory",
+        {f"{ALICE}/memory.md": "Likes tea.\n", f"{ROOM}/history.jsonl": header(ROOM).decode()},
+    )
+    write(root / ALICE / "history.jsonl", header(ALICE), at(9, 0))
+    os.utime(root / ALICE / "memory.md", (at(8, 0), at(8, 0)))
+    settings.SESSIONVIEWER_MEMORY_ROOTS = [str(root)]
+    index(root)  # the first pass: what is there is "first seen"
+    return root.resolve()
+
+
+def index(root: Path):
+    return index_roots([RootSpec(root, "fluux_xmpp")], memory=[root])
+
+
+def direct_turn(root: Path, n: int, start: float, facts: bytes | None) -> None:
+    """A turn in a direct chat, as the agent's runtime.rs does it: the tool loop writes
+    knowledge.jsonl, then the user's message and the reply are appended together."""
+    knowledge = root / ALICE / "knowledge.jsonl"
+    if facts is not None:
+        old = knowledge.read_bytes() if knowledge.exists() else b""
+        write(knowledge, old + facts, start + 2)
+    append(
+        root / ALICE / "history.jsonl",
+        message("user", f"question {n}", start + 4, f"in-{n}", ALICE),
+        message("assistant", f"answer {n}", start + 4.01, f"out-{n}"),
+    )
+
+
+@pytest.fixture
+def viewer_of_workspaces(client) -> User:
+    user = User.objects.create_user("edith", password="pw")
+    user.groups.add(editors())
+    client.force_login(user)
+    return user
+
+
+def timeline(client, jid: str = ALICE, **params) -> dict:
+    response = client.get(reverse("api-workspace-memory-timeline", args=[0, jid]), params)
+    assert response.status_code == 200, response.content
+    return orjson.loads(response.content)
+
+
+def changes_of(root: Path, jid: str) -> list[memory_timeline.Change]:
+    keys = memory_timeline.change_keys(str(root), jid, memory_timeline.Filters())
+    changes = memory_timeline.load_changes([key for _, key in keys])
+    memory_timeline.link_all(changes, str(root))
+    return changes
+
+
+# Linking by time
+
+
+def test_a_change_in_a_direct_chat_links_to_the_turn_whose_reply_came_next(tree):
+    direct_turn(tree, 1, at(10, 0), fact("lang", "Rust", at(10, 0, 2)))
+    index(tree)
+    change = changes_of(tree, ALICE)[0]
+    assert (change.filename, change.who) == ("knowledge.jsonl", "outside")
+    turn = change.link.turn
+    assert (turn.user_entry_id, turn.reply_entry_id, turn.user_text) == ("in-1", "out-1", "question 1")
+    assert change.link.gap_seconds == pytest.approx(2.01)
+    assert change.link.note.startswith("linked by time")
+
+
+def test_a_change_in_a_room_links_to_the_message_stored_before_it_and_the_reply_after(tree):
+    history = tree / ROOM / "history.jsonl"
+    append(history, message("user", "@bot remember the deploy day", at(10, 0), "m1", "bob@muc"))
+    write(tree / ROOM / "knowledge.jsonl", fact("deploy", "Fridays", at(10, 0, 3)), at(10, 0, 3))
+    append(history, message("user", "unrelated chatter", at(10, 0, 4), "m2", "carol@muc"))
+    append(history, message("assistant", "Noted.", at(10, 0, 6), "r1"))
+    index(tree)
+    change = changes_of(tree, ROOM)[0]
+    # The last user message before the reply is the one it answers in a room too: the
+    # agent's reply follows its LLM call on the message that mentioned it.
+    assert change.link.turn.reply_entry_id == "r1"
+    assert change.link.gap_seconds == pytest.approx(3)
+
+
+def test_a_change_with_no_turn_after_it_says_so(tree):
+    direct_turn(tree, 1, at(10, 0), None)
+    write(tree / ALICE / "memory.md", "Likes coffee now.\n", at(11, 0))
+    index(tree)
+    change = changes_of(tree, ALICE)[0]
+    assert change.link.turn is None
+    assert change.link.note == "no turn: no reply was written after this change"
+
+
+def test_a_change_long_before_the_next_reply_is_not_claimed_by_it(tree):
+    write(tree / ALICE / "memory.md", "Edited by hand.\n", at(10, 0))
+    direct_turn(tree, 1, at(12, 0), None)
+    index(tree)
+    link = changes_of(tree, ALICE)[0].link
+    assert link.turn is None
+    assert link.gap_seconds == pytest.approx(2 * 3600 + 4.01)
+
+
+def test_a_change_before_any_turn_of_its_jid_has_no_turn(tree):
+    write(tree / ALICE / "memory.md", "Set up before the first message.\n", at(9, 30))
+    index(tree)
+    link = changes_of(tree, ALICE)[0].link
+    assert link.turn is None
+
+
+def test_a_change_links_only_to_its_own_jids_turns(tree):
+    append(tree / ROOM / "history.jsonl", message("assistant", "room reply", at(10, 0, 5), "r1"))
+    write(tree / ALICE / "memory.md", "Alice only.\n", at(10, 0))
+    index(tree)
+    assert changes_of(tree, ALICE)[0].link.turn is None
+
+
+def test_editor_changes_are_not_linked_to_a_turn(tree, client, viewer_of_workspaces):
+    path = tree / ALICE / "memory.md"
+    url = reverse("workspace-save", args=[0, ALICE, "memory.md"])
+    client.post(url, {"text": "Edited.", "version": ws.file_version(path)})
+    change = changes_of(tree, ALICE)[0]
+    assert (change.who, change.who_label, change.link) == ("editor", "edith", None)
+
+
+# What each change shows
+
+
+def test_knowledge_changes_show_the_facts_added_and_removed(tree):
+    direct_turn(tree, 1, at(10, 0), fact("lang", "Rust", at(10, 0)) + fact("tz", "UTC", at(10, 0)))
+    index(tree)
+    knowledge = tree / ALICE / "knowledge.jsonl"
+    lines = knowledge.read_bytes().splitlines(keepends=True)
+    write(knowledge, lines[0] + fact("tz", "Europe/Paris", at(10, 5)), at(10, 5, 2))
+    index(tree)
+    change = changes_of(tree, ALICE)[0]
+    assert [(f.key, f.content) for f in change.added] == [("tz", "Europe/Paris")]
+    assert [(f.key, f.content) for f in change.removed] == [("tz", "UTC")]
+
+
+def test_text_changes_show_a_diff(tree):
+    write(tree / ALICE / "memory.md", "Likes coffee.\n", at(10, 0))
+    index(tree)
+    diff = changes_of(tree, ALICE)[0].diff()
+    assert "-Likes tea." in diff and "+Likes coffee." in diff
+
+
+def test_the_timeline_is_newest_first_across_files(tree):
+    write(tree / ALICE / "memory.md", "one\n", at(10, 0))
+    index(tree)
+    write(tree / ALICE / "user.md", "two\n", at(10, 5))
+    index(tree)
+    assert [c.filename for c in changes_of(tree, ALICE)] == ["user.md", "memory.md", "memory.md"]
+
+
+# The page and its JSON twin
+
+
+def test_the_json_twin_carries_the_linked_turns_session_and_entry_ids(client, tree, viewer_of_workspaces):
+    direct_turn(tree, 1, at(10, 0), fact("lang", "Rust", at(10, 0)))
+    index(tree)
+    data = timeline(client)
+    change = data["changes"][0]
+    reply = Entry.objects.get(entry_id="out-1")
+    turn = change["link"]["turn"]
+    assert (turn["session"], turn["user_entry"], turn["reply_entry"]) == (reply.session_id, "in-1", "out-1")
+    assert change["link"]["method"] == "time"
+    assert change["added"][0]["key"] == "lang"
+    assert turn["url"].startswith(reverse("session-detail", args=[reply.session_id]) + "?entry=in-1#")
+
+
+def test_the_page_shows_the_change_its_turn_and_a_link_into_the_transcript(
+    client, tree, viewer_of_workspaces
+):
+    direct_turn(tree, 1, at(10, 0), fact("lang", "Rust", at(10, 0)))
+    index(tree)
+    page = client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content.decode()
+    assert "Linked by time: the file changed 2.0 s before the reply was written." in page
+    assert "question 1" in page and "Open this turn in the transcript" in page
+    assert 'class="fact-added"' in page
+
+
+@pytest.mark.parametrize(
+    ("params", "files"),
+    [
+        ({"file": "memory.md"}, ["memory.md", "memory.md"]),
+        ({"who": "outside"}, ["user.md", "memory.md"]),
+        ({"since": "2025-06-02", "until": "2025-06-02"}, ["user.md", "memory.md"]),
+        ({"until": "2025-06-01"}, ["memory.md"]),
+    ],
+)
+def test_the_timeline_filters_by_file_who_and_date(client, tree, viewer_of_workspaces, params, files):
+    write(tree / ALICE / "memory.md", "one\n", at(10, 0))
+    write(tree / ALICE / "user.md", "two\n", at(10, 5))
+    index(tree)
+    MemorySnapshot.objects.filter(who="first").update(changed_at=DAY.replace(day=1))
+    assert [c["file"] for c in timeline(client, **params)["changes"]] == files
+
+
+@pytest.mark.parametrize(("name", "value"), [("who", "agent"), ("since", "2025-13-01"), ("_page", "0")])
+def test_a_bad_filter_is_a_400_naming_it(client, tree, viewer_of_workspaces, name, value):
+    for url in (
+        reverse("workspace-memory-timeline", args=[0, ALICE]),
+        reverse("api-workspace-memory-changes"),
+    ):
+        response = client.get(url, {name: value})
+        assert response.status_code == 400
+        assert name in response.content.decode()
+
+
+def test_an_htmx_request_gets_the_timeline_alone(client, tree, viewer_of_workspaces):
+    response = client.get(reverse("workspace-memory-timeline", args=[0, ALICE]), HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert body.lstrip().startswith('<section id="timeline">')
+    assert "<form" not in body
+
+
+def test_the_jid_page_links_to_its_timeline(client, tree, viewer_of_workspaces):
+    page = client.get(reverse("workspace-jid", args=[0, ALICE])).content.decode()
+    assert reverse("workspace-memory-timeline", args=[0, ALICE]) in page
+
+
+def test_every_jids_changes_list_each_jid_and_narrow_to_one(client, tree, viewer_of_workspaces):
+    write(tree / ALICE / "memory.md", "one\n", at(10, 0))
+    write(tree / ROOM / "memory.md", "room notes\n", at(10, 1))
+    index(tree)
+    url = reverse("api-workspace-memory-changes")
+    data = orjson.loads(client.get(url, {"who": "outside"}).content)
+    assert [c["jid"] for c in data["changes"]] == [ROOM, ALICE]
+    data = orjson.loads(client.get(url, {"who": "outside", "jid": ALICE}).content)
+    assert [c["jid"] for c in data["changes"]] == [ALICE]
+    page = client.get(reverse("workspace-memory-changes")).content.decode()
+    assert reverse("workspace-memory-timeline", args=[0, ROOM]) in page
+
+
+def test_forget_leaves_a_marker_without_content_in_the_timeline(client, tree, viewer_of_workspaces):
+    write(tree / ALICE / "memory.md", "a secret\n", at(10, 0))
+    index(tree)
+    version = ws.forget_plan(tree / ALICE).version
+    client.post(reverse("workspace-forget-run", args=[0, ALICE]), {"version": version})
+    data = timeline(client)
+    memory_changes = [c for c in data["changes"] if c["file"] == "memory.md"]
+    assert [(c["who"], c["diff"]) for c in memory_changes] == [("forget", "")]
+    assert b"a secret" not in client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content
+
+
+def test_someone_who_may_not_read_workspaces_gets_no_timeline(client, tree):
+    client.force_login(User.objects.create_user("nobody", password="pw"))
+    assert client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).status_code == 403
+    assert client.get(reverse("api-workspace-memory-timeline", args=[0, ALICE])).status_code == 403
+    assert client.get(reverse("api-workspace-memory-changes")).status_code == 403
