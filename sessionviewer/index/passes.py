@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone

@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sessionviewer', '0013_session_cost'),
+        ('sessionviewer', '0014_copied_usage'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
