@@ -330,7 +330,8 @@ class CopiedUsage(models.Model):
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="copied_usage")
     message_id = models.CharField(max_length=256)
     counted_in = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="+")
-    line_key = models.CharField(max_length=512)  # prices.line_key of the reply's turn
+    # prices.line_key of the reply's turn, kept as JSON: a model or provider may hold NUL.
+    line_key = OrjsonField(default=str)
     tokens = OrjsonField(default=dict)  # by prices.KINDS
 
     class Meta:

@@ -46,7 +46,7 @@ class Migration(migrations.Migration):
                     ),
                 ),
                 ("message_id", models.CharField(max_length=256)),
-                ("line_key", models.CharField(max_length=512)),
+                ("line_key", sessionviewer.models.OrjsonField(default=str)),
                 ("tokens", sessionviewer.models.OrjsonField(default=dict)),
             ],
         ),
