@@ -369,3 +369,13 @@ def test_the_cost_page_says_which_session_counts_the_copied_replies(tmp_path, cl
             f'2 replies, {original.total_tokens / 1000:.1f}k tokens: counted in <a href="/sessions/{original.id}/cost/">'
             in body
         )
+
+
+def test_the_transcript_header_says_how_many_replies_are_counted_in_another_session(tmp_path, client, viewer):
+    root = without_subagents(tmp_path)
+    index_roots([RootSpec(root, "claude_code")])
+    write_clone(root)
+    index_roots([RootSpec(root, "claude_code")])
+    clone = Session.objects.get(session_uuid=CLONE)
+    body = client.get(clone.get_absolute_url()).content.decode()
+    assert "$0.001 · 2 replies copied from another session, counted there · " in body
