@@ -58,6 +58,11 @@ def _light_entries(session_id: int) -> tuple[list[readers.Entry], array, array]:
     return entries, lines, facts
 
 
+def load_entry(session_id: int, line: int) -> readers.Entry | None:
+    """The entry at this line of the session, whole."""
+    return _load_lines(session_id, line, line).get(line)
+
+
 def _load_lines(session_id: int, first: int, last: int) -> dict[int, readers.Entry]:
     entries = _select_entries("session_id = %s AND line BETWEEN %s AND %s", [session_id, first, last])
     return {e.line: e for e in entries}
