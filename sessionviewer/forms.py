@@ -326,6 +326,13 @@ class SessionListForm(ActivityForm):
     _hits_who = OneOfField(WHO)
 
 
+class EntryTextForm(QueryForm):
+    """The rest of a long text (/sessions/<id>/lines/<line>/blocks/<n>/text): _from, the first
+    character sent; without HX-Request the whole text comes as a download."""
+
+    _from = WholeNumberField()
+
+
 class TranscriptForm(QueryForm):
     """The transcript (/sessions/<id>/) and its twin: which thread, and which part of it.
 

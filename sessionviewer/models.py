@@ -288,6 +288,9 @@ class Entry(models.Model):
     leaf_id = models.CharField(max_length=256, blank=True)
     extra = OrjsonField(default=dict)
     raw = OrjsonField(null=True, blank=True)
+    # What a thread's layout needs of the text (readers.claude_code.text_facts); 0 in rows
+    # indexed before it was kept, whose text is then read instead.
+    text_facts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         indexes = [

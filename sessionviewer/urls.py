@@ -22,6 +22,11 @@ urlpatterns = [
     path("api/sessions/<int:session_id>", api.session_detail, name="api-session-detail"),
     path("api/sessions/<int:session_id>/raw", api.session_raw, name="api-session-raw"),
     path("sessions/<int:session_id>/cost/", pages.session_cost, name="session-cost"),
+    path(
+        "sessions/<int:session_id>/lines/<int:line>/blocks/<int:block>/text",
+        pages.entry_text,
+        name="session-entry-text",
+    ),
     path("api/sessions/<int:session_id>/cost", api.session_cost, name="api-session-cost"),
     # /activity/
     path("activity/", pages.activity_page, name="activity"),

@@ -190,7 +190,7 @@ def test_every_entry_column_is_a_column_of_the_entry_table():
     from sessionviewer.models import ENTRY_FIELDS, Entry
 
     assert ENTRY_FIELDS is rows.ENTRY_FIELDS
-    assert rows.ENTRY_COLUMNS[1:-1] == rows.LOADED_COLUMNS  # all but session_id and raw
+    assert rows.ENTRY_COLUMNS[1:-2] == rows.LOADED_COLUMNS  # all but session_id, raw and text_facts
     assert {Entry._meta.get_field(name).column for name in rows.ENTRY_COLUMNS} == set(rows.ENTRY_COLUMNS)
 
 
@@ -206,7 +206,7 @@ def test_entries_decoded_from_their_encoded_rows_are_the_entries_the_reader_gave
         ]
         encoded = rows.entry_rows(read, for_sqlite=False, problems=[], path=str(path))
         assert all(len(row) == len(rows.ENTRY_COLUMNS) for row in encoded)
-        decoded = rows.entries_from_rows([row[1:-1] for row in encoded])
+        decoded = rows.entries_from_rows([row[1:-2] for row in encoded])
         assert [read_back_shape(e) for e in decoded] == [read_back_shape(e) for e in read], path
         checked += len(read)
     assert checked > 10

@@ -7,8 +7,8 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from sessionviewer import transcripts
-from sessionviewer.index import index_roots
-from sessionviewer.models import Session, ThreadSnapshot
+from sessionviewer.index import index_roots, rows
+from sessionviewer.models import Entry, Session, ThreadSnapshot
 from sessionviewer.roots import RootSpec
 from sessionviewer.transcripts import store
 
@@ -106,3 +106,58 @@ def test_another_branch_of_a_long_session_reads_back_from_its_snapshot(demo, mon
             restored = transcripts.transcript(session, leaf)
             assert isinstance(restored.items[0], transcripts.LazyItem)
             assert shape(restored) == shape(built), (session.key, leaf)
+
+
+def snapshot_data() -> dict:
+    return {(s.session_id, s.leaf): s.data for s in ThreadSnapshot.objects.all()}
+
+
+def test_prepared_snapshots_hold_what_snapshots_built_from_whole_entries_hold(demo, monkeypatch):
+    # prepare_snapshots loads entries without their text; the page builds from whole ones.
+    monkeypatch.setattr(store, "PREPARE_FROM", 1)
+    ids = list(Session.objects.values_list("id", flat=True))
+    for session in Session.objects.all():
+        t = transcripts.transcript(session)
+        for leaf in t.thread.leaves:
+            transcripts.transcript(session, leaf)
+    built = snapshot_data()
+    ThreadSnapshot.objects.all().delete()
+    transcripts.prepare_snapshots(ids)
+    prepared = snapshot_data()
+    assert prepared.keys() <= built.keys()
+    assert {key: built[key] for key in prepared} == prepared
+    assert any(data["compactions"] and data["summaries"] for data in prepared.values())
+    assert any(data["noise"] for data in prepared.values())
+
+
+def test_prepare_snapshots_loads_no_entry_text_but_compaction_summaries(demo, monkeypatch):
+    monkeypatch.setattr(store, "PREPARE_FROM", 1)
+    loaded = []
+
+    def recording(batch):
+        for row in batch:
+            loaded.append((row[rows_index("extra")], row[-1]))
+        return light_entries_from_rows(batch)
+
+    light_entries_from_rows = rows.light_entries_from_rows
+    monkeypatch.setattr(rows, "light_entries_from_rows", recording)
+    transcripts.prepare_snapshots(list(Session.objects.values_list("id", flat=True)))
+    assert len(loaded) == Entry.objects.count()
+    texts = [text for extra, text in loaded if text]
+    assert texts  # the demo's compaction summary, which its banner shows
+    assert all('"is_compact_summary":true' in extra for extra, text in loaded if text)
+
+
+def rows_index(column: str) -> int:
+    return rows.LIGHT_COLUMNS.index(column)
+
+
+def test_prepare_snapshots_reads_the_text_of_rows_indexed_before_text_facts_were_kept(demo, monkeypatch):
+    monkeypatch.setattr(store, "PREPARE_FROM", 1)
+    ids = list(Session.objects.values_list("id", flat=True))
+    transcripts.prepare_snapshots(ids)
+    prepared = snapshot_data()
+    ThreadSnapshot.objects.all().delete()
+    Entry.objects.update(text_facts=0)
+    transcripts.prepare_snapshots(ids)
+    assert snapshot_data() == prepared

@@ -8,13 +8,14 @@ writer, the loader and the reading process all import it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
 from sessionviewer import readers
+from sessionviewer.readers.claude_code import FACTS_KNOWN, text_facts
 
 # The columns that rebuild a readers.Entry, in order: entries_from_rows() reads them,
 # and the indexer writes them (with session_id, text and raw) without the ORM.
@@ -41,7 +42,7 @@ ENTRY_FIELDS = (
     "extra",
 )
 # What entry_rows() makes, in order, and what the indexer's insert names.
-ENTRY_COLUMNS = ("session_id", *ENTRY_FIELDS, "text", "raw")
+ENTRY_COLUMNS = ("session_id", *ENTRY_FIELDS, "text", "raw", "text_facts")
 # What entries_from_rows() takes, in order.
 LOADED_COLUMNS = (*ENTRY_FIELDS, "text")
 
@@ -119,6 +120,7 @@ def entry_rows(
                 extra,
                 column_text,
                 raw,
+                text_facts(e),
             ]
         )
     return rows
@@ -254,6 +256,26 @@ def entries_from_rows(rows: Iterable[Sequence]) -> list[readers.Entry]:
             )
         )
     return entries
+
+
+# What a thread snapshot loads of a row (store.prepare_snapshots): no text, but what the
+# layout needs of it (text_facts), and the text only where the thread needs it (a compact
+# summary's, which its boundary shows) or where text_facts were not kept (then 0): the SQL
+# puts the text or "" last (store._light_entries).
+LIGHT_COLUMNS = (*ENTRY_FIELDS, "text_facts")
+
+
+def light_entries_from_rows(rows: Iterable[Sequence]) -> Iterator[tuple[readers.Entry, int]]:
+    """Rows of LIGHT_COLUMNS and a text (or "") to entries without their text, each with its
+    text_facts: blocks keep only their type and call id, which is what a thread is made of."""
+    for row in rows:
+        *fields, facts, text = row
+        (entry,) = entries_from_rows([(*fields, text)])
+        if not facts & FACTS_KNOWN:  # a row indexed before text_facts were kept
+            facts = text_facts(entry)
+        if not entry.extra.get("is_compact_summary"):
+            entry.blocks = [readers.Block(b.type, call_id=b.call_id) for b in entry.blocks]
+        yield entry, facts
 
 
 def _block(data: dict) -> readers.Block:

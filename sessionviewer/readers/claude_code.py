@@ -328,6 +328,37 @@ def is_reminder(text: str) -> bool:
     return text.startswith("<system-reminder>") and text.endswith("</system-reminder>")
 
 
+def is_hidden_block(block: Block) -> bool:
+    """A block with nothing to show: text that is only whitespace or a system reminder,
+    thinking with nothing written (transcripts.layout.is_hidden_block, the page's rule)."""
+    if block.type == TEXT:
+        return not block.text.strip() or is_reminder(block.text)
+    if block.type == THINKING:
+        return not block.text.strip()
+    return False
+
+
+# What an entry's text says, as the index keeps it beside the row (index/rows.py), so that
+# a thread's layout is found without loading the text: a set bit for "known" (rows indexed
+# before this have 0), one for "every block hidden", and harness_line()'s kind.
+FACTS_KNOWN = 1
+FACTS_ALL_HIDDEN = 2
+HARNESS_KINDS = ("command", "interrupt", "caveat", "output", "meta")
+
+
+def text_facts(entry: Entry) -> int:
+    harness = harness_line(entry)
+    kind = 0 if harness is None else HARNESS_KINDS.index(harness["kind"]) + 1
+    hidden = FACTS_ALL_HIDDEN if all(is_hidden_block(block) for block in entry.blocks) else 0
+    return FACTS_KNOWN | hidden | kind << 2
+
+
+def harness_kind(facts: int) -> str | None:
+    """harness_line()'s kind, from text_facts()."""
+    kind = facts >> 2
+    return HARNESS_KINDS[kind - 1] if kind else None
+
+
 def _blocks(content: Any) -> list[Block]:
     if content is None:
         return []

@@ -73,6 +73,24 @@ def folds(text: str) -> bool:
 
 
 @register.filter
+def too_long(text: str) -> bool:
+    """Whether a block's text is past TEXT_LIMIT: shown folded and cut, the rest on request."""
+    return len(text or "") > transcripts.TEXT_LIMIT
+
+
+@register.filter
+def head(text: str) -> str:
+    """The part of a long text the page sends with it."""
+    return render.truncate(text or "", transcripts.TEXT_LIMIT)[0]
+
+
+@register.filter
+def rest_length(text: str) -> int:
+    """The characters of a long text the page leaves for "show the rest"."""
+    return max(0, len(text or "") - transcripts.TEXT_LIMIT)
+
+
+@register.filter
 def first_line(text: str) -> str:
     line = render.neutralise((text or "").strip().split("\n", 1)[0])
     return line[:120] + ("…" if len(line) > 120 else "")

@@ -8,6 +8,7 @@ and the pages both come through here, so they show the same thread.
 from sessionviewer.transcripts.page import (
     CHUNK,
     PROBLEM_LIMIT,
+    TEXT_LIMIT,
     Group,
     Piece,
     Row,
@@ -26,6 +27,7 @@ from sessionviewer.transcripts.store import (
     UnknownLeaf,
     clear_cache,
     load_entries,
+    load_entry,
     prepare_snapshots,
     transcript,
     version_text,
@@ -34,6 +36,7 @@ from sessionviewer.transcripts.store import (
 __all__ = [
     "CHUNK",
     "PROBLEM_LIMIT",
+    "TEXT_LIMIT",
     "Group",
     "LazyItem",
     "Piece",
@@ -46,6 +49,7 @@ __all__ = [
     "compaction_summary",
     "item_to_dict",
     "load_entries",
+    "load_entry",
     "prepare_snapshots",
     "result_slot",
     "rows_for",

@@ -18,14 +18,15 @@ page keeps in sight. Plain Python: no Django.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from sessionviewer import readers
 from sessionviewer.readers import claude_code
 
 
-def is_noise(entry: readers.Entry) -> bool:
-    """Whether the page hides this entry until asked to show all entries."""
+def is_noise(entry: readers.Entry, facts: int = 0) -> bool:
+    """Whether the page hides this entry until asked to show all entries. facts: what the
+    index kept of its text (claude_code.text_facts), for an entry loaded without it."""
     kind = entry.kind
     if kind in (readers.COMPACTION, readers.BRANCH, readers.RAW):
         return False  # a line of a type no reader knows stays in sight: it may be what matters
@@ -35,22 +36,27 @@ def is_noise(entry: readers.Entry) -> bool:
         return True  # its text is the summary its boundary's banner shows
     if _is_error(entry):
         return False
-    harness = claude_code.harness_line(entry)
+    harness = _harness_kind(entry, facts)
     if harness is not None:
-        return harness["kind"] not in ("command", "interrupt")  # what the person did stays in sight
+        return harness not in ("command", "interrupt")  # what the person did stays in sight
     if entry.is_meta:
         return True
+    if facts & claude_code.FACTS_KNOWN:
+        return bool(facts & claude_code.FACTS_ALL_HIDDEN)
     return all(is_hidden_block(block) for block in entry.blocks)  # a message with nothing to show
+
+
+def _harness_kind(entry: readers.Entry, facts: int) -> str | None:
+    if facts & claude_code.FACTS_KNOWN:
+        return claude_code.harness_kind(facts)
+    harness = claude_code.harness_line(entry)
+    return None if harness is None else harness["kind"]
 
 
 def is_hidden_block(block: readers.Block) -> bool:
     """A block the page leaves out: text that is only whitespace or a system reminder,
     thinking with nothing written."""
-    if block.type == readers.TEXT:
-        return not block.text.strip() or claude_code.is_reminder(block.text)
-    if block.type == readers.THINKING:
-        return not block.text.strip()
-    return False
+    return claude_code.is_hidden_block(block)
 
 
 def _is_error(entry: readers.Entry) -> bool:
@@ -60,15 +66,19 @@ def _is_error(entry: readers.Entry) -> bool:
     )
 
 
-def is_prompt(entry: readers.Entry) -> bool:
+def is_prompt(entry: readers.Entry, facts: int = 0) -> bool:
     """A prompt a person typed, as the index's titles read one (Entry.is_prompt, no harness
     line), that the page shows (not noise)."""
-    return entry.is_prompt and claude_code.harness_line(entry) is None and not is_noise(entry)
+    return entry.is_prompt and _harness_kind(entry, facts) is None and not is_noise(entry, facts)
 
 
-def first_prompt(entries: Iterable[readers.Entry]) -> int | None:
-    """The index of the first prompt among entries, if any."""
-    return next((i for i, entry in enumerate(entries) if is_prompt(entry)), None)
+def first_prompt(
+    entries: Iterable[readers.Entry], facts: Callable[[readers.Entry], int] | None = None
+) -> int | None:
+    """The index of the first prompt among entries, if any; facts as is_noise takes them."""
+    if facts is None:
+        return next((i for i, entry in enumerate(entries) if is_prompt(entry)), None)
+    return next((i for i, entry in enumerate(entries) if is_prompt(entry, facts(entry))), None)
 
 
 def fold_ranges(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.urls import reverse
+
 from sessionviewer import readers, search, threads
 from sessionviewer.models import Session
 from sessionviewer.transcripts import layout, tools
@@ -34,12 +36,31 @@ def thread_to_dict(
             {"id": c.id, "title": c.display_title, "kind": c.kind, "parent_tool_id": c.parent_tool_id}
             for c in session.children.order_by("id")
         ],
-        "entries": [item_to_dict(thread.items[i]) for i in range(offset, stop)],
+        "entries": [item_to_dict(thread.items[i], session.id) for i in range(offset, stop)],
     }
 
 
-def item_to_dict(item: threads.ThreadItem) -> dict:
+# A block's text past this many characters shows folded and cut, on the page and in the API:
+# the rest comes on request (views.pages.entry_text), so one 60 MB line is never sent whole.
+TEXT_LIMIT = 100_000
+
+
+def _cut_long_texts(session_id: int, entry: readers.Entry, data: dict) -> None:
+    """The API's entry with each text past TEXT_LIMIT cut: "truncated" and "length" say so,
+    and "text_url" gives the whole text."""
+    if len(data["text"]) > TEXT_LIMIT:
+        data["text"], data["text_truncated"] = data["text"][:TEXT_LIMIT], True
+    for at, block in enumerate(data["blocks"]):
+        text = block.get("text", "")
+        if len(text) > TEXT_LIMIT:
+            block["text"], block["truncated"], block["length"] = text[:TEXT_LIMIT], True, len(text)
+            block["text_url"] = reverse("session-entry-text", args=[session_id, entry.line, at])
+
+
+def item_to_dict(item: threads.ThreadItem, session_id: int | None = None) -> dict:
     data = item.entry.to_dict()
+    if session_id is not None:
+        _cut_long_texts(session_id, item.entry, data)
     data["compacted"] = item.compacted
     if item.alternatives:
         data["alternatives"] = item.alternatives
@@ -84,6 +105,8 @@ class Piece:
     result_anchor: str = ""  # set on the first absorbed result of an entry: its permalink
     children: list = field(default_factory=list)  # subagent sessions started by this call
     later_read: str = ""  # an edit's file as a later Read showed it: its line numbers
+    line: int = 0  # the line of the entry holding the block, and its place there: where
+    at: int = 0  # the rest of a long text is asked for (TEXT_LIMIT)
 
 
 @dataclass(slots=True)
@@ -343,7 +366,7 @@ def _row(t: Transcript, i: int, children_by_tool, absorb_from, shown_with_call, 
             continue
         if not show_all and layout.is_hidden_block(block):
             continue
-        piece = Piece(block)
+        piece = Piece(block, line=entry.line, at=b)
         if block.type == readers.TOOL_CALL:
             piece.children = children_by_tool.get(block.call_id, [])
             if absorb_from is not None and (found := t.results.get((i, b))):

@@ -3,9 +3,12 @@ and the thread snapshots kept in the database (ThreadSnapshot)."""
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from threading import Lock
 
 import orjson
@@ -51,6 +54,32 @@ def _load_raw(table: str, unknown: list[readers.Entry], session_id: int) -> None
 def load_entries(session: Session) -> list[readers.Entry]:
     """The session's entries in file order, as the reader produced them."""
     return _select_entries("session_id = %s", [session.id])
+
+
+def _light_entries(session_id: int) -> tuple[list[readers.Entry], array, array]:
+    """The session's entries without their text (rows.light_entries_from_rows), with the
+    lines and text_facts of each, read a batch at a time: a thread snapshot needs ids,
+    parents and kinds, and a 2 GB session's text would not fit in memory."""
+    table = connection.ops.quote_name(Entry._meta.db_table)
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(c) for c in rows.LIGHT_COLUMNS)
+    # The text only where the thread needs it: a compact summary's, or a row without text_facts.
+    text = f"CASE WHEN {quote('text_facts')} = 0 OR {quote('extra')} LIKE %s THEN {quote('text')} ELSE '' END"
+    query = f"SELECT {columns}, {text} FROM {table} WHERE session_id = %s ORDER BY line"  # noqa: S608 - names are ours
+    entries, lines, facts = [], array("q"), array("H")
+    with connection.cursor() as cursor:
+        cursor.execute(query, ['%"is_compact_summary":true%', session_id])
+        while batch := cursor.fetchmany(500):
+            for entry, known in rows.light_entries_from_rows(batch):
+                entries.append(entry)
+                lines.append(entry.line)
+                facts.append(known)
+    return entries, lines, facts
+
+
+def load_entry(session_id: int, line: int) -> readers.Entry | None:
+    """The entry at this line of the session, whole."""
+    return _load_lines(session_id, line, line).get(line)
 
 
 def _load_lines(session_id: int, first: int, last: int) -> dict[int, readers.Entry]:
@@ -146,20 +175,26 @@ PREPARE_LEAVES = 20
 def prepare_snapshots(session_ids: list[int]) -> int:
     """Build the threads of the long sessions an index pass touched (the active one and
     every other branch), so their first screen stays fast right after the file grew.
-    Returns how many threads were built."""
+    Returns how many threads were built. The entries are loaded without their text
+    (_light_entries): the page reads the rows it shows when it shows them."""
     built = 0
     for session in Session.objects.filter(id__in=session_ids, entry_count__gte=PREPARE_FROM).iterator():
         version = version_text(session)
         if ThreadSnapshot.objects.filter(session=session, leaf="", version=version).exists():
             continue
-        entries = load_entries(session)
-        active = _index(threads.build_thread(entries))
+        entries, lines, kept = _light_entries(session.id)
+        facts = partial(_facts_of, lines, kept)
+        active = _index(threads.build_thread(entries), facts)
         save_snapshot(session, active, None)
         built += 1
         for leaf in [x for x in active.thread.leaves if x != active.thread.leaf_id][:PREPARE_LEAVES]:
-            save_snapshot(session, _index(threads.build_thread(entries, leaf)), leaf)
+            save_snapshot(session, _index(threads.build_thread(entries, leaf), facts), leaf)
             built += 1
     return built
+
+
+def _facts_of(lines: array, facts: array, entry: readers.Entry) -> int:
+    return facts[bisect_left(lines, entry.line)]
 
 
 def version_text(session: Session) -> str:
@@ -331,7 +366,9 @@ def clear_cache() -> None:
         _entries_cache.clear()
 
 
-def _index(thread: threads.Thread) -> Transcript:
+def _index(thread: threads.Thread, facts: Callable[[readers.Entry], int] | None = None) -> Transcript:
+    """What the page needs to find things in the thread; facts: what the index kept of an
+    entry's text (layout.is_noise), for entries loaded without it."""
     positions: dict[str, int] = {}
     open_calls: dict[str, tuple[int, int]] = {}
     results: dict[tuple[int, int], tuple[int, int]] = {}
@@ -349,8 +386,11 @@ def _index(thread: threads.Thread) -> Transcript:
                 absorbed.add((i, b))
                 owner.setdefault(i, call[0])
     entries = [item.entry for item in thread.items]
-    noise = frozenset(i for i, entry in enumerate(entries) if layout.is_noise(entry))
-    prompt = layout.first_prompt(entries)
+    if facts is None:
+        noise = frozenset(i for i, entry in enumerate(entries) if layout.is_noise(entry))
+    else:
+        noise = frozenset(i for i, entry in enumerate(entries) if layout.is_noise(entry, facts(entry)))
+    prompt = layout.first_prompt(entries, facts)
     where = {id(item): i for i, item in enumerate(thread.items)} if thread.compactions else {}
     compactions = tuple(where[id(item)] for item in thread.compactions)
     compacted = (i for i, item in enumerate(thread.items) if item.compacted)

@@ -13,7 +13,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import activity, export, projects, search, transcripts
 from sessionviewer.filters import filter_sessions, nested, session_page
-from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, TranscriptForm
+from sessionviewer.forms import ActivityForm, EntryTextForm, ProjectForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
 from sessionviewer.views.http import bad_parameter_is_400
 from sessionviewer.views.workspaces import jid_links_for
@@ -94,6 +94,29 @@ def session_cost(request: HttpRequest, session_id: int) -> HttpResponse:
     """How the session's cost was computed: tokens by kind x rates, per model."""
     session = _get_session(session_id)
     return render(request, "sessions/cost.html", {"session": session, "costing": session.cost_to_dict()})
+
+
+@require_GET
+@login_required
+@view_permission
+@vary_on_headers("HX-Request")
+@bad_parameter_is_400
+def entry_text(request: HttpRequest, session_id: int, line: int, block: int) -> HttpResponse:
+    """The rest of a block's text that the page cut at TEXT_LIMIT: the next part from _from,
+    for "show the rest" (htmx), or the whole text as a download."""
+    session = _get_session(session_id)
+    params = EntryTextForm.read(request.GET)
+    entry = transcripts.load_entry(session.id, line)
+    if entry is None or block >= len(entry.blocks):
+        raise Http404("no such entry or block")
+    text = entry.blocks[block].text
+    if not request.htmx:
+        return _download(text, "text/plain", f"session-{session.id}-line-{line}-block-{block}.txt")
+    start = params["_from"] or 0
+    stop = start + transcripts.TEXT_LIMIT
+    context = {"session": session, "text": text[start:stop], "line": line, "at": block, "stop": stop}
+    context["more"] = len(text) - stop if stop < len(text) else 0
+    return render(request, "sessions/_long_text.html#long-text-rest", context)
 
 
 @require_GET
