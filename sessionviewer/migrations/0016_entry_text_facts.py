@@ -34,7 +34,7 @@ def drop_column(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("sessionviewer", "0013_session_cost")]
+    dependencies = [("sessionviewer", "0015_memory_snapshots")]
 
     operations = [
         migrations.SeparateDatabaseAndState(
