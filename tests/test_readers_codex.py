@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sessionviewer import readers
+from sessionviewer import prices, readers
 from sessionviewer.index.fold import SessionState, fold_entries
 from sessionviewer.readers import (
     ASSISTANT,
@@ -211,6 +211,15 @@ def test_codex_token_counts_are_not_double_counted_across_two_reads():
     fold_entries(state, lines[:10])  # ends on the first of the two equal counts
     fold_entries(state, lines[10:])
     assert (state.input_tokens, state.output_tokens) == (16400 - 12000, 420)
+
+
+def test_codex_token_counts_are_priced_by_the_model_of_their_turn_context():
+    state = SessionState(format="codex")
+    lines = entries(TOOLS)
+    fold_entries(state, lines[:12])
+    fold_entries(state, lines[12:])  # an append: the turn's model is remembered
+    assert {prices.split_key(key)[0] for key in state.usage_lines} == {"gpt-5-codex"}
+    assert prices.price_lines(state.usage_lines)["unpriced_tokens"] == 0
 
 
 def test_codex_session_folds_into_its_project_model_and_first_prompt():

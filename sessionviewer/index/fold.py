@@ -80,6 +80,9 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
     # remembered for that: a bounded window, so an append stays as cheap as ever.
     # Copies of a reply in another file are counted once by index/copies.py.
     recent = _recent_replies(state.extra)
+    # The model of the latest line that named one: a usage line that names none (Codex's
+    # token counts; the model is on the turn's turn_context) is that model's.
+    model_now = state.extra.get("model_now", "")
     lines = {key: dict(tokens) for key, tokens in state.usage_lines.items()}
     # A format whose prompts carry more than what the person wrote says what to title with.
     prompt_text = getattr(readers.format_module(state.format), "prompt_text", None)
@@ -103,7 +106,11 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
             and not entry.model.startswith("<")
         ):
             models_used.append(entry.model)
+        if entry.model and not entry.model.startswith("<"):
+            model_now = entry.model
         if entry.usage:
+            if not entry.model and model_now:
+                entry.model = model_now  # kept on the row, so a page and copies.py price it alike
             # Every usage has its line, so the lines add up to the token totals.
             key, tokens = turn_line(entry)
             if entry.message_id and (counted := recent.pop(entry.message_id, None)):
@@ -125,6 +132,8 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
     state.usage_lines = {key: tokens for key, tokens in lines.items() if tokens.get("turns")}
     extra = dict(state.extra)
     extra.pop("last_reply", None)  # the one-reply window of index layouts before this one
+    if model_now:
+        extra["model_now"] = model_now
     if recent:
         extra["recent_replies"] = [
             [mid, key, *(tokens[k] for k in prices.KINDS)] for mid, (key, tokens) in recent.items()

@@ -2,7 +2,8 @@
 a session's lines named is kept (the project page's branches).
 
 Sessions that hold a reply another session holds too are read again whole at the next
-pass, in place, so that the pass finds their copies; the rest stay as they are.
+pass, in place, so that the pass finds their copies, and so are Codex rollouts, whose token
+counts now take the model of their turn; the rest stay as they are.
 """
 
 import django.db.models.deletion
@@ -23,6 +24,8 @@ def read_sharing_sessions_again(apps, schema_editor):
     )
     holding = Entry.objects.filter(message_id__in=shared).values("session")
     Session.objects.filter(id__in=holding).update(file_size=-1, read_offset=0, read_line=0)
+    # Codex's token counts name no model: they now take the model of their turn.
+    Session.objects.filter(format="codex").update(file_size=-1, read_offset=0, read_line=0)
 
 
 class Migration(migrations.Migration):
