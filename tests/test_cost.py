@@ -379,3 +379,15 @@ def test_the_transcript_header_says_how_many_replies_are_counted_in_another_sess
     clone = Session.objects.get(session_uuid=CLONE)
     body = client.get(clone.get_absolute_url()).content.decode()
     assert "$0.001 · 2 replies copied from another session, counted there · " in body
+
+
+def test_a_session_all_of_whose_replies_are_counted_elsewhere_says_so_not_no_price(tmp_path, client, viewer):
+    root = without_subagents(tmp_path)
+    index_roots([RootSpec(root, "claude_code")])
+    write_clone(root, new_reply=False)
+    index_roots([RootSpec(root, "claude_code")])
+    clone = Session.objects.get(session_uuid=CLONE)
+    page = client.get(f"/sessions/{clone.id}/cost/").content.decode()
+    assert '<p class="cost-total">Nothing of its own: every reply is counted in another session</p>' in page
+    header = client.get(clone.get_absolute_url()).content.decode()
+    assert '<dd class="cost">none of its own · 2 replies copied from another session, counted there' in header
