@@ -170,3 +170,11 @@ def test_a_root_may_be_the_database_file_itself(store):
     summary = index_roots([RootSpec(store.path, "openclaw")])
     assert summary.errors == []
     assert list(Session.objects.values_list("key", "entry_count")) == [("openclaw-agent.sqlite#s1", 3)]
+
+
+def test_a_database_session_without_a_label_is_titled_by_its_first_prompt(tmp_path):
+    store = AgentStore(tmp_path / "openclaw")
+    store.window("w9")
+    store.events("w9", header("w9"), said("p9", "user", "Any orders overnight?"))
+    index_roots([RootSpec(tmp_path / "openclaw" / "agents", "openclaw")])
+    assert Session.objects.get().display_title == "Any orders overnight?"

@@ -287,7 +287,7 @@ class _Survey:
             )
             found_file.stamp = Stamp(window.get("last_seq") or 0, int(touched), self.inode)
             found_file.identity = f"generation:{generation}" if generation else ""
-            found_file.title = found_file.title or f"OpenClaw session {session_id[:8]}"
+            # Without a label, its first prompt titles it, as a JSONL transcript's does.
             found.append(found_file)
         found += self._archives(nodes)
         return found
@@ -365,7 +365,6 @@ class _Survey:
             found_file.extra |= {"archived_at": row["created_at"], "archive_generation": generation}
             found_file.stamp = Stamp(row["size"] or 0, int(row["created_at"] or 0), self.inode)
             found_file.identity = f"archive:{row['archive_sha256']}"
-            found_file.title = found_file.title or f"OpenClaw session {session_id[:8]} ({status})"
             found.append(found_file)
         return found
 
