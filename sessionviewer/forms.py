@@ -373,3 +373,9 @@ class MemoryTimelineForm(QueryForm):
     since = IsoDateTimeField()
     until = UntilField()
     _page = WholeNumberField(min_value=1)
+
+
+class MemoryAsOfForm(QueryForm):
+    """The memory as it was: at is a day (its end) or a moment (included); now when absent."""
+
+    at = UntilField()

@@ -38,6 +38,7 @@ urlpatterns = [
     path(JID, views.jid_detail, name="workspace-jid"),
     path(JID + "prompt/", views.prompt_detail, name="workspace-prompt"),
     path(JID + "timeline/", views.memory_timeline_page, name="workspace-memory-timeline"),
+    path(JID + "as-of/", views.memory_as_of_page, name="workspace-memory-as-of"),
     path(JID + "new/", views.new_confirm, name="workspace-new"),
     path(JID + "new/run", views.new_session, name="workspace-new-run"),
     path(JID + "forget/", views.forget_confirm, name="workspace-forget"),
@@ -70,6 +71,7 @@ urlpatterns = [
     path("api/" + JID.rstrip("/"), views.api_jid_detail, name="api-workspace-jid"),
     path("api/" + JID + "prompt", views.api_prompt, name="api-workspace-prompt"),
     path("api/" + JID + "timeline", views.api_memory_timeline, name="api-workspace-memory-timeline"),
+    path("api/" + JID + "as-of", views.api_memory_as_of, name="api-workspace-memory-as-of"),
     path("api/" + JID + "new", views.api_new_confirm, name="api-workspace-new"),
     path("api/" + JID + "forget", views.api_forget_confirm, name="api-workspace-forget"),
     path(

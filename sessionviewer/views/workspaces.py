@@ -12,6 +12,7 @@ import contextlib
 import itertools
 import mimetypes
 from dataclasses import dataclass
+from datetime import UTC
 from functools import wraps
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from sessionviewer import workspaces as ws
 from sessionviewer.forms import (
     BadParameter,
     FileForm,
+    MemoryAsOfForm,
     MemoryTimelineForm,
     NameField,
     PreviewForm,
@@ -522,6 +524,7 @@ def _timeline(request: HttpRequest, root_index: int, base: Path, jid: str | None
     memory_timeline.link_all(changes, str(base))
     for change in changes:
         change.source_url = _change_source_url(root_index, change)
+        change.as_of_url = _as_of_url(root_index, change)
     return {
         "root_index": root_index,
         "page": page,
@@ -539,12 +542,21 @@ def _change_source_url(root_index: int, change: memory_timeline.Change) -> str |
     return _source_url(root_index, change.jid, change.filename)
 
 
+def _as_of_url(root_index: int, change: memory_timeline.Change) -> str | None:
+    """The JID's memory as it was just after the change: global files have no JID to show."""
+    if not change.jid:
+        return None
+    at = change.changed_at.astimezone(UTC).isoformat()
+    return reverse("workspace-memory-as-of", args=[root_index, change.jid]) + f"?{urlencode({'at': at})}"
+
+
 def _change_dict(root_index: int, change: memory_timeline.Change) -> dict:
     revision = change.revision_id
     return {
         **change.to_dict(),
         "revision_url": reverse("workspace-revision", args=[revision]) if revision else None,
         "source_url": change.source_url,
+        "as_of_url": change.as_of_url,
         "timeline_url": reverse("workspace-memory-timeline", args=[root_index, change.jid])
         if change.jid
         else None,
@@ -593,6 +605,31 @@ def memory_changes(request: HttpRequest) -> HttpResponse:
     if request.htmx:
         template_name += "#timeline"
     return render(request, template_name, context)
+
+
+def _as_of(request: HttpRequest, root_index: int, base: Path, jid: str) -> dict:
+    """The memory of jid as it was at ?at= (now when absent). Raises BadParameter."""
+    bound = MemoryAsOfForm.read(request.GET)["at"] or timezone.now()
+    state = memory_timeline.memory_as_of(str(base), jid, bound, _agent_name())
+    sections = [{"section": s, "url": None} for s in state.prompt.sections]
+    return {
+        "root_index": root_index,
+        "jid": jid,
+        "state": state,
+        "prompt": state.prompt,
+        "sections": sections,
+    }
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+@bad_parameter_is_400
+def memory_as_of_page(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    """Every memory file of a JID, and its effective prompt, as they were at a moment."""
+    base = _root(root)
+    _jid_dir(base, jid)
+    return render(request, "workspaces/as_of.html", _as_of(request, root, base, jid))
 
 
 _ROOT_INDEX = WholeNumberField(min_value=0)
@@ -1204,6 +1241,20 @@ def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpRespon
             "url": reverse("workspace-memory-timeline", args=[root, jid]),
         }
     )
+
+
+@require_GET
+@api_permission_required(VIEW)
+@bad_parameter_is_400
+def api_memory_as_of(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    try:
+        base = _root(root)
+        _jid_dir(base, jid)
+    except Http404 as error:
+        return json_error(str(error), 404)
+    state = _as_of(request, root, base, jid)["state"]
+    url = reverse("workspace-memory-as-of", args=[root, jid])
+    return json_response({"root": root, "jid": jid, **state.to_dict(), "url": url})
 
 
 @require_GET
