@@ -97,3 +97,27 @@ def test_the_timeline_at_each_width_and_scheme(browser_page, timeline_url, schem
     assert overflow <= 0
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"memory-timeline-{width}-{scheme}.png"), full_page=False)
+
+
+def test_a_change_opens_the_memory_and_prompt_as_they_were_just_after_it(browser_page, timeline_url):
+    page = browser_page
+    page.goto(page.live_server_url + timeline_url)
+    page.locator("li.change").first.locator("a.as-of-link").click()
+    page.wait_for_selector("#prompt-text")
+    assert "Proofs are due on Friday." in page.locator("#prompt-text").inner_text()
+    memory = page.locator("li.as-of-file", has=page.locator("code:text-is('alice@example.com/memory.md')"))
+    assert "Proofs are due on Friday." in memory.locator("pre").inner_text()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_as_of_view_at_each_width_and_scheme(browser_page, timeline_url, scheme, width):
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 900})
+    page.emulate_media(color_scheme=scheme)
+    page.goto(page.live_server_url + reverse("workspace-memory-as-of", args=[0, ALICE]))
+    page.wait_for_selector("li.as-of-file")
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"memory-as-of-{width}-{scheme}.png"), full_page=False)
