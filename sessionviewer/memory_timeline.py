@@ -126,6 +126,9 @@ class Change:
     as_of_url: str | None = None  # the JID's memory just after this change (set by the view)
     added: list[Fact] = field(default_factory=list)  # knowledge.jsonl
     removed: list[Fact] = field(default_factory=list)
+    # The secrets report's findings this change brought: in the state after it, and not before
+    # (by fingerprint, wherever they moved). Masked, as the report shows them.
+    new_findings: list[dict] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
@@ -172,6 +175,7 @@ class Change:
             "sha256": self.sha256 or None,
             "revision": self.revision_id,
             "link": self.link.to_dict() if self.link else None,
+            "new_findings": [{k: v for k, v in f.items() if k != "fp"} for f in self.new_findings],
         }
         if self.kind == "knowledge":
             data["added"] = [f.to_dict() for f in self.added]
@@ -261,6 +265,8 @@ def _snapshot_change(snapshot: MemorySnapshot) -> Change:
         revision_id=snapshot.revision_id,
     )
     _compare_facts(change)
+    before_findings = previous.findings_now() if previous else []
+    change.new_findings = added_findings(before_findings, snapshot.findings_now())
     return change
 
 
@@ -283,7 +289,15 @@ def _revision_change(revision: Revision) -> Change:
         revision_id=revision.id,
     )
     _compare_facts(change)
+    before_findings = MemorySnapshot.scan(change.before, change.jid) or []
+    change.new_findings = added_findings(before_findings, MemorySnapshot.scan(change.after, change.jid) or [])
     return change
+
+
+def added_findings(before: list[dict], after: list[dict]) -> list[dict]:
+    """The findings of after whose fingerprint before does not hold: what a change brought."""
+    known = {f["fp"] for f in before}
+    return [f for f in after if f["fp"] not in known]
 
 
 def _compare_facts(change: Change) -> None:

@@ -18,6 +18,7 @@ urlpatterns = [
     path("workspaces/secrets/", views.secrets, name="workspace-secrets"),
     path("workspaces/audit-log/", views.audit_log, name="workspace-audit-log"),
     path("workspaces/memory-changes/", views.memory_changes, name="workspace-memory-changes"),
+    path("workspaces/memory-findings/", views.memory_findings_page, name="workspace-memory-findings"),
     path("workspaces/preview", views.preview, name="workspace-preview"),
     path("workspaces/revisions/<int:revision_id>/", views.revision_detail, name="workspace-revision"),
     path(
@@ -61,6 +62,7 @@ urlpatterns = [
     path("api/workspaces/secrets", views.api_secrets, name="api-workspace-secrets"),
     path("api/workspaces/audit-log", views.api_audit_log, name="api-workspace-audit-log"),
     path("api/workspaces/memory-changes", views.api_memory_changes, name="api-workspace-memory-changes"),
+    path("api/workspaces/memory-findings", views.api_memory_findings, name="api-workspace-memory-findings"),
     path(
         "api/workspaces/revisions/<int:revision_id>", views.api_revision_detail, name="api-workspace-revision"
     ),

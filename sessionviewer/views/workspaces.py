@@ -29,12 +29,14 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from sessionviewer import memory_timeline, projects
+from sessionviewer import memory_findings, memory_timeline, projects
 from sessionviewer import workspaces as ws
 from sessionviewer.forms import (
     BadParameter,
+    EditLineForm,
     FileForm,
     MemoryAsOfForm,
+    MemoryFindingsForm,
     MemoryTimelineForm,
     NameField,
     PreviewForm,
@@ -632,6 +634,59 @@ def memory_as_of_page(request: HttpRequest, root: int, jid: str) -> HttpResponse
     return render(request, "workspaces/as_of.html", _as_of(request, root, base, jid))
 
 
+FINDINGS_PAGE_SIZE = 50
+
+
+def _findings_history(request: HttpRequest) -> dict:
+    """One page of the findings in the memory's history (?root=&jid=&kind=). Raises BadParameter."""
+    params = MemoryFindingsForm.read(request.GET)
+    root_index = _root_param(request)
+    base = str(_root(root_index))
+    histories = memory_findings.finding_histories(base, params["jid"] or None, params["kind"])
+    page = Paginator(histories, FINDINGS_PAGE_SIZE).get_page(params["_page"] or 1)
+    memory_findings.attach_changes(page.object_list, base)
+    rows = [_history_row(root_index, history) for history in page.object_list]
+    return {"root_index": root_index, "params": params, "page": page, "rows": rows, "kinds": ws.KINDS}
+
+
+def _history_row(root_index: int, history: memory_findings.FindingHistory) -> dict:
+    """A finding with where to go from it: the change that brought it, the file at its line in
+    the editor (or the source page, for a file the editor does not edit), and /forget."""
+    jid = history.jid
+    at = history.first_at.astimezone(UTC).isoformat()
+    timeline = reverse("workspace-memory-timeline", args=[root_index, jid]) if jid else None
+    editable = JID_EDITABLE if jid else GLOBAL_FILES
+    places = sorted(history.present, key=lambda place: place.filename not in editable)
+    place = places[0] if places else None
+    open_url = None
+    if place is not None and place.filename in editable:
+        name = "workspace-edit" if jid else "workspace-global-edit"
+        args = [root_index, jid, place.filename] if jid else [root_index, place.filename]
+        open_url = reverse(name, args=args) + f"?{urlencode({'line': place.line})}"
+    elif place is not None:
+        source = _source_url(root_index, jid, place.filename)
+        open_url = f"{source}#L{place.line}" if source else None
+    return {
+        "history": history,
+        "change_url": f"{timeline}?{urlencode({'until': at})}#change-s{history.first_snapshot}"
+        if timeline
+        else None,
+        "open_url": open_url,
+        "opens_editor": bool(open_url and "?line=" in open_url),
+        "forget_url": reverse("workspace-forget", args=[root_index, jid]) if jid else None,
+    }
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+@bad_parameter_is_400
+def memory_findings_page(request: HttpRequest) -> HttpResponse:
+    """Every finding the memory's history holds: when it came, in which turn, and if it is still there."""
+    context = {**_findings_history(request), "roots": memory_roots()}
+    return render(request, "workspaces/memory_findings.html", context)
+
+
 _ROOT_INDEX = WholeNumberField(min_value=0)
 
 
@@ -812,14 +867,23 @@ def _revision_dict(revision: Revision) -> dict:
 @require_GET
 @login_required
 @permission_required(EDIT, raise_exception=True)
+@bad_parameter_is_400
 def edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
+    """The editor; ?line=N highlights that line (a finding's), in the text and beside it."""
+    line = EditLineForm.read(request.GET)["line"]
     target = _target(root, jid, name)
     loaded = ws.load_file(target.path)
+    text = _initial_text(target, loaded)
     form = FileForm(
-        initial={"text": _initial_text(target, loaded), "version": loaded.version},
-        preview_url=reverse("workspace-preview"),
+        initial={"text": text, "version": loaded.version}, preview_url=reverse("workspace-preview")
     )
-    return render(request, "workspaces/edit.html", _edit_context(target, form, loaded))
+    lines = text.replace("\r\n", "\n").split("\n")
+    highlight = None
+    if line is not None and line <= len(lines):
+        form.fields["text"].widget.attrs["data-line"] = line
+        numbered = list(enumerate(lines, start=1))[max(0, line - 3) : line + 2]
+        highlight = {"line": line, "around": numbered}
+    return render(request, "workspaces/edit.html", _edit_context(target, form, loaded, highlight=highlight))
 
 
 @require_POST
@@ -1255,6 +1319,32 @@ def api_memory_as_of(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     state = _as_of(request, root, base, jid)["state"]
     url = reverse("workspace-memory-as-of", args=[root, jid])
     return json_response({"root": root, "jid": jid, **state.to_dict(), "url": url})
+
+
+@require_GET
+@api_permission_required(VIEW)
+@bad_parameter_is_400
+def api_memory_findings(request: HttpRequest) -> HttpResponse:
+    try:
+        context = _findings_history(request)
+    except Http404 as error:
+        return json_error(str(error), 404)
+    page = context["page"]
+    findings = [
+        {**row["history"].to_dict(), **{k: row[k] for k in ("change_url", "open_url", "forget_url")}}
+        for row in context["rows"]
+    ]
+    return json_response(
+        {
+            "root": context["root_index"],
+            "filters": {k: v or None for k, v in context["params"].items() if k != "_page"},
+            "count": page.paginator.count,
+            "page": page.number,
+            "pages": page.paginator.num_pages,
+            "findings": findings,
+            "url": reverse("workspace-memory-findings"),
+        }
+    )
 
 
 @require_GET

@@ -113,7 +113,7 @@ from sessionviewer.workspaces.prompt import (
     is_blank,
     rust_trim,
 )
-from sessionviewer.workspaces.secrets import SecretFinding, iter_tree_findings, scan_secrets, scan_tree
+from sessionviewer.workspaces.secrets import KINDS, SecretFinding, iter_tree_findings, scan_secrets, scan_tree
 from sessionviewer.workspaces.writes import (
     FORGOTTEN,
     Conflict,
@@ -134,6 +134,7 @@ from sessionviewer.workspaces.writes import (
 )
 
 __all__ = [
+    "KINDS",
     "ABSENT",
     "FILES_DIR",
     "FORGOTTEN",
