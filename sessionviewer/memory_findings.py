@@ -8,11 +8,15 @@ without keeping it), which follows it wherever it moves in a file or between fil
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.conf import settings
+
 from sessionviewer import memory_timeline
-from sessionviewer.models import MemorySnapshot
+from sessionviewer.models import AuditEvent, MemorySnapshot, Revision
+from sessionviewer.workspaces.secrets import fingerprint, secret_values
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,3 +102,100 @@ def attach_changes(histories: list[FindingHistory], root: str) -> None:
     by_id = {change.id: change for change in changes}
     for history in histories:
         history.change = by_id.get(f"s{history.first_snapshot}")
+
+
+# Purging one finding from the stored history
+
+PURGED = "[purged]"
+
+
+@dataclass
+class PurgePlan:
+    """What a purge of one finding would rewrite: the stored states and revisions of a JID (and
+    of the root's global files) that hold its value. The value lives only in this object, for
+    the request that purges it: never shown, logged or kept."""
+
+    kind: str
+    masked: str
+    fp: str
+    value: str
+    snapshots: list[int]
+    revisions: list[int]
+    present: list[Place]  # in the current files: the disk still holds it there
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "masked": self.masked,
+            "fingerprint": self.fp,
+            "snapshots": len(self.snapshots),
+            "revisions": len(self.revisions),
+            "still_present": [place.to_dict() for place in self.present],
+            "replacement": PURGED,
+        }
+
+
+def purge_plan(root: str, jid: str, fp: str) -> PurgePlan | None:
+    """The purge of the finding with fingerprint fp in jid's history; None when none holds it."""
+    owners = MemorySnapshot.objects.filter(root=root, jid__in=(jid, "")).exclude(content=None)
+    found = None
+    present: list[Place] = []
+    for snapshot in owners.order_by("-current", "id"):
+        mine = [f for f in snapshot.findings_now() if f["fp"] == fp]
+        if mine and snapshot.current:
+            present += [Place(snapshot.filename, f["line"], f["column"]) for f in mine]
+        if mine and found is None:
+            found = _value_of(snapshot, fp)
+    if found is None:
+        return None
+    kind, masked, value = found
+    needle = value.encode()
+    snapshots = [id_ for id_, content in owners.values_list("id", "content") if needle in bytes(content)]
+    revisions = [
+        revision.id
+        for revision in Revision.objects.filter(root=root, jid__in=(jid, ""))
+        if any(value in (text or "") for text in (revision.before, revision.after))
+        or any(needle in bytes(data or b"") for data in (revision.before_bytes, revision.after_bytes))
+    ]
+    return PurgePlan(kind, masked, fp, value, snapshots, revisions, present)
+
+
+def _value_of(snapshot: MemorySnapshot, fp: str) -> tuple[str, str, str] | None:
+    text = bytes(snapshot.content).decode("utf-8", errors="replace")
+    ignore = (snapshot.jid,) if snapshot.jid else ()
+    for finding, value in secret_values(text, ignore):
+        if fingerprint(finding.kind, value, settings.SECRET_KEY) == fp:
+            return finding.kind, finding.masked, value
+    return None
+
+
+def purge(plan: PurgePlan, root: str, jid: str, user) -> AuditEvent:
+    """Replace the value by PURGED in every state and revision the plan names, their other bytes
+    kept, and audit it by kind and fingerprint. The caller holds the transaction."""
+    needle, replacement = plan.value.encode(), PURGED.encode()
+    for snapshot in MemorySnapshot.objects.filter(id__in=plan.snapshots):
+        content = bytes(snapshot.content).replace(needle, replacement)
+        MemorySnapshot.objects.filter(id=snapshot.id).update(
+            content=content,
+            size=len(content),
+            sha256=hashlib.sha256(content).hexdigest(),
+            findings=MemorySnapshot.scan(content, snapshot.jid),
+        )
+    for revision in Revision.objects.filter(id__in=plan.revisions):
+        for side in ("before", "after"):
+            text, data = getattr(revision, side), getattr(revision, f"{side}_bytes")
+            if text is not None:
+                setattr(revision, side, text.replace(plan.value, PURGED))
+            if data is not None:
+                setattr(revision, f"{side}_bytes", bytes(data).replace(needle, replacement))
+        revision.save(update_fields=("before", "after", "before_bytes", "after_bytes"))
+    return AuditEvent.record(
+        user,
+        "purge",
+        root,
+        jid,
+        kind=plan.kind,
+        fingerprint=plan.fp,
+        snapshots=len(plan.snapshots),
+        revisions=len(plan.revisions),
+    )

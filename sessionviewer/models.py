@@ -450,11 +450,11 @@ class Revision(models.Model):
 
 
 class AuditEvent(models.Model):
-    """Who did what, when, to which JID: persona edits, /new and /forget."""
+    """Who did what, when, to which JID: persona edits, /new, /forget and purges."""
 
     user = models.ForeignKey("auth.User", null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
-    action = models.CharField(max_length=32)  # edit, create, remove, restore, new, forget
+    action = models.CharField(max_length=32)  # edit, create, remove, restore, new, forget, purge
     root = models.CharField(max_length=1024)
     jid = models.CharField(max_length=512, blank=True)
     detail = OrjsonField(default=dict)

@@ -44,6 +44,8 @@ urlpatterns = [
     path(JID + "new/run", views.new_session, name="workspace-new-run"),
     path(JID + "forget/", views.forget_confirm, name="workspace-forget"),
     path(JID + "forget/run", views.forget, name="workspace-forget-run"),
+    path(JID + "findings/<str:fp>/purge/", views.purge_confirm, name="workspace-purge"),
+    path(JID + "findings/<str:fp>/purge/run", views.purge_finding, name="workspace-purge-run"),
     path(JID + "files/<str:name>", views.stored_file, name="workspace-file"),
     path(
         JID + "sessions/<str:name>/",
@@ -76,6 +78,7 @@ urlpatterns = [
     path("api/" + JID + "as-of", views.api_memory_as_of, name="api-workspace-memory-as-of"),
     path("api/" + JID + "new", views.api_new_confirm, name="api-workspace-new"),
     path("api/" + JID + "forget", views.api_forget_confirm, name="api-workspace-forget"),
+    path("api/" + JID + "findings/<str:fp>/purge", views.api_purge_confirm, name="api-workspace-purge"),
     path(
         "api/" + JID + "sessions/<str:name>",
         views.api_file_source,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import mimetypes
+import re
 from dataclasses import dataclass
 from datetime import UTC
 from functools import wraps
@@ -23,6 +24,7 @@ from django.core.paginator import Paginator
 from django.db import DatabaseError, transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
@@ -64,7 +66,7 @@ GLOBAL_FILES = ws.PERSONA_FILES
 JID_EDITABLE = (*ws.PERSONA_FILES, ws.PROFILE, ws.MEMORY)
 TEXT_SUFFIXES = (".md", ".jsonl", ".txt")
 AUDIT_PAGE_SIZE = 50
-AUDIT_ACTIONS = ("create", "edit", "remove", "restore", "new", "forget")
+AUDIT_ACTIONS = ("create", "edit", "remove", "restore", "new", "forget", "purge")
 # The secrets report reads files only until a page is full, so a large tree stays bearable.
 SECRETS_PAGE_SIZE = 200
 
@@ -674,6 +676,7 @@ def _history_row(root_index: int, history: memory_findings.FindingHistory) -> di
         "open_url": open_url,
         "opens_editor": bool(open_url and "?line=" in open_url),
         "forget_url": reverse("workspace-forget", args=[root_index, jid]) if jid else None,
+        "purge_url": reverse("workspace-purge", args=[root_index, jid, history.fp]) if jid else None,
     }
 
 
@@ -1171,6 +1174,54 @@ def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return redirect("workspace-jid", root, jid)
 
 
+def _purge_plan(root_index: int, jid: str, fp: str) -> tuple[Path, memory_findings.PurgePlan]:
+    """The purge of one finding of jid's history; a 404 when none holds it."""
+    base = _root(root_index)
+    _jid_dir(base, jid)
+    plan = memory_findings.purge_plan(str(base), jid, fp) if _FINGERPRINT.fullmatch(fp) else None
+    if plan is None:
+        raise Http404("no such finding in this JID's history")
+    return base, plan
+
+
+_FINGERPRINT = re.compile(r"[0-9a-f]{64}")
+
+
+def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -> dict:
+    return {"root_index": root_index, "jid": jid, "plan": plan, "fp": plan.fp}
+
+
+@require_GET
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def purge_confirm(request: HttpRequest, root: int, jid: str, fp: str) -> HttpResponse:
+    _, plan = _purge_plan(root, jid, fp)
+    return render(request, "workspaces/purge.html", _purge_context(root, jid, plan))
+
+
+@require_POST
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def purge_finding(request: HttpRequest, root: int, jid: str, fp: str) -> HttpResponse:
+    """Replace one finding by [purged] in every stored state and revision of jid (and of the
+    root's global files), audited by kind and fingerprint. Planned again here: what is purged is
+    whatever holds the value now."""
+    base, plan = _purge_plan(root, jid, fp)
+    try:
+        with transaction.atomic():
+            memory_findings.purge(plan, str(base), jid, request.user)
+    except DatabaseError as error:
+        context = _purge_context(root, jid, plan)
+        return _unavailable(request, "workspaces/purge.html", context, "Nothing was purged", error)
+    messages.success(
+        request,
+        f"Purged the {plan.kind} {plan.masked} from {len(plan.snapshots)} stored "
+        f"state{pluralize(len(plan.snapshots))} and {len(plan.revisions)} revision{pluralize(len(plan.revisions))}.",
+    )
+    query = urlencode({"root": root, "jid": jid}) if root else urlencode({"jid": jid})
+    return redirect(reverse("workspace-memory-findings") + f"?{query}")
+
+
 # The JSON twins
 
 
@@ -1331,7 +1382,10 @@ def api_memory_findings(request: HttpRequest) -> HttpResponse:
         return json_error(str(error), 404)
     page = context["page"]
     findings = [
-        {**row["history"].to_dict(), **{k: row[k] for k in ("change_url", "open_url", "forget_url")}}
+        {
+            **row["history"].to_dict(),
+            **{k: row[k] for k in ("change_url", "open_url", "forget_url", "purge_url")},
+        }
         for row in context["rows"]
     ]
     return json_response(
@@ -1479,3 +1533,12 @@ def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpRespons
             "run_url": reverse("workspace-forget-run", args=[root, jid]),
         }
     )
+
+
+@require_GET
+@api_permission_required(EDIT)
+@_json_not_found
+def api_purge_confirm(request: HttpRequest, root: int, jid: str, fp: str) -> HttpResponse:
+    _, plan = _purge_plan(root, jid, fp)
+    run = reverse("workspace-purge-run", args=[root, jid, fp])
+    return json_response({"root": root, "jid": jid, **plan.to_dict(), "run_url": run, "method": "POST"})
