@@ -28,9 +28,22 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 JID = "alice@example.com"
-WORDS = (
-    "tea coffee deadline proofs printer layout invoice meeting Friday Paris train budget draft review".split()
-)
+WORDS = [
+    "tea",
+    "coffee",
+    "deadline",
+    "proofs",
+    "printer",
+    "layout",
+    "invoice",
+    "meeting",
+    "Friday",
+    "Paris",
+    "train",
+    "budget",
+    "draft",
+    "review",
+]
 
 
 def setup_django(database: Path) -> None:
