@@ -15,6 +15,7 @@ from sessionviewer.filters import MAX_SIZE, SORTS
 from sessionviewer.readers import FORMATS
 from sessionviewer.search import HIT_SORTS, MAX_QUERY, WHAT, WHO, query_problem
 from sessionviewer.workspaces import ABSENT, NAME_MAX
+from sessionviewer.workspaces.secrets import KINDS
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -380,3 +381,23 @@ class MemoryTimelineForm(QueryForm):
     since = IsoDateTimeField()
     until = UntilField()
     _page = WholeNumberField(min_value=1)
+
+
+class MemoryFindingsForm(QueryForm):
+    """The findings in the memory's history: one JID's (jid), one kind's, a page of them."""
+
+    jid = _text()
+    kind = OneOfField(KINDS)
+    _page = WholeNumberField(min_value=1)
+
+
+class EditLineForm(QueryForm):
+    """The editor: line, a line to highlight (a finding's, say)."""
+
+    line = WholeNumberField(min_value=1)
+
+
+class MemoryAsOfForm(QueryForm):
+    """The memory as it was: at is a day (its end) or a moment (included); now when absent."""
+
+    at = UntilField()

@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import orjson
+from django.conf import settings
+from django.db.models import Min
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.http import urlencode
 
 from sessionviewer import transcripts
+from sessionviewer.index.memory import JID_TRACKED
 from sessionviewer.models import Entry, MemorySnapshot, Revision, Session
-from sessionviewer.workspaces import KNOWLEDGE
+from sessionviewer.workspaces import KNOWLEDGE, PERSONA_FILES, Prompt, build_prompt
 
 # A reply written longer than this after a change is not claimed as its turn: a turn's tool
 # loop lasts seconds to minutes.
@@ -119,8 +123,12 @@ class Change:
     revision_id: int | None = None
     link: Link | None = None
     source_url: str | None = None  # the file as it is now, when a page shows it (set by the view)
+    as_of_url: str | None = None  # the JID's memory just after this change (set by the view)
     added: list[Fact] = field(default_factory=list)  # knowledge.jsonl
     removed: list[Fact] = field(default_factory=list)
+    # The secrets report's findings this change brought: in the state after it, and not before
+    # (by fingerprint, wherever they moved). Masked, as the report shows them.
+    new_findings: list[dict] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
@@ -167,6 +175,7 @@ class Change:
             "sha256": self.sha256 or None,
             "revision": self.revision_id,
             "link": self.link.to_dict() if self.link else None,
+            "new_findings": [{k: v for k, v in f.items() if k != "fp"} for f in self.new_findings],
         }
         if self.kind == "knowledge":
             data["added"] = [f.to_dict() for f in self.added]
@@ -256,6 +265,8 @@ def _snapshot_change(snapshot: MemorySnapshot) -> Change:
         revision_id=snapshot.revision_id,
     )
     _compare_facts(change)
+    before_findings = previous.findings_now() if previous else []
+    change.new_findings = added_findings(before_findings, snapshot.findings_now())
     return change
 
 
@@ -278,7 +289,15 @@ def _revision_change(revision: Revision) -> Change:
         revision_id=revision.id,
     )
     _compare_facts(change)
+    before_findings = MemorySnapshot.scan(change.before, change.jid) or []
+    change.new_findings = added_findings(before_findings, MemorySnapshot.scan(change.after, change.jid) or [])
     return change
+
+
+def added_findings(before: list[dict], after: list[dict]) -> list[dict]:
+    """The findings of after whose fingerprint before does not hold: what a change brought."""
+    known = {f["fp"] for f in before}
+    return [f for f in after if f["fp"] not in known]
 
 
 def _compare_facts(change: Change) -> None:
@@ -379,3 +398,147 @@ def filenames(root: str, jid: str | None) -> list[str]:
     if jid is not None:
         snapshots = snapshots.filter(jid=jid)
     return sorted(set(snapshots.values_list("filename", flat=True).distinct()))
+
+
+# The memory as it was at a moment
+
+
+@dataclass
+class FileState:
+    """One tracked file at a past moment, as the snapshots show it, and no more.
+
+    status: "present" (content as recorded), "absent" (no such file then), or "unknown"
+    (no snapshot tells: they began later, retention dropped them, or /forget erased them)."""
+
+    jid: str  # "": a global persona file
+    filename: str
+    status: str
+    note: str
+    snapshot: MemorySnapshot | None = None
+
+    @property
+    def content(self) -> bytes | None:
+        snapshot = self.snapshot
+        return bytes(snapshot.content) if snapshot and snapshot.content is not None else None
+
+    @property
+    def text(self) -> str | None:
+        content = self.content
+        return None if content is None else content.decode("utf-8", errors="replace")
+
+    @property
+    def kind(self) -> str:
+        if self.filename.startswith("files/"):
+            return "file"
+        return "knowledge" if self.filename == KNOWLEDGE else "text"
+
+    def facts(self) -> list[Fact]:
+        return facts_of(self.content)
+
+    def load(self) -> tuple[str | None, str | None]:
+        """As paths.read_text reads a file from disk, for prompt.build_prompt."""
+        if self.status == "unknown":
+            return None, f"no snapshot of this file at that time ({self.note})"
+        if self.status == "absent":
+            return None, None
+        try:
+            return (self.content or b"").decode("utf-8"), None
+        except UnicodeDecodeError as exc:
+            return None, f"not valid UTF-8 (byte {exc.start})"
+
+    def to_dict(self) -> dict:
+        snapshot = self.snapshot
+        data = {
+            "jid": self.jid,
+            "file": self.filename,
+            "status": self.status,
+            "note": self.note,
+            "snapshot": f"s{snapshot.id}" if snapshot else None,
+            "changed_at": snapshot.changed_at if snapshot else None,
+            "who": snapshot.who if snapshot else None,
+            "size": snapshot.size if snapshot and self.status == "present" else None,
+            "sha256": (snapshot.sha256 or None) if snapshot and self.status == "present" else None,
+        }
+        if self.kind != "file":
+            data["text"] = self.text if self.status == "present" else None
+        return data
+
+
+@dataclass
+class MemoryAsOf:
+    at: datetime  # the moment: every change made up to and including it
+    began: datetime | None  # the first pass over this root: before it, nothing is known
+    files: list[FileState]  # the persona and memory files, global first
+    stored: list[FileState]  # files/ entries present then
+    unknown_stored: bool  # files/ could not be listed then
+    prompt: Prompt
+
+    def to_dict(self) -> dict:
+        return {
+            "at": self.at,
+            "snapshots_began": self.began,
+            "files": [f.to_dict() for f in self.files],
+            "stored_files": None if self.unknown_stored else [f.to_dict() for f in self.stored],
+            "prompt": self.prompt.to_dict(),
+        }
+
+
+def memory_as_of(root: str, jid: str, bound: datetime, agent_name: str) -> MemoryAsOf:
+    """Every file of jid (and the root's global persona files) as the snapshots show them
+    just before bound (exclusive), and the effective prompt built from those bytes by the
+    code that builds today's."""
+    all_snapshots = MemorySnapshot.objects.filter(root=root)
+    began = all_snapshots.aggregate(first=Min("recorded_at"))["first"]
+    days = settings.SESSIONVIEWER_MEMORY_RETENTION_DAYS
+    dropped_before = timezone.now() - timedelta(days=days) if days > 0 else None
+    mine = all_snapshots.filter(jid__in=("", jid))
+    latest: dict[tuple[str, str], MemorySnapshot] = {}
+    for snapshot in mine.filter(changed_at__lt=bound).order_by("changed_at", "id"):
+        latest[(snapshot.jid, snapshot.filename)] = snapshot
+    forgotten = (
+        mine.filter(jid=jid, who=MemorySnapshot.FORGET, changed_at__gte=bound)
+        .order_by("changed_at")
+        .values_list("changed_at", flat=True)
+        .first()
+    )
+
+    def unseen_note(owner: str) -> tuple[str, str]:
+        """A file no snapshot before the moment shows: absent, or not known."""
+        if owner and forgotten is not None:
+            return "unknown", f"/forget erased this JID's earlier states on {forgotten:%Y-%m-%d %H:%M:%S}"
+        if dropped_before is not None and bound <= dropped_before:
+            return "unknown", f"states older than {days} days are not kept"
+        if began is None or bound <= began:
+            when = f" on {began:%Y-%m-%d %H:%M:%S}" if began else ""
+            return "unknown", f"snapshots of this root began later{when}"
+        return "absent", "no such file then"
+
+    def state(owner: str, filename: str) -> FileState:
+        snapshot = latest.get((owner, filename))
+        if snapshot is None:
+            return FileState(owner, filename, *unseen_note(owner))
+        if snapshot.who == MemorySnapshot.FORGET:
+            return FileState(owner, filename, "absent", "erased by /forget", snapshot)
+        if not snapshot.exists:
+            return FileState(owner, filename, "absent", "removed", snapshot)
+        return FileState(owner, filename, "present", snapshot.who_label(), snapshot)
+
+    files = [state("", name) for name in PERSONA_FILES] + [state(jid, name) for name in JID_TRACKED]
+    stored = [
+        state(jid, name) for (owner, name) in sorted(latest) if owner == jid and name.startswith("files/")
+    ]
+    stored = [f for f in stored if f.status == "present"]
+    by_name = {(f.jid, f.filename): f for f in files}
+    prompt = build_prompt(
+        lambda owner, name: by_name[(owner, name)].load(),
+        jid,
+        agent_name,
+        _local_day(bound - timedelta(microseconds=1)),
+    )
+    unknown_stored = unseen_note(jid)[0] == "unknown" and not stored
+    return MemoryAsOf(bound - timedelta(microseconds=1), began, files, stored, unknown_stored, prompt)
+
+
+def _local_day(moment: datetime):
+    """The day the agent's "Current date" line named then: chrono::Local, like date.today()."""
+    return moment.astimezone().date()

@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 import orjson
+from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
@@ -15,6 +16,7 @@ from sessionviewer import prices
 from sessionviewer.index.rows import ENTRY_FIELDS as ENTRY_FIELDS  # the column order, written once there
 from sessionviewer.index.rows import json_text
 from sessionviewer.roots import is_inside_roots
+from sessionviewer.workspaces.secrets import fingerprinted
 
 
 class OrjsonField(models.TextField):
@@ -451,11 +453,11 @@ class Revision(models.Model):
 
 
 class AuditEvent(models.Model):
-    """Who did what, when, to which JID: persona edits, /new and /forget."""
+    """Who did what, when, to which JID: persona edits, /new, /forget and purges."""
 
     user = models.ForeignKey("auth.User", null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
-    action = models.CharField(max_length=32)  # edit, create, remove, restore, new, forget
+    action = models.CharField(max_length=32)  # edit, create, remove, restore, new, forget, purge
     root = models.CharField(max_length=1024)
     jid = models.CharField(max_length=512, blank=True)
     detail = OrjsonField(default=dict)
@@ -561,6 +563,9 @@ class MemorySnapshot(models.Model):
     mtime_ns = models.BigIntegerField(default=0)
     inode = models.BigIntegerField(default=0)
     current = models.BooleanField(default=True)  # the latest snapshot of its file
+    # The secrets report on these bytes, as they were recorded (secrets.fingerprinted): masked,
+    # placed, fingerprinted. None: recorded before findings were kept, scanned when first needed.
+    findings = OrjsonField(null=True, blank=True)
 
     class Meta:
         indexes = [
@@ -601,10 +606,26 @@ class MemorySnapshot(models.Model):
 
     @classmethod
     def change(cls, **fields) -> MemorySnapshot:
-        """Save a new state of one file, which becomes its current one."""
+        """Save a new state of one file, which becomes its current one, with its findings."""
         files = cls.objects.filter(root=fields["root"], jid=fields["jid"], filename=fields["filename"])
         files.filter(current=True).update(current=False)
+        fields["findings"] = cls.scan(fields.get("content"), fields["jid"])
         return cls.objects.create(current=True, **fields)
+
+    @staticmethod
+    def scan(content: bytes | None, jid: str) -> list[dict] | None:
+        """The secrets report on one state's bytes; a JID's own address is not a finding."""
+        if content is None:
+            return None
+        text = bytes(content).decode("utf-8", errors="replace")
+        return fingerprinted(text, (jid,) if jid else (), settings.SECRET_KEY)
+
+    def findings_now(self) -> list[dict]:
+        """findings, scanning (and keeping) them for a state recorded before they were kept."""
+        if self.findings is None and self.content is not None:
+            self.findings = self.scan(self.content, self.jid)
+            MemorySnapshot.objects.filter(id=self.id).update(findings=self.findings)
+        return self.findings or []
 
     @classmethod
     def erase(cls, root: str, jid: str, names: list[str], user=None) -> int:

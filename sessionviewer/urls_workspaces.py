@@ -18,6 +18,7 @@ urlpatterns = [
     path("workspaces/secrets/", views.secrets, name="workspace-secrets"),
     path("workspaces/audit-log/", views.audit_log, name="workspace-audit-log"),
     path("workspaces/memory-changes/", views.memory_changes, name="workspace-memory-changes"),
+    path("workspaces/memory-findings/", views.memory_findings_page, name="workspace-memory-findings"),
     path("workspaces/preview", views.preview, name="workspace-preview"),
     path("workspaces/revisions/<int:revision_id>/", views.revision_detail, name="workspace-revision"),
     path(
@@ -38,10 +39,13 @@ urlpatterns = [
     path(JID, views.jid_detail, name="workspace-jid"),
     path(JID + "prompt/", views.prompt_detail, name="workspace-prompt"),
     path(JID + "timeline/", views.memory_timeline_page, name="workspace-memory-timeline"),
+    path(JID + "as-of/", views.memory_as_of_page, name="workspace-memory-as-of"),
     path(JID + "new/", views.new_confirm, name="workspace-new"),
     path(JID + "new/run", views.new_session, name="workspace-new-run"),
     path(JID + "forget/", views.forget_confirm, name="workspace-forget"),
     path(JID + "forget/run", views.forget, name="workspace-forget-run"),
+    path(JID + "findings/<str:fp>/purge/", views.purge_confirm, name="workspace-purge"),
+    path(JID + "findings/<str:fp>/purge/run", views.purge_finding, name="workspace-purge-run"),
     path(JID + "files/<str:name>", views.stored_file, name="workspace-file"),
     path(
         JID + "sessions/<str:name>/",
@@ -60,6 +64,7 @@ urlpatterns = [
     path("api/workspaces/secrets", views.api_secrets, name="api-workspace-secrets"),
     path("api/workspaces/audit-log", views.api_audit_log, name="api-workspace-audit-log"),
     path("api/workspaces/memory-changes", views.api_memory_changes, name="api-workspace-memory-changes"),
+    path("api/workspaces/memory-findings", views.api_memory_findings, name="api-workspace-memory-findings"),
     path(
         "api/workspaces/revisions/<int:revision_id>", views.api_revision_detail, name="api-workspace-revision"
     ),
@@ -70,8 +75,10 @@ urlpatterns = [
     path("api/" + JID.rstrip("/"), views.api_jid_detail, name="api-workspace-jid"),
     path("api/" + JID + "prompt", views.api_prompt, name="api-workspace-prompt"),
     path("api/" + JID + "timeline", views.api_memory_timeline, name="api-workspace-memory-timeline"),
+    path("api/" + JID + "as-of", views.api_memory_as_of, name="api-workspace-memory-as-of"),
     path("api/" + JID + "new", views.api_new_confirm, name="api-workspace-new"),
     path("api/" + JID + "forget", views.api_forget_confirm, name="api-workspace-forget"),
+    path("api/" + JID + "findings/<str:fp>/purge", views.api_purge_confirm, name="api-workspace-purge"),
     path(
         "api/" + JID + "sessions/<str:name>",
         views.api_file_source,

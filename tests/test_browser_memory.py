@@ -97,3 +97,69 @@ def test_the_timeline_at_each_width_and_scheme(browser_page, timeline_url, schem
     assert overflow <= 0
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"memory-timeline-{width}-{scheme}.png"), full_page=False)
+
+
+def test_a_change_opens_the_memory_and_prompt_as_they_were_just_after_it(browser_page, timeline_url):
+    page = browser_page
+    page.goto(page.live_server_url + timeline_url)
+    page.locator("li.change").first.locator("a.as-of-link").click()
+    page.wait_for_selector("#prompt-text")
+    assert "Proofs are due on Friday." in page.locator("#prompt-text").inner_text()
+    memory = page.locator("li.as-of-file", has=page.locator("code:text-is('alice@example.com/memory.md')"))
+    assert "Proofs are due on Friday." in memory.locator("pre").inner_text()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_as_of_view_at_each_width_and_scheme(browser_page, timeline_url, scheme, width):
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 900})
+    page.emulate_media(color_scheme=scheme)
+    page.goto(page.live_server_url + reverse("workspace-memory-as-of", args=[0, ALICE]))
+    page.wait_for_selector("li.as-of-file")
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"memory-as-of-{width}-{scheme}.png"), full_page=False)
+
+
+@pytest.fixture
+def leaked(memory) -> str:
+    """The agent stores an API key in memory.md during a turn."""
+    index(memory)
+    start = time.time() + 60
+    path = memory / ALICE / "memory.md"
+    path.write_text(path.read_text() + "- Shop API key: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv\n")
+    os.utime(path, (start, start))
+    index(memory)
+    return reverse("workspace-memory-findings")
+
+
+def test_a_leaked_key_is_flagged_and_opens_the_editor_at_its_line(browser_page, leaked):
+    page = browser_page
+    page.goto(page.live_server_url + reverse("workspace-memory-timeline", args=[0, ALICE]))
+    flagged = page.locator("li.change.flagged").first
+    assert "1 new finding" in flagged.locator(".finding-flag").inner_text()
+    page.goto(page.live_server_url + leaked)
+    row = page.locator("li.finding-history", has=page.locator("text=anthropic_key")).first
+    assert "still there" in row.inner_text()
+    row.locator("a.open-finding").click()
+    page.wait_for_selector("#highlight")
+    selected = page.evaluate(
+        "(() => { const a = document.querySelector('textarea'); return a.value.slice(a.selectionStart, a.selectionEnd); })()"
+    )
+    assert selected == "- Shop API key: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_findings_over_time_at_each_width_and_scheme(browser_page, leaked, scheme, width):
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 900})
+    page.emulate_media(color_scheme=scheme)
+    page.goto(page.live_server_url + leaked)
+    page.wait_for_selector("li.finding-history")
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"memory-findings-{width}-{scheme}.png"), full_page=False)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import mimetypes
+import re
 from dataclasses import dataclass
+from datetime import UTC
 from functools import wraps
 from pathlib import Path
 
@@ -22,17 +24,21 @@ from django.core.paginator import Paginator
 from django.db import DatabaseError, transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from sessionviewer import memory_timeline, projects
+from sessionviewer import memory_findings, memory_timeline, projects
 from sessionviewer import workspaces as ws
 from sessionviewer.forms import (
     BadParameter,
+    EditLineForm,
     FileForm,
+    MemoryAsOfForm,
+    MemoryFindingsForm,
     MemoryTimelineForm,
     NameField,
     PreviewForm,
@@ -60,7 +66,7 @@ GLOBAL_FILES = ws.PERSONA_FILES
 JID_EDITABLE = (*ws.PERSONA_FILES, ws.PROFILE, ws.MEMORY)
 TEXT_SUFFIXES = (".md", ".jsonl", ".txt")
 AUDIT_PAGE_SIZE = 50
-AUDIT_ACTIONS = ("create", "edit", "remove", "restore", "new", "forget")
+AUDIT_ACTIONS = ("create", "edit", "remove", "restore", "new", "forget", "purge")
 # The secrets report reads files only until a page is full, so a large tree stays bearable.
 SECRETS_PAGE_SIZE = 200
 
@@ -522,6 +528,7 @@ def _timeline(request: HttpRequest, root_index: int, base: Path, jid: str | None
     memory_timeline.link_all(changes, str(base))
     for change in changes:
         change.source_url = _change_source_url(root_index, change)
+        change.as_of_url = _as_of_url(root_index, change)
     return {
         "root_index": root_index,
         "page": page,
@@ -539,12 +546,21 @@ def _change_source_url(root_index: int, change: memory_timeline.Change) -> str |
     return _source_url(root_index, change.jid, change.filename)
 
 
+def _as_of_url(root_index: int, change: memory_timeline.Change) -> str | None:
+    """The JID's memory as it was just after the change: global files have no JID to show."""
+    if not change.jid:
+        return None
+    at = change.changed_at.astimezone(UTC).isoformat()
+    return reverse("workspace-memory-as-of", args=[root_index, change.jid]) + f"?{urlencode({'at': at})}"
+
+
 def _change_dict(root_index: int, change: memory_timeline.Change) -> dict:
     revision = change.revision_id
     return {
         **change.to_dict(),
         "revision_url": reverse("workspace-revision", args=[revision]) if revision else None,
         "source_url": change.source_url,
+        "as_of_url": change.as_of_url,
         "timeline_url": reverse("workspace-memory-timeline", args=[root_index, change.jid])
         if change.jid
         else None,
@@ -593,6 +609,85 @@ def memory_changes(request: HttpRequest) -> HttpResponse:
     if request.htmx:
         template_name += "#timeline"
     return render(request, template_name, context)
+
+
+def _as_of(request: HttpRequest, root_index: int, base: Path, jid: str) -> dict:
+    """The memory of jid as it was at ?at= (now when absent). Raises BadParameter."""
+    bound = MemoryAsOfForm.read(request.GET)["at"] or timezone.now()
+    state = memory_timeline.memory_as_of(str(base), jid, bound, _agent_name())
+    sections = [{"section": s, "url": None} for s in state.prompt.sections]
+    return {
+        "root_index": root_index,
+        "jid": jid,
+        "state": state,
+        "prompt": state.prompt,
+        "sections": sections,
+    }
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+@bad_parameter_is_400
+def memory_as_of_page(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    """Every memory file of a JID, and its effective prompt, as they were at a moment."""
+    base = _root(root)
+    _jid_dir(base, jid)
+    return render(request, "workspaces/as_of.html", _as_of(request, root, base, jid))
+
+
+FINDINGS_PAGE_SIZE = 50
+
+
+def _findings_history(request: HttpRequest) -> dict:
+    """One page of the findings in the memory's history (?root=&jid=&kind=). Raises BadParameter."""
+    params = MemoryFindingsForm.read(request.GET)
+    root_index = _root_param(request)
+    base = str(_root(root_index))
+    histories = memory_findings.finding_histories(base, params["jid"] or None, params["kind"])
+    page = Paginator(histories, FINDINGS_PAGE_SIZE).get_page(params["_page"] or 1)
+    memory_findings.attach_changes(page.object_list, base)
+    rows = [_history_row(root_index, history) for history in page.object_list]
+    return {"root_index": root_index, "params": params, "page": page, "rows": rows, "kinds": ws.KINDS}
+
+
+def _history_row(root_index: int, history: memory_findings.FindingHistory) -> dict:
+    """A finding with where to go from it: the change that brought it, the file at its line in
+    the editor (or the source page, for a file the editor does not edit), and /forget."""
+    jid = history.jid
+    at = history.first_at.astimezone(UTC).isoformat()
+    timeline = reverse("workspace-memory-timeline", args=[root_index, jid]) if jid else None
+    editable = JID_EDITABLE if jid else GLOBAL_FILES
+    places = sorted(history.present, key=lambda place: place.filename not in editable)
+    place = places[0] if places else None
+    open_url = None
+    if place is not None and place.filename in editable:
+        name = "workspace-edit" if jid else "workspace-global-edit"
+        args = [root_index, jid, place.filename] if jid else [root_index, place.filename]
+        open_url = reverse(name, args=args) + f"?{urlencode({'line': place.line})}"
+    elif place is not None:
+        source = _source_url(root_index, jid, place.filename)
+        open_url = f"{source}#L{place.line}" if source else None
+    return {
+        "history": history,
+        "change_url": f"{timeline}?{urlencode({'until': at})}#change-s{history.first_snapshot}"
+        if timeline
+        else None,
+        "open_url": open_url,
+        "opens_editor": bool(open_url and "?line=" in open_url),
+        "forget_url": reverse("workspace-forget", args=[root_index, jid]) if jid else None,
+        "purge_url": reverse("workspace-purge", args=[root_index, jid, history.fp]) if jid else None,
+    }
+
+
+@require_GET
+@login_required
+@permission_required(VIEW, raise_exception=True)
+@bad_parameter_is_400
+def memory_findings_page(request: HttpRequest) -> HttpResponse:
+    """Every finding the memory's history holds: when it came, in which turn, and if it is still there."""
+    context = {**_findings_history(request), "roots": memory_roots()}
+    return render(request, "workspaces/memory_findings.html", context)
 
 
 _ROOT_INDEX = WholeNumberField(min_value=0)
@@ -775,14 +870,23 @@ def _revision_dict(revision: Revision) -> dict:
 @require_GET
 @login_required
 @permission_required(EDIT, raise_exception=True)
+@bad_parameter_is_400
 def edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
+    """The editor; ?line=N highlights that line (a finding's), in the text and beside it."""
+    line = EditLineForm.read(request.GET)["line"]
     target = _target(root, jid, name)
     loaded = ws.load_file(target.path)
+    text = _initial_text(target, loaded)
     form = FileForm(
-        initial={"text": _initial_text(target, loaded), "version": loaded.version},
-        preview_url=reverse("workspace-preview"),
+        initial={"text": text, "version": loaded.version}, preview_url=reverse("workspace-preview")
     )
-    return render(request, "workspaces/edit.html", _edit_context(target, form, loaded))
+    lines = text.replace("\r\n", "\n").split("\n")
+    highlight = None
+    if line is not None and line <= len(lines):
+        form.fields["text"].widget.attrs["data-line"] = line
+        numbered = list(enumerate(lines, start=1))[max(0, line - 3) : line + 2]
+        highlight = {"line": line, "around": numbered}
+    return render(request, "workspaces/edit.html", _edit_context(target, form, loaded, highlight=highlight))
 
 
 @require_POST
@@ -1070,6 +1174,54 @@ def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return redirect("workspace-jid", root, jid)
 
 
+def _purge_plan(root_index: int, jid: str, fp: str) -> tuple[Path, memory_findings.PurgePlan]:
+    """The purge of one finding of jid's history; a 404 when none holds it."""
+    base = _root(root_index)
+    _jid_dir(base, jid)
+    plan = memory_findings.purge_plan(str(base), jid, fp) if _FINGERPRINT.fullmatch(fp) else None
+    if plan is None:
+        raise Http404("no such finding in this JID's history")
+    return base, plan
+
+
+_FINGERPRINT = re.compile(r"[0-9a-f]{64}")
+
+
+def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -> dict:
+    return {"root_index": root_index, "jid": jid, "plan": plan, "fp": plan.fp}
+
+
+@require_GET
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def purge_confirm(request: HttpRequest, root: int, jid: str, fp: str) -> HttpResponse:
+    _, plan = _purge_plan(root, jid, fp)
+    return render(request, "workspaces/purge.html", _purge_context(root, jid, plan))
+
+
+@require_POST
+@login_required
+@permission_required(EDIT, raise_exception=True)
+def purge_finding(request: HttpRequest, root: int, jid: str, fp: str) -> HttpResponse:
+    """Replace one finding by [purged] in every stored state and revision of jid (and of the
+    root's global files), audited by kind and fingerprint. Planned again here: what is purged is
+    whatever holds the value now."""
+    base, plan = _purge_plan(root, jid, fp)
+    try:
+        with transaction.atomic():
+            memory_findings.purge(plan, str(base), jid, request.user)
+    except DatabaseError as error:
+        context = _purge_context(root, jid, plan)
+        return _unavailable(request, "workspaces/purge.html", context, "Nothing was purged", error)
+    messages.success(
+        request,
+        f"Purged the {plan.kind} {plan.masked} from {len(plan.snapshots)} stored "
+        f"state{pluralize(len(plan.snapshots))} and {len(plan.revisions)} revision{pluralize(len(plan.revisions))}.",
+    )
+    query = urlencode({"root": root, "jid": jid}) if root else urlencode({"jid": jid})
+    return redirect(reverse("workspace-memory-findings") + f"?{query}")
+
+
 # The JSON twins
 
 
@@ -1209,6 +1361,49 @@ def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpRespon
 @require_GET
 @api_permission_required(VIEW)
 @bad_parameter_is_400
+def api_memory_as_of(request: HttpRequest, root: int, jid: str) -> HttpResponse:
+    try:
+        base = _root(root)
+        _jid_dir(base, jid)
+    except Http404 as error:
+        return json_error(str(error), 404)
+    state = _as_of(request, root, base, jid)["state"]
+    url = reverse("workspace-memory-as-of", args=[root, jid])
+    return json_response({"root": root, "jid": jid, **state.to_dict(), "url": url})
+
+
+@require_GET
+@api_permission_required(VIEW)
+@bad_parameter_is_400
+def api_memory_findings(request: HttpRequest) -> HttpResponse:
+    try:
+        context = _findings_history(request)
+    except Http404 as error:
+        return json_error(str(error), 404)
+    page = context["page"]
+    findings = [
+        {
+            **row["history"].to_dict(),
+            **{k: row[k] for k in ("change_url", "open_url", "forget_url", "purge_url")},
+        }
+        for row in context["rows"]
+    ]
+    return json_response(
+        {
+            "root": context["root_index"],
+            "filters": {k: v or None for k, v in context["params"].items() if k != "_page"},
+            "count": page.paginator.count,
+            "page": page.number,
+            "pages": page.paginator.num_pages,
+            "findings": findings,
+            "url": reverse("workspace-memory-findings"),
+        }
+    )
+
+
+@require_GET
+@api_permission_required(VIEW)
+@bad_parameter_is_400
 def api_memory_changes(request: HttpRequest) -> HttpResponse:
     root = _root_param(request)
     try:
@@ -1338,3 +1533,12 @@ def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpRespons
             "run_url": reverse("workspace-forget-run", args=[root, jid]),
         }
     )
+
+
+@require_GET
+@api_permission_required(EDIT)
+@_json_not_found
+def api_purge_confirm(request: HttpRequest, root: int, jid: str, fp: str) -> HttpResponse:
+    _, plan = _purge_plan(root, jid, fp)
+    run = reverse("workspace-purge-run", args=[root, jid, fp])
+    return json_response({"root": root, "jid": jid, **plan.to_dict(), "run_url": run, "method": "POST"})

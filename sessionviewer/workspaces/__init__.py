@@ -32,6 +32,7 @@ listing.py   what a root holds
     list_sessions(jid_dir) -> list[TranscriptFile]
 prompt.py    the effective system prompt
     effective_prompt(root, jid, agent_name, today=None) -> Prompt    Section
+    build_prompt(load, jid, agent_name, day) -> Prompt      from other bytes than the disk's
     default_prompt(agent_name) -> str, format_current_date(day) -> str
     rust_trim(text) -> str, is_blank(text) -> bool
 memory.py    the memory audit
@@ -105,13 +106,14 @@ from sessionviewer.workspaces.paths import (
 from sessionviewer.workspaces.prompt import (
     Prompt,
     Section,
+    build_prompt,
     default_prompt,
     effective_prompt,
     format_current_date,
     is_blank,
     rust_trim,
 )
-from sessionviewer.workspaces.secrets import SecretFinding, iter_tree_findings, scan_secrets, scan_tree
+from sessionviewer.workspaces.secrets import KINDS, SecretFinding, iter_tree_findings, scan_secrets, scan_tree
 from sessionviewer.workspaces.writes import (
     FORGOTTEN,
     Conflict,
@@ -132,6 +134,7 @@ from sessionviewer.workspaces.writes import (
 )
 
 __all__ = [
+    "KINDS",
     "ABSENT",
     "FILES_DIR",
     "FORGOTTEN",
@@ -169,6 +172,7 @@ __all__ = [
     "Workspace",
     "archive_session",
     "atomic_write",
+    "build_prompt",
     "default_prompt",
     "effective_prompt",
     "file_version",

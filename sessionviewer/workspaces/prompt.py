@@ -21,6 +21,7 @@ Checked against processone/fluux-agent (``src/agent/memory.rs``, ``src/agent/run
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -145,15 +146,32 @@ _TITLES = {
 }
 
 
+# Where the sections' files come from: load(jid, name) gives (text, None), (None, None) when
+# the file is absent, or (None, error); jid "" names the root's global files. The disk today,
+# or the snapshots of a past moment (memory_timeline.memory_as_of): one code builds both.
+Loader = Callable[[str, str], tuple[str | None, str | None]]
+
+
+def disk_loader(root: Path, jid: str, jid_dir: Path) -> Loader:
+    def load(owner: str, name: str) -> tuple[str | None, str | None]:
+        return load_member(jid_dir if owner == jid and owner else root, name)
+
+    return load
+
+
 def persona_section(root: Path, jid: str, jid_dir: Path, name: str) -> Section | None:
     """The JID's file when present and not blank, else the global one, else None."""
+    return _persona(disk_loader(root, jid, jid_dir), jid, name)
+
+
+def _persona(load: Loader, jid: str, name: str) -> Section | None:
     kind, title = _TITLES[name]
-    text, error = load_member(jid_dir, name)
+    text, error = load(jid, name)
     if error:
         return Section(kind, title, f"{jid}/{name}", "", error)
     if text is not None and not is_blank(text):
         return Section(kind, title, f"{jid}/{name}", rust_trim(text))
-    text, error = load_member(root, name)
+    text, error = load("", name)
     if error:
         return Section(kind, title, name, "", error)
     if text is not None and not is_blank(text):
@@ -163,9 +181,13 @@ def persona_section(root: Path, jid: str, jid_dir: Path, name: str) -> Section |
 
 def profile_section(jid: str, jid_dir: Path) -> Section | None:
     """The profile: user.md, else the legacy context.md; None when blank or missing."""
+    return _profile(disk_loader(jid_dir, jid, jid_dir), jid)
+
+
+def _profile(load: Loader, jid: str) -> Section | None:
     # An existing user.md decides alone, even blank: context.md is then not read.
     for name in (PROFILE, LEGACY_PROFILE):
-        text, error = load_member(jid_dir, name)
+        text, error = load(jid, name)
         if error:
             return Section("profile", "About this user", f"{jid}/{name}", "", error)
         if text is not None:
@@ -177,7 +199,11 @@ def profile_section(jid: str, jid_dir: Path) -> Section | None:
 
 def memory_section(jid: str, jid_dir: Path) -> Section | None:
     """memory.md under its heading; None when blank or missing."""
-    text, error = load_member(jid_dir, MEMORY)
+    return _memory(disk_loader(jid_dir, jid, jid_dir), jid)
+
+
+def _memory(load: Loader, jid: str) -> Section | None:
+    text, error = load(jid, MEMORY)
     if error:
         return Section("memory", "Notes and memory", f"{jid}/{MEMORY}", "", error)
     if text is None or is_blank(text):
@@ -205,12 +231,17 @@ def effective_prompt(root: Path, jid: str, agent_name: str, today: date | None =
     """The system prompt the agent sends for jid, section by section."""
     base = real_path(Path(root))
     jid_dir = resolve_jid_dir(base, jid)
-    persona = [s for name in PERSONA_FILES if (s := persona_section(base, jid, jid_dir, name))]
+    day = today or date.today()  # chrono::Local, like the agent
+    return build_prompt(disk_loader(base, jid, jid_dir), jid, agent_name, day)
+
+
+def build_prompt(load: Loader, jid: str, agent_name: str, day: date) -> Prompt:
+    """The prompt from the files load gives: the disk's, or a past moment's snapshots."""
+    persona = [s for name in PERSONA_FILES if (s := _persona(load, jid, name))]
     sections = list(persona)
     if not persona:
         sections.append(Section("default", "Default prompt", "default", default_prompt(agent_name)))
-    sections += [s for s in (profile_section(jid, jid_dir), memory_section(jid, jid_dir)) if s]
-    day = today or date.today()  # chrono::Local, like the agent
+    sections += [s for s in (_profile(load, jid), _memory(load, jid)) if s]
     sections.append(Section("date", "Current date", "runtime", format_current_date(day)))
     failed = any(s.error for s in sections)
     return Prompt("" if failed else _assemble(sections), tuple(sections))

@@ -3,6 +3,8 @@ masked, with a per-process cache of each file's findings."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
 import re
 import threading
@@ -94,6 +96,9 @@ _SECRET_PATTERNS = [
 ]
 
 
+KINDS = tuple(dict.fromkeys(kind for kind, *_ in _SECRET_PATTERNS))
+
+
 def _mask(kind: str, value: str) -> str:
     if kind == "private_key":
         return value  # the BEGIN line itself is not secret, and says what kind of key follows
@@ -118,8 +123,13 @@ def _mask(kind: str, value: str) -> str:
 
 def scan_secrets(text: str, ignore: tuple[str, ...] = ()) -> list[SecretFinding]:
     """Likely secrets and personal data in text; e-mail addresses in ignore (any case) are skipped."""
+    return [finding for finding, _ in secret_values(text, ignore)]
+
+
+def secret_values(text: str, ignore: tuple[str, ...] = ()):
+    """scan_secrets, each finding with the text it found: for fingerprints and purges, never
+    to be shown or kept."""
     ignored = {item.casefold() for item in ignore}
-    findings = []
     for number, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
         taken: list[tuple[int, int]] = []
@@ -135,9 +145,28 @@ def scan_secrets(text: str, ignore: tuple[str, ...] = ()) -> list[SecretFinding]
                 if any(start < t_end and t_start < end for t_start, t_end in taken):
                     continue
                 taken.append((start, end))
-                found.append(SecretFinding(kind, number, start + 1, _mask(kind, value)))
-        findings += sorted(found, key=lambda f: f.column)
-    return findings
+                found.append((SecretFinding(kind, number, start + 1, _mask(kind, value)), value))
+        yield from sorted(found, key=lambda pair: pair[0].column)
+
+
+def fingerprint(kind: str, value: str, key: str) -> str:
+    """A finding's identity across versions of a file, keyed (HMAC-SHA256 with the site's secret
+    key) so that a short value, a phone number say, cannot be found again from it by trying them all."""
+    return hmac.new(key.encode(), f"{kind}\0{value}".encode(), hashlib.sha256).hexdigest()
+
+
+def fingerprinted(text: str, ignore: tuple[str, ...], key: str) -> list[dict]:
+    """Each finding of text as a snapshot keeps it: masked, placed, and fingerprinted."""
+    return [
+        {
+            "kind": finding.kind,
+            "line": finding.line,
+            "column": finding.column,
+            "masked": finding.masked,
+            "fp": fingerprint(finding.kind, value, key),
+        }
+        for finding, value in secret_values(text, ignore)
+    ]
 
 
 def _memory_files(base: Path, only_jid: str | None = None):

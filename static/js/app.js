@@ -262,7 +262,21 @@
     focusableScrolling(root);
   }
 
+  // The editor opened at a line (a finding's): select that line in the text and bring it into view.
+  function selectLine(area) {
+    var line = parseInt(area.getAttribute("data-line"), 10);
+    var lines = area.value.split("\n");
+    if (!(line >= 1 && line <= lines.length)) return;
+    var start = lines.slice(0, line - 1).join("\n").length + (line > 1 ? 1 : 0);
+    area.focus();
+    area.setSelectionRange(start, start + lines[line - 1].length);
+    var height = parseFloat(getComputedStyle(area).lineHeight) || 18;
+    area.scrollTop = Math.max(0, (line - 3) * height);
+  }
+
   function start() {
+    var area = document.querySelector("textarea[data-line]");
+    if (area) selectLine(area);
     hitPattern = hitTerms();
     var list = document.getElementById("entry-list");
     if (list) enhance(list);

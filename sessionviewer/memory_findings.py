@@ -1,0 +1,201 @@
+"""What should not be there: every finding of the secrets report in the recorded history of
+the memory files, when it first appeared (and in which change and turn), and whether it is
+still in the files as the last pass recorded them.
+
+A finding is known by its fingerprint (secrets.fingerprint: keyed, so it names a value
+without keeping it), which follows it wherever it moves in a file or between files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+
+from sessionviewer import memory_timeline
+from sessionviewer.models import AuditEvent, MemorySnapshot, Revision
+from sessionviewer.workspaces.secrets import fingerprint, secret_values
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a finding stands in a file's current state."""
+
+    filename: str
+    line: int
+    column: int
+
+    def to_dict(self) -> dict:
+        return {"file": self.filename, "line": self.line, "column": self.column}
+
+
+@dataclass
+class FindingHistory:
+    jid: str  # "": a global persona file
+    fp: str
+    kind: str
+    masked: str
+    first_snapshot: int
+    first_file: str
+    first_line: int
+    first_at: datetime
+    first_who: str
+    present: list[Place] = field(default_factory=list)  # in the current files; empty: gone
+    change: memory_timeline.Change | None = None  # the change that brought it, linked to its turn
+
+    @property
+    def still_present(self) -> bool:
+        return bool(self.present)
+
+    def to_dict(self) -> dict:
+        link = self.change.link if self.change else None
+        return {
+            "jid": self.jid,
+            "kind": self.kind,
+            "masked": self.masked,
+            "fingerprint": self.fp,
+            "first_seen": {
+                "change": f"s{self.first_snapshot}",
+                "file": self.first_file,
+                "line": self.first_line,
+                "at": self.first_at,
+                "who": self.first_who,
+                "link": link.to_dict() if link else None,
+            },
+            "still_present": self.still_present,
+            "present_in": [place.to_dict() for place in self.present],
+        }
+
+
+def finding_histories(root: str, jid: str | None = None, kind: str = "") -> list[FindingHistory]:
+    """Every finding ever recorded in root (one JID's when jid is given), newest first."""
+    snapshots = MemorySnapshot.objects.filter(root=root).exclude(content=None)
+    if jid is not None:
+        snapshots = snapshots.filter(jid=jid)
+    for snapshot in snapshots.filter(findings=None):
+        snapshot.findings_now()  # recorded before findings were kept
+    rows = snapshots.exclude(findings=[]).order_by("changed_at", "id")
+    found: dict[tuple[str, str], FindingHistory] = {}
+    columns = ("id", "jid", "filename", "findings", "current", "changed_at", "who")
+    for id_, owner, filename, findings, current, changed_at, who in rows.values_list(*columns):
+        for finding in findings or []:
+            if kind and finding["kind"] != kind:
+                continue
+            key = (owner, finding["fp"])
+            history = found.get(key)
+            if history is None:
+                history = found[key] = FindingHistory(
+                    owner, finding["fp"], finding["kind"], finding["masked"],
+                    id_, filename, finding["line"], changed_at, who,
+                )  # fmt: skip
+            if current:
+                history.present.append(Place(filename, finding["line"], finding["column"]))
+    return sorted(found.values(), key=lambda h: (h.first_at, h.first_snapshot), reverse=True)
+
+
+def attach_changes(histories: list[FindingHistory], root: str) -> None:
+    """The change that brought each finding, linked to its turn: for one page of them."""
+    changes = memory_timeline.load_changes(sorted({f"s{h.first_snapshot}" for h in histories}))
+    memory_timeline.link_all(changes, root)
+    by_id = {change.id: change for change in changes}
+    for history in histories:
+        history.change = by_id.get(f"s{history.first_snapshot}")
+
+
+# Purging one finding from the stored history
+
+PURGED = "[purged]"
+
+
+@dataclass
+class PurgePlan:
+    """What a purge of one finding would rewrite: the stored states and revisions of a JID (and
+    of the root's global files) that hold its value. The value lives only in this object, for
+    the request that purges it: never shown, logged or kept."""
+
+    kind: str
+    masked: str
+    fp: str
+    value: str
+    snapshots: list[int]
+    revisions: list[int]
+    present: list[Place]  # in the current files: the disk still holds it there
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "masked": self.masked,
+            "fingerprint": self.fp,
+            "snapshots": len(self.snapshots),
+            "revisions": len(self.revisions),
+            "still_present": [place.to_dict() for place in self.present],
+            "replacement": PURGED,
+        }
+
+
+def purge_plan(root: str, jid: str, fp: str) -> PurgePlan | None:
+    """The purge of the finding with fingerprint fp in jid's history; None when none holds it."""
+    owners = MemorySnapshot.objects.filter(root=root, jid__in=(jid, "")).exclude(content=None)
+    found = None
+    present: list[Place] = []
+    for snapshot in owners.order_by("-current", "id"):
+        mine = [f for f in snapshot.findings_now() if f["fp"] == fp]
+        if mine and snapshot.current:
+            present += [Place(snapshot.filename, f["line"], f["column"]) for f in mine]
+        if mine and found is None:
+            found = _value_of(snapshot, fp)
+    if found is None:
+        return None
+    kind, masked, value = found
+    needle = value.encode()
+    snapshots = [id_ for id_, content in owners.values_list("id", "content") if needle in bytes(content)]
+    revisions = [
+        revision.id
+        for revision in Revision.objects.filter(root=root, jid__in=(jid, ""))
+        if any(value in (text or "") for text in (revision.before, revision.after))
+        or any(needle in bytes(data or b"") for data in (revision.before_bytes, revision.after_bytes))
+    ]
+    return PurgePlan(kind, masked, fp, value, snapshots, revisions, present)
+
+
+def _value_of(snapshot: MemorySnapshot, fp: str) -> tuple[str, str, str] | None:
+    text = bytes(snapshot.content).decode("utf-8", errors="replace")
+    ignore = (snapshot.jid,) if snapshot.jid else ()
+    for finding, value in secret_values(text, ignore):
+        if fingerprint(finding.kind, value, settings.SECRET_KEY) == fp:
+            return finding.kind, finding.masked, value
+    return None
+
+
+def purge(plan: PurgePlan, root: str, jid: str, user) -> AuditEvent:
+    """Replace the value by PURGED in every state and revision the plan names, their other bytes
+    kept, and audit it by kind and fingerprint. The caller holds the transaction."""
+    needle, replacement = plan.value.encode(), PURGED.encode()
+    for snapshot in MemorySnapshot.objects.filter(id__in=plan.snapshots):
+        content = bytes(snapshot.content).replace(needle, replacement)
+        MemorySnapshot.objects.filter(id=snapshot.id).update(
+            content=content,
+            size=len(content),
+            sha256=hashlib.sha256(content).hexdigest(),
+            findings=MemorySnapshot.scan(content, snapshot.jid),
+        )
+    for revision in Revision.objects.filter(id__in=plan.revisions):
+        for side in ("before", "after"):
+            text, data = getattr(revision, side), getattr(revision, f"{side}_bytes")
+            if text is not None:
+                setattr(revision, side, text.replace(plan.value, PURGED))
+            if data is not None:
+                setattr(revision, f"{side}_bytes", bytes(data).replace(needle, replacement))
+        revision.save(update_fields=("before", "after", "before_bytes", "after_bytes"))
+    return AuditEvent.record(
+        user,
+        "purge",
+        root,
+        jid,
+        kind=plan.kind,
+        fingerprint=plan.fp,
+        snapshots=len(plan.snapshots),
+        revisions=len(plan.revisions),
+    )

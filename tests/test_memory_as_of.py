@@ -1,0 +1,162 @@
+"""The memory as it was at a moment: every file as its snapshots show it, and the effective
+prompt rebuilt from those bytes, on memory trees whose agent writes have chosen mtimes."""
+
+# ruff: noqa: F811 - tree and viewer_of_workspaces are fixtures, imported above
+
+from __future__ import annotations
+
+import datetime as dt
+from datetime import UTC, timedelta
+
+import orjson
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from sessionviewer import memory_timeline
+from sessionviewer import workspaces as ws
+from sessionviewer.models import MemorySnapshot
+from sessionviewer.workspaces import prompt as prompt_module
+
+from .test_memory_timeline import ALICE, at, index, timeline, tree, viewer_of_workspaces, write  # noqa: F401 - fixtures
+
+pytestmark = pytest.mark.django_db
+
+
+def as_of(client, moment: str, jid: str = ALICE) -> dict:
+    response = client.get(reverse("api-workspace-memory-as-of", args=[0, jid]), {"at": moment})
+    assert response.status_code == 200, response.content
+    return orjson.loads(response.content)
+
+
+def save(client, name: str, text: str, path) -> None:
+    url = reverse("workspace-save", args=[0, ALICE, name])
+    assert client.post(url, {"text": text, "version": ws.file_version(path)}).status_code == 302
+
+
+def file_of(data: dict, name: str, jid: str = ALICE) -> dict:
+    return next(f for f in data["files"] if (f["jid"], f["file"]) == (jid, name))
+
+
+def frozen_today(monkeypatch, day: dt.date) -> None:
+    class Today(dt.date):
+        @classmethod
+        def today(cls):
+            return day
+
+    monkeypatch.setattr(prompt_module, "date", Today)
+
+
+def test_the_as_of_view_reproduces_an_earlier_effective_prompt_byte_for_byte(
+    client, tree, viewer_of_workspaces, monkeypatch
+):
+    write(tree / "identity.md", "You are Fluux.\n", at(9, 30))
+    write(tree / ALICE / "user.md", "Name: Alice\n", at(10, 0))
+    write(tree / ALICE / "memory.md", "Likes tea.\nPrefers mornings.\n", at(10, 5))
+    index(tree)
+    save(client, "instructions.md", "Answer in French.", tree / ALICE / "instructions.md")
+    t1 = timezone.now()
+    frozen_today(monkeypatch, t1.astimezone().date())
+    then = orjson.loads(client.get(reverse("api-workspace-prompt", args=[0, ALICE])).content)["text"]
+    save(client, "memory.md", "Likes coffee now.", tree / ALICE / "memory.md")
+    later = (t1 + timedelta(seconds=5)).timestamp()
+    write(tree / ALICE / "user.md", "Name: Alice B.\n", later)
+    write(tree / "identity.md", "You are someone else.\n", later)
+    index(tree)
+    now = orjson.loads(client.get(reverse("api-workspace-prompt", args=[0, ALICE])).content)["text"]
+    assert now != then
+    assert as_of(client, t1.astimezone(UTC).isoformat())["prompt"]["text"] == then
+
+
+def test_each_file_shows_its_bytes_as_they_were_then(client, tree, viewer_of_workspaces):
+    write(tree / ALICE / "memory.md", "first\n", at(10, 0))
+    index(tree)
+    write(tree / ALICE / "memory.md", "second\n", at(11, 0))
+    index(tree)
+    data = as_of(client, "2025-06-02T10:30:00Z")
+    assert file_of(data, "memory.md")["text"] == "first\n"
+    assert file_of(data, "memory.md")["status"] == "present"
+
+
+def test_a_file_before_the_snapshots_began_is_said_unknown_not_guessed(client, tree, viewer_of_workspaces):
+    data = as_of(client, "2025-06-01")  # memory.md was first seen with an mtime of June 2, 08:00
+    memory = file_of(data, "memory.md")
+    assert (memory["status"], memory["text"]) == ("unknown", None)
+    assert "began later" in memory["note"]
+    assert data["prompt"]["text"] == ""
+    assert any("no snapshot of this file at that time" in error for error in data["prompt"]["errors"])
+
+
+def test_a_file_created_after_the_snapshots_began_was_absent_before(client, tree, viewer_of_workspaces):
+    began = MemorySnapshot.objects.order_by("recorded_at").first().recorded_at
+    later = (timezone.now() + timedelta(seconds=5)).timestamp()
+    write(tree / ALICE / "user.md", "Name: Alice\n", later)
+    index(tree)
+    before = as_of(client, (began + timedelta(seconds=1)).astimezone(UTC).isoformat())
+    assert file_of(before, "user.md")["status"] == "absent"
+    after = as_of(client, (timezone.now() + timedelta(seconds=10)).astimezone(UTC).isoformat())
+    assert file_of(after, "user.md")["text"] == "Name: Alice\n"
+
+
+def test_states_erased_by_forget_are_unknown_before_it(client, tree, viewer_of_workspaces):
+    write(tree / ALICE / "memory.md", "a secret\n", at(10, 0))
+    index(tree)
+    version = ws.forget_plan(tree / ALICE).version
+    client.post(reverse("workspace-forget-run", args=[0, ALICE]), {"version": version})
+    data = as_of(client, "2025-06-02T12:00:00Z")
+    memory = file_of(data, "memory.md")
+    assert memory["status"] == "unknown" and "/forget" in memory["note"]
+    assert b"a secret" not in client.get(reverse("workspace-memory-as-of", args=[0, ALICE])).content
+
+
+def test_files_are_listed_by_name_size_and_hash_as_they_were(client, tree, viewer_of_workspaces):
+    (tree / ALICE / "files").mkdir()
+    write(tree / ALICE / "files" / "a.txt", "hello", at(10, 0))
+    index(tree)
+    stored = as_of(client, timezone.now().astimezone(UTC).isoformat())["stored_files"]
+    assert [(f["file"], f["size"]) for f in stored] == [("files/a.txt", 5)]
+
+
+def test_the_as_of_moment_includes_the_change_made_at_it(tree):
+    write(tree / ALICE / "memory.md", "exactly then\n", at(10, 0))
+    index(tree)
+    change = memory_timeline.load_changes(
+        [memory_timeline.change_keys(str(tree), ALICE, memory_timeline.Filters())[0][1]]
+    )[0]
+    state = memory_timeline.memory_as_of(
+        str(tree), ALICE, change.changed_at + timedelta(microseconds=1), "Bot"
+    )
+    assert next(f for f in state.files if f.filename == "memory.md").text == "exactly then\n"
+
+
+def test_each_timeline_entry_links_to_the_memory_just_after_it(client, tree, viewer_of_workspaces):
+    write(tree / ALICE / "memory.md", "linked\n", at(10, 0))
+    index(tree)
+    change = timeline(client)["changes"][0]
+    response = client.get(change["as_of_url"])
+    assert response.status_code == 200
+    assert "linked" in response.content.decode()
+    page = client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content.decode()
+    assert "memory as it was just after this" in page
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+def test_a_bad_moment_is_a_400_naming_it(client, tree, viewer_of_workspaces, prefix):
+    response = client.get(reverse(f"{prefix}workspace-memory-as-of", args=[0, ALICE]), {"at": "2025-02-30"})
+    assert response.status_code == 400
+    assert b"at" in response.content
+
+
+def test_the_page_shows_the_prompt_then_and_says_which_files_are_unknown(client, tree, viewer_of_workspaces):
+    page = client.get(reverse("workspace-memory-as-of", args=[0, ALICE]), {"at": "2025-06-01"})
+    text = page.content.decode()
+    assert "cannot be rebuilt from what was recorded" in text
+    assert "No snapshot at that time" in text
+
+
+def test_someone_who_may_not_read_workspaces_gets_no_past_memory(client, tree):
+    from django.contrib.auth.models import User
+
+    client.force_login(User.objects.create_user("nobody", password="pw"))
+    assert client.get(reverse("workspace-memory-as-of", args=[0, ALICE])).status_code == 403
+    assert client.get(reverse("api-workspace-memory-as-of", args=[0, ALICE])).status_code == 403

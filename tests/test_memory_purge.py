@@ -1,0 +1,141 @@
+"""Purging one finding (a leaked key, say) from every stored state and revision of a JID and
+of the global files: replaced by [purged], the other bytes kept, audited by kind and
+fingerprint, and no copy kept anywhere."""
+
+# ruff: noqa: F811 - tree and viewer_of_workspaces are fixtures, imported below
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.test import Client
+from django.urls import reverse
+
+from sessionviewer import workspaces as ws
+from sessionviewer.models import AuditEvent, MemorySnapshot, Revision
+
+from .test_memory_timeline import ALICE, at, index, tree, viewer_of_workspaces, write  # noqa: F401 - fixtures
+
+pytestmark = pytest.mark.django_db
+
+KEY = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv"
+
+
+def leak(client, tree) -> str:
+    """The agent writes the key into memory.md and the global instructions; an editor then
+    saves it out of memory.md (its revision's before holds it). Returns the fingerprint."""
+    write(tree / ALICE / "memory.md", f"Likes tea.\nkey {KEY}\n", at(10, 0))
+    write(tree / "instructions.md", f"Use {KEY} for the API.\n", at(10, 1))
+    index(tree)
+    url = reverse("workspace-save", args=[0, ALICE, "memory.md"])
+    path = tree / ALICE / "memory.md"
+    assert client.post(url, {"text": "Likes tea.\n", "version": ws.file_version(path)}).status_code == 302
+    findings = orjson.loads(client.get(reverse("api-workspace-memory-findings"), {"jid": ALICE}).content)
+    [finding] = findings["findings"]
+    return finding["fingerprint"]
+
+
+def everything_stored() -> str:
+    """Every stored byte a purge must clean: states, their findings, revisions, audit events."""
+    parts = []
+    for snapshot in MemorySnapshot.objects.all():
+        parts.append(bytes(snapshot.content or b"").decode("utf-8", "replace"))
+        parts.append(orjson.dumps(snapshot.findings).decode())
+    for revision in Revision.objects.all():
+        parts += [revision.before or "", revision.after or ""]
+        parts += [
+            bytes(d or b"").decode("utf-8", "replace") for d in (revision.before_bytes, revision.after_bytes)
+        ]
+    parts += [orjson.dumps(event.detail).decode() for event in AuditEvent.objects.all()]
+    return "\n".join(parts)
+
+
+def purge(client, fp: str):
+    return client.post(reverse("workspace-purge-run", args=[0, ALICE, fp]))
+
+
+def test_a_purge_leaves_no_copy_in_states_revisions_or_the_audit_log(client, tree, viewer_of_workspaces):
+    fp = leak(client, tree)
+    assert KEY in everything_stored()
+    assert purge(client, fp).status_code == 302
+    assert KEY not in everything_stored()
+
+
+def test_a_purge_replaces_the_value_and_keeps_the_other_bytes(client, tree, viewer_of_workspaces):
+    fp = leak(client, tree)
+    purge(client, fp)
+    memory = MemorySnapshot.objects.filter(jid=ALICE, filename="memory.md").order_by("id")
+    assert [bytes(s.content) for s in memory] == [
+        b"Likes tea.\n",
+        b"Likes tea.\nkey [purged]\n",
+        b"Likes tea.\n",
+    ]
+    glob = MemorySnapshot.objects.filter(jid="", filename="instructions.md").order_by("-id").first()
+    assert bytes(glob.content) == b"Use [purged] for the API.\n"
+    revision = Revision.objects.get()
+    assert (revision.before, bytes(revision.before_bytes)) == (
+        "Likes tea.\nkey [purged]\n",
+        b"Likes tea.\nkey [purged]\n",
+    )
+
+
+def test_a_purge_is_audited_by_kind_and_fingerprint(client, tree, viewer_of_workspaces):
+    fp = leak(client, tree)
+    purge(client, fp)
+    event = AuditEvent.objects.get(action="purge")
+    assert event.detail == {"kind": "anthropic_key", "fingerprint": fp, "snapshots": 2, "revisions": 1}
+    assert (event.user, event.jid) == (viewer_of_workspaces, ALICE)
+
+
+def test_a_purged_finding_leaves_the_findings_report(client, tree, viewer_of_workspaces):
+    fp = leak(client, tree)
+    purge(client, fp)
+    findings = orjson.loads(client.get(reverse("api-workspace-memory-findings")).content)["findings"]
+    assert findings == []
+
+
+def test_the_confirm_page_warns_when_the_disk_still_holds_it(client, tree, viewer_of_workspaces):
+    write(tree / ALICE / "memory.md", f"key {KEY}\n", at(10, 0))
+    index(tree)
+    [finding] = orjson.loads(client.get(reverse("api-workspace-memory-findings")).content)["findings"]
+    page = client.get(finding["purge_url"]).content.decode()
+    assert "The files on disk still hold it" in page
+    assert KEY not in page
+    plan = orjson.loads(
+        client.get(reverse("api-workspace-purge", args=[0, ALICE, finding["fingerprint"]])).content
+    )
+    assert (plan["snapshots"], plan["still_present"]) == (1, [{"file": "memory.md", "line": 1, "column": 5}])
+
+
+def test_an_unknown_fingerprint_is_a_404(client, tree, viewer_of_workspaces):
+    assert client.get(reverse("workspace-purge", args=[0, ALICE, "0" * 64])).status_code == 404
+    assert client.get(reverse("workspace-purge", args=[0, ALICE, "not-hex"])).status_code == 404
+    assert client.post(reverse("workspace-purge-run", args=[0, ALICE, "0" * 64])).status_code == 404
+
+
+def test_a_purge_needs_a_post(client, tree, viewer_of_workspaces):
+    fp = leak(client, tree)
+    assert client.get(reverse("workspace-purge-run", args=[0, ALICE, fp])).status_code == 405
+    assert KEY in everything_stored()
+
+
+def test_a_purge_needs_the_csrf_token(tree, viewer_of_workspaces, client):
+    fp = leak(client, tree)
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(viewer_of_workspaces)
+    assert strict.post(reverse("workspace-purge-run", args=[0, ALICE, fp])).status_code == 403
+    assert KEY in everything_stored()
+
+
+def test_a_reader_who_may_not_edit_cannot_purge(client, tree, viewer_of_workspaces):
+    fp = leak(client, tree)
+    reader = User.objects.create_user("rita", password="pw")
+    reader.user_permissions.add(Permission.objects.get(codename="view_workspace"))
+    client.force_login(reader)
+    assert client.get(reverse("workspace-purge", args=[0, ALICE, fp])).status_code == 403
+    assert client.post(reverse("workspace-purge-run", args=[0, ALICE, fp])).status_code == 403
+    assert client.get(reverse("api-workspace-purge", args=[0, ALICE, fp])).status_code == 403
+    assert KEY in everything_stored()
+    page = client.get(reverse("workspace-memory-findings")).content.decode()
+    assert "Purge from the history" not in page
