@@ -178,3 +178,13 @@ class AgentStore:
     def sql(self, statement: str):
         with closing(sqlite3.connect(self.path, isolation_level=None)) as connection:
             connection.executescript(statement)
+
+
+def one_session_store(root: Path) -> AgentStore:
+    """A database holding one session, s1: a prompt and its answer."""
+    store = AgentStore(root)
+    store.window("s1")
+    store.events(
+        "s1", header("s1"), said("m1", "user", "Fix the upload test"), said("m2", "assistant", "Done.", "m1")
+    )
+    return store

@@ -5,25 +5,11 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from sessionviewer import transcripts
-from sessionviewer.index import index_roots
-from sessionviewer.models import Session
-from sessionviewer.roots import RootSpec
-
-from .claude_files import write_tool_turn
-from .test_long_text import pasted_log
+from . import test_long_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-
-@pytest.fixture
-def long_session(tmp_path):
-    root = tmp_path / "projects"
-    write_tool_turn(root / "-w" / "s.jsonl", pasted_log(), [{"type": "text", "text": "Read it."}])
-    index_roots([RootSpec(root, "claude_code")])
-    transcripts.clear_cache()
-    yield Session.objects.get(kind="main")
-    transcripts.clear_cache()
+long_session = test_long_text.long_session
 
 
 def test_show_the_rest_loads_the_next_part_of_a_long_line(browser_page, long_session):

@@ -12,19 +12,14 @@ from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, Session
 from sessionviewer.readers import openclaw_store
 from sessionviewer.roots import RootSpec
-from tests.openclaw_store_files import AgentStore, header, said
+from tests.openclaw_store_files import AgentStore, header, one_session_store, said
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> AgentStore:
-    store = AgentStore(tmp_path)
-    store.window("s1")
-    store.events(
-        "s1", header("s1"), said("m1", "user", "Fix the upload test"), said("m2", "assistant", "Done.", "m1")
-    )
-    return store
+    return one_session_store(tmp_path)
 
 
 @pytest.fixture

@@ -8,17 +8,12 @@ import orjson
 import pytest
 
 from sessionviewer.readers import Kept, SourceBusy, openclaw, openclaw_store, read_session
-from tests.openclaw_store_files import AgentStore, header, said
+from tests.openclaw_store_files import AgentStore, header, one_session_store, said
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> AgentStore:
-    store = AgentStore(tmp_path)
-    store.window("s1")
-    store.events(
-        "s1", header("s1"), said("m1", "user", "Fix the upload test"), said("m2", "assistant", "Done.", "m1")
-    )
-    return store
+    return one_session_store(tmp_path)
 
 
 def found(root: Path):

@@ -144,30 +144,18 @@ _INDEX_FIELDS = (
 # sessions.json fields of one session, not of the conversation its key names: a reset or
 # deleted transcript that its key's entry now describes (the live session's, written
 # since) must not take them.
-_PER_SESSION_FIELDS = frozenset(
-    {
-        "sessionId",
-        "sessionFile",
-        "updatedAt",
-        "sessionStartedAt",
-        "model",
-        "modelProvider",
-        "totalTokens",
-        "inputTokens",
-        "outputTokens",
-        "cacheRead",
-        "cacheWrite",
-        "contextTokens",
-        "estimatedCostUsd",
-        "compactionCount",
-        "thinkingLevel",
-        "lastChannel",
-        "lastTo",
-        "lastAccountId",
-        "archivedAt",
-        "status",
-    }
-)
+_PER_SESSION_FIELDS = frozenset(_INDEX_FIELDS) - {
+    # What names the conversation, which a retired transcript shares with the live one.
+    "chatType",
+    "channel",
+    "groupId",
+    "subject",
+    "displayName",
+    "label",
+    "spawnedBy",
+    "parentSessionKey",
+    "spawnDepth",
+} | {"status"}
 
 
 def _retired_listing(listed: tuple[str, dict] | None, stem: str) -> tuple[str, dict] | None:
