@@ -111,6 +111,7 @@ class Thread:
     branch_points: dict[str, list[tuple[str, str]]]
     compactions: list[ThreadItem]
     problems: list[str]
+    tail: dict | None = None  # what extend_thread needs to go on from the active leaf
 
     def to_dict(self) -> dict:
         return {
@@ -162,7 +163,166 @@ def build_thread(entries: list[Entry], leaf: str | None = None) -> Thread:
         branch_points=branch_points,
         compactions=_mark_compactions(items, shown, tree.compactions, problems),
         problems=problems,
+        tail=tree.tail() if leaf is None else None,
     )
+
+
+# Rows of the active leaf's region after the leaf that a tail keeps at most.
+TAIL_LIMIT = 1000
+
+
+def _clock_text(clock: datetime | None) -> str | None:
+    return None if clock is None else clock.isoformat()
+
+
+def _newer(a: tuple[datetime | None, int], b: tuple[datetime | None, int]) -> bool:
+    """Whether leaf a = (clock, line) wins over leaf b, as _Tree._find_leaves decides."""
+    if a[0] is not None and b[0] is not None and a[0] != b[0]:
+        return a[0] > b[0]  # a naive and an aware clock raise TypeError: the caller rebuilds
+    return a[1] > b[1]
+
+
+@dataclass(slots=True)
+class Extension:
+    """What extend_thread found: the entries the thread gains, its new leaf and tail."""
+
+    entries: list[Entry]
+    leaf_id: str
+    tail: dict | None
+
+
+def extend_thread(tail: dict, entries: list[Entry]) -> Extension | None:
+    """The active thread after lines were appended, from the tail of the thread built
+    before them (Thread.tail) and the new entries alone, in file order.
+
+    This is build_thread's answer only when the new lines just go on from the active leaf,
+    the usual case of a live session: then None is returned and the caller builds the
+    thread again from every line. That is when a new line
+    - hangs off a line outside the leaf's region, or off a line of it before the leaf (a
+      rewind, an edit, a late result of an earlier call), or names a parent not written
+      before it in the region;
+    - starts a second region below the same region (a branch);
+    - is a compaction, a summary line, a compaction's summary or a fork's branch line, or
+      the first main-thread message of a file that had only sidechain messages;
+    - makes a leaf that is not newer than the old one (the clock stepped back), or leaves
+      the old leaf with nothing newer below it.
+    """
+    try:
+        return _extend(tail, entries)
+    except TypeError:  # clocks that do not compare (naive and aware)
+        return None
+
+
+def _extend(tail: dict, entries: list[Entry]) -> Extension | None:
+    # Per line, by line number: [parent line, carried message id, talk, below, region].
+    rows: dict[int, list] = {}
+    ids: dict[str, int] = {}
+    for id_, line, parent, carried, talk, below in tail["rows"]:
+        rows[line] = [parent, carried, talk, below, 0]
+        if id_ is not None:
+            ids[id_] = line
+    leaf_line = tail["rows"][0][1]
+    leaf_id = tail["leaf"]
+    names = {row[1]: row[0] for row in tail["rows"]}  # None where a later line took the id
+    clock = None if tail["now"] is None else datetime.fromisoformat(tail["now"])
+    leaf_key = (None if tail["clock"] is None else datetime.fromisoformat(tail["clock"]), leaf_line)
+    last_any, last_message = tail["last_any"], tail["last_message"]
+    left_out = tail["sidechains_left_out"]
+    child: dict[int, int] = {}  # region -> the region below it (0: the leaf's)
+    deepest = 0
+    added: list[Entry] = []
+    clocks: dict[int, datetime | None] = {}
+    for e in entries:
+        talk = e.kind == MESSAGE and e.role in _TALK
+        if e.is_sidechain and left_out:
+            continue
+        if talk and not e.is_sidechain and not left_out:
+            return None  # the first main-thread message: sidechains leave the thread
+        if e.kind in (COMPACTION, SUMMARY) or e.extra.get("is_compact_summary"):
+            return None
+        if e.kind in (BRANCH, HEADER) and e.extra.get("parent_session_path"):
+            return None
+        if e.parent_id:
+            p = ids.get(e.parent_id)
+        else:
+            p = (last_message if last_message is not None else last_any) if talk else last_any
+        if p is None or p not in rows:
+            return None
+        parent = rows[p]
+        mid = e.message_id
+        prompt = False
+        if talk and e.role == USER:
+            starts = prompt = not e.is_meta and not any(b.type == TOOL_RESULT for b in e.blocks)
+        elif talk and e.role == ASSISTANT:
+            starts = not e.is_meta and not (mid and mid == parent[1])
+        else:
+            starts = False
+        carried = mid or ("" if prompt else parent[1])
+        region = parent[4]
+        if starts:
+            if region in child:
+                return None  # a second region below one: a branch
+            child[region] = deepest = len(child) + 1
+            region = deepest
+        if talk:
+            # Every line above has a message below it now (those above a message had already).
+            up = p
+            while up is not None and up in rows and not rows[up][3]:
+                rows[up][3] = True
+                if rows[up][2]:
+                    break
+                up = rows[up][0]
+        rows[e.line] = [p, carried, talk, False, region]
+        ids[e.id] = e.line
+        names[e.line] = e.id
+        last_any = e.line
+        if talk:
+            last_message = e.line
+        if e.timestamp is not None:
+            clock = e.timestamp
+        clocks[e.line] = clock
+        added.append(e)
+
+    by_line = {e.line: e for e in added}
+    best = None
+    for line, (_, _, talk, below, region) in rows.items():
+        if region == deepest and talk and not below and line in by_line:
+            key = (clocks[line], line)
+            if best is None or _newer(key, best):
+                best = key
+    old_leaf = rows[leaf_line]
+    if best is None or not _newer(best, leaf_key):
+        if deepest or old_leaf[3]:
+            return None  # the old leaf has something below it, yet nothing newer
+        tip, tip_id = leaf_line, leaf_id
+    else:
+        tip, tip_id = best[1], by_line[best[1]].id
+    tip_region = rows[tip][4]
+    kept = sorted(line for line, row in rows.items() if row[4] == tip_region and line >= tip)
+    new_tail = None
+    if len(kept) <= TAIL_LIMIT:
+        keep = set(kept)
+        new_tail = {
+            "line": max([tail["line"], *(e.line for e in entries)]),
+            "leaf": tip_id,
+            "rows": [
+                [
+                    names[line] if ids.get(names[line]) == line else None,
+                    line,
+                    rows[line][0] if rows[line][0] in keep else None,
+                    rows[line][1],
+                    rows[line][2],
+                    rows[line][3],
+                ]
+                for line in kept
+            ],
+            "clock": _clock_text(clocks[tip]) if tip in clocks else tail["clock"],
+            "now": _clock_text(clock),
+            "last_any": last_any if last_any in keep else None,
+            "last_message": last_message if last_message in keep else None,
+            "sidechains_left_out": left_out,
+        }
+    return Extension(added, tip_id, new_tail)
 
 
 def active_leaf(entries: list[Entry]) -> str | None:
@@ -186,7 +346,10 @@ class _Tree:
         self.entries = entries
         self.problems: list[str] = []
         self.talk = [e.kind == MESSAGE and e.role in _TALK for e in entries]
-        if any(t and not e.is_sidechain for t, e in zip(self.talk, entries, strict=True)):
+        self.sidechains_left_out = any(
+            t and not e.is_sidechain for t, e in zip(self.talk, entries, strict=True)
+        )
+        if self.sidechains_left_out:
             self.order = [i for i, e in enumerate(entries) if not e.is_sidechain]
         else:
             self.order = list(range(len(entries)))
@@ -275,7 +438,7 @@ class _Tree:
                     first_child[up] = i
 
         self.parent, self.region, self.clock, self.compactions = parent, region, clock, compactions
-        self.seen = seen
+        self.seen, self.carried, self.last_any, self.last_message = seen, carried, last_any, last_message
         self.starts, self.start_parent, self.children, self.first_child = (
             starts,
             start_parent,
@@ -363,6 +526,7 @@ class _Tree:
             elif below[i] and p is not None:
                 below[p] = True
 
+        self.below = below
         # Only regions with nothing below end a thread; a branch leads to its newest leaf.
         first_child, start_parent = self.first_child, self.start_parent
         best: dict[int, int | None] = {}
@@ -400,6 +564,41 @@ class _Tree:
             if e.kind == SUMMARY and e.leaf_id and (found := seen.get(e.leaf_id)) is not None:
                 return found
         return None
+
+    def tail(self) -> dict | None:
+        """The active leaf's region from the leaf on, as extend_thread takes it: new lines that
+        hang below it extend the thread without reading the file again. None when there is
+        nothing to go on from, or the region goes on too long after its leaf."""
+        tip = self.active
+        if tip is None or not self.entries:
+            return None
+        entries, order, region = self.entries, self.order, self.region
+        inside = [i for i in order[bisect_left(order, tip) :] if region[i] == region[tip]]
+        if len(inside) > TAIL_LIMIT:
+            return None
+        lines = {i: entries[i].line for i in inside}
+        return {
+            "line": max(e.line for e in entries),  # the last line read, on the thread or not
+            "leaf": entries[tip].id,
+            "rows": [
+                [
+                    entries[i].id
+                    if self.seen.get(entries[i].id) == i
+                    else None,  # None: a later line took the id
+                    entries[i].line,
+                    lines.get(self.parent[i]),
+                    self.carried[i],
+                    self.talk[i],
+                    self.below[i],
+                ]
+                for i in inside
+            ],
+            "clock": _clock_text(self.clock[tip]),
+            "now": _clock_text(self.clock[order[-1]]) if order else None,
+            "last_any": lines.get(self.last_any),
+            "last_message": lines.get(self.last_message),
+            "sidechains_left_out": self.sidechains_left_out,
+        }
 
     def find(self, leaf: str) -> int:
         """The entry ``leaf`` names: of repeated ids, a listed leaf, else the last written."""

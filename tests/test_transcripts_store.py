@@ -1,16 +1,22 @@
 """The thread snapshot: a transcript read back from it matches one built from the entries."""
 
 import re
+import sys
+from pathlib import Path
 
+import orjson
 import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from sessionviewer import transcripts
+from sessionviewer import threads, transcripts
 from sessionviewer.index import index_roots, rows
 from sessionviewer.models import Entry, Session, ThreadSnapshot
 from sessionviewer.roots import RootSpec
 from sessionviewer.transcripts import store
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import generate  # noqa: E402 (bench/ is not a package)
 
 pytestmark = pytest.mark.django_db
 
@@ -161,3 +167,141 @@ def test_prepare_snapshots_reads_the_text_of_rows_indexed_before_text_facts_were
     Entry.objects.update(text_facts=0)
     transcripts.prepare_snapshots(ids)
     assert snapshot_data() == prepared
+
+
+# --- Snapshots extended by appended lines ---------------------------------------------------------
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude_code"
+
+
+def appended_sessions() -> list:
+    """Claude Code files with compactions, branches, tool results, sidechains and odd lines."""
+    demo = FIXTURES.parent.parent.parent / "demo" / "claude" / "projects" / "-home-demo-projects-webshop"
+    return sorted(FIXTURES.glob("*.jsonl")) + sorted(demo.glob("*.jsonl"))
+
+
+def index_file(root, lines: list[bytes]) -> Session:
+    path = root / "-home-dev-projects-x" / "s.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(lines))
+    index_roots([RootSpec(root, "claude_code")])
+    return Session.objects.get(path=str(path))
+
+
+def snapshots_of(session: Session) -> dict:
+    return {s.leaf: (s.version, s.data) for s in ThreadSnapshot.objects.filter(session=session)}
+
+
+def extended_and_rebuilt(root, lines: list[bytes], split: int, end: int | None = None) -> tuple[dict, dict]:
+    """The snapshots of lines[:end] after lines[:split] was indexed, and built anew."""
+    lines = lines[:end]
+    session = index_file(root, lines[:split])
+    transcripts.prepare_snapshots([session.id])
+    session = index_file(root, lines)
+    transcripts.prepare_snapshots([session.id])
+    extended = snapshots_of(session)
+    ThreadSnapshot.objects.filter(session=session).delete()
+    transcripts.prepare_snapshots([session.id])
+    return extended, snapshots_of(session)
+
+
+@pytest.fixture
+def extensions(monkeypatch) -> list:
+    """How each extend_thread call went: True when it extended, False when it gave up."""
+    monkeypatch.setattr(store, "PREPARE_FROM", 1)
+    calls = []
+    real = threads.extend_thread
+
+    def recording(tail, entries):
+        found = real(tail, entries)
+        calls.append(found is not None)
+        return found
+
+    monkeypatch.setattr(threads, "extend_thread", recording)
+    return calls
+
+
+def test_a_snapshot_extended_by_appended_lines_equals_one_built_again(tmp_path, extensions):
+    for n, path in enumerate(appended_sessions()):
+        lines = path.read_bytes().splitlines(keepends=True)
+        for split in range(1, len(lines)):
+            root = tmp_path / f"{n}-{split}"
+            extended, rebuilt = extended_and_rebuilt(root, lines, split)
+            assert extended == rebuilt, (path.name, split)
+    assert sum(extensions) > 50 and not all(extensions)  # most splits extend, the rest are built again
+
+
+def test_a_generated_session_extended_by_appended_lines_equals_one_built_again(tmp_path, extensions):
+    made = generate.generate_large(tmp_path / "gen", 0.6, seed=3)
+    lines = Path(made["path"]).read_bytes().splitlines(keepends=True)
+    assert any(b"compact_boundary" in line for line in lines)
+    for split in range(len(lines) // 3, len(lines), 7):
+        extended, rebuilt = extended_and_rebuilt(tmp_path / str(split), lines, split, split + 3)
+        assert extended == rebuilt, split
+    assert sum(extensions) > len(extensions) // 2
+
+
+def long_session(count: int) -> list[bytes]:
+    lines, parent = [], None
+    for n in range(count):
+        role = "user" if n % 2 == 0 else "assistant"
+        message = {"role": role, "content": f"line {n}"}
+        if role == "assistant":
+            message = {
+                **message,
+                "id": f"m{n}",
+                "model": "m",
+                "content": [{"type": "text", "text": f"line {n}"}],
+            }
+        line = {
+            "type": role,
+            "uuid": f"u{n}",
+            "parentUuid": parent,
+            "sessionId": "s",
+            "timestamp": f"2026-01-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z",
+            "message": message,
+        }
+        lines.append(orjson.dumps(line) + b"\n")
+        parent = f"u{n}"
+    return lines
+
+
+def test_an_append_to_a_long_session_reads_only_the_new_rows(tmp_path, monkeypatch):
+    lines = long_session(3000)
+    session = index_file(tmp_path, lines[:2999])
+    assert transcripts.prepare_snapshots([session.id]) == 1
+    session = index_file(tmp_path, lines)
+    loaded = []
+    real = rows.light_entries_from_rows
+
+    def recording(batch):
+        loaded.extend(row[rows_index("line")] for row in batch)
+        return real(batch)
+
+    monkeypatch.setattr(rows, "light_entries_from_rows", recording)
+    assert transcripts.prepare_snapshots([session.id]) == 1
+    assert loaded == [3000]
+    t = transcripts.transcript(session)
+    assert isinstance(t.items[0], transcripts.LazyItem)  # read from the extended snapshot
+    assert t.thread.leaf_id == "u2999"
+    assert len(t.items) == 3000
+
+
+def test_a_branch_in_the_appended_lines_builds_the_thread_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "PREPARE_FROM", 1)
+    lines = long_session(10)
+    rewind = orjson.loads(lines[9])
+    rewind.update(uuid="r9", parentUuid="u7", timestamp="2026-01-01T01:00:00Z")
+    rewind["message"]["id"] = "r9"
+    extended, rebuilt = extended_and_rebuilt(tmp_path, [*lines, orjson.dumps(rewind) + b"\n"], 10)
+    assert extended == rebuilt
+    assert rebuilt[""][1]["leaf_id"] == "r9"
+    assert len(rebuilt) == 2  # the old leaf is another branch now
+
+
+def test_a_rewritten_file_loses_its_snapshots(tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "PREPARE_FROM", 1)
+    session = index_file(tmp_path, long_session(10))
+    transcripts.prepare_snapshots([session.id])
+    session = index_file(tmp_path, long_session(4))
+    assert not ThreadSnapshot.objects.filter(session=session).exists()

@@ -410,6 +410,7 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
         session.entries.all().delete()
         session.problems.all().delete()
         session.copied_usage.all().delete()  # its totals start over (copies.count_once)
+        session.snapshots.all().delete()  # only an appended file's thread is extended (transcripts)
     elif session.id:
         # Problems past the offset (a cut-off last line) are looked at again.
         retried = session.problems.filter(offset__gte=plan.job.start_offset).delete()[0]

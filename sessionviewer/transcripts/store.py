@@ -56,19 +56,21 @@ def load_entries(session: Session) -> list[readers.Entry]:
     return _select_entries("session_id = %s", [session.id])
 
 
-def _light_entries(session_id: int) -> tuple[list[readers.Entry], array, array]:
+def _light_entries(session_id: int, after: int = -1) -> tuple[list[readers.Entry], array, array]:
     """The session's entries without their text (rows.light_entries_from_rows), with the
     lines and text_facts of each, read a batch at a time: a thread snapshot needs ids,
-    parents and kinds, and a 2 GB session's text would not fit in memory."""
+    parents and kinds, and a 2 GB session's text would not fit in memory. after: only the
+    lines after this one."""
     table = connection.ops.quote_name(Entry._meta.db_table)
     quote = connection.ops.quote_name
     columns = ", ".join(quote(c) for c in rows.LIGHT_COLUMNS)
     # The text only where the thread needs it: a compact summary's, or a row without text_facts.
     text = f"CASE WHEN {quote('text_facts')} = 0 OR {quote('extra')} LIKE %s THEN {quote('text')} ELSE '' END"
-    query = f"SELECT {columns}, {text} FROM {table} WHERE session_id = %s ORDER BY line"  # noqa: S608 - names are ours
+    where = "session_id = %s AND line > %s"
+    query = f"SELECT {columns}, {text} FROM {table} WHERE {where} ORDER BY line"  # noqa: S608 - names are ours
     entries, lines, facts = [], array("q"), array("H")
     with connection.cursor() as cursor:
-        cursor.execute(query, ['%"is_compact_summary":true%', session_id])
+        cursor.execute(query, ['%"is_compact_summary":true%', session_id, after])
         while batch := cursor.fetchmany(500):
             for entry, known in rows.light_entries_from_rows(batch):
                 entries.append(entry)
@@ -108,6 +110,7 @@ class Transcript:
     first_prompt: int | None = None  # the first prompt a person typed: never folded away
     folds: layout.Folds = field(default_factory=lambda: layout.Folds([]))  # one per compaction
     compactions: tuple[int, ...] = ()  # the items of the thread's compaction boundaries
+    open_calls: dict[str, tuple[int, int]] = field(default_factory=dict)  # calls still without a result
 
     @property
     def items(self) -> list[threads.ThreadItem]:
@@ -180,8 +183,14 @@ def prepare_snapshots(session_ids: list[int]) -> int:
     built = 0
     for session in Session.objects.filter(id__in=session_ids, entry_count__gte=PREPARE_FROM).iterator():
         version = version_text(session)
-        if ThreadSnapshot.objects.filter(session=session, leaf="", version=version).exists():
+        active = ThreadSnapshot.objects.filter(session=session, leaf="").first()
+        if active is not None and active.version == version:
             continue
+        if active is not None and extend_snapshot(session, active):
+            built += 1
+            continue
+        # Branches are built again below; a leaf that is no more would keep a stale one.
+        ThreadSnapshot.objects.filter(session=session).exclude(version=version).delete()
         entries, lines, kept = _light_entries(session.id)
         facts = partial(_facts_of, lines, kept)
         active = _index(threads.build_thread(entries), facts)
@@ -191,6 +200,84 @@ def prepare_snapshots(session_ids: list[int]) -> int:
             save_snapshot(session, _index(threads.build_thread(entries, leaf), facts), leaf)
             built += 1
     return built
+
+
+def extend_snapshot(session: Session, snapshot: ThreadSnapshot) -> bool:
+    """Extend the active thread's snapshot (and rename the leaf in the other branches'
+    snapshots) with the lines appended since it was built, reading only those lines.
+    False when threads.extend_thread cannot (the new lines do not just go on from the
+    active leaf, a line reuses an id written before them, or the snapshot predates
+    tails): the caller builds it again from every line. A file the indexer read again
+    from the start has lost its snapshots (index.passes), so an old snapshot is one the
+    file has grown from."""
+    data = snapshot.data
+    tail = data.get("tail")
+    if data.get("layout") != LAYOUT or not tail:
+        return False
+    entries, _, facts = _light_entries(session.id, after=tail["line"])
+    if _reuses_ids(session.id, tail["line"], [e.id for e in entries]):
+        return False
+    extension = threads.extend_thread(tail, entries)
+    if extension is None:
+        return False
+    known = {e.line: f for e, f in zip(entries, facts, strict=True)}
+    base = len(data["lines"])
+    open_calls = data["open_calls"]
+    for k, entry in enumerate(extension.entries):
+        i = base + k
+        data["lines"].append(entry.line)
+        data["ids"].append(entry.id)
+        if layout.is_noise(entry, known[entry.line]):
+            data["noise"].append(i)
+        if data["first_prompt"] is None and layout.is_prompt(entry, known[entry.line]):
+            data["first_prompt"] = i
+        owned = False
+        for b, block in enumerate(entry.blocks):
+            if not block.call_id:
+                continue
+            if block.type == readers.TOOL_CALL:
+                open_calls[block.call_id] = [i, b]
+            elif block.type == readers.TOOL_RESULT and (call := open_calls.pop(block.call_id, None)):
+                data["results"].append([*call, i, b])
+                if not owned:  # shown under the first call it answers
+                    data["owner"].append([i, call[0]])
+                    owned = True
+    old_leaf, version = data["leaf_id"], version_text(session)
+    data["tail"] = extension.tail
+    for other in ThreadSnapshot.objects.filter(session=session).exclude(leaf=""):
+        if other.version == snapshot.version:
+            _rename_leaf(other.data, old_leaf, extension.leaf_id)
+            ThreadSnapshot.objects.filter(id=other.id).update(version=version, data=other.data)
+    _rename_leaf(data, old_leaf, extension.leaf_id)
+    ThreadSnapshot.objects.filter(id=snapshot.id).update(version=version, data=data)
+    return True
+
+
+def _reuses_ids(session_id: int, line: int, ids: list[str]) -> bool:
+    """Whether a line up to line has one of these ids: a later line taking an id over
+    changes which line the id names."""
+    for at in range(0, len(ids), 500):
+        batch = ids[at : at + 500]
+        if Entry.objects.filter(session_id=session_id, line__lte=line, entry_id__in=batch).exists():
+            return True
+    return False
+
+
+def _rename_leaf(data: dict, old: str, new: str) -> None:
+    """The active branch's leaf is now new: wherever a snapshot offers old, it offers new."""
+    if old == new:
+        return
+    if data["leaf_id"] == old:
+        data["leaf_id"] = new
+    if old in data["leaves"]:
+        data["leaves"].remove(old)
+        data["leaves"].append(new)  # leaves are in file order, and new is the last line
+    for pairs in data["branch_points"].values():
+        for pair in pairs:
+            if pair[1] == old:
+                pair[1] = new
+    for key, alternatives in data["alternatives"].items():
+        data["alternatives"][key] = [new if x == old else x for x in alternatives]
 
 
 def _facts_of(lines: array, facts: array, entry: readers.Entry) -> int:
@@ -223,6 +310,9 @@ def save_snapshot(session: Session, t: Transcript, leaf: str | None) -> None:
         "layout": LAYOUT,
         "noise": sorted(t.noise),
         "first_prompt": t.first_prompt,
+        # What extend_snapshot goes on from (the active thread only).
+        "tail": thread.tail if leaf is None else None,
+        "open_calls": {call: list(at) for call, at in t.open_calls.items()} if leaf is None else {},
     }
     ThreadSnapshot.objects.update_or_create(
         session_id=session.id, leaf=leaf or "", defaults={"version": version_text(session), "data": data}
@@ -395,7 +485,9 @@ def _index(thread: threads.Thread, facts: Callable[[readers.Entry], int] | None 
     compactions = tuple(where[id(item)] for item in thread.compactions)
     compacted = (i for i, item in enumerate(thread.items) if item.compacted)
     folds = layout.Folds(layout.fold_ranges(compacted, compactions, noise, prompt))
-    return Transcript(thread, positions, results, absorbed, owner, noise, prompt, folds, compactions)
+    return Transcript(
+        thread, positions, results, absorbed, owner, noise, prompt, folds, compactions, open_calls
+    )
 
 
 def transcript_with_entry(session: Session, entry_id: str) -> Transcript | None:
