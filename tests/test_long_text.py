@@ -115,3 +115,22 @@ def test_the_api_leaves_short_texts_whole(long_session, reader):
     reply = entries[1]
     assert reply["blocks"][0] == {"type": "text", "text": "Read it."}
     assert "text_truncated" not in reply
+
+
+def test_a_long_tool_output_is_cut_with_a_link_to_the_whole_of_it(tmp_path, reader):
+    root = tmp_path / "projects"
+    call = {"type": "tool_use", "id": "call_log", "name": "Bash", "input": {"command": "cat app.log"}}
+    write_tool_turn(root / "-w" / "s.jsonl", "Show the log", [call], {"call_log": pasted_log()})
+    index_roots([RootSpec(root, "claude_code")])
+    transcripts.clear_cache()
+    session = Session.objects.get(kind="main")
+    body = reader.get(session.get_absolute_url()).content.decode()
+    whole = reverse("session-entry-text", args=[session.id, 3, 0])
+    assert "Output cut at 100,000 of " in body
+    assert f'<a href="{whole}" download>Download the whole output</a>' in body
+    assert len(body) < 400_000
+    download = reader.get(whole)
+    assert (
+        b"".join(download.streaming_content if download.streaming else [download.content]).decode()
+        == pasted_log()
+    )

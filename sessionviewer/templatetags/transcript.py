@@ -10,6 +10,8 @@ import re
 
 import orjson
 from django import template
+from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from sessionviewer import render, transcripts
@@ -47,6 +49,31 @@ def raw_json(value) -> SafeString:
     cut = render.render_plain(text[:OUTPUT_LIMIT])
     note = f'<p class="clipped">Cut at {OUTPUT_LIMIT:,} of {len(text):,} characters; the raw file has it whole.</p>'
     return mark_safe(cut + note)  # noqa: S308 - escaped by render.py
+
+
+@register.simple_tag(takes_context=True)
+def tool_output(context, result, entry) -> SafeString:
+    """A tool result's text as plain does, and where it was cut, a link to the whole of it
+    (the entry-text view sends it as a download); an export, or a result without its
+    entry, keeps the note alone."""
+    text = result.text or ""
+    html = plain(text)
+    session = context.get("session")
+    if (
+        len(text) <= OUTPUT_LIMIT
+        or context.get("export")
+        or session is None
+        or entry is None
+        or not entry.line
+    ):
+        return html
+    at = next((i for i, block in enumerate(entry.blocks) if block is result), None)
+    if at is None:
+        return html
+    url = reverse("session-entry-text", args=[session.id, entry.line, at])
+    return format_html(
+        '{}<p class="clipped"><a href="{}" download>Download the whole output</a></p>', html, url
+    )
 
 
 @register.filter
