@@ -34,6 +34,9 @@ from sessionviewer.workspaces import KNOWLEDGE, PERSONA_FILES, Prompt, build_pro
 # loop lasts seconds to minutes.
 TURN_SECONDS = 600
 WHO = (MemorySnapshot.OUTSIDE, MemorySnapshot.EDITOR, MemorySnapshot.FORGET, MemorySnapshot.FIRST)
+# Whose files a timeline shows: a JID's own, or the root's global persona files, which are part
+# of every JID's prompt ("": both).
+SCOPES = ("own", "global")
 PAGE_SIZE = 50
 
 
@@ -45,6 +48,7 @@ class Filters:
     who: str = ""
     since: datetime | None = None
     until: datetime | None = None
+    scope: str = ""  # SCOPES, or "" for both
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +169,7 @@ class Change:
         data = {
             "id": self.id,
             "jid": self.jid,
+            "global": not self.jid,
             "file": self.filename,
             "kind": self.kind,
             "what": self.what,
@@ -188,10 +193,17 @@ class Change:
 # Reading the changes
 
 
+def _owners(query, jid: str | None, scope: str):
+    """One JID's changes with the global files' (jid None: every JID's), narrowed to scope."""
+    if scope == "global":
+        return query.filter(jid="")
+    if scope == "own":
+        return query.filter(jid=jid) if jid is not None else query.exclude(jid="")
+    return query.filter(jid__in=(jid, "")) if jid is not None else query
+
+
 def _snapshots(root: str, jid: str | None, filters: Filters):
-    snapshots = MemorySnapshot.objects.filter(root=root)
-    if jid is not None:
-        snapshots = snapshots.filter(jid=jid)
+    snapshots = _owners(MemorySnapshot.objects.filter(root=root), jid, filters.scope)
     if filters.file:
         snapshots = snapshots.filter(filename=filters.file)
     if filters.who:
@@ -211,9 +223,7 @@ def _older_revisions(root: str, jid: str | None, filters: Filters):
     """Editor revisions no snapshot stands for: saved before snapshots were kept."""
     if filters.who not in ("", MemorySnapshot.EDITOR):
         return Revision.objects.none()
-    revisions = Revision.objects.filter(root=root, snapshots__isnull=True)
-    if jid is not None:
-        revisions = revisions.filter(jid=jid)
+    revisions = _owners(Revision.objects.filter(root=root, snapshots__isnull=True), jid, filters.scope)
     if filters.file:
         revisions = revisions.filter(filename=filters.file)
     return _in_dates(revisions, "created_at", filters)
@@ -393,10 +403,8 @@ def link_all(changes: list[Change], root: str) -> None:
 
 
 def filenames(root: str, jid: str | None) -> list[str]:
-    """The files that have a history: the file filter's choices."""
-    snapshots = MemorySnapshot.objects.filter(root=root)
-    if jid is not None:
-        snapshots = snapshots.filter(jid=jid)
+    """The files that have a history: the file filter's choices (a JID's and the global ones)."""
+    snapshots = _owners(MemorySnapshot.objects.filter(root=root), jid, "")
     return sorted(set(snapshots.values_list("filename", flat=True).distinct()))
 
 

@@ -84,6 +84,25 @@ def test_filtering_the_timeline_by_file_replaces_the_list_in_place(browser_page,
     assert files and set(files) == {"knowledge.jsonl"}
 
 
+def test_a_global_persona_change_shows_in_the_jids_timeline_and_can_be_hidden(browser_page, memory):
+    index(memory)
+    later = time.time() + 60
+    instructions = memory / "instructions.md"
+    instructions.write_text(instructions.read_text() + "Never share API keys.\n")
+    os.utime(instructions, (later, later))
+    index(memory)
+    page = browser_page
+    page.goto(page.live_server_url + reverse("workspace-memory-timeline", args=[0, ALICE]))
+    change = page.locator("li.change").first
+    assert change.locator(".badge.global").inner_text() == "global"
+    assert change.locator(".diff-added").inner_text() == "+Never share API keys."
+    page.select_option("select[name=scope]", "own")
+    page.click("form.filters button[type=submit]")
+    page.wait_for_url("**scope=own**")
+    assert page.locator("li.change .badge.global").count() == 0
+    assert page.locator("li.change").count() > 0
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [1280, 390])
 def test_the_timeline_at_each_width_and_scheme(browser_page, timeline_url, scheme, width):

@@ -519,7 +519,9 @@ def _timeline(request: HttpRequest, root_index: int, base: Path, jid: str | None
     """One page of memory changes, newest first, with the filters the query asks for: one
     JID's (jid), or every JID's in the root (jid None, then ?jid= narrows it). Raises BadParameter."""
     params = MemoryTimelineForm.read(request.GET)
-    filters = memory_timeline.Filters(params["file"], params["who"], params["since"], params["until"])
+    filters = memory_timeline.Filters(
+        params["file"], params["who"], params["since"], params["until"], params["scope"]
+    )
     if jid is None and params["jid"]:
         jid = params["jid"]
     keys = memory_timeline.change_keys(str(base), jid, filters)
@@ -528,7 +530,7 @@ def _timeline(request: HttpRequest, root_index: int, base: Path, jid: str | None
     memory_timeline.link_all(changes, str(base))
     for change in changes:
         change.source_url = _change_source_url(root_index, change)
-        change.as_of_url = _as_of_url(root_index, change)
+        change.as_of_url = _as_of_url(root_index, change, jid)
     return {
         "root_index": root_index,
         "page": page,
@@ -546,12 +548,14 @@ def _change_source_url(root_index: int, change: memory_timeline.Change) -> str |
     return _source_url(root_index, change.jid, change.filename)
 
 
-def _as_of_url(root_index: int, change: memory_timeline.Change) -> str | None:
-    """The JID's memory as it was just after the change: global files have no JID to show."""
-    if not change.jid:
+def _as_of_url(root_index: int, change: memory_timeline.Change, jid: str | None) -> str | None:
+    """The JID's memory as it was just after the change: a global file's, in the JID's timeline
+    (jid) that shows it; on the page of every JID, a global file has no JID to show."""
+    owner = change.jid or jid
+    if not owner:
         return None
     at = change.changed_at.astimezone(UTC).isoformat()
-    return reverse("workspace-memory-as-of", args=[root_index, change.jid]) + f"?{urlencode({'at': at})}"
+    return reverse("workspace-memory-as-of", args=[root_index, owner]) + f"?{urlencode({'at': at})}"
 
 
 def _change_dict(root_index: int, change: memory_timeline.Change) -> dict:
