@@ -13,6 +13,7 @@ import pytest
 from django.urls import reverse
 
 from sessionviewer.index import index_roots
+from sessionviewer.models import Revision
 from sessionviewer.roots import RootSpec
 
 from .conftest import SCREENSHOTS
@@ -126,6 +127,29 @@ def test_a_change_opens_the_memory_and_prompt_as_they_were_just_after_it(browser
     assert "Proofs are due on Friday." in page.locator("#prompt-text").inner_text()
     memory = page.locator("li.as-of-file", has=page.locator("code:text-is('alice@example.com/memory.md')"))
     assert "Proofs are due on Friday." in memory.locator("pre").inner_text()
+
+
+def test_the_as_of_view_shows_an_editor_save_older_than_the_snapshots(browser_page, memory):
+    index(memory)
+    revision = Revision.of_bytes(
+        None,
+        b"Saved before snapshots.\n",
+        root=str(memory.resolve()),
+        jid=ALICE,
+        filename="context.md",
+        user=None,
+    )
+    revision.save()
+    Revision.objects.filter(id=revision.id).update(created_at=datetime(2025, 5, 20, 12, tzinfo=UTC))
+    page = browser_page
+    page.goto(page.live_server_url + reverse("workspace-memory-as-of", args=[0, ALICE]) + "?at=2025-05-25")
+    context = page.locator("li.as-of-file", has=page.locator("code:text-is('alice@example.com/context.md')"))
+    assert (
+        context.locator("p.source")
+        .inner_text()
+        .startswith("From the editor's revision of 2025-05-20 12:00:00")
+    )
+    assert context.locator("pre").inner_text().strip() == "Saved before snapshots."
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
