@@ -206,3 +206,21 @@ def test_the_findings_over_time_at_each_width_and_scheme(browser_page, leaked, s
     assert overflow <= 0
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"memory-findings-{width}-{scheme}.png"), full_page=False)
+
+
+def test_a_global_finding_is_purged_from_the_findings_page(browser_page, memory):
+    index(memory)
+    later = time.time() + 60
+    identity = memory / "identity.md"
+    identity.write_text(identity.read_text() + "Deploy token: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv\n")
+    os.utime(identity, (later, later))
+    index(memory)
+    page = browser_page
+    page.goto(page.live_server_url + reverse("workspace-memory-findings"))
+    row = page.locator("li.finding-history", has=page.locator(".badge.global")).first
+    row.locator("a.purge-finding").click()
+    page.wait_for_selector("h1:has-text('global persona files')")
+    page.get_by_role("button", name="Purge").click()
+    page.wait_for_selector("ul.messages")
+    assert "Purged the anthropic_key" in page.content()
+    assert page.locator("li.finding-history", has=page.locator(".badge.global")).count() == 0

@@ -680,7 +680,9 @@ def _history_row(root_index: int, history: memory_findings.FindingHistory) -> di
         "open_url": open_url,
         "opens_editor": bool(open_url and "?line=" in open_url),
         "forget_url": reverse("workspace-forget", args=[root_index, jid]) if jid else None,
-        "purge_url": reverse("workspace-purge", args=[root_index, jid, history.fp]) if jid else None,
+        "purge_url": reverse("workspace-purge", args=[root_index, jid, history.fp])
+        if jid
+        else reverse("workspace-global-purge", args=[root_index, history.fp]),
     }
 
 
@@ -1179,26 +1181,57 @@ def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 
 
 def _purge_plan(root_index: int, jid: str, fp: str) -> tuple[Path, memory_findings.PurgePlan]:
-    """The purge of one finding of jid's history; a 404 when none holds it."""
+    """The purge of one finding of jid's history (jid "": of the global files'); a 404 when
+    none holds it."""
     base = _root(root_index)
-    _jid_dir(base, jid)
+    if jid:
+        _jid_dir(base, jid)
     plan = memory_findings.purge_plan(str(base), jid, fp) if _FINGERPRINT.fullmatch(fp) else None
     if plan is None:
-        raise Http404("no such finding in this JID's history")
+        where = "this JID's history" if jid else "the global files' history"
+        raise Http404(f"no such finding in {where}")
     return base, plan
 
 
 _FINGERPRINT = re.compile(r"[0-9a-f]{64}")
 
 
+def _purge_urls(root_index: int, jid: str, fp: str) -> dict:
+    """Where the purge of a JID's finding, or of a global one (jid ""), is confirmed and run."""
+    if jid:
+        return {
+            "run_url": reverse("workspace-purge-run", args=[root_index, jid, fp]),
+            "api_url": reverse("api-workspace-purge", args=[root_index, jid, fp]),
+        }
+    return {
+        "run_url": reverse("workspace-global-purge-run", args=[root_index, fp]),
+        "api_url": reverse("api-workspace-global-purge", args=[root_index, fp]),
+    }
+
+
+def _findings_url(root_index: int, jid: str) -> str:
+    query = {k: v for k, v in (("root", root_index), ("jid", jid)) if v}
+    return reverse("workspace-memory-findings") + (f"?{urlencode(query)}" if query else "")
+
+
 def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -> dict:
-    return {"root_index": root_index, "jid": jid, "plan": plan, "fp": plan.fp}
+    context = {"root_index": root_index, "jid": jid, "plan": plan, "fp": plan.fp}
+    context |= _purge_urls(root_index, jid, plan.fp)
+    context["cancel_url"] = _findings_url(root_index, jid)
+    if not jid:
+        # The same value in a JID's own files is that JID's finding: purged from its history.
+        others = memory_findings.jids_holding(str(_root(root_index)), plan.fp)
+        context["others"] = [
+            {"jid": other, "purge_url": reverse("workspace-purge", args=[root_index, other, plan.fp])}
+            for other in others
+        ]
+    return context
 
 
 @require_GET
 @login_required
 @permission_required(EDIT, raise_exception=True)
-def purge_confirm(request: HttpRequest, root: int, jid: str, fp: str) -> HttpResponse:
+def purge_confirm(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:
     _, plan = _purge_plan(root, jid, fp)
     return render(request, "workspaces/purge.html", _purge_context(root, jid, plan))
 
@@ -1206,10 +1239,10 @@ def purge_confirm(request: HttpRequest, root: int, jid: str, fp: str) -> HttpRes
 @require_POST
 @login_required
 @permission_required(EDIT, raise_exception=True)
-def purge_finding(request: HttpRequest, root: int, jid: str, fp: str) -> HttpResponse:
+def purge_finding(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:
     """Replace one finding by [purged] in every stored state and revision of jid (and of the
-    root's global files), audited by kind and fingerprint. Planned again here: what is purged is
-    whatever holds the value now."""
+    root's global files; jid "": of those alone), audited by kind and fingerprint. Planned again
+    here: what is purged is whatever holds the value now."""
     base, plan = _purge_plan(root, jid, fp)
     try:
         with transaction.atomic():
@@ -1222,8 +1255,7 @@ def purge_finding(request: HttpRequest, root: int, jid: str, fp: str) -> HttpRes
         f"Purged the {plan.kind} {plan.masked} from {len(plan.snapshots)} stored "
         f"state{pluralize(len(plan.snapshots))} and {len(plan.revisions)} revision{pluralize(len(plan.revisions))}.",
     )
-    query = urlencode({"root": root, "jid": jid}) if root else urlencode({"jid": jid})
-    return redirect(reverse("workspace-memory-findings") + f"?{query}")
+    return redirect(_findings_url(root, jid))
 
 
 # The JSON twins
@@ -1542,7 +1574,10 @@ def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpRespons
 @require_GET
 @api_permission_required(EDIT)
 @_json_not_found
-def api_purge_confirm(request: HttpRequest, root: int, jid: str, fp: str) -> HttpResponse:
+def api_purge_confirm(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:
     _, plan = _purge_plan(root, jid, fp)
-    run = reverse("workspace-purge-run", args=[root, jid, fp])
-    return json_response({"root": root, "jid": jid, **plan.to_dict(), "run_url": run, "method": "POST"})
+    run = _purge_urls(root, jid, fp)["run_url"]
+    data = {"root": root, "jid": jid or None, **plan.to_dict(), "run_url": run, "method": "POST"}
+    if not jid:
+        data["also_in_jids"] = memory_findings.jids_holding(str(_root(root)), fp)
+    return json_response(data)
