@@ -15,7 +15,7 @@ from django.urls import reverse
 from sessionviewer import workspaces as ws
 from sessionviewer.models import AuditEvent, MemorySnapshot, Revision
 
-from .test_memory_timeline import ALICE, at, index, tree, viewer_of_workspaces, write  # noqa: F401 - fixtures
+from .test_memory_timeline import ALICE, append, at, index, message, tree, viewer_of_workspaces, write  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
 
@@ -228,3 +228,38 @@ def test_a_reader_who_may_not_edit_cannot_purge_a_global_finding(client, tree, v
     assert global_purge(client, fp).status_code == 403
     assert client.get(reverse("api-workspace-global-purge", args=[0, fp])).status_code == 403
     assert KEY in everything_stored()
+
+
+# What a purge does not touch: the transcripts
+
+
+def test_the_confirm_page_says_transcripts_are_untouched_and_links_to_a_scan_of_them(
+    client, tree, viewer_of_workspaces
+):
+    fp = leak(client, tree)
+    page = client.get(reverse("workspace-purge", args=[0, ALICE, fp])).content.decode()
+    assert "Transcripts are not touched" in page
+    scan = reverse("workspace-secrets") + f"?jid={ALICE.replace('@', '%40')}&amp;kind=anthropic_key"
+    assert f'href="{scan}"' in page
+
+
+def test_the_scan_the_confirm_page_links_to_finds_the_value_in_the_jids_history(
+    client, tree, viewer_of_workspaces
+):
+    append(tree / ALICE / "history.jsonl", message("user", f"my key is {KEY}", at(9, 59), "in-k", ALICE))
+    append(
+        tree / ALICE / "history.jsonl",
+        message("user", "mail me at bob@example.org", at(9, 59), "in-m", ALICE),
+    )
+    fp = leak(client, tree)
+    purge(client, fp)
+    scan = orjson.loads(
+        client.get(reverse("api-workspace-secrets"), {"jid": ALICE, "kind": "anthropic_key"}).content
+    )
+    assert [(f["file"], f["kind"]) for f in scan["findings"]] == [(f"{ALICE}/history.jsonl", "anthropic_key")]
+
+
+def test_the_secrets_report_rejects_an_unknown_kind(client, tree, viewer_of_workspaces):
+    response = client.get(reverse("api-workspace-secrets"), {"kind": "password"})
+    assert response.status_code == 400
+    assert orjson.loads(response.content)["error"].startswith("kind")

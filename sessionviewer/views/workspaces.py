@@ -41,6 +41,7 @@ from sessionviewer.forms import (
     MemoryFindingsForm,
     MemoryTimelineForm,
     NameField,
+    OneOfField,
     PreviewForm,
     ProjectForm,
     TextSearchField,
@@ -336,7 +337,7 @@ def _finding_dict(index: int, finding: ws.SecretFinding) -> dict:
     return {"root": index, **finding.to_dict(), "url": _finding_url(index, finding)}
 
 
-def _iter_findings(roots: list[Path], jid: str):
+def _iter_findings(roots: list[Path], jid: str, kind: str = ""):
     for index, root in enumerate(roots):
         if not root.is_dir():
             continue
@@ -346,7 +347,8 @@ def _iter_findings(roots: list[Path], jid: str):
             except ws.UnsafePath:
                 continue  # this root has no such JID
         for finding in ws.iter_tree_findings(root, jid or None):
-            yield _finding_dict(index, finding)
+            if not kind or finding.kind == kind:
+                yield _finding_dict(index, finding)
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,9 +357,10 @@ class FindingsPage:
     number: int
     has_next: bool
     jid: str
+    kind: str = ""
 
     def url(self, name: str, number: int) -> str:
-        query = {"jid": self.jid} if self.jid else {}
+        query = {k: v for k, v in (("jid", self.jid), ("kind", self.kind)) if v}
         if number > 1:
             query["_page"] = number
         return reverse(name) + (f"?{urlencode(query)}" if query else "")
@@ -379,6 +382,7 @@ class FindingsPage:
             "has_next": self.has_next,
             "next_url": self.url("api-workspace-secrets", self.number + 1) if self.has_next else None,
             "jid": self.jid or None,
+            "kind": self.kind or None,
             "findings": self.findings,
         }
 
@@ -392,9 +396,13 @@ def _findings_page(request: HttpRequest) -> FindingsPage:
     roots = memory_roots()
     if jid and not any(_has_jid(root, jid) for root in roots):
         raise BadParameter("jid", f"no JID folder {jid!r} in any memory root")
+    kind = clean_param(_KIND, "kind", request.GET.get("kind", ""))
     start = (number - 1) * SECRETS_PAGE_SIZE
-    rows = list(itertools.islice(_iter_findings(roots, jid), start, start + SECRETS_PAGE_SIZE + 1))
-    return FindingsPage(rows[:SECRETS_PAGE_SIZE], number, len(rows) > SECRETS_PAGE_SIZE, jid)
+    rows = list(itertools.islice(_iter_findings(roots, jid, kind), start, start + SECRETS_PAGE_SIZE + 1))
+    return FindingsPage(rows[:SECRETS_PAGE_SIZE], number, len(rows) > SECRETS_PAGE_SIZE, jid, kind)
+
+
+_KIND = OneOfField(ws.KINDS)
 
 
 def _has_jid(root: Path, jid: str) -> bool:
@@ -793,6 +801,7 @@ def secrets(request: HttpRequest) -> HttpResponse:
         "api_url": page.url("api-workspace-secrets", page.number),
         "previous_url": page.url("workspace-secrets", page.number - 1),
         "next_url": page.url("workspace-secrets", page.number + 1),
+        "kinds": ws.KINDS,
     }
     return render(request, "workspaces/secrets.html", context)
 
@@ -1218,6 +1227,9 @@ def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -
     context = {"root_index": root_index, "jid": jid, "plan": plan, "fp": plan.fp}
     context |= _purge_urls(root_index, jid, plan.fp)
     context["cancel_url"] = _findings_url(root_index, jid)
+    # A purge rewrites the memory's history only: the transcripts may hold the value too.
+    scan = {k: v for k, v in (("jid", jid), ("kind", plan.kind)) if v}
+    context["transcripts_url"] = reverse("workspace-secrets") + f"?{urlencode(scan)}"
     if not jid:
         # The same value in a JID's own files is that JID's finding: purged from its history.
         others = memory_findings.jids_holding(str(_root(root_index)), plan.fp)
