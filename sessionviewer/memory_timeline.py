@@ -547,10 +547,12 @@ def memory_as_of(root: str, jid: str, bound: datetime, agent_name: str) -> Memor
 
     def state(owner: str, filename: str) -> FileState:
         snapshot = latest.get((owner, filename))
-        if snapshot is None and (owner, filename) in saved:
-            return _revision_state(saved[(owner, filename)])
         if snapshot is None:
-            return FileState(owner, filename, *unseen_note(owner))
+            status, note = unseen_note(owner)
+            # Only where the snapshots cannot tell: once they began, no snapshot means no file.
+            if status == "unknown" and (owner, filename) in saved:
+                return _revision_state(saved[(owner, filename)])
+            return FileState(owner, filename, status, note)
         if snapshot.who == MemorySnapshot.FORGET:
             return FileState(owner, filename, "absent", "erased by /forget", snapshot)
         if not snapshot.exists:

@@ -237,3 +237,11 @@ def test_the_prompt_of_a_moment_before_the_snapshots_is_rebuilt_from_revisions(
     prompt = as_of(client, "2025-05-25")["prompt"]
     assert prompt["errors"] == []
     assert "You are Fluux." in prompt["text"] and "Likes green tea." in prompt["text"]
+
+
+def test_an_old_revision_does_not_bring_back_a_file_the_snapshots_show_absent(
+    client, tree, viewer_of_workspaces
+):
+    older_save(tree, "context.md", None, "Saved in May.\n", 20)
+    context = file_of(as_of(client, timezone.now().astimezone(UTC).isoformat()), "context.md")
+    assert (context["status"], context["revision"]) == ("absent", None)
