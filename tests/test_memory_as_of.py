@@ -245,3 +245,15 @@ def test_an_old_revision_does_not_bring_back_a_file_the_snapshots_show_absent(
     older_save(tree, "context.md", None, "Saved in May.\n", 20)
     context = file_of(as_of(client, timezone.now().astimezone(UTC).isoformat()), "context.md")
     assert (context["status"], context["revision"]) == ("absent", None)
+
+
+def test_the_page_badges_the_global_files_and_offers_the_first_recorded_moment(
+    client, tree, viewer_of_workspaces
+):
+    page = client.get(
+        reverse("workspace-memory-as-of", args=[0, ALICE]), {"at": "2025-06-01"}
+    ).content.decode()
+    assert '<span class="badge global"' in page
+    assert 'id="before-snapshots"' in page and "Show the memory as first recorded" in page
+    now = client.get(reverse("workspace-memory-as-of", args=[0, ALICE])).content.decode()
+    assert 'id="before-snapshots"' not in now

@@ -263,3 +263,10 @@ def test_the_secrets_report_rejects_an_unknown_kind(client, tree, viewer_of_work
     response = client.get(reverse("api-workspace-secrets"), {"kind": "password"})
     assert response.status_code == 400
     assert orjson.loads(response.content)["error"].startswith("kind")
+
+
+def test_a_global_finding_links_to_its_change_among_the_global_ones(client, tree, viewer_of_workspaces):
+    finding = global_leak(client, tree)
+    page = client.get(reverse("workspace-memory-findings")).content.decode()
+    assert f"{reverse('workspace-memory-changes')}?scope=global&amp;until=" in page
+    assert f"#change-{finding['first_seen']['change']}" in page

@@ -18,6 +18,7 @@ from sessionviewer import workspaces as ws
 from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, MemorySnapshot
 from sessionviewer.roots import RootSpec
+from sessionviewer.templatetags.workspace_tags import diff_lines
 
 from .test_workspace_views import editors
 from .workspace_files import make_tree
@@ -371,3 +372,44 @@ def test_someone_who_may_not_read_workspaces_gets_no_timeline(client, tree):
     assert client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).status_code == 403
     assert client.get(reverse("api-workspace-memory-timeline", args=[0, ALICE])).status_code == 403
     assert client.get(reverse("api-workspace-memory-changes")).status_code == 403
+
+
+# How the page reads
+
+
+def test_a_removed_markdown_rule_is_a_removed_line_not_a_diff_header():
+    rows = diff_lines("Title\n---\nBody\n", "Title\nBody\n")
+    assert [(row.kind, row.text) for row in rows if row.kind != "context"] == [
+        ("header", "--- before"),
+        ("header", "+++ after"),
+        ("hunk", "@@ -1,3 +1,2 @@"),
+        ("removed", "----"),
+    ]
+
+
+def test_the_timeline_diff_shows_hunks_without_the_before_and_after_header(
+    client, tree, viewer_of_workspaces
+):
+    write(tree / ALICE / "memory.md", "Likes coffee.\n---\n", at(10, 0))
+    index(tree)
+    page = client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content.decode()
+    assert '<span class="diff-added">+---</span>' in page
+    assert "--- before" not in page and "+++ after" not in page
+
+
+def test_a_first_seen_change_is_badged_once(client, tree, viewer_of_workspaces):
+    page = client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content.decode()
+    assert page.count(">first seen</span>") == 1
+
+
+def test_a_jid_with_no_change_yet_says_what_records_them(client, tree, viewer_of_workspaces):
+    (tree / "new@example.com").mkdir()
+    page = client.get(reverse("workspace-memory-timeline", args=[0, "new@example.com"]), {"scope": "own"})
+    assert "No memory change matches these filters" in page.content.decode()
+    page = client.get(reverse("workspace-memory-changes"), {"jid": "new@example.com", "scope": "own"})
+    assert "Show every change" in page.content.decode()
+    MemorySnapshot.objects.all().delete()
+    page = client.get(reverse("workspace-memory-timeline", args=[0, "new@example.com"])).content.decode()
+    assert "No memory change recorded yet for new@example.com" in page
+    assert "manage.py index --watch" in page
+    assert "0 changes" not in page

@@ -680,11 +680,17 @@ def _history_row(root_index: int, history: memory_findings.FindingHistory) -> di
     elif place is not None:
         source = _source_url(root_index, jid, place.filename)
         open_url = f"{source}#L{place.line}" if source else None
+    if timeline:
+        change_url = f"{timeline}?{urlencode({'until': at})}#change-s{history.first_snapshot}"
+    else:  # a global file's change: among every JID's, the global ones
+        query = {"root": root_index} if root_index else {}
+        query |= {"scope": "global", "until": at}
+        change_url = (
+            reverse("workspace-memory-changes") + f"?{urlencode(query)}#change-s{history.first_snapshot}"
+        )
     return {
         "history": history,
-        "change_url": f"{timeline}?{urlencode({'until': at})}#change-s{history.first_snapshot}"
-        if timeline
-        else None,
+        "change_url": change_url,
         "open_url": open_url,
         "opens_editor": bool(open_url and "?line=" in open_url),
         "forget_url": reverse("workspace-forget", args=[root_index, jid]) if jid else None,
