@@ -377,6 +377,7 @@ class MemoryTimelineForm(QueryForm):
 
     file = _text()
     who = OneOfField(("outside", "editor", "forget", "first"))
+    scope = OneOfField(("own", "global"))  # the JID's own files, or the global persona files
     jid = _text()  # the page of every JID only
     since = IsoDateTimeField()
     until = UntilField()

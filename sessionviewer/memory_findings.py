@@ -160,6 +160,15 @@ def purge_plan(root: str, jid: str, fp: str) -> PurgePlan | None:
     return PurgePlan(kind, masked, fp, value, snapshots, revisions, present)
 
 
+def jids_holding(root: str, fp: str) -> list[str]:
+    """The JIDs whose own files' history holds the finding fp: each its own finding to purge."""
+    snapshots = MemorySnapshot.objects.filter(root=root).exclude(jid="").exclude(content=None)
+    for snapshot in snapshots.filter(findings=None):
+        snapshot.findings_now()  # recorded before findings were kept
+    rows = snapshots.exclude(findings=[]).values_list("jid", "findings")
+    return sorted({jid for jid, findings in rows if any(f["fp"] == fp for f in findings or [])})
+
+
 def _value_of(snapshot: MemorySnapshot, fp: str) -> tuple[str, str, str] | None:
     text = bytes(snapshot.content).decode("utf-8", errors="replace")
     ignore = (snapshot.jid,) if snapshot.jid else ()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
@@ -34,6 +34,9 @@ from sessionviewer.workspaces import KNOWLEDGE, PERSONA_FILES, Prompt, build_pro
 # loop lasts seconds to minutes.
 TURN_SECONDS = 600
 WHO = (MemorySnapshot.OUTSIDE, MemorySnapshot.EDITOR, MemorySnapshot.FORGET, MemorySnapshot.FIRST)
+# Whose files a timeline shows: a JID's own, or the root's global persona files, which are part
+# of every JID's prompt ("": both).
+SCOPES = ("own", "global")
 PAGE_SIZE = 50
 
 
@@ -45,6 +48,7 @@ class Filters:
     who: str = ""
     since: datetime | None = None
     until: datetime | None = None
+    scope: str = ""  # SCOPES, or "" for both
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +169,7 @@ class Change:
         data = {
             "id": self.id,
             "jid": self.jid,
+            "global": not self.jid,
             "file": self.filename,
             "kind": self.kind,
             "what": self.what,
@@ -188,10 +193,17 @@ class Change:
 # Reading the changes
 
 
+def _owners(query, jid: str | None, scope: str):
+    """One JID's changes with the global files' (jid None: every JID's), narrowed to scope."""
+    if scope == "global":
+        return query.filter(jid="")
+    if scope == "own":
+        return query.filter(jid=jid) if jid is not None else query.exclude(jid="")
+    return query.filter(jid__in=(jid, "")) if jid is not None else query
+
+
 def _snapshots(root: str, jid: str | None, filters: Filters):
-    snapshots = MemorySnapshot.objects.filter(root=root)
-    if jid is not None:
-        snapshots = snapshots.filter(jid=jid)
+    snapshots = _owners(MemorySnapshot.objects.filter(root=root), jid, filters.scope)
     if filters.file:
         snapshots = snapshots.filter(filename=filters.file)
     if filters.who:
@@ -211,9 +223,7 @@ def _older_revisions(root: str, jid: str | None, filters: Filters):
     """Editor revisions no snapshot stands for: saved before snapshots were kept."""
     if filters.who not in ("", MemorySnapshot.EDITOR):
         return Revision.objects.none()
-    revisions = Revision.objects.filter(root=root, snapshots__isnull=True)
-    if jid is not None:
-        revisions = revisions.filter(jid=jid)
+    revisions = _owners(Revision.objects.filter(root=root, snapshots__isnull=True), jid, filters.scope)
     if filters.file:
         revisions = revisions.filter(filename=filters.file)
     return _in_dates(revisions, "created_at", filters)
@@ -393,10 +403,8 @@ def link_all(changes: list[Change], root: str) -> None:
 
 
 def filenames(root: str, jid: str | None) -> list[str]:
-    """The files that have a history: the file filter's choices."""
-    snapshots = MemorySnapshot.objects.filter(root=root)
-    if jid is not None:
-        snapshots = snapshots.filter(jid=jid)
+    """The files that have a history: the file filter's choices (a JID's and the global ones)."""
+    snapshots = _owners(MemorySnapshot.objects.filter(root=root), jid, "")
     return sorted(set(snapshots.values_list("filename", flat=True).distinct()))
 
 
@@ -405,21 +413,38 @@ def filenames(root: str, jid: str | None) -> list[str]:
 
 @dataclass
 class FileState:
-    """One tracked file at a past moment, as the snapshots show it, and no more.
+    """One tracked file at a past moment, as the snapshots show it, and no more; where none
+    does, as the last editor revision before it left it (saves made before snapshots were kept).
 
     status: "present" (content as recorded), "absent" (no such file then), or "unknown"
-    (no snapshot tells: they began later, retention dropped them, or /forget erased them)."""
+    (nothing tells: snapshots began later, retention dropped them, or /forget erased them)."""
 
     jid: str  # "": a global persona file
     filename: str
     status: str
     note: str
     snapshot: MemorySnapshot | None = None
+    revision: Revision | None = None  # only when no snapshot covers the moment
 
     @property
     def content(self) -> bytes | None:
+        if self.revision is not None:
+            after = self.revision.content("after")
+            return after.encode() if isinstance(after, str) else after
         snapshot = self.snapshot
         return bytes(snapshot.content) if snapshot and snapshot.content is not None else None
+
+    @property
+    def changed_at(self) -> datetime | None:
+        if self.revision is not None:
+            return self.revision.created_at
+        return self.snapshot.changed_at if self.snapshot else None
+
+    @property
+    def size(self) -> int | None:
+        if self.status != "present":
+            return None
+        return len(self.content or b"") if self.revision is not None else self.snapshot.size
 
     @property
     def text(self) -> str | None:
@@ -447,17 +472,19 @@ class FileState:
             return None, f"not valid UTF-8 (byte {exc.start})"
 
     def to_dict(self) -> dict:
-        snapshot = self.snapshot
+        snapshot, revision = self.snapshot, self.revision
+        present = self.status == "present"
         data = {
             "jid": self.jid,
             "file": self.filename,
             "status": self.status,
             "note": self.note,
             "snapshot": f"s{snapshot.id}" if snapshot else None,
-            "changed_at": snapshot.changed_at if snapshot else None,
-            "who": snapshot.who if snapshot else None,
-            "size": snapshot.size if snapshot and self.status == "present" else None,
-            "sha256": (snapshot.sha256 or None) if snapshot and self.status == "present" else None,
+            "revision": revision.id if revision else None,
+            "changed_at": self.changed_at,
+            "who": MemorySnapshot.EDITOR if revision else snapshot.who if snapshot else None,
+            "size": self.size,
+            "sha256": (snapshot.sha256 or None) if snapshot and present else None,
         }
         if self.kind != "file":
             data["text"] = self.text if self.status == "present" else None
@@ -495,6 +522,11 @@ def memory_as_of(root: str, jid: str, bound: datetime, agent_name: str) -> Memor
     latest: dict[tuple[str, str], MemorySnapshot] = {}
     for snapshot in mine.filter(changed_at__lt=bound).order_by("changed_at", "id"):
         latest[(snapshot.jid, snapshot.filename)] = snapshot
+    # Where no snapshot covers the moment, an editor save before it still tells what it left.
+    saved: dict[tuple[str, str], Revision] = {}
+    revisions = Revision.objects.filter(root=root, jid__in=("", jid), created_at__lt=bound)
+    for revision in revisions.select_related("user").order_by("created_at", "id"):
+        saved[(revision.jid, revision.filename)] = revision
     forgotten = (
         mine.filter(jid=jid, who=MemorySnapshot.FORGET, changed_at__gte=bound)
         .order_by("changed_at")
@@ -516,7 +548,11 @@ def memory_as_of(root: str, jid: str, bound: datetime, agent_name: str) -> Memor
     def state(owner: str, filename: str) -> FileState:
         snapshot = latest.get((owner, filename))
         if snapshot is None:
-            return FileState(owner, filename, *unseen_note(owner))
+            status, note = unseen_note(owner)
+            # Only where the snapshots cannot tell: once they began, no snapshot means no file.
+            if status == "unknown" and (owner, filename) in saved:
+                return _revision_state(saved[(owner, filename)])
+            return FileState(owner, filename, status, note)
         if snapshot.who == MemorySnapshot.FORGET:
             return FileState(owner, filename, "absent", "erased by /forget", snapshot)
         if not snapshot.exists:
@@ -537,6 +573,17 @@ def memory_as_of(root: str, jid: str, bound: datetime, agent_name: str) -> Memor
     )
     unknown_stored = unseen_note(jid)[0] == "unknown" and not stored
     return MemoryAsOf(bound - timedelta(microseconds=1), began, files, stored, unknown_stored, prompt)
+
+
+def _revision_state(revision: Revision) -> FileState:
+    """A file as an editor save left it, said so: a change made outside the app after the
+    save, before snapshots were kept, would not be known."""
+    when = f"{revision.created_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+    if revision.content("after") is None:
+        note = f"removed in the editor's revision of {when}"
+        return FileState(revision.jid, revision.filename, "absent", note, revision=revision)
+    note = f"from the editor's revision of {when}"
+    return FileState(revision.jid, revision.filename, "present", note, revision=revision)
 
 
 def _local_day(moment: datetime):

@@ -35,6 +35,14 @@ urlpatterns = [
     path("workspaces/<int:root>/-/<str:name>/", views.file_source, name="workspace-global-source"),
     path("workspaces/<int:root>/-/<str:name>/edit/", views.edit_file, name="workspace-global-edit"),
     path("workspaces/<int:root>/-/<str:name>/save", views.save_file, name="workspace-global-save"),
+    path(
+        "workspaces/<int:root>/-/findings/<str:fp>/purge/", views.purge_confirm, name="workspace-global-purge"
+    ),
+    path(
+        "workspaces/<int:root>/-/findings/<str:fp>/purge/run",
+        views.purge_finding,
+        name="workspace-global-purge-run",
+    ),
     # /workspaces/<root>/<jid>/: one JID
     path(JID, views.jid_detail, name="workspace-jid"),
     path(JID + "prompt/", views.prompt_detail, name="workspace-prompt"),
@@ -71,6 +79,11 @@ urlpatterns = [
     path("api/workspaces/<int:root>/-/<str:name>", views.api_file_source, name="api-workspace-global-source"),
     path(
         "api/workspaces/<int:root>/-/<str:name>/edit", views.api_edit_file, name="api-workspace-global-edit"
+    ),
+    path(
+        "api/workspaces/<int:root>/-/findings/<str:fp>/purge",
+        views.api_purge_confirm,
+        name="api-workspace-global-purge",
     ),
     path("api/" + JID.rstrip("/"), views.api_jid_detail, name="api-workspace-jid"),
     path("api/" + JID + "prompt", views.api_prompt, name="api-workspace-prompt"),

@@ -13,6 +13,7 @@ import pytest
 from django.urls import reverse
 
 from sessionviewer.index import index_roots
+from sessionviewer.models import Revision
 from sessionviewer.roots import RootSpec
 
 from .conftest import SCREENSHOTS
@@ -84,6 +85,25 @@ def test_filtering_the_timeline_by_file_replaces_the_list_in_place(browser_page,
     assert files and set(files) == {"knowledge.jsonl"}
 
 
+def test_a_global_persona_change_shows_in_the_jids_timeline_and_can_be_hidden(browser_page, memory):
+    index(memory)
+    later = time.time() + 60
+    instructions = memory / "instructions.md"
+    instructions.write_text(instructions.read_text() + "Never share API keys.\n")
+    os.utime(instructions, (later, later))
+    index(memory)
+    page = browser_page
+    page.goto(page.live_server_url + reverse("workspace-memory-timeline", args=[0, ALICE]))
+    change = page.locator("li.change").first
+    assert change.locator(".badge.global").inner_text() == "global"
+    assert change.locator(".diff-added").inner_text() == "+Never share API keys."
+    page.select_option("select[name=scope]", "own")
+    page.click("form.filters button[type=submit]")
+    page.wait_for_url("**scope=own**")
+    assert page.locator("li.change .badge.global").count() == 0
+    assert page.locator("li.change").count() > 0
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [1280, 390])
 def test_the_timeline_at_each_width_and_scheme(browser_page, timeline_url, scheme, width):
@@ -107,6 +127,29 @@ def test_a_change_opens_the_memory_and_prompt_as_they_were_just_after_it(browser
     assert "Proofs are due on Friday." in page.locator("#prompt-text").inner_text()
     memory = page.locator("li.as-of-file", has=page.locator("code:text-is('alice@example.com/memory.md')"))
     assert "Proofs are due on Friday." in memory.locator("pre").inner_text()
+
+
+def test_the_as_of_view_shows_an_editor_save_older_than_the_snapshots(browser_page, memory):
+    index(memory)
+    revision = Revision.of_bytes(
+        None,
+        b"Saved before snapshots.\n",
+        root=str(memory.resolve()),
+        jid=ALICE,
+        filename="context.md",
+        user=None,
+    )
+    revision.save()
+    Revision.objects.filter(id=revision.id).update(created_at=datetime(2025, 5, 20, 12, tzinfo=UTC))
+    page = browser_page
+    page.goto(page.live_server_url + reverse("workspace-memory-as-of", args=[0, ALICE]) + "?at=2025-05-25")
+    context = page.locator("li.as-of-file", has=page.locator("code:text-is('alice@example.com/context.md')"))
+    assert (
+        context.locator("p.source")
+        .inner_text()
+        .startswith("From the editor's revision of 2025-05-20 12:00:00")
+    )
+    assert context.locator("pre").inner_text().strip() == "Saved before snapshots."
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -163,3 +206,21 @@ def test_the_findings_over_time_at_each_width_and_scheme(browser_page, leaked, s
     assert overflow <= 0
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"memory-findings-{width}-{scheme}.png"), full_page=False)
+
+
+def test_a_global_finding_is_purged_from_the_findings_page(browser_page, memory):
+    index(memory)
+    later = time.time() + 60
+    identity = memory / "identity.md"
+    identity.write_text(identity.read_text() + "Deploy token: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv\n")
+    os.utime(identity, (later, later))
+    index(memory)
+    page = browser_page
+    page.goto(page.live_server_url + reverse("workspace-memory-findings"))
+    row = page.locator("li.finding-history", has=page.locator(".badge.global")).first
+    row.locator("a.purge-finding").click()
+    page.wait_for_selector("h1:has-text('global persona files')")
+    page.get_by_role("button", name="Purge").click()
+    page.wait_for_selector("ul.messages")
+    assert "Purged the anthropic_key" in page.content()
+    assert page.locator("li.finding-history", has=page.locator(".badge.global")).count() == 0

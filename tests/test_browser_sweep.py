@@ -7,12 +7,15 @@ axe-core comes from the npm registry, pinned in package.json; `make install-dev`
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
 from sessionviewer.index import index_roots
+from sessionviewer.memory_findings import finding_histories
 from sessionviewer.models import Revision, Session
 from sessionviewer.roots import RootSpec
 
@@ -45,6 +48,18 @@ def transcripts() -> list[str]:
     return paths
 
 
+def memory_history(memory: Path) -> dict[str, str]:
+    """Index the memory tree twice around an agent write that leaks a key into a JID's memory
+    and the global instructions. Returns the key's fingerprint in each (jid, "" for global)."""
+    index_roots([RootSpec(memory, "fluux_xmpp")], memory=[memory])
+    later = time.time() + 60
+    for path in (memory / ALICE / "memory.md", memory / "instructions.md"):
+        path.write_text(path.read_text() + "- Shop API key: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv\n")
+        os.utime(path, (later, later))
+    index_roots([RootSpec(memory, "fluux_xmpp")], memory=[memory])
+    return {history.jid: history.fp for history in finding_histories(str(memory.resolve()))}
+
+
 def problems(watched: Watched, axe_source: str, where: str) -> list[str]:
     page = watched.page
     found = []
@@ -64,8 +79,9 @@ def problems(watched: Watched, axe_source: str, where: str) -> list[str]:
 def test_every_page_type_fits_the_width_passes_axe_and_keeps_the_policy(
     chromium, live_server, axe_source, width, scheme, memory
 ):
-    # The memory tree the workspace pages show, indexed: the JID page then has its usage panel.
-    index_roots([RootSpec(memory, "fluux_xmpp")])
+    # The memory tree the workspace pages show, indexed: the JID page then has its usage panel,
+    # and the memory pages a history with a finding in a JID's files and in the global ones.
+    fingerprints = memory_history(memory)
     context = chromium.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
     page = context.new_page()
     page.set_default_timeout(10_000)
@@ -90,6 +106,13 @@ def test_every_page_type_fits_the_width_passes_axe_and_keeps_the_policy(
         reverse("workspace-revision", args=[Revision.objects.get().id]),
         reverse("workspace-secrets"),
         reverse("workspace-audit-log"),
+        reverse("workspace-memory-timeline", args=[0, ALICE]),
+        reverse("workspace-memory-changes"),
+        reverse("workspace-memory-as-of", args=[0, ALICE]),
+        reverse("workspace-memory-as-of", args=[0, ALICE]) + "?at=2000-01-01",
+        reverse("workspace-memory-findings"),
+        reverse("workspace-purge", args=[0, ALICE, fingerprints[ALICE]]),
+        reverse("workspace-global-purge", args=[0, fingerprints[""]]),
     ]:
         watched.open(path)
         found += problems(watched, axe_source, f"{path} [{width} {scheme}]")

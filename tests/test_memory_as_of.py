@@ -10,12 +10,13 @@ from datetime import UTC, timedelta
 
 import orjson
 import pytest
+from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import timezone
 
 from sessionviewer import memory_timeline
 from sessionviewer import workspaces as ws
-from sessionviewer.models import MemorySnapshot
+from sessionviewer.models import MemorySnapshot, Revision
 from sessionviewer.workspaces import prompt as prompt_module
 
 from .test_memory_timeline import ALICE, at, index, timeline, tree, viewer_of_workspaces, write  # noqa: F401 - fixtures
@@ -160,3 +161,99 @@ def test_someone_who_may_not_read_workspaces_gets_no_past_memory(client, tree):
     client.force_login(User.objects.create_user("nobody", password="pw"))
     assert client.get(reverse("workspace-memory-as-of", args=[0, ALICE])).status_code == 403
     assert client.get(reverse("api-workspace-memory-as-of", args=[0, ALICE])).status_code == 403
+
+
+# Editor saves made before snapshots were kept
+
+
+def older_save(tree, filename: str, before: str | None, after: str | None, day: int, jid: str = ALICE):
+    """An editor save recorded as the app did before it kept snapshots: a revision alone."""
+    revision = Revision.of_bytes(
+        before and before.encode(),
+        after and after.encode(),
+        root=str(tree),
+        jid=jid,
+        filename=filename,
+        user=User.objects.get(username="edith"),
+    )
+    revision.save()
+    moment = dt.datetime(2025, 5, day, 12, tzinfo=UTC)
+    Revision.objects.filter(id=revision.id).update(created_at=moment)
+    return revision
+
+
+def test_where_no_snapshot_covers_a_moment_the_editors_revision_before_it_tells(
+    client, tree, viewer_of_workspaces
+):
+    older_save(tree, "memory.md", None, "Likes green tea.\n", 20)
+    data = as_of(client, "2025-05-25")
+    memory = file_of(data, "memory.md")
+    assert (memory["status"], memory["text"], memory["who"]) == ("present", "Likes green tea.\n", "editor")
+    assert memory["note"] == "from the editor's revision of 2025-05-20 12:00:00 UTC"
+    assert memory["revision"] is not None and memory["snapshot"] is None
+    page = client.get(reverse("workspace-memory-as-of", args=[0, ALICE]), {"at": "2025-05-25"})
+    assert "From the editor's revision of" in page.content.decode()
+
+
+def test_the_last_revision_before_the_moment_is_the_one_shown(client, tree, viewer_of_workspaces):
+    older_save(tree, "memory.md", None, "first save\n", 10)
+    older_save(tree, "memory.md", "first save\n", "second save\n", 20)
+    assert file_of(as_of(client, "2025-05-15"), "memory.md")["text"] == "first save\n"
+    assert file_of(as_of(client, "2025-05-25"), "memory.md")["text"] == "second save\n"
+    assert file_of(as_of(client, "2025-05-05"), "memory.md")["status"] == "unknown"
+
+
+def test_a_revision_that_removed_the_file_shows_it_absent(client, tree, viewer_of_workspaces):
+    older_save(tree, "user.md", "Name: Alice\n", None, 20)
+    user = file_of(as_of(client, "2025-05-25"), "user.md")
+    assert (user["status"], user["note"]) == (
+        "absent",
+        "removed in the editor's revision of 2025-05-20 12:00:00 UTC",
+    )
+
+
+def test_a_snapshot_before_the_moment_wins_over_an_older_revision(client, tree, viewer_of_workspaces):
+    older_save(tree, "memory.md", None, "saved in May\n", 20)
+    memory = file_of(as_of(client, "2025-06-02T12:00:00Z"), "memory.md")
+    assert (memory["text"], memory["revision"]) == ("Likes tea.\n", None)
+
+
+def test_the_prompt_of_a_moment_before_the_snapshots_is_rebuilt_from_revisions(
+    client, tree, viewer_of_workspaces
+):
+    for name, text in (("identity.md", "You are Fluux.\n"), ("personality.md", "Calm.\n")):
+        older_save(tree, name, None, text, 20, jid="")
+    older_save(tree, "instructions.md", None, "Be brief.\n", 20, jid="")
+    for name in (
+        "identity.md",
+        "personality.md",
+        "instructions.md",
+        "user.md",
+        "context.md",
+        "knowledge.jsonl",
+    ):
+        older_save(tree, name, "x", None, 20)
+    older_save(tree, "memory.md", None, "Likes green tea.\n", 20)
+    prompt = as_of(client, "2025-05-25")["prompt"]
+    assert prompt["errors"] == []
+    assert "You are Fluux." in prompt["text"] and "Likes green tea." in prompt["text"]
+
+
+def test_an_old_revision_does_not_bring_back_a_file_the_snapshots_show_absent(
+    client, tree, viewer_of_workspaces
+):
+    older_save(tree, "context.md", None, "Saved in May.\n", 20)
+    context = file_of(as_of(client, timezone.now().astimezone(UTC).isoformat()), "context.md")
+    assert (context["status"], context["revision"]) == ("absent", None)
+
+
+def test_the_page_badges_the_global_files_and_offers_the_first_recorded_moment(
+    client, tree, viewer_of_workspaces
+):
+    page = client.get(
+        reverse("workspace-memory-as-of", args=[0, ALICE]), {"at": "2025-06-01"}
+    ).content.decode()
+    assert '<span class="badge global"' in page
+    assert 'id="before-snapshots"' in page and "Show the memory as first recorded" in page
+    now = client.get(reverse("workspace-memory-as-of", args=[0, ALICE])).content.decode()
+    assert 'id="before-snapshots"' not in now

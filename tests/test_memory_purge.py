@@ -15,7 +15,7 @@ from django.urls import reverse
 from sessionviewer import workspaces as ws
 from sessionviewer.models import AuditEvent, MemorySnapshot, Revision
 
-from .test_memory_timeline import ALICE, at, index, tree, viewer_of_workspaces, write  # noqa: F401 - fixtures
+from .test_memory_timeline import ALICE, append, at, index, message, tree, viewer_of_workspaces, write  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
 
@@ -139,3 +139,134 @@ def test_a_reader_who_may_not_edit_cannot_purge(client, tree, viewer_of_workspac
     assert KEY in everything_stored()
     page = client.get(reverse("workspace-memory-findings")).content.decode()
     assert "Purge from the history" not in page
+
+
+# A finding in the global persona files alone: purged from the root's history
+
+
+def global_leak(client, tree) -> dict:
+    """The key only in the global instructions, written outside the app and then saved out of
+    them by an editor. Returns the finding as the findings report shows it."""
+    write(tree / "instructions.md", f"Use {KEY} for the API.\n", at(10, 1))
+    index(tree)
+    url = reverse("workspace-global-save", args=[0, "instructions.md"])
+    path = tree / "instructions.md"
+    assert client.post(url, {"text": "Use the vault.\n", "version": ws.file_version(path)}).status_code == 302
+    findings = orjson.loads(client.get(reverse("api-workspace-memory-findings")).content)["findings"]
+    [finding] = [f for f in findings if f["jid"] == ""]
+    return finding
+
+
+def global_purge(client, fp: str):
+    return client.post(reverse("workspace-global-purge-run", args=[0, fp]))
+
+
+def test_a_global_finding_links_to_its_purge_from_the_findings_page(client, tree, viewer_of_workspaces):
+    finding = global_leak(client, tree)
+    assert finding["purge_url"] == reverse("workspace-global-purge", args=[0, finding["fingerprint"]])
+    page = client.get(reverse("workspace-memory-findings")).content.decode()
+    assert f'href="{finding["purge_url"]}"' in page
+
+
+def test_a_global_purge_leaves_no_copy_and_keeps_the_other_bytes(client, tree, viewer_of_workspaces):
+    fp = global_leak(client, tree)["fingerprint"]
+    assert KEY in everything_stored()
+    response = global_purge(client, fp)
+    assert (response.status_code, response["Location"]) == (302, reverse("workspace-memory-findings"))
+    assert KEY not in everything_stored()
+    states = MemorySnapshot.objects.filter(jid="", filename="instructions.md").order_by("id")
+    assert bytes(states.first().content) == b"Use [purged] for the API.\n"
+    assert Revision.objects.get().before == "Use [purged] for the API.\n"
+
+
+def test_a_global_purge_is_audited_by_kind_and_fingerprint(client, tree, viewer_of_workspaces):
+    fp = global_leak(client, tree)["fingerprint"]
+    global_purge(client, fp)
+    event = AuditEvent.objects.get(action="purge")
+    assert event.detail == {"kind": "anthropic_key", "fingerprint": fp, "snapshots": 1, "revisions": 1}
+    assert (event.user, event.jid) == (viewer_of_workspaces, "")
+
+
+def test_a_global_purge_leaves_the_jids_own_files_and_names_them(client, tree, viewer_of_workspaces):
+    write(tree / ALICE / "memory.md", f"key {KEY}\n", at(10, 0))
+    fp = global_leak(client, tree)["fingerprint"]
+    page = client.get(reverse("workspace-global-purge", args=[0, fp])).content.decode()
+    assert reverse("workspace-purge", args=[0, ALICE, fp]) in page
+    assert KEY not in page
+    plan = orjson.loads(client.get(reverse("api-workspace-global-purge", args=[0, fp])).content)
+    assert (plan["jid"], plan["also_in_jids"], plan["snapshots"]) == (None, [ALICE], 1)
+    global_purge(client, fp)
+    memory = MemorySnapshot.objects.filter(jid=ALICE, filename="memory.md").order_by("-id").first()
+    assert bytes(memory.content) == f"key {KEY}\n".encode()
+
+
+def test_an_unknown_global_fingerprint_is_a_404(client, tree, viewer_of_workspaces):
+    write(tree / ALICE / "memory.md", f"key {KEY}\n", at(10, 0))
+    index(tree)
+    [alices] = orjson.loads(client.get(reverse("api-workspace-memory-findings")).content)["findings"]
+    for fp in ("0" * 64, "not-hex", alices["fingerprint"]):  # a JID's own finding is not a global one
+        assert client.get(reverse("workspace-global-purge", args=[0, fp])).status_code == 404
+        assert client.post(reverse("workspace-global-purge-run", args=[0, fp])).status_code == 404
+        assert client.get(reverse("api-workspace-global-purge", args=[0, fp])).status_code == 404
+
+
+def test_a_global_purge_needs_a_post_and_the_csrf_token(client, tree, viewer_of_workspaces):
+    fp = global_leak(client, tree)["fingerprint"]
+    assert client.get(reverse("workspace-global-purge-run", args=[0, fp])).status_code == 405
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(viewer_of_workspaces)
+    assert strict.post(reverse("workspace-global-purge-run", args=[0, fp])).status_code == 403
+    assert KEY in everything_stored()
+
+
+def test_a_reader_who_may_not_edit_cannot_purge_a_global_finding(client, tree, viewer_of_workspaces):
+    fp = global_leak(client, tree)["fingerprint"]
+    reader = User.objects.create_user("rita", password="pw")
+    reader.user_permissions.add(Permission.objects.get(codename="view_workspace"))
+    client.force_login(reader)
+    assert client.get(reverse("workspace-global-purge", args=[0, fp])).status_code == 403
+    assert global_purge(client, fp).status_code == 403
+    assert client.get(reverse("api-workspace-global-purge", args=[0, fp])).status_code == 403
+    assert KEY in everything_stored()
+
+
+# What a purge does not touch: the transcripts
+
+
+def test_the_confirm_page_says_transcripts_are_untouched_and_links_to_a_scan_of_them(
+    client, tree, viewer_of_workspaces
+):
+    fp = leak(client, tree)
+    page = client.get(reverse("workspace-purge", args=[0, ALICE, fp])).content.decode()
+    assert "Transcripts are not touched" in page
+    scan = reverse("workspace-secrets") + f"?jid={ALICE.replace('@', '%40')}&amp;kind=anthropic_key"
+    assert f'href="{scan}"' in page
+
+
+def test_the_scan_the_confirm_page_links_to_finds_the_value_in_the_jids_history(
+    client, tree, viewer_of_workspaces
+):
+    append(tree / ALICE / "history.jsonl", message("user", f"my key is {KEY}", at(9, 59), "in-k", ALICE))
+    append(
+        tree / ALICE / "history.jsonl",
+        message("user", "mail me at bob@example.org", at(9, 59), "in-m", ALICE),
+    )
+    fp = leak(client, tree)
+    purge(client, fp)
+    scan = orjson.loads(
+        client.get(reverse("api-workspace-secrets"), {"jid": ALICE, "kind": "anthropic_key"}).content
+    )
+    assert [(f["file"], f["kind"]) for f in scan["findings"]] == [(f"{ALICE}/history.jsonl", "anthropic_key")]
+
+
+def test_the_secrets_report_rejects_an_unknown_kind(client, tree, viewer_of_workspaces):
+    response = client.get(reverse("api-workspace-secrets"), {"kind": "password"})
+    assert response.status_code == 400
+    assert orjson.loads(response.content)["error"].startswith("kind")
+
+
+def test_a_global_finding_links_to_its_change_among_the_global_ones(client, tree, viewer_of_workspaces):
+    finding = global_leak(client, tree)
+    page = client.get(reverse("workspace-memory-findings")).content.decode()
+    assert f"{reverse('workspace-memory-changes')}?scope=global&amp;until=" in page
+    assert f"#change-{finding['first_seen']['change']}" in page

@@ -18,6 +18,7 @@ from sessionviewer import workspaces as ws
 from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, MemorySnapshot
 from sessionviewer.roots import RootSpec
+from sessionviewer.templatetags.workspace_tags import diff_lines
 
 from .test_workspace_views import editors
 from .workspace_files import make_tree
@@ -293,6 +294,68 @@ def test_every_jids_changes_list_each_jid_and_narrow_to_one(client, tree, viewer
     assert reverse("workspace-memory-timeline", args=[0, ROOM]) in page
 
 
+# The global persona files: part of every JID's prompt, so in every JID's timeline
+
+
+def global_and_own_changes(tree: Path) -> None:
+    write(tree / "instructions.md", "Answer in French.\n", at(10, 0))
+    write(tree / ALICE / "memory.md", "one\n", at(10, 5))
+    index(tree)
+
+
+def test_a_jids_timeline_shows_changes_to_the_global_persona_files_marked_global(
+    client, tree, viewer_of_workspaces
+):
+    global_and_own_changes(tree)
+    data = timeline(client, who="outside")
+    assert [(c["jid"], c["file"], c["global"]) for c in data["changes"]] == [
+        (ALICE, "memory.md", False),
+        ("", "instructions.md", True),
+    ]
+    page = client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content.decode()
+    assert '<span class="badge global"' in page
+    assert "+Answer in French." in page
+
+
+@pytest.mark.parametrize(
+    ("params", "files"),
+    [
+        ({"scope": "own"}, ["memory.md"]),
+        ({"scope": "global"}, ["instructions.md"]),
+        ({"file": "instructions.md"}, ["instructions.md"]),
+        ({"who": "editor"}, []),
+    ],
+)
+def test_global_changes_can_be_hidden_and_the_other_filters_still_apply(
+    client, tree, viewer_of_workspaces, params, files
+):
+    global_and_own_changes(tree)
+    changes = timeline(client, **{"who": "outside", **params})["changes"]
+    assert [c["file"] for c in changes] == files
+
+
+def test_a_global_change_in_a_jids_timeline_links_to_that_jids_memory_as_of_it(
+    client, tree, viewer_of_workspaces
+):
+    global_and_own_changes(tree)
+    [change] = timeline(client, scope="global", who="outside")["changes"]
+    assert change["as_of_url"].startswith(reverse("workspace-memory-as-of", args=[0, ALICE]) + "?at=")
+    everyone = orjson.loads(client.get(reverse("api-workspace-memory-changes"), {"scope": "global"}).content)
+    assert [c["as_of_url"] for c in everyone["changes"]] == [None]
+
+
+def test_a_jids_timeline_does_not_show_another_jids_changes(client, tree, viewer_of_workspaces):
+    write(tree / ROOM / "memory.md", "room notes\n", at(10, 1))
+    global_and_own_changes(tree)
+    assert ROOM not in [c["jid"] for c in timeline(client)["changes"]]
+
+
+def test_the_scope_filter_rejects_an_unknown_value(client, tree, viewer_of_workspaces):
+    response = client.get(reverse("workspace-memory-timeline", args=[0, ALICE]), {"scope": "mine"})
+    assert response.status_code == 400
+    assert "scope" in response.content.decode()
+
+
 def test_forget_leaves_a_marker_without_content_in_the_timeline(client, tree, viewer_of_workspaces):
     write(tree / ALICE / "memory.md", "a secret\n", at(10, 0))
     index(tree)
@@ -309,3 +372,44 @@ def test_someone_who_may_not_read_workspaces_gets_no_timeline(client, tree):
     assert client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).status_code == 403
     assert client.get(reverse("api-workspace-memory-timeline", args=[0, ALICE])).status_code == 403
     assert client.get(reverse("api-workspace-memory-changes")).status_code == 403
+
+
+# How the page reads
+
+
+def test_a_removed_markdown_rule_is_a_removed_line_not_a_diff_header():
+    rows = diff_lines("Title\n---\nBody\n", "Title\nBody\n")
+    assert [(row.kind, row.text) for row in rows if row.kind != "context"] == [
+        ("header", "--- before"),
+        ("header", "+++ after"),
+        ("hunk", "@@ -1,3 +1,2 @@"),
+        ("removed", "----"),
+    ]
+
+
+def test_the_timeline_diff_shows_hunks_without_the_before_and_after_header(
+    client, tree, viewer_of_workspaces
+):
+    write(tree / ALICE / "memory.md", "Likes coffee.\n---\n", at(10, 0))
+    index(tree)
+    page = client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content.decode()
+    assert '<span class="diff-added">+---</span>' in page
+    assert "--- before" not in page and "+++ after" not in page
+
+
+def test_a_first_seen_change_is_badged_once(client, tree, viewer_of_workspaces):
+    page = client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content.decode()
+    assert page.count(">first seen</span>") == 1
+
+
+def test_a_jid_with_no_change_yet_says_what_records_them(client, tree, viewer_of_workspaces):
+    (tree / "new@example.com").mkdir()
+    page = client.get(reverse("workspace-memory-timeline", args=[0, "new@example.com"]), {"scope": "own"})
+    assert "No memory change matches these filters" in page.content.decode()
+    page = client.get(reverse("workspace-memory-changes"), {"jid": "new@example.com", "scope": "own"})
+    assert "Show every change" in page.content.decode()
+    MemorySnapshot.objects.all().delete()
+    page = client.get(reverse("workspace-memory-timeline", args=[0, "new@example.com"])).content.decode()
+    assert "No memory change recorded yet for new@example.com" in page
+    assert "manage.py index --watch" in page
+    assert "0 changes" not in page

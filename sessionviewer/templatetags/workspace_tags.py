@@ -19,8 +19,9 @@ class DiffLine:
     text: str
 
 
-def _kind(line: str) -> str:
-    if line.startswith(("+++", "---")):
+def _kind(line: str, number: int) -> str:
+    # Only the first two lines name the sides: a removed "--" or an added "++" line is content.
+    if number < 2 and line.startswith(("+++", "---")):
         return "header"
     if line.startswith("@@"):
         return "hunk"
@@ -32,7 +33,7 @@ def diff_lines(before: str | None, after: str | None, before_name="before", afte
     old = (before or "").replace("\r\n", "\n").splitlines()
     new = (after or "").replace("\r\n", "\n").splitlines()
     diff = difflib.unified_diff(old, new, before_name, after_name, lineterm="")
-    return [DiffLine(_kind(line), line) for line in diff]
+    return [DiffLine(_kind(line, number), line) for number, line in enumerate(diff)]
 
 
 @register.simple_tag

@@ -41,6 +41,7 @@ from sessionviewer.forms import (
     MemoryFindingsForm,
     MemoryTimelineForm,
     NameField,
+    OneOfField,
     PreviewForm,
     ProjectForm,
     TextSearchField,
@@ -336,7 +337,7 @@ def _finding_dict(index: int, finding: ws.SecretFinding) -> dict:
     return {"root": index, **finding.to_dict(), "url": _finding_url(index, finding)}
 
 
-def _iter_findings(roots: list[Path], jid: str):
+def _iter_findings(roots: list[Path], jid: str, kind: str = ""):
     for index, root in enumerate(roots):
         if not root.is_dir():
             continue
@@ -346,7 +347,8 @@ def _iter_findings(roots: list[Path], jid: str):
             except ws.UnsafePath:
                 continue  # this root has no such JID
         for finding in ws.iter_tree_findings(root, jid or None):
-            yield _finding_dict(index, finding)
+            if not kind or finding.kind == kind:
+                yield _finding_dict(index, finding)
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,9 +357,10 @@ class FindingsPage:
     number: int
     has_next: bool
     jid: str
+    kind: str = ""
 
     def url(self, name: str, number: int) -> str:
-        query = {"jid": self.jid} if self.jid else {}
+        query = {k: v for k, v in (("jid", self.jid), ("kind", self.kind)) if v}
         if number > 1:
             query["_page"] = number
         return reverse(name) + (f"?{urlencode(query)}" if query else "")
@@ -379,6 +382,7 @@ class FindingsPage:
             "has_next": self.has_next,
             "next_url": self.url("api-workspace-secrets", self.number + 1) if self.has_next else None,
             "jid": self.jid or None,
+            "kind": self.kind or None,
             "findings": self.findings,
         }
 
@@ -392,9 +396,13 @@ def _findings_page(request: HttpRequest) -> FindingsPage:
     roots = memory_roots()
     if jid and not any(_has_jid(root, jid) for root in roots):
         raise BadParameter("jid", f"no JID folder {jid!r} in any memory root")
+    kind = clean_param(_KIND, "kind", request.GET.get("kind", ""))
     start = (number - 1) * SECRETS_PAGE_SIZE
-    rows = list(itertools.islice(_iter_findings(roots, jid), start, start + SECRETS_PAGE_SIZE + 1))
-    return FindingsPage(rows[:SECRETS_PAGE_SIZE], number, len(rows) > SECRETS_PAGE_SIZE, jid)
+    rows = list(itertools.islice(_iter_findings(roots, jid, kind), start, start + SECRETS_PAGE_SIZE + 1))
+    return FindingsPage(rows[:SECRETS_PAGE_SIZE], number, len(rows) > SECRETS_PAGE_SIZE, jid, kind)
+
+
+_KIND = OneOfField(ws.KINDS)
 
 
 def _has_jid(root: Path, jid: str) -> bool:
@@ -519,7 +527,9 @@ def _timeline(request: HttpRequest, root_index: int, base: Path, jid: str | None
     """One page of memory changes, newest first, with the filters the query asks for: one
     JID's (jid), or every JID's in the root (jid None, then ?jid= narrows it). Raises BadParameter."""
     params = MemoryTimelineForm.read(request.GET)
-    filters = memory_timeline.Filters(params["file"], params["who"], params["since"], params["until"])
+    filters = memory_timeline.Filters(
+        params["file"], params["who"], params["since"], params["until"], params["scope"]
+    )
     if jid is None and params["jid"]:
         jid = params["jid"]
     keys = memory_timeline.change_keys(str(base), jid, filters)
@@ -528,7 +538,7 @@ def _timeline(request: HttpRequest, root_index: int, base: Path, jid: str | None
     memory_timeline.link_all(changes, str(base))
     for change in changes:
         change.source_url = _change_source_url(root_index, change)
-        change.as_of_url = _as_of_url(root_index, change)
+        change.as_of_url = _as_of_url(root_index, change, jid)
     return {
         "root_index": root_index,
         "page": page,
@@ -546,12 +556,14 @@ def _change_source_url(root_index: int, change: memory_timeline.Change) -> str |
     return _source_url(root_index, change.jid, change.filename)
 
 
-def _as_of_url(root_index: int, change: memory_timeline.Change) -> str | None:
-    """The JID's memory as it was just after the change: global files have no JID to show."""
-    if not change.jid:
+def _as_of_url(root_index: int, change: memory_timeline.Change, jid: str | None) -> str | None:
+    """The JID's memory as it was just after the change: a global file's, in the JID's timeline
+    (jid) that shows it; on the page of every JID, a global file has no JID to show."""
+    owner = change.jid or jid
+    if not owner:
         return None
     at = change.changed_at.astimezone(UTC).isoformat()
-    return reverse("workspace-memory-as-of", args=[root_index, change.jid]) + f"?{urlencode({'at': at})}"
+    return reverse("workspace-memory-as-of", args=[root_index, owner]) + f"?{urlencode({'at': at})}"
 
 
 def _change_dict(root_index: int, change: memory_timeline.Change) -> dict:
@@ -668,15 +680,23 @@ def _history_row(root_index: int, history: memory_findings.FindingHistory) -> di
     elif place is not None:
         source = _source_url(root_index, jid, place.filename)
         open_url = f"{source}#L{place.line}" if source else None
+    if timeline:
+        change_url = f"{timeline}?{urlencode({'until': at})}#change-s{history.first_snapshot}"
+    else:  # a global file's change: among every JID's, the global ones
+        query = {"root": root_index} if root_index else {}
+        query |= {"scope": "global", "until": at}
+        change_url = (
+            reverse("workspace-memory-changes") + f"?{urlencode(query)}#change-s{history.first_snapshot}"
+        )
     return {
         "history": history,
-        "change_url": f"{timeline}?{urlencode({'until': at})}#change-s{history.first_snapshot}"
-        if timeline
-        else None,
+        "change_url": change_url,
         "open_url": open_url,
         "opens_editor": bool(open_url and "?line=" in open_url),
         "forget_url": reverse("workspace-forget", args=[root_index, jid]) if jid else None,
-        "purge_url": reverse("workspace-purge", args=[root_index, jid, history.fp]) if jid else None,
+        "purge_url": reverse("workspace-purge", args=[root_index, jid, history.fp])
+        if jid
+        else reverse("workspace-global-purge", args=[root_index, history.fp]),
     }
 
 
@@ -787,6 +807,7 @@ def secrets(request: HttpRequest) -> HttpResponse:
         "api_url": page.url("api-workspace-secrets", page.number),
         "previous_url": page.url("workspace-secrets", page.number - 1),
         "next_url": page.url("workspace-secrets", page.number + 1),
+        "kinds": ws.KINDS,
     }
     return render(request, "workspaces/secrets.html", context)
 
@@ -1175,26 +1196,60 @@ def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 
 
 def _purge_plan(root_index: int, jid: str, fp: str) -> tuple[Path, memory_findings.PurgePlan]:
-    """The purge of one finding of jid's history; a 404 when none holds it."""
+    """The purge of one finding of jid's history (jid "": of the global files'); a 404 when
+    none holds it."""
     base = _root(root_index)
-    _jid_dir(base, jid)
+    if jid:
+        _jid_dir(base, jid)
     plan = memory_findings.purge_plan(str(base), jid, fp) if _FINGERPRINT.fullmatch(fp) else None
     if plan is None:
-        raise Http404("no such finding in this JID's history")
+        where = "this JID's history" if jid else "the global files' history"
+        raise Http404(f"no such finding in {where}")
     return base, plan
 
 
 _FINGERPRINT = re.compile(r"[0-9a-f]{64}")
 
 
+def _purge_urls(root_index: int, jid: str, fp: str) -> dict:
+    """Where the purge of a JID's finding, or of a global one (jid ""), is confirmed and run."""
+    if jid:
+        return {
+            "run_url": reverse("workspace-purge-run", args=[root_index, jid, fp]),
+            "api_url": reverse("api-workspace-purge", args=[root_index, jid, fp]),
+        }
+    return {
+        "run_url": reverse("workspace-global-purge-run", args=[root_index, fp]),
+        "api_url": reverse("api-workspace-global-purge", args=[root_index, fp]),
+    }
+
+
+def _findings_url(root_index: int, jid: str) -> str:
+    query = {k: v for k, v in (("root", root_index), ("jid", jid)) if v}
+    return reverse("workspace-memory-findings") + (f"?{urlencode(query)}" if query else "")
+
+
 def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -> dict:
-    return {"root_index": root_index, "jid": jid, "plan": plan, "fp": plan.fp}
+    context = {"root_index": root_index, "jid": jid, "plan": plan, "fp": plan.fp}
+    context |= _purge_urls(root_index, jid, plan.fp)
+    context["cancel_url"] = _findings_url(root_index, jid)
+    # A purge rewrites the memory's history only: the transcripts may hold the value too.
+    scan = {k: v for k, v in (("jid", jid), ("kind", plan.kind)) if v}
+    context["transcripts_url"] = reverse("workspace-secrets") + f"?{urlencode(scan)}"
+    if not jid:
+        # The same value in a JID's own files is that JID's finding: purged from its history.
+        others = memory_findings.jids_holding(str(_root(root_index)), plan.fp)
+        context["others"] = [
+            {"jid": other, "purge_url": reverse("workspace-purge", args=[root_index, other, plan.fp])}
+            for other in others
+        ]
+    return context
 
 
 @require_GET
 @login_required
 @permission_required(EDIT, raise_exception=True)
-def purge_confirm(request: HttpRequest, root: int, jid: str, fp: str) -> HttpResponse:
+def purge_confirm(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:
     _, plan = _purge_plan(root, jid, fp)
     return render(request, "workspaces/purge.html", _purge_context(root, jid, plan))
 
@@ -1202,10 +1257,10 @@ def purge_confirm(request: HttpRequest, root: int, jid: str, fp: str) -> HttpRes
 @require_POST
 @login_required
 @permission_required(EDIT, raise_exception=True)
-def purge_finding(request: HttpRequest, root: int, jid: str, fp: str) -> HttpResponse:
+def purge_finding(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:
     """Replace one finding by [purged] in every stored state and revision of jid (and of the
-    root's global files), audited by kind and fingerprint. Planned again here: what is purged is
-    whatever holds the value now."""
+    root's global files; jid "": of those alone), audited by kind and fingerprint. Planned again
+    here: what is purged is whatever holds the value now."""
     base, plan = _purge_plan(root, jid, fp)
     try:
         with transaction.atomic():
@@ -1218,8 +1273,7 @@ def purge_finding(request: HttpRequest, root: int, jid: str, fp: str) -> HttpRes
         f"Purged the {plan.kind} {plan.masked} from {len(plan.snapshots)} stored "
         f"state{pluralize(len(plan.snapshots))} and {len(plan.revisions)} revision{pluralize(len(plan.revisions))}.",
     )
-    query = urlencode({"root": root, "jid": jid}) if root else urlencode({"jid": jid})
-    return redirect(reverse("workspace-memory-findings") + f"?{query}")
+    return redirect(_findings_url(root, jid))
 
 
 # The JSON twins
@@ -1538,7 +1592,10 @@ def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpRespons
 @require_GET
 @api_permission_required(EDIT)
 @_json_not_found
-def api_purge_confirm(request: HttpRequest, root: int, jid: str, fp: str) -> HttpResponse:
+def api_purge_confirm(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:
     _, plan = _purge_plan(root, jid, fp)
-    run = reverse("workspace-purge-run", args=[root, jid, fp])
-    return json_response({"root": root, "jid": jid, **plan.to_dict(), "run_url": run, "method": "POST"})
+    run = _purge_urls(root, jid, fp)["run_url"]
+    data = {"root": root, "jid": jid or None, **plan.to_dict(), "run_url": run, "method": "POST"}
+    if not jid:
+        data["also_in_jids"] = memory_findings.jids_holding(str(_root(root)), fp)
+    return json_response(data)
