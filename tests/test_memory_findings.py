@@ -45,6 +45,16 @@ def test_a_change_that_adds_a_key_is_flagged_in_the_timeline_masked(client, tree
     assert KEY not in orjson.dumps(change["new_findings"]).decode()
 
 
+def test_an_iban_and_a_card_number_the_agent_stored_are_flagged(client, tree, viewer_of_workspaces):
+    iban, card = "FR14 2004 1010 0505 0001 3M02 606", "4111 1111 1111 1111"
+    write(tree / ALICE / "user.md", f"Pays rent from {iban}.\nCard on file: {card}\n", at(10, 0))
+    index(tree)
+    change = timeline(client)["changes"][0]
+    assert [(f["kind"], f["line"]) for f in change["new_findings"]] == [("iban", 1), ("card_number", 2)]
+    kept = orjson.dumps(change["new_findings"]).decode()  # the diff itself shows the file as written
+    assert iban not in kept and card not in kept and "**** **** **** 1111" in kept
+
+
 def test_a_change_that_only_moves_a_finding_brings_nothing_new(client, tree, viewer_of_workspaces):
     write(tree / ALICE / "memory.md", f"Call {PHONE}\n", at(10, 0))
     index(tree)

@@ -45,6 +45,12 @@ from .workspace_files import (
         ("-----BEGIN RSA PRIVATE KEY-----", "private_key", None),
         ("-----BEGIN OPENSSH PRIVATE KEY-----", "private_key", None),
         ("-----BEGIN PRIVATE KEY-----", "private_key", None),
+        ("IBAN FR14 2004 1010 0505 0001 3M02 606 please", "iban", "FR14 2004 1010 0505 0001 3M02 606"),
+        ("pay to GB82WEST12345698765432", "iban", "GB82WEST12345698765432"),
+        ("DE89 3704 0044 0532 0130 00", "iban", "DE89 3704 0044 0532 0130 00"),
+        ("card 4111 1111 1111 1111 exp 12/29", "card_number", "4111 1111 1111 1111"),
+        ("card 5500-0000-0000-0004", "card_number", "5500-0000-0000-0004"),
+        ("amex 378282246310005", "card_number", "378282246310005"),
     ],
 )
 def test_scan_secrets_flags_and_masks(text, kind, secret):
@@ -71,6 +77,11 @@ def test_scan_secrets_flags_and_masks(text, kind, secret):
         "Bearer of good news arrived yesterday",
         "order 123456789012345 shipped",
         "price 1 234 567 890",
+        "IBAN FR14 2004 1010 0505 0001 3M02 607 (one digit off)",
+        "card 4111 1111 1111 1112 fails Luhn",
+        "ticket 1234 5678 9012 3456",
+        "batch 20250601143022123 done",
+        "id US12 3456 7890 1234",
     ],
 )
 def test_scan_secrets_ignores_common_look_alikes(text):
@@ -85,6 +96,10 @@ def test_scan_secrets_reports_line_and_column():
 def test_scan_secrets_reports_an_anthropic_key_once():
     findings = scan_secrets("ANTHROPIC_API_KEY=sk-ant-api03-Zx8vQ2mN7pL4rT9wK3sB")
     assert [f.kind for f in findings] == ["anthropic_key"]
+
+
+def test_a_card_number_keeps_only_its_last_four_digits():
+    assert scan_secrets("card 4111 1111 1111 1111")[0].masked == "**** **** **** 1111"
 
 
 def test_scan_secrets_masks_all_but_the_last_two_phone_digits():

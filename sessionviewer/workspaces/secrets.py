@@ -49,6 +49,27 @@ def _phone_digits_ok(value: str) -> bool:
     return 8 <= digits <= 15  # E.164 allows at most 15
 
 
+def _iban_ok(value: str) -> bool:
+    """ISO 13616: 15 to 34 characters whose rearranged digits leave 1 modulo 97."""
+    compact = value.replace(" ", "")
+    if not 15 <= len(compact) <= 34:
+        return False
+    digits = "".join(str(int(c, 36)) for c in compact[4:] + compact[:4])
+    return int(digits) % 97 == 1
+
+
+def _card_ok(value: str) -> bool:
+    """A payment card number: 13 to 19 digits, a known network's first digits, and Luhn's check."""
+    digits = [int(c) for c in value if c.isdigit()]
+    if not 13 <= len(digits) <= 19 or not _CARD_START.match("".join(map(str, digits[:2]))):
+        return False
+    total = sum(d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(reversed(digits)))
+    return total % 10 == 0
+
+
+# Visa 4, Mastercard 51-55 and 22-27, American Express 34 and 37, Discover and UnionPay 6, Diners 36.
+_CARD_START = re.compile(r"4\d|5[1-5]|2[2-7]|3[467]|6\d")
+
 # (kind, pattern, group holding the secret, extra check). Specific kinds come first: a later
 # match overlapping an earlier one is dropped, so "sk-ant-..." is not also an "sk-" key.
 _SECRET_PATTERNS = [
@@ -69,6 +90,15 @@ _SECRET_PATTERNS = [
         1,
         lambda v: _mixed(v) and _entropy(v) >= 3.5,
     ),
+    # IBAN: a country, two check digits, then the account in groups of four or not at all.
+    (
+        "iban",
+        re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"),
+        0,
+        _iban_ok,
+    ),
+    # A card number, its digits in groups or not; the network and Luhn's check are checked after.
+    ("card_number", re.compile(r"(?<![\w.-])\d(?:[ -]?\d){12,18}(?![\w.-]?\d)"), 0, _card_ok),
     (
         "email",
         re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])"),
@@ -105,14 +135,16 @@ def _mask(kind: str, value: str) -> str:
     if kind == "email":
         local, _, domain = value.partition("@")
         return local[0] + "*" * (len(local) - 1) + "@" + domain
-    if kind == "phone":
+    if kind in ("phone", "card_number"):
+        # The last digits only (two of a phone number, four of a card, as receipts print them).
+        keep = 4 if kind == "card_number" else 2
         total = sum(c.isdigit() for c in value)
         seen = 0
         out = []
         for c in value:
             if c.isdigit():
                 seen += 1
-                out.append(c if seen > total - 2 else "*")
+                out.append(c if seen > total - keep else "*")
             else:
                 out.append(c)
         return "".join(out)
