@@ -408,3 +408,25 @@ def test_an_append_writes_what_the_new_line_adds_whatever_the_length_of_the_sess
     # The snapshot keeps the first line of each piece, a number per PIECE lines; else what
     # the new line adds, as long as the session is.
     assert 0 < written[1] < written[0] + 100 + 8 * (6000 - 3000) // piece_size
+
+
+def test_a_long_session_without_a_snapshot_loads_only_the_rows_its_first_screen_shows(
+    tmp_path, client, monkeypatch
+):
+    session = index_file(tmp_path, long_session(3000))
+    ThreadSnapshot.objects.filter(session=session).delete()
+    transcripts.clear_cache()
+    whole = []
+    real = rows.entries_from_rows
+
+    def recording(batch):
+        found = real(batch)
+        whole.extend(e.line for e in found)
+        return found
+
+    monkeypatch.setattr(rows, "entries_from_rows", recording)
+    client.force_login(User.objects.create_superuser("root", password="pw"))
+    response = client.get(reverse("session-detail", args=[session.id]))
+    assert b'id="entry-u0"' in response.content
+    assert 0 < len(whole) <= 2 * transcripts.CHUNK + 200  # the rows shown, a block at a time
+    assert ThreadSnapshot.objects.filter(session=session, leaf="").exists()

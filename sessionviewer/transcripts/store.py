@@ -3,11 +3,13 @@ and the thread snapshots kept in the database (ThreadSnapshot)."""
 
 from __future__ import annotations
 
+import gc
 from array import array
 from bisect import bisect_left, bisect_right, insort
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from threading import Lock
@@ -160,10 +162,35 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
         return found
     if (snapshot := _from_snapshot(session, leaf)) is not None:
         return _remember(_cache, key, snapshot)
+    if session.entry_count >= PREPARE_FROM:
+        # Built from entries without their text, then read back as a snapshot: the page
+        # loads the rows it shows when it shows them.
+        save_snapshot(session, _light_transcript(session.id, leaf), leaf)
+        if (snapshot := _from_snapshot(session, leaf)) is not None:
+            return _remember(_cache, key, snapshot)
     built = _index(threads.build_thread(cached_entries(session), leaf))
-    if leaf is None or session.entry_count >= PREPARE_FROM:
+    if leaf is None:
         save_snapshot(session, built, leaf)
     return _remember(_cache, key, built)
+
+
+def _light_transcript(session_id: int, leaf: str | None) -> Transcript:
+    with _without_gc():
+        entries, lines, kept = _light_entries(session_id)
+        return _index(threads.build_thread(entries, leaf), partial(_facts_of, lines, kept))
+
+
+@contextmanager
+def _without_gc():
+    """The cyclic garbage collector would walk every entry made so far, again and again,
+    while a long session's are made (a third of the time); they hold no cycles."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 # The version of what a snapshot keeps for the page's layout (noise, first prompt) and its
@@ -192,14 +219,15 @@ def prepare_snapshots(session_ids: list[int]) -> int:
             continue
         # Branches are built again below; a leaf that is no more would keep a stale one.
         ThreadSnapshot.objects.filter(session=session).exclude(version=version).delete()
-        entries, lines, kept = _light_entries(session.id)
-        facts = partial(_facts_of, lines, kept)
-        active = _index(threads.build_thread(entries), facts)
-        save_snapshot(session, active, None)
-        built += 1
-        for leaf in [x for x in active.thread.leaves if x != active.thread.leaf_id][:PREPARE_LEAVES]:
-            save_snapshot(session, _index(threads.build_thread(entries, leaf), facts), leaf)
+        with _without_gc():
+            entries, lines, kept = _light_entries(session.id)
+            facts = partial(_facts_of, lines, kept)
+            active = _index(threads.build_thread(entries), facts)
+            save_snapshot(session, active, None)
             built += 1
+            for leaf in [x for x in active.thread.leaves if x != active.thread.leaf_id][:PREPARE_LEAVES]:
+                save_snapshot(session, _index(threads.build_thread(entries, leaf), facts), leaf)
+                built += 1
     return built
 
 
