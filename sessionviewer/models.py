@@ -531,6 +531,23 @@ class ThreadSnapshot(models.Model):
         return f"thread of {self.session_id} to {self.leaf or 'the active leaf'} at {self.version}"
 
 
+class ThreadPiece(models.Model):
+    """store.PIECE items of a thread snapshot, in thread order: their lines, which are noise,
+    their tool calls' results, their compaction summaries. The snapshot itself keeps what
+    does not grow with the thread, so a first screen reads only the pieces it shows, and an
+    append rewrites only the last ones."""
+
+    snapshot = models.ForeignKey(ThreadSnapshot, on_delete=models.CASCADE, related_name="pieces")
+    number = models.IntegerField()
+    data = OrjsonField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["snapshot", "number"], name="piece_snapshot_number")]
+
+    def __str__(self) -> str:
+        return f"piece {self.number} of snapshot {self.snapshot_id}"
+
+
 class MemorySnapshot(models.Model):
     """One state of a memory or persona file: what the indexer found on disk after a change,
     or what an editor save, restore or remove left (with its revision). The bytes are kept

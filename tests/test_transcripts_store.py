@@ -7,6 +7,8 @@ from pathlib import Path
 import orjson
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from sessionviewer import threads, transcripts
@@ -19,6 +21,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import generate  # noqa: E402 (bench/ is not a package)
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True, params=[store.PIECE, 3], ids=["pieces", "small-pieces"])
+def piece_size(request, monkeypatch) -> int:
+    """Each test with pieces of the real size, and of 3 items: then every fixture's thread
+    spans pieces, and calls and their results fall in different ones."""
+    monkeypatch.setattr(store, "PIECE", request.param)
+    return request.param
 
 
 @pytest.fixture
@@ -35,7 +45,11 @@ def demo(settings):
     transcripts.clear_cache()
 
 
-def shape(t: transcripts.Transcript) -> dict:
+def shape(t: transcripts.Transcript, session: Session) -> dict:
+    """What a page may ask of a transcript, asked item by item: a snapshot's answers come
+    from its pieces and the index, a built one's from its dicts."""
+    ids = set(Entry.objects.filter(session=session).values_list("entry_id", flat=True))
+    blocks = [(i, b) for i, item in enumerate(t.items) for b in range(len(item.entry.blocks))]
     return {
         "items": [
             (i.entry.line, i.entry.id, i.compacted, i.summary, tuple(i.alternatives), i.current)
@@ -45,10 +59,14 @@ def shape(t: transcripts.Transcript) -> dict:
         "leaves": list(t.thread.leaves),
         "branch_points": {k: [tuple(p) for p in v] for k, v in t.thread.branch_points.items()},
         "compactions": [i.entry.line for i in t.thread.compactions],
-        "positions": t.positions,
-        "results": t.results,
-        "absorbed": t.absorbed,
-        "owner": t.owner,
+        "positions": {x: t.positions.get(x) for x in ids},
+        "results": {at: t.results.get(at) for at in blocks if t.results.get(at) is not None},
+        "absorbed": {at for at in blocks if at in t.absorbed},
+        "owner": {i: t.owner.get(i) for i in range(len(t.items)) if t.owner.get(i) is not None},
+        "noise": ({i for i in range(len(t.items)) if i in t.noise}, len(t.noise)),
+        "first_prompt": t.first_prompt,
+        "folds": list(t.folds),
+        "compaction_items": t.compactions,
     }
 
 
@@ -64,7 +82,7 @@ def test_a_transcript_read_from_its_snapshot_matches_the_built_one(demo):
         transcripts.clear_cache()
         restored = transcripts.transcript(session)
         assert isinstance(restored.items[0], transcripts.LazyItem) if restored.items else True
-        assert shape(restored) == shape(built), session.key
+        assert shape(restored, session) == shape(built, session), session.key
         transcripts.clear_cache()
 
 
@@ -111,11 +129,16 @@ def test_another_branch_of_a_long_session_reads_back_from_its_snapshot(demo, mon
             transcripts.clear_cache()
             restored = transcripts.transcript(session, leaf)
             assert isinstance(restored.items[0], transcripts.LazyItem)
-            assert shape(restored) == shape(built), (session.key, leaf)
+            assert shape(restored, session) == shape(built, session), (session.key, leaf)
+
+
+def whole(snapshot: ThreadSnapshot) -> dict:
+    """A snapshot's data with its pieces'."""
+    return {**snapshot.data, "pieces": [p.data for p in snapshot.pieces.order_by("number")]}
 
 
 def snapshot_data() -> dict:
-    return {(s.session_id, s.leaf): s.data for s in ThreadSnapshot.objects.all()}
+    return {(s.session_id, s.leaf): whole(s) for s in ThreadSnapshot.objects.all()}
 
 
 def test_prepared_snapshots_hold_what_snapshots_built_from_whole_entries_hold(demo, monkeypatch):
@@ -132,8 +155,10 @@ def test_prepared_snapshots_hold_what_snapshots_built_from_whole_entries_hold(de
     prepared = snapshot_data()
     assert prepared.keys() <= built.keys()
     assert {key: built[key] for key in prepared} == prepared
-    assert any(data["compactions"] and data["summaries"] for data in prepared.values())
-    assert any(data["noise"] for data in prepared.values())
+    assert any(
+        data["compactions"] and any(p["summaries"] for p in data["pieces"]) for data in prepared.values()
+    )
+    assert any(data["noise_count"] for data in prepared.values())
 
 
 def test_prepare_snapshots_loads_no_entry_text_but_compaction_summaries(demo, monkeypatch):
@@ -189,7 +214,7 @@ def index_file(root, lines: list[bytes]) -> Session:
 
 
 def snapshots_of(session: Session) -> dict:
-    return {s.leaf: (s.version, s.data) for s in ThreadSnapshot.objects.filter(session=session)}
+    return {s.leaf: (s.version, whole(s)) for s in ThreadSnapshot.objects.filter(session=session)}
 
 
 def extended_and_rebuilt(root, lines: list[bytes], split: int, end: int | None = None) -> tuple[dict, dict]:
@@ -305,3 +330,103 @@ def test_a_rewritten_file_loses_its_snapshots(tmp_path, monkeypatch):
     transcripts.prepare_snapshots([session.id])
     session = index_file(tmp_path, long_session(4))
     assert not ThreadSnapshot.objects.filter(session=session).exists()
+
+
+def test_the_live_update_from_a_snapshot_is_the_one_built_from_the_entries(demo, client):
+    client.force_login(User.objects.create_superuser("root", password="pw"))
+    for session in Session.objects.filter(kind="main", format="claude_code"):
+        lines = Entry.objects.filter(session=session).order_by("line").values_list("line", flat=True)
+        calls = [b.call_id for e in transcripts.load_entries(session) for b in e.blocks if b.call_id]
+        pending = "".join(f"&_pending={c}" for c in calls)
+        for after in list(lines)[::5]:
+            url = reverse("session-detail", args=[session.id]) + f"?_after={after}{pending}"
+            built = without_csrf(client.get(url, HTTP_HX_REQUEST="true").content)
+            transcripts.clear_cache()
+            restored = without_csrf(client.get(url, HTTP_HX_REQUEST="true").content)
+            assert restored == built, (session.key, after)
+
+
+@pytest.fixture
+def pieces_read(monkeypatch) -> list:
+    """The numbers of the snapshot pieces read, in order."""
+    read = []
+    real = store._raw_pieces
+
+    def recording(snapshot_id, numbers):
+        read.extend(sorted(numbers))
+        return real(snapshot_id, numbers)
+
+    monkeypatch.setattr(store, "_raw_pieces", recording)
+    return read
+
+
+def test_a_first_screen_reads_only_the_pieces_it_shows(tmp_path, client, pieces_read, piece_size):
+    session = index_file(tmp_path, long_session(5000))
+    transcripts.prepare_snapshots([session.id])
+    pieces = ThreadSnapshot.objects.get(session=session, leaf="").pieces.count()
+    transcripts.clear_cache()
+    client.force_login(User.objects.create_superuser("root", password="pw"))
+    response = client.get(reverse("session-detail", args=[session.id]))
+    assert b'id="entry-u0"' in response.content
+    assert pieces_read and max(pieces_read) <= 2 * transcripts.CHUNK // piece_size < pieces - 1
+
+
+def test_a_permalink_and_a_live_update_read_only_the_pieces_around_them(
+    tmp_path, client, pieces_read, piece_size
+):
+    session = index_file(tmp_path, long_session(5000))
+    transcripts.prepare_snapshots([session.id])
+    transcripts.clear_cache()
+    client.force_login(User.objects.create_superuser("root", password="pw"))
+    url = reverse("session-detail", args=[session.id])
+    response = client.get(url + "?entry=u4000")
+    assert b'id="entry-u4000"' in response.content
+    assert min(pieces_read) >= (4000 - 2 * transcripts.CHUNK) // piece_size  # and "earlier"
+    pieces_read.clear()
+    transcripts.clear_cache()
+    response = client.get(url + "?_after=4990", HTTP_HX_REQUEST="true")
+    assert b'id="entry-u4999"' in response.content and b'id="entry-u4989"' not in response.content
+    assert min(pieces_read) >= (4990 - 200) // piece_size  # entries load 200 items at a time
+
+
+def written_to_snapshots(queries) -> int:
+    """Characters of SQL that wrote snapshots and their pieces."""
+    writes = [q["sql"] for q in queries if q["sql"].startswith(("INSERT", "UPDATE"))]
+    return sum(len(sql) for sql in writes if "threadsnapshot" in sql or "threadpiece" in sql)
+
+
+def test_an_append_writes_what_the_new_line_adds_whatever_the_length_of_the_session(tmp_path, piece_size):
+    written = []
+    for count in (3000, 6000):
+        lines = long_session(count + 1)
+        session = index_file(tmp_path / str(count), lines[:count])
+        transcripts.prepare_snapshots([session.id])
+        session = index_file(tmp_path / str(count), lines)
+        with CaptureQueriesContext(connection) as queries:
+            assert transcripts.prepare_snapshots([session.id]) == 1
+        written.append(written_to_snapshots(queries.captured_queries))
+    # The snapshot keeps the first line of each piece, a number per PIECE lines; else what
+    # the new line adds, as long as the session is.
+    assert 0 < written[1] < written[0] + 100 + 8 * (6000 - 3000) // piece_size
+
+
+def test_a_long_session_without_a_snapshot_loads_only_the_rows_its_first_screen_shows(
+    tmp_path, client, monkeypatch
+):
+    session = index_file(tmp_path, long_session(3000))
+    ThreadSnapshot.objects.filter(session=session).delete()
+    transcripts.clear_cache()
+    whole = []
+    real = rows.entries_from_rows
+
+    def recording(batch):
+        found = real(batch)
+        whole.extend(e.line for e in found)
+        return found
+
+    monkeypatch.setattr(rows, "entries_from_rows", recording)
+    client.force_login(User.objects.create_superuser("root", password="pw"))
+    response = client.get(reverse("session-detail", args=[session.id]))
+    assert b'id="entry-u0"' in response.content
+    assert 0 < len(whole) <= 2 * transcripts.CHUNK + 200  # the rows shown, a block at a time
+    assert ThreadSnapshot.objects.filter(session=session, leaf="").exists()

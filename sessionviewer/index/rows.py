@@ -265,17 +265,58 @@ def entries_from_rows(rows: Iterable[Sequence]) -> list[readers.Entry]:
 LIGHT_COLUMNS = (*ENTRY_FIELDS, "text_facts")
 
 
+# What a thread (threads.py) and the page's layout (transcripts.layout) read of an entry's
+# extra: a light entry keeps only these.
+THREAD_EXTRA = ("is_compact_summary", "parent_session_path", "error_message", "stop_reason", "level")
+
+
 def light_entries_from_rows(rows: Iterable[Sequence]) -> Iterator[tuple[readers.Entry, int]]:
     """Rows of LIGHT_COLUMNS and a text (or "") to entries without their text, each with its
-    text_facts: blocks keep only their type and call id, which is what a thread is made of."""
+    text_facts: blocks keep only their type and call id, which is what a thread is made of,
+    extra only THREAD_EXTRA, and no usage. A row without text is made here, directly: a
+    long session's first snapshot makes one per line."""
+    loads, make_entry, make_block = orjson.loads, readers.Entry, readers.Block
     for row in rows:
         *fields, facts, text = row
-        (entry,) = entries_from_rows([(*fields, text)])
-        if not facts & FACTS_KNOWN:  # a row indexed before text_facts were kept
-            facts = text_facts(entry)
-        if not entry.extra.get("is_compact_summary"):
-            entry.blocks = [readers.Block(b.type, call_id=b.call_id) for b in entry.blocks]
+        if text or not facts & FACTS_KNOWN:
+            (entry,) = entries_from_rows([(*fields, text)])
+            if not facts & FACTS_KNOWN:  # a row indexed before text_facts were kept
+                facts = text_facts(entry)
+            if not entry.extra.get("is_compact_summary"):
+                entry.blocks = [make_block(b.type, call_id=b.call_id) for b in entry.blocks]
+            entry.usage, entry.extra = {}, _thread_extra(entry.extra)
+            yield entry, facts
+            continue
+        (line, offset, entry_id, parent_id, kind, role, timestamp, blocks, sender, model, _usage,
+         message_id, subtype, is_sidechain, is_meta, logical_parent_id, first_kept_id, summary,
+         leaf_id, extra) = fields  # fmt: skip
+        stored = loads(blocks) if blocks and blocks != "[]" else ()
+        entry = make_entry(
+            id=entry_id,
+            parent_id=parent_id,
+            kind=kind,
+            role=role,
+            timestamp=_timestamp(timestamp),
+            blocks=[make_block(b["type"], call_id=b.get("call_id", "")) for b in stored],
+            line=line,
+            offset=offset,
+            sender=sender,
+            model=model,
+            message_id=message_id,
+            subtype=subtype,
+            is_sidechain=bool(is_sidechain),
+            is_meta=bool(is_meta),
+            logical_parent_id=logical_parent_id,
+            first_kept_id=first_kept_id,
+            summary=summary,
+            leaf_id=leaf_id,
+            extra=_thread_extra(loads(extra)) if extra and extra != "{}" else {},
+        )
         yield entry, facts
+
+
+def _thread_extra(extra: dict) -> dict:
+    return {key: extra[key] for key in THREAD_EXTRA if key in extra} if extra else {}
 
 
 def _block(data: dict) -> readers.Block:

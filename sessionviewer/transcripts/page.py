@@ -13,7 +13,10 @@ from sessionviewer.transcripts import layout, tools
 from sessionviewer.transcripts.store import (
     LazyItems,
     Transcript,
+    find_positions,
+    first_item_after,
     item_line,
+    results_crossing,
     transcript,
     transcript_with_entry,
 )
@@ -456,12 +459,11 @@ def _late_results(t: Transcript, start: int, pending: set[str]) -> list[LateResu
     if not pending:
         return []
     late = []
-    for (call_item, call_block), (r_item, r_block) in t.results.items():
-        if call_item < start <= r_item:
-            call_id = t.items[call_item].entry.blocks[call_block].call_id
-            if call_id in pending:
-                entry = t.items[r_item].entry
-                late.append(LateResult(result_slot(call_id), (r_item, r_block), entry.blocks[r_block], entry))
+    for (call_item, call_block), (r_item, r_block) in results_crossing(t, start):
+        call_id = t.items[call_item].entry.blocks[call_block].call_id
+        if call_id in pending:
+            entry = t.items[r_item].entry
+            late.append(LateResult(result_slot(call_id), (r_item, r_block), entry.blocks[r_block], entry))
     return sorted(late, key=lambda result: result.position)
 
 
@@ -523,7 +525,7 @@ def transcript_page(session: Session, params: dict, show_all: bool = False, frag
         # Live updates: what was written after the last line the page shows. A result whose
         # call came in the same poll goes under it; one whose call the page shows already
         # and still waits for (_pending: the calls' ids) takes the place the call kept.
-        start = next((i for i, item in enumerate(t.items) if item_line(item) > after), total)
+        start = first_item_after(t, after)
         limit = None
         late_results = _late_results(t, start, set(params.get("_pending") or ()))
     elif entry_id:
@@ -628,7 +630,7 @@ def search_hits(session: Session, t: Transcript, query: str, entry_id: str | Non
     if not query.strip():
         return None
     found = search.matching_entries(query).filter(session_id=session.id).values_list("entry_id", flat=True)
-    shown = sorted((t.positions[e], e) for e in set(found) if e in t.positions)
+    shown = sorted((at, e) for e, at in find_positions(t, set(found)).items())
     entries = [e for _, e in shown]
     position = entries.index(entry_id) + 1 if entry_id in entries else None
     return Hits(query, search.query_terms(query), entries, position)

@@ -3,20 +3,23 @@ and the thread snapshots kept in the database (ThreadSnapshot)."""
 
 from __future__ import annotations
 
+import gc
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right, insort
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from threading import Lock
 
 import orjson
-from django.db import connection
+from django.db import connection, transaction
 
 from sessionviewer import readers, threads
 from sessionviewer.index import rows
-from sessionviewer.models import Entry, Session, ThreadSnapshot
+from sessionviewer.models import Entry, Session, ThreadPiece, ThreadSnapshot
 from sessionviewer.transcripts import layout
 
 UnknownLeaf = threads.UnknownLeaf
@@ -159,16 +162,41 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
         return found
     if (snapshot := _from_snapshot(session, leaf)) is not None:
         return _remember(_cache, key, snapshot)
+    if session.entry_count >= PREPARE_FROM:
+        # Built from entries without their text, then read back as a snapshot: the page
+        # loads the rows it shows when it shows them.
+        save_snapshot(session, _light_transcript(session.id, leaf), leaf)
+        if (snapshot := _from_snapshot(session, leaf)) is not None:
+            return _remember(_cache, key, snapshot)
     built = _index(threads.build_thread(cached_entries(session), leaf))
-    if leaf is None or session.entry_count >= PREPARE_FROM:
+    if leaf is None:
         save_snapshot(session, built, leaf)
     return _remember(_cache, key, built)
 
 
+def _light_transcript(session_id: int, leaf: str | None) -> Transcript:
+    with _without_gc():
+        entries, lines, kept = _light_entries(session_id)
+        return _index(threads.build_thread(entries, leaf), partial(_facts_of, lines, kept))
+
+
+@contextmanager
+def _without_gc():
+    """The cyclic garbage collector would walk every entry made so far, again and again,
+    while a long session's are made (a third of the time); they hold no cycles."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 # The version of what a snapshot keeps for the page's layout (noise, first prompt) and its
-# thread (3: a summary's leafUuid picks the active leaf): a snapshot of another version is
-# built again.
-LAYOUT = 3
+# thread (3: a summary's leafUuid picks the active leaf; 4: kept in pieces, ThreadPiece): a
+# snapshot of another version is built again.
+LAYOUT = 4
 # Sessions shorter than this build their thread faster than a snapshot is worth.
 PREPARE_FROM = 2000
 # Branches prepared per session at most: each costs a pass over the session.
@@ -191,20 +219,22 @@ def prepare_snapshots(session_ids: list[int]) -> int:
             continue
         # Branches are built again below; a leaf that is no more would keep a stale one.
         ThreadSnapshot.objects.filter(session=session).exclude(version=version).delete()
-        entries, lines, kept = _light_entries(session.id)
-        facts = partial(_facts_of, lines, kept)
-        active = _index(threads.build_thread(entries), facts)
-        save_snapshot(session, active, None)
-        built += 1
-        for leaf in [x for x in active.thread.leaves if x != active.thread.leaf_id][:PREPARE_LEAVES]:
-            save_snapshot(session, _index(threads.build_thread(entries, leaf), facts), leaf)
+        with _without_gc():
+            entries, lines, kept = _light_entries(session.id)
+            facts = partial(_facts_of, lines, kept)
+            active = _index(threads.build_thread(entries), facts)
+            save_snapshot(session, active, None)
             built += 1
+            for leaf in [x for x in active.thread.leaves if x != active.thread.leaf_id][:PREPARE_LEAVES]:
+                save_snapshot(session, _index(threads.build_thread(entries, leaf), facts), leaf)
+                built += 1
     return built
 
 
 def extend_snapshot(session: Session, snapshot: ThreadSnapshot) -> bool:
     """Extend the active thread's snapshot (and rename the leaf in the other branches'
-    snapshots) with the lines appended since it was built, reading only those lines.
+    snapshots) with the lines appended since it was built, reading only those lines and
+    writing only the pieces they land in (and those of the calls they answer).
     False when threads.extend_thread cannot (the new lines do not just go on from the
     active leaf, a line reuses an id written before them, or the snapshot predates
     tails): the caller builds it again from every line. A file the indexer read again
@@ -221,14 +251,24 @@ def extend_snapshot(session: Session, snapshot: ThreadSnapshot) -> bool:
     if extension is None:
         return False
     known = {e.line: f for e, f in zip(entries, facts, strict=True)}
-    base = len(data["lines"])
-    open_calls = data["open_calls"]
+    count, firsts, open_calls = data["count"], data["firsts"], data["open_calls"]
+    touched: set[int] = set()
+    # The last piece and those of the calls still open: what the new lines may write to.
+    pieces = _raw_pieces(snapshot.id, {(count - 1) // PIECE} | {at[0] // PIECE for at in open_calls.values()})
+
+    def piece(number: int) -> dict:
+        touched.add(number)
+        return pieces.setdefault(number, _empty_piece())
+
     for k, entry in enumerate(extension.entries):
-        i = base + k
-        data["lines"].append(entry.line)
-        data["ids"].append(entry.id)
+        i = count + k
+        n = i // PIECE
+        if n == len(firsts):
+            firsts.append(entry.line)
+        piece(n)["lines"].append(entry.line)
         if layout.is_noise(entry, known[entry.line]):
-            data["noise"].append(i)
+            piece(n)["noise"].append(i)
+            data["noise_count"] += 1
         if data["first_prompt"] is None and layout.is_prompt(entry, known[entry.line]):
             data["first_prompt"] = i
         owned = False
@@ -238,18 +278,26 @@ def extend_snapshot(session: Session, snapshot: ThreadSnapshot) -> bool:
             if block.type == readers.TOOL_CALL:
                 open_calls[block.call_id] = [i, b]
             elif block.type == readers.TOOL_RESULT and (call := open_calls.pop(block.call_id, None)):
-                data["results"].append([*call, i, b])
+                pair = [*call, i, b]
+                for number in {call[0] // PIECE, n}:
+                    insort(piece(number)["results"], pair)
                 if not owned:  # shown under the first call it answers
-                    data["owner"].append([i, call[0]])
+                    piece(n)["owner"].append([i, call[0]])
                     owned = True
+    data["count"] = count + len(extension.entries)
     old_leaf, version = data["leaf_id"], version_text(session)
     data["tail"] = extension.tail
-    for other in ThreadSnapshot.objects.filter(session=session).exclude(leaf=""):
-        if other.version == snapshot.version:
-            _rename_leaf(other.data, old_leaf, extension.leaf_id)
-            ThreadSnapshot.objects.filter(id=other.id).update(version=version, data=other.data)
-    _rename_leaf(data, old_leaf, extension.leaf_id)
-    ThreadSnapshot.objects.filter(id=snapshot.id).update(version=version, data=data)
+    with transaction.atomic():
+        for other in ThreadSnapshot.objects.filter(session=session).exclude(leaf=""):
+            if other.version == snapshot.version:
+                _rename_leaf(other.data, old_leaf, extension.leaf_id)
+                ThreadSnapshot.objects.filter(id=other.id).update(version=version, data=other.data)
+        _rename_leaf(data, old_leaf, extension.leaf_id)
+        ThreadSnapshot.objects.filter(id=snapshot.id).update(version=version, data=data)
+        for number in sorted(touched):
+            ThreadPiece.objects.update_or_create(
+                snapshot_id=snapshot.id, number=number, defaults={"data": pieces[number]}
+            )
     return True
 
 
@@ -288,35 +336,80 @@ def version_text(session: Session) -> str:
     return ":".join(str(part) for part in _version(session))
 
 
+# Items per ThreadPiece: a first screen reads one or two, an append rewrites the last.
+PIECE = 1000
+
+
+def _empty_piece() -> dict:
+    return {"lines": [], "noise": [], "results": [], "owner": [], "summaries": []}
+
+
+def _raw_pieces(snapshot_id: int, numbers: set[int]) -> dict[int, dict]:
+    found = ThreadPiece.objects.filter(snapshot_id=snapshot_id, number__in=sorted(numbers))
+    return dict(found.values_list("number", "data"))
+
+
+def _runs(indexes) -> list[list[int]]:
+    """Sorted indexes as [start, stop) runs: compacted items are most of a long thread."""
+    runs: list[list[int]] = []
+    for i in indexes:
+        if runs and runs[-1][1] == i:
+            runs[-1][1] = i + 1
+        else:
+            runs.append([i, i + 1])
+    return runs
+
+
 def save_snapshot(session: Session, t: Transcript, leaf: str | None) -> None:
+    """The snapshot (what does not grow with the thread) and its pieces (what does)."""
     thread = t.thread
-    compactions = {id(item) for item in thread.compactions}
     items = thread.items
-    # Parallel arrays and sparse maps: a 20,000-item thread reads back in milliseconds.
+    count = len(items)
     data = {
-        "lines": [item.entry.line for item in items],
-        "ids": [item.entry.id for item in items],
-        "compacted": [i for i, item in enumerate(items) if item.compacted],
-        "summaries": {i: item.summary for i, item in enumerate(items) if item.summary},
+        "layout": LAYOUT,
+        "count": count,
+        "firsts": [items[i].entry.line for i in range(0, count, PIECE)],
+        "compacted": _runs(i for i, item in enumerate(items) if item.compacted),
         "alternatives": {i: list(item.alternatives) for i, item in enumerate(items) if item.alternatives},
         "current": {i: item.current for i, item in enumerate(items) if item.current is not None},
         "leaf_id": thread.leaf_id,
         "leaves": thread.leaves,
         "branch_points": {k: [list(pair) for pair in v] for k, v in thread.branch_points.items()},
         "problems": thread.problems,
-        "compactions": [i for i, item in enumerate(items) if id(item) in compactions],
-        "results": [[*call, *result] for call, result in t.results.items()],
-        "owner": [[i, j] for i, j in t.owner.items()],
-        "layout": LAYOUT,
-        "noise": sorted(t.noise),
+        "compactions": list(t.compactions),
+        "folds": [list(fold) for fold in t.folds],
+        "noise_count": len(t.noise),
         "first_prompt": t.first_prompt,
         # What extend_snapshot goes on from (the active thread only).
         "tail": thread.tail if leaf is None else None,
         "open_calls": {call: list(at) for call, at in t.open_calls.items()} if leaf is None else {},
     }
-    ThreadSnapshot.objects.update_or_create(
-        session_id=session.id, leaf=leaf or "", defaults={"version": version_text(session), "data": data}
-    )
+    pieces = [_empty_piece() for _ in range(0, count, PIECE)]
+    for i, item in enumerate(items):
+        pieces[i // PIECE]["lines"].append(item.entry.line)
+        if item.summary:
+            pieces[i // PIECE]["summaries"].append([i, item.summary])
+    for i in sorted(t.noise):
+        pieces[i // PIECE]["noise"].append(i)
+    for call, result in t.results.items():
+        for number in {call[0] // PIECE, result[0] // PIECE}:
+            pieces[number]["results"].append([*call, *result])
+    for i, call in sorted(t.owner.items()):
+        pieces[i // PIECE]["owner"].append([i, call])
+    for piece in pieces:
+        piece["results"].sort()
+    with transaction.atomic():
+        # A new row, not an update: a reader still on the old one finds its pieces gone
+        # (StaleSnapshot) rather than another thread's.
+        ThreadSnapshot.objects.filter(session_id=session.id, leaf=leaf or "").delete()
+        snapshot = ThreadSnapshot.objects.create(
+            session_id=session.id, leaf=leaf or "", version=version_text(session), data=data
+        )
+        for at in range(0, len(pieces), 50):
+            ThreadPiece.objects.bulk_create(
+                ThreadPiece(snapshot=snapshot, number=n, data=pieces[n])
+                for n in range(at, min(at + 50, len(pieces)))
+            )
 
 
 def _from_snapshot(session: Session, leaf: str | None) -> Transcript | None:
@@ -328,8 +421,8 @@ def _from_snapshot(session: Session, leaf: str | None) -> Transcript | None:
     data = snapshot.data
     if data.get("layout") != LAYOUT:
         return None  # written before the page's layout rules: built again, and saved anew
-    ids = data["ids"]
-    items = LazyItems(data, _LazyEntries(session.id, data["lines"]))
+    pieces = _Pieces(snapshot.id, data["count"], data["firsts"])
+    items = LazyItems(data, pieces, _LazyEntries(session.id, pieces))
     thread = threads.Thread(
         items=items,
         leaf_id=data["leaf_id"],
@@ -338,20 +431,227 @@ def _from_snapshot(session: Session, leaf: str | None) -> Transcript | None:
         compactions=[items[i] for i in data["compactions"]],
         problems=data["problems"],
     )
-    results = {(a, b): (c, d) for a, b, c, d in data["results"]}
-    noise = frozenset(data["noise"])
-    prompt = data["first_prompt"]
     return Transcript(
         thread,
-        positions=dict(zip(ids, range(len(ids)), strict=True)),
-        results=results,
-        absorbed=set(results.values()),
-        owner=dict(data["owner"]),
-        noise=noise,
-        first_prompt=prompt,
-        folds=layout.Folds(layout.fold_ranges(data["compacted"], data["compactions"], noise, prompt)),
+        positions=_Positions(session.id, pieces),
+        results=_Results(pieces),
+        absorbed=_Absorbed(pieces),
+        owner=_Owner(pieces),
+        noise=_Noise(pieces, data["noise_count"]),
+        first_prompt=data["first_prompt"],
+        folds=layout.Folds([tuple(fold) for fold in data["folds"]]),
         compactions=tuple(data["compactions"]),
     )
+
+
+class StaleSnapshot(LookupError):
+    """A snapshot's piece is gone: the snapshot was built again while it was being read."""
+
+
+@dataclass(slots=True)
+class _Piece:
+    lines: list[int]
+    noise: set[int]
+    pairs: list[tuple[tuple[int, int], tuple[int, int]]]  # (call, result) with either here
+    calls: dict[tuple[int, int], tuple[int, int]]  # call here -> its result
+    absorbed: set[tuple[int, int]]  # results here shown under their call
+    owner: dict[int, int]
+    summaries: dict[int, str]
+
+
+class _Pieces:
+    """A snapshot's pieces, each read when first needed; items past count (lines a newer
+    extension added after the snapshot was read) are left out."""
+
+    def __init__(self, snapshot_id: int, count: int, firsts: list[int]):
+        self.snapshot_id, self.count, self.firsts = snapshot_id, count, firsts
+        self.loaded: dict[int, _Piece] = {}
+
+    def load(self, numbers) -> None:
+        wanted = {n for n in numbers if n not in self.loaded}
+        if not wanted:
+            return
+        for number, raw in _raw_pieces(self.snapshot_id, wanted).items():
+            self.loaded[number] = self._decode(number, raw)
+        if missing := wanted - self.loaded.keys():
+            raise StaleSnapshot(f"snapshot {self.snapshot_id} has no piece {min(missing)}")
+
+    def _decode(self, number: int, raw: dict) -> _Piece:
+        count, first = self.count, number * PIECE
+        pairs = [((a, b), (c, d)) for a, b, c, d in raw["results"] if c < count]
+        return _Piece(
+            lines=raw["lines"][: max(count - first, 0)],
+            noise={i for i in raw["noise"] if i < count},
+            pairs=pairs,
+            calls={call: result for call, result in pairs if call[0] // PIECE == number},
+            absorbed={result for _, result in pairs if result[0] // PIECE == number},
+            owner={i: call for i, call in raw["owner"] if i < count},
+            summaries=dict(raw["summaries"]),
+        )
+
+    def of(self, index: int) -> _Piece:
+        number = index // PIECE
+        if number not in self.loaded:
+            self.load([number])
+        return self.loaded[number]
+
+    def line(self, index: int) -> int:
+        return self.of(index).lines[index % PIECE]
+
+    def index_of_line(self, line: int) -> int | None:
+        """The item at this line, if the thread has one there."""
+        number = bisect_right(self.firsts, line) - 1
+        if number < 0:
+            return None
+        lines = self.of(number * PIECE).lines
+        at = bisect_left(lines, line)
+        return number * PIECE + at if at < len(lines) and lines[at] == line else None
+
+    def index_after(self, line: int) -> int:
+        """The first item after this line (count when none is)."""
+        number = bisect_right(self.firsts, line) - 1
+        if number < 0:
+            return 0
+        return min(number * PIECE + bisect_right(self.of(number * PIECE).lines, line), self.count)
+
+
+class _Positions:
+    """Entry id -> the last item with it, as Transcript.positions: the id's lines come from
+    the index (entry_session_id), the items from the pieces that hold those lines."""
+
+    def __init__(self, session_id: int, pieces: _Pieces):
+        self.session_id, self.pieces = session_id, pieces
+        self.found: dict[str, int | None] = {}
+
+    def resolve(self, ids) -> dict[str, int]:
+        """The positions of those of ids on the thread, in one query per 500."""
+        wanted = sorted({x for x in ids if isinstance(x, str) and x not in self.found})
+        lines: dict[str, list[int]] = {x: [] for x in wanted}
+        for at in range(0, len(wanted), 500):
+            found = Entry.objects.filter(session_id=self.session_id, entry_id__in=wanted[at : at + 500])
+            for entry_id, line in found.values_list("entry_id", "line"):
+                lines[entry_id].append(line)
+        if lines:
+            self.pieces.load({n for found in lines.values() for n in self._numbers(found)})
+        for x, found in lines.items():
+            at = (self.pieces.index_of_line(line) for line in sorted(found, reverse=True))
+            self.found[x] = next((i for i in at if i is not None), None)
+        return {x: self.found[x] for x in ids if self.found.get(x) is not None}
+
+    def _numbers(self, lines: list[int]) -> set[int]:
+        return {n for line in lines if (n := bisect_right(self.pieces.firsts, line) - 1) >= 0}
+
+    def get(self, entry_id, default=None):
+        found = self.resolve([entry_id]).get(entry_id)
+        return default if found is None else found
+
+    def __contains__(self, entry_id) -> bool:
+        return self.get(entry_id) is not None
+
+    def __getitem__(self, entry_id) -> int:
+        found = self.get(entry_id)
+        if found is None:
+            raise KeyError(entry_id)
+        return found
+
+
+class _Results:
+    """(call item, block) -> (result item, block), as Transcript.results, from the call's piece."""
+
+    def __init__(self, pieces: _Pieces):
+        self.pieces = pieces
+
+    def get(self, call: tuple[int, int], default=None):
+        if not 0 <= call[0] < self.pieces.count:
+            return default
+        return self.pieces.of(call[0]).calls.get(call, default)
+
+    def __contains__(self, call) -> bool:
+        return self.get(call) is not None
+
+    def crossing(self, start: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+        """(call, result) pairs with the call before start and the result at start or later:
+        read from the results' pieces only."""
+        pieces = self.pieces
+        numbers = range(start // PIECE, len(pieces.firsts))
+        pieces.load(numbers)
+        return [
+            (call, result)
+            for n in numbers
+            for call, result in pieces.loaded[n].pairs
+            if result[0] // PIECE == n and call[0] < start <= result[0]
+        ]
+
+
+class _Absorbed:
+    """(result item, block) shown under their call, as Transcript.absorbed."""
+
+    def __init__(self, pieces: _Pieces):
+        self.pieces = pieces
+
+    def __contains__(self, result) -> bool:
+        return 0 <= result[0] < self.pieces.count and result in self.pieces.of(result[0]).absorbed
+
+
+class _Owner:
+    """Result item -> the item of the call it is shown under, as Transcript.owner."""
+
+    def __init__(self, pieces: _Pieces):
+        self.pieces = pieces
+
+    def get(self, index: int, default=None):
+        if not 0 <= index < self.pieces.count:
+            return default
+        return self.pieces.of(index).owner.get(index, default)
+
+    def __getitem__(self, index: int) -> int:
+        found = self.get(index)
+        if found is None:
+            raise KeyError(index)
+        return found
+
+
+class _Noise(AbstractSet):
+    """The items hidden until "show all entries", as Transcript.noise; their count is known
+    without reading a piece."""
+
+    def __init__(self, pieces: _Pieces, count: int):
+        self.pieces, self.count = pieces, count
+
+    def __contains__(self, index) -> bool:
+        return (
+            isinstance(index, int) and 0 <= index < self.pieces.count and index in self.pieces.of(index).noise
+        )
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self):
+        pieces = self.pieces
+        pieces.load(range(len(pieces.firsts)))
+        for number in range(len(pieces.firsts)):
+            yield from sorted(pieces.loaded[number].noise)
+
+
+def first_item_after(t: Transcript, line: int) -> int:
+    """The first item of the thread written after line (len(items) when none was)."""
+    if isinstance(t.items, LazyItems):
+        return t.items.pieces.index_after(line)
+    return bisect_right(t.items, line, key=item_line)
+
+
+def results_crossing(t: Transcript, start: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(call, result) pairs with the call before item start and the result at start or later."""
+    if isinstance(t.results, _Results):
+        return t.results.crossing(start)
+    return [(call, result) for call, result in t.results.items() if call[0] < start <= result[0]]
+
+
+def find_positions(t: Transcript, ids) -> dict[str, int]:
+    """The positions of those of ids on the thread: one query for all of them on a snapshot."""
+    if isinstance(t.positions, _Positions):
+        return t.positions.resolve(ids)
+    return {x: t.positions[x] for x in ids if x in t.positions}
 
 
 class _LazyEntries:
@@ -359,22 +659,23 @@ class _LazyEntries:
 
     BLOCK = 200
 
-    def __init__(self, session_id: int, lines: list[int]):
-        self.session_id, self.lines = session_id, lines
+    def __init__(self, session_id: int, pieces: _Pieces):
+        self.session_id, self.pieces = session_id, pieces
         self.loaded: dict[int, readers.Entry] = {}
 
     def entry(self, index: int) -> readers.Entry:
-        line = self.lines[index]
+        line = self.pieces.line(index)
         if line not in self.loaded:
             start = index // self.BLOCK * self.BLOCK
-            block = self.lines[start : start + self.BLOCK]
-            self.loaded.update(_load_lines(self.session_id, block[0], block[-1]))
+            stop = min(start + self.BLOCK, self.pieces.count) - 1
+            self.loaded.update(_load_lines(self.session_id, self.pieces.line(start), self.pieces.line(stop)))
         return self.loaded[line]
 
     def prefetch(self, indexes: list[int]) -> None:
         """Load these items' entries in one query: a page of compaction banners needs one
         entry here and one there, not a block of 200 around each."""
-        lines = [self.lines[i] for i in indexes if self.lines[i] not in self.loaded]
+        self.pieces.load({i // PIECE for i in indexes})
+        lines = [line for i in indexes if (line := self.pieces.line(i)) not in self.loaded]
         for at in range(0, len(lines), 500):
             batch = lines[at : at + 500]
             marks = ", ".join(["%s"] * len(batch))
@@ -386,12 +687,11 @@ class LazyItems(Sequence):
     """A snapshot's items, each made when first asked for: a 20,000-item thread
     should not cost 20,000 objects to show its first 50."""
 
-    def __init__(self, data: dict, source: _LazyEntries):
-        self.source = source
-        self.count = len(data["lines"])
-        self.compacted = set(data["compacted"])
+    def __init__(self, data: dict, pieces: _Pieces, source: _LazyEntries):
+        self.pieces, self.source = pieces, source
+        self.count = data["count"]
+        self.compacted = data["compacted"]  # [start, stop) runs
         # JSON keys are strings.
-        self.summaries = {int(k): v for k, v in data["summaries"].items()}
         self.alternatives = {int(k): tuple(v) for k, v in data["alternatives"].items()}
         self.current = {int(k): v for k, v in data["current"].items()}
         self.made: dict[int, LazyItem] = {}
@@ -401,6 +701,10 @@ class LazyItems(Sequence):
 
     def prefetch(self, indexes: list[int]) -> None:
         self.source.prefetch(indexes)
+
+    def is_compacted(self, index: int) -> bool:
+        at = bisect_right(self.compacted, [index, float("inf")]) - 1
+        return at >= 0 and index < self.compacted[at][1]
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -413,9 +717,8 @@ class LazyItems(Sequence):
         if item is None:
             item = self.made[index] = LazyItem(
                 index,
-                self.source,
-                index in self.compacted,
-                self.summaries.get(index, ""),
+                self,
+                self.is_compacted(index),
                 self.alternatives.get(index, ()),
                 self.current.get(index),
             )
@@ -423,26 +726,26 @@ class LazyItems(Sequence):
 
 
 class LazyItem:
-    """Quacks like threads.ThreadItem; its entry is read from the index when first needed."""
+    """Quacks like threads.ThreadItem; its entry is read from the index when first needed,
+    its summary from its piece."""
 
-    __slots__ = ("_index", "_source", "compacted", "summary", "alternatives", "current")
+    __slots__ = ("_index", "_items", "compacted", "alternatives", "current")
 
-    def __init__(self, index, source, compacted, summary, alternatives, current):
-        self._index, self._source = index, source
-        self.compacted, self.summary, self.alternatives, self.current = (
-            compacted,
-            summary,
-            alternatives,
-            current,
-        )
+    def __init__(self, index, items, compacted, alternatives, current):
+        self._index, self._items = index, items
+        self.compacted, self.alternatives, self.current = compacted, alternatives, current
 
     @property
     def entry(self) -> readers.Entry:
-        return self._source.entry(self._index)
+        return self._items.source.entry(self._index)
+
+    @property
+    def summary(self) -> str:
+        return self._items.pieces.of(self._index).summaries.get(self._index, "")
 
     @property
     def line(self) -> int:
-        return self._source.lines[self._index]
+        return self._items.pieces.line(self._index)
 
 
 def item_line(item) -> int:
