@@ -389,6 +389,22 @@ def test_a_permalink_and_a_live_update_read_only_the_pieces_around_them(
     assert min(pieces_read) >= (4990 - 200) // piece_size  # entries load 200 items at a time
 
 
+def test_a_snapshot_built_again_while_a_worker_reads_it_is_read_anew(tmp_path, client):
+    """Another process rebuilt the snapshot this one had begun reading (its pieces are gone):
+    the page drops the thread it built and answers from the new snapshot, not an error."""
+    session = index_file(tmp_path, long_session(2500))
+    transcripts.prepare_snapshots([session.id])
+    transcripts.clear_cache()
+    client.force_login(User.objects.create_superuser("root", password="pw"))
+    url = reverse("session-detail", args=[session.id])
+    assert client.get(url).status_code == 200  # the first screen's pieces, read and kept
+    ThreadSnapshot.objects.filter(session=session).delete()
+    transcripts.prepare_snapshots([session.id])  # as another worker would, meanwhile
+    response = client.get(url + "?entry=u2400")
+    assert b'id="entry-u2400"' in response.content
+    assert client.get(reverse("api-session-detail", args=[session.id]), {"_offset": 2300}).status_code == 200
+
+
 def written_to_snapshots(queries) -> int:
     """Characters of SQL that wrote snapshots and their pieces."""
     writes = [q["sql"] for q in queries if q["sql"].startswith(("INSERT", "UPDATE"))]

@@ -23,9 +23,11 @@ from sessionviewer.transcripts.page import (
 )
 from sessionviewer.transcripts.store import (
     LazyItem,
+    StaleSnapshot,
     Transcript,
     UnknownLeaf,
     clear_cache,
+    forget_session,
     load_entries,
     load_entry,
     prepare_snapshots,
@@ -34,6 +36,8 @@ from sessionviewer.transcripts.store import (
 )
 
 __all__ = [
+    "StaleSnapshot",
+    "forget_session",
     "CHUNK",
     "PROBLEM_LIMIT",
     "TEXT_LIMIT",

@@ -753,6 +753,14 @@ def item_line(item) -> int:
     return item.line if isinstance(item, LazyItem) else item.entry.line
 
 
+def forget_session(session_id: int) -> None:
+    """Drop the threads built for one session: a snapshot they read from was built again."""
+    with _lock:
+        for cache in (_cache, _entries_cache):
+            for key in [key for key in cache if key[0] == session_id]:
+                del cache[key]
+
+
 def clear_cache() -> None:
     with _lock:
         _cache.clear()

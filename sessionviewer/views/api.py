@@ -19,7 +19,13 @@ from sessionviewer import activity, projects, search, transcripts
 from sessionviewer.filters import filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
-from sessionviewer.views.http import api_permission_required, bad_parameter_is_400, json_error, json_response
+from sessionviewer.views.http import (
+    api_permission_required,
+    bad_parameter_is_400,
+    json_error,
+    json_response,
+    snapshot_rebuilt_is_retried,
+)
 from sessionviewer.views.workspaces import jid_links_for
 from sessionviewer.workspaces import open_regular, read_error
 
@@ -58,6 +64,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 @api_login_required
 @bad_parameter_is_400
+@snapshot_rebuilt_is_retried
 def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _get_session(session_id)
     if session is None:

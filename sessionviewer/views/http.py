@@ -14,6 +14,7 @@ from functools import wraps
 import orjson
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 
+from sessionviewer import transcripts
 from sessionviewer.forms import BadParameter
 
 
@@ -62,5 +63,21 @@ def bad_parameter_is_400(view):
             return view(request, *args, **kwargs)
         except BadParameter as error:
             return bad_request(request, error)
+
+    return wrapper
+
+
+def snapshot_rebuilt_is_retried(view):
+    """A session view whose thread read a snapshot built again while it was being read
+    (transcripts.StaleSnapshot: another process prepared it anew) drops that session's
+    built threads and answers again, once, from the new snapshot."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, session_id: int, *args, **kwargs) -> HttpResponse:
+        try:
+            return view(request, session_id, *args, **kwargs)
+        except transcripts.StaleSnapshot:
+            transcripts.forget_session(session_id)
+            return view(request, session_id, *args, **kwargs)
 
     return wrapper

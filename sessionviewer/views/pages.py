@@ -15,7 +15,7 @@ from sessionviewer import activity, export, projects, search, transcripts
 from sessionviewer.filters import filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, EntryTextForm, ProjectForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
-from sessionviewer.views.http import bad_parameter_is_400
+from sessionviewer.views.http import bad_parameter_is_400, snapshot_rebuilt_is_retried
 from sessionviewer.views.workspaces import jid_links_for
 
 # The session key holding whether transcripts show every entry or hide the noise.
@@ -57,6 +57,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
 @view_permission
 @vary_on_headers("HX-Request")
 @bad_parameter_is_400
+@snapshot_rebuilt_is_retried
 def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _get_session(session_id)
     params = TranscriptForm.read(request.GET)
@@ -122,6 +123,7 @@ def entry_text(request: HttpRequest, session_id: int, line: int, block: int) -> 
 @require_GET
 @login_required
 @view_permission
+@snapshot_rebuilt_is_retried
 def session_export_html(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _get_session(session_id)
     response = _download(export.as_html(session), "text/html", export.filename(session, "html"))
@@ -133,6 +135,7 @@ def session_export_html(request: HttpRequest, session_id: int) -> HttpResponse:
 @require_GET
 @login_required
 @view_permission
+@snapshot_rebuilt_is_retried
 def session_export_md(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _get_session(session_id)
     return _download(export.as_markdown(session), "text/markdown", export.filename(session, "md"))
