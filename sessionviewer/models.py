@@ -299,8 +299,13 @@ class Entry(models.Model):
             models.Index(fields=["session", "line"], name="entry_session_line"),
             models.Index(fields=["session", "entry_id"], name="entry_session_id"),
             models.Index(fields=["leaf_id"], name="entry_leaf", condition=~models.Q(leaf_id="")),
-            # index/copies.py finds a reply's copies in other files by its message id.
-            models.Index(fields=["message_id"], name="entry_message", condition=~models.Q(message_id="")),
+            # index/copies.py finds a reply's copies in other files by its message id; the
+            # session too, so that counting the sessions holding each reply reads the index alone.
+            models.Index(
+                fields=["message_id", "session"],
+                name="entry_message",
+                condition=~models.Q(message_id="") & ~models.Q(usage={}),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from sessionviewer import prices, readers
-from sessionviewer.index import fold, index_roots
+from sessionviewer.index import copies, fold, index_roots
 from sessionviewer.models import CopiedUsage, Session
 from sessionviewer.roots import RootSpec
 
@@ -264,7 +264,9 @@ def test_a_session_continued_in_another_file_counts_only_its_own_replies(tmp_pat
     assert sum(prices.line_tokens(tokens) for tokens in lines) == clone.total_tokens
 
 
-def test_a_first_index_of_both_files_counts_each_copied_reply_once(tmp_path):
+@pytest.mark.parametrize("lookups", [copies.LOOKUPS, 0], ids=["looked-up", "whole-index"])
+def test_a_first_index_of_both_files_counts_each_copied_reply_once(tmp_path, monkeypatch, lookups):
+    monkeypatch.setattr(copies, "LOOKUPS", lookups)  # few sessions look up their replies; many scan
     root = without_subagents(tmp_path)
     write_clone(root)
     index_roots([RootSpec(root, "claude_code")])

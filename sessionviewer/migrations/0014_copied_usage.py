@@ -56,8 +56,8 @@ class Migration(migrations.Migration):
         migrations.AddIndex(
             model_name="entry",
             index=models.Index(
-                condition=models.Q(("message_id", ""), _negated=True),
-                fields=["message_id"],
+                condition=models.Q(models.Q(("message_id", ""), _negated=True), models.Q(("usage", {}), _negated=True)),
+                fields=["message_id", "session"],
                 name="entry_message",
             ),
         ),
