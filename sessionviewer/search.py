@@ -318,7 +318,7 @@ def search_hits(
     """
     if not query.strip():
         return None
-    hits = _found(query).filter(session_id__in=sessions.order_by().values("id"))
+    hits = index_order_matches(query).filter(session_id__in=sessions.order_by().values("id"))
     # The hits shown (what and who applied), and the samples each facet counts (the other applied).
     samples: dict[tuple[str, str], list[_Hit]] = {}
     for key in ((what, who), (what, ""), ("", who)):
@@ -358,9 +358,10 @@ class _Hit:
     who: str
 
 
-def _found(text: str) -> QuerySet[Entry]:
-    """matching_entries, written so that a LIMIT stops the index early: on SQLite the query
-    starts from the FTS table (a join) rather than testing each row against all its matches."""
+def index_order_matches(text: str) -> QuerySet[Entry]:
+    """matching_entries, read in the index's order: on SQLite the query starts from the FTS
+    table (a join), so a LIMIT stops it early and a pass over every match looks each row up
+    once, rather than testing rows against a list of all the matches built first."""
     if connection.vendor == "postgresql":
         return matching_entries(text)  # a bitmap scan of the GIN index, then rows until the LIMIT
     parsed = parse_query(text)
