@@ -340,10 +340,12 @@ def search_hits(
         groups.sort(key=lambda g: g["hits"], reverse=True)  # stable: newest first among equals
     page = Paginator(groups, size).get_page(number)
     page.object_list = _with_snippets(per_session, list(page.object_list), query)
+    what_counts = {k: (label, sum(k in hit.what for hit in by_what)) for k, (label, _) in WHAT.items()}
+    who_counts = {k: (label, sum(k == hit.who for hit in by_who)) for k, label in WHO.items()}
     facets = [
-        _facet("what", "What", {k: (label, sum(k in h.what for h in by_what)) for k, (label, _) in WHAT.items()}, what, what_capped),
-        _facet("who", "Who", {k: (label, sum(k == h.who for h in by_who)) for k, label in WHO.items()}, who, who_capped),
-    ]  # fmt: skip
+        _facet("what", "What", what_counts, what, what_capped),
+        _facet("who", "Who", who_counts, who, who_capped),
+    ]
     return HitResults(query, page, len(shown), sort or "hits", what, who, facets, capped)
 
 

@@ -15,6 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from sessionviewer.filters import matching_session_ids
 from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, Session
 from sessionviewer.readers import argument_strings
@@ -514,3 +515,15 @@ def test_hits_up_to_the_cap_are_counted_exactly(client, viewer, grouped, monkeyp
     assert (body["count"], body["capped"], body["session_count"]) == (12, False, 2)
     assert [s["hits"] for s in body["sessions"]] == [10, 2]
     assert "12 hits in 2 sessions" in client.get(reverse("session-list"), {"q": "zebra"}).content.decode()
+
+
+def test_the_sessions_a_query_matches_are_read_starting_from_the_fts_table(crowded):
+    if connection.vendor != "sqlite":
+        pytest.skip("the FTS5 table is SQLite's")
+    with CaptureQueriesContext(connection) as queries:
+        matched = matching_session_ids("zebra")
+    assert sorted(matched) == sorted(Session.objects.values_list("id", flat=True))
+    # A join, so each match is looked up once; not a list of every match built first and
+    # tested against each row.
+    (sql,) = entry_queries(queries)
+    assert '"entry_fts"' in sql and "IN (SELECT rowid" not in sql
