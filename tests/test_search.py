@@ -24,6 +24,7 @@ from sessionviewer.search import (
     SNIPPETS,
     WHAT,
     highlight,
+    index_order_matches,
     matching_entries,
     parse_query,
     query_tokens,
@@ -527,3 +528,13 @@ def test_the_sessions_a_query_matches_are_read_starting_from_the_fts_table(crowd
     # tested against each row.
     (sql,) = entry_queries(queries)
     assert '"entry_fts"' in sql and "IN (SELECT rowid" not in sql
+
+
+@pytest.mark.parametrize(
+    "query", ["fox quick", "src/app.py", "error_code", '"quick brown"', "caf*", "cats or"]
+)
+def test_the_hits_read_in_index_order_are_the_matching_entries(indexed, query):
+    expected = sorted(matching_entries(query).values_list("id", flat=True))
+    assert expected
+    assert sorted(index_order_matches(query).values_list("id", flat=True)) == expected
+    assert search_hits(query, Session.objects.all()).count == len(expected)
