@@ -52,9 +52,10 @@ ENTRIES_PER_MB = {"mixed": 760.0, "claude_code": 600.0}
 BIG_ENTRIES_PER_MB = 590.0
 
 
-def setup_django(database: Path) -> None:
-    """Point Django at the benchmark's SQLite file; must run before anything imports the models."""
-    os.environ["DATABASE_URL"] = f"sqlite:///{database}"
+def setup_django(database: Path | str) -> None:
+    """Point Django at the benchmark's SQLite file (or a database URL); must run before anything
+    imports the models."""
+    os.environ["DATABASE_URL"] = database if isinstance(database, str) else f"sqlite:///{database}"
     os.environ["DJANGO_SETTINGS_MODULE"] = "sessionviewer.settings"
     os.environ["DEBUG"] = "0"  # DEBUG keeps every query in memory and renders differently
     os.environ.setdefault("SECRET_KEY", "bench")

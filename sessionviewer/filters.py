@@ -16,7 +16,7 @@ from django.db.models.functions import Coalesce, Lower, NullIf
 from django.utils import timezone
 
 from sessionviewer.models import Session
-from sessionviewer.search import matching_entries
+from sessionviewer.search import index_order_matches
 
 TEXT_FILTERS = ("project", "agent", "channel", "peer_kind", "jid", "status", "kind", "account")
 SORTS = {
@@ -65,8 +65,9 @@ class SessionQuery:
 
 def matching_session_ids(q: str) -> list[int]:
     """The sessions with an entry matching q, searched once: the list's facets each
-    filter by it too, and repeating the full-text query for each would cost 9 times."""
-    return list(matching_entries(q).order_by().values_list("session_id", flat=True).distinct())
+    filter by it too, and repeating the full-text query for each would cost 9 times. One pass
+    over every match: about 0.1 s for a million (bench/bench_search.py)."""
+    return list(index_order_matches(q).order_by().values_list("session_id", flat=True).distinct())
 
 
 def range_start(name: str, today: date) -> date | None:

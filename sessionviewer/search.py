@@ -16,7 +16,7 @@ from operator import or_
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import Count, Min, Q, QuerySet
+from django.db.models import BooleanField, Count, ExpressionWrapper, Min, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Length
 from django.utils.html import escape
@@ -271,10 +271,15 @@ class HitResults:
     what: str
     who: str
     facets: list[dict]
+    capped: bool = False  # more than HIT_CAP hits: counts and sessions are those of the first HIT_CAP
 
     @property
     def sorts(self):
         return HIT_SORTS.items()
+
+    @property
+    def cap(self) -> int:
+        return HIT_CAP
 
 
 def search_hits_for(params, sessions: QuerySet) -> HitResults | None:
@@ -306,51 +311,97 @@ def search_hits(
     WHAT and WHO, "" for all) filter the hits; the facets count each one with the other applied.
     The index keeps no positions, so there is no relevance score (bm25): within a session,
     the shortest texts come first, where the words say most, then the earliest.
+
+    At most HIT_CAP hits are read, whatever the query: a word in a million entries is answered
+    as fast as one in a thousand. Past the cap the results are those of the first HIT_CAP hits
+    the index gives (HitResults.capped), and every count is a lower bound.
     """
     if not query.strip():
         return None
-    hits = matching_entries(query).filter(session_id__in=sessions.order_by().values("id"))
-    what_q, who_q = _WHAT_Q.get(what, Q()), _WHO_Q.get(who, Q())
-    counts = hits.aggregate(
-        total=_count(what_q & who_q),
-        sessions=Count("session_id", distinct=True, filter=(what_q & who_q) or None),
-        **{f"what_{k}": _count(q & who_q) for k, q in _WHAT_Q.items()},
-        **{f"who_{k}": _count(q & what_q) for k, q in _WHO_Q.items()},
-    )
-    hits = hits.filter(what_q & who_q)
-    order = ("-session__updated_at", "-session_id")
+    hits = index_order_matches(query).filter(session_id__in=sessions.order_by().values("id"))
+    # The hits shown (what and who applied), and the samples each facet counts (the other applied).
+    samples: dict[tuple[str, str], list[_Hit]] = {}
+    for key in ((what, who), (what, ""), ("", who)):
+        if key not in samples:
+            samples[key] = _first_hits(hits.filter(_WHAT_Q.get(key[0], Q()) & _WHO_Q.get(key[1], Q())))
+    shown, capped = _capped(samples[(what, who)])
+    by_what, what_capped = _capped(samples[("", who)])
+    by_who, who_capped = _capped(samples[(what, "")])
+    per_session: dict[int, list[_Hit]] = {}
+    for hit in shown:
+        per_session.setdefault(hit.session_id, []).append(hit)
+    updated = {
+        s["id"]: (s["updated_at"] is not None, s["updated_at"] or 0, s["id"])
+        for s in Session.objects.filter(id__in=per_session).values("id", "updated_at")
+    }
+    groups = [{"session_id": i, "hits": len(found)} for i, found in per_session.items()]
+    groups.sort(key=lambda g: updated[g["session_id"]], reverse=True)
     if sort != "newest":
-        order = ("-hits", *order)
-    groups = hits.values("session_id").annotate(hits=Count("id")).order_by(*order)
-    page = _CountedPaginator(groups, size, counted=counts["sessions"]).get_page(number)
-    page.object_list = _with_snippets(hits, list(page.object_list), query)
+        groups.sort(key=lambda g: g["hits"], reverse=True)  # stable: newest first among equals
+    page = Paginator(groups, size).get_page(number)
+    page.object_list = _with_snippets(per_session, list(page.object_list), query)
+    what_counts = {k: (label, sum(k in hit.what for hit in by_what)) for k, (label, _) in WHAT.items()}
+    who_counts = {k: (label, sum(k == hit.who for hit in by_who)) for k, label in WHO.items()}
     facets = [
-        _facet("what", "What", {k: (label, counts[f"what_{k}"]) for k, (label, _) in WHAT.items()}, what),
-        _facet("who", "Who", {k: (label, counts[f"who_{k}"]) for k, label in WHO.items()}, who),
+        _facet("what", "What", what_counts, what, what_capped),
+        _facet("who", "Who", who_counts, who, who_capped),
     ]
-    return HitResults(query, page, counts["total"], sort or "hits", what, who, facets)
+    return HitResults(query, page, len(shown), sort or "hits", what, who, facets, capped)
 
 
-def _count(where: Q) -> Count:
-    return Count("id", filter=where) if where else Count("id")
+HIT_CAP = 1000  # hits read for a page of results, whatever the query matches
 
 
-class _CountedPaginator(Paginator):
-    """A paginator told its count, so that the grouped query is not run again to count it."""
-
-    def __init__(self, *args, counted: int, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._counted = counted
-
-    @property
-    def count(self) -> int:
-        return self._counted
+@dataclass(frozen=True)
+class _Hit:
+    session_id: int
+    id: int
+    what: tuple[str, ...]
+    who: str
 
 
-def _facet(name: str, label: str, values: dict[str, tuple[str, int]], selected: str) -> dict:
+def index_order_matches(text: str) -> QuerySet[Entry]:
+    """matching_entries, read in the index's order: on SQLite the query starts from the FTS
+    table (a join), so a LIMIT stops it early and a pass over every match looks each row up
+    once, rather than testing rows against a list of all the matches built first."""
+    if connection.vendor == "postgresql":
+        return matching_entries(text)  # a bitmap scan of the GIN index, then rows until the LIMIT
+    parsed = parse_query(text)
+    if not parsed.fts:
+        return Entry.objects.none()
+    entries = Entry.objects.extra(  # noqa: S610 - constant SQL, the query is a parameter
+        tables=["entry_fts"],
+        where=["entry_fts.rowid = sessionviewer_entry.id", "entry_fts MATCH %s"],
+        params=[parsed.fts],
+    )
+    for literal in parsed.literals:
+        entries = entries.filter(text__icontains=literal)
+    return entries
+
+
+def _first_hits(hits: QuerySet[Entry]) -> list[_Hit]:
+    """Up to HIT_CAP + 1 hits, in the index's order, each with what it is and who said it."""
+    flags = {f"is_{k}": ExpressionWrapper(q, output_field=BooleanField()) for k, q in _WHAT_Q.items()}
+    rows = hits.order_by().annotate(**flags).values_list("session_id", "id", "role", *flags)[: HIT_CAP + 1]
+    return [
+        _Hit(session_id, id_, tuple(k for k, flag in zip(_WHAT_Q, found, strict=True) if flag), who)
+        for session_id, id_, role, *found in rows
+        for who in [role if role in ("user", "assistant", "tool") else "other"]
+    ]
+
+
+def _capped(hits: list[_Hit]) -> tuple[list[_Hit], bool]:
+    """The first HIT_CAP hits, and whether there were more."""
+    return hits[:HIT_CAP], len(hits) > HIT_CAP
+
+
+def _facet(
+    name: str, label: str, values: dict[str, tuple[str, int]], selected: str, capped: bool = False
+) -> dict:
     return {
         "name": name,
         "label": label,
+        "capped": capped,  # counted in the first HIT_CAP hits: each count is at least that
         "values": [
             {"value": k, "label": text, "count": n, "selected": k == selected}
             for k, (text, n) in values.items()
@@ -359,7 +410,7 @@ def _facet(name: str, label: str, values: dict[str, tuple[str, int]], selected: 
     }
 
 
-def _with_snippets(hits: QuerySet, groups: list[dict], query: str) -> list[SessionHits]:
+def _with_snippets(per_session: dict[int, list[_Hit]], groups: list[dict], query: str) -> list[SessionHits]:
     """Each session's hits, identical texts collapsed into one with their count, and the best
     SNIPPETS of them (the shortest, then the earliest), in the order of the transcript."""
     ids = [g["session_id"] for g in groups]
@@ -367,9 +418,9 @@ def _with_snippets(hits: QuerySet, groups: list[dict], query: str) -> list[Sessi
         return []
     texts: dict[int, list[dict]] = {i: [] for i in ids}
     # Grouped by the text itself, but only its length is read back: a long tool output is
-    # loaded once below, for the few texts shown.
+    # loaded once below, for the few texts shown. Only the hits read (at most HIT_CAP).
     rows = (
-        hits.filter(session_id__in=ids)
+        Entry.objects.filter(id__in=[hit.id for i in ids for hit in per_session[i]])
         .order_by()
         .values("session_id", "text")
         .annotate(n=Count("id"), first=Min("line"), size=Length("text"))

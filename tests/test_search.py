@@ -12,8 +12,10 @@ from pathlib import Path
 import orjson
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from sessionviewer.filters import matching_session_ids
 from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, Session
 from sessionviewer.readers import argument_strings
@@ -22,6 +24,7 @@ from sessionviewer.search import (
     SNIPPETS,
     WHAT,
     highlight,
+    index_order_matches,
     matching_entries,
     parse_query,
     query_tokens,
@@ -451,3 +454,87 @@ def test_the_api_groups_hits_like_the_page(client, viewer, grouped):
     assert body["hits"] == [h for s in body["sessions"] for h in s["snippets"]]
     who = next(f for f in body["facets"] if f["name"] == "who")
     assert {v["value"]: v["count"] for v in who["values"]} == {"user": 2, "assistant": 3, "tool": 7}
+
+
+# --- A very common word: at most HIT_CAP hits are read --------------------------------------------------
+
+
+@pytest.fixture
+def crowded(db, tmp_path: Path, monkeypatch):
+    """A session of 60 distinct texts holding "zebra", one with 2, and a cap of 20 hits read."""
+    monkeypatch.setattr("sessionviewer.search.HIT_CAP", 20)
+    root = tmp_path / "projects"
+    write_claude_session(
+        root / "-home-me-app" / "crowded.jsonl",
+        [("user" if n % 2 else "assistant", f"zebra number {n}") for n in range(60)],
+        day=8,
+    )
+    write_claude_session(
+        root / "-home-me-app" / "few.jsonl", [("user", "Draw a zebra"), ("assistant", "A zebra")], day=9
+    )
+    index_roots([RootSpec(root, "claude_code")])
+
+
+def entry_queries(queries) -> list[str]:
+    return [q["sql"] for q in queries if "sessionviewer_entry" in q["sql"]]
+
+
+def test_a_common_word_reads_no_more_hits_than_the_cap(crowded):
+    with CaptureQueriesContext(connection) as queries:
+        results = search_hits("zebra", Session.objects.all())
+    assert (results.count, results.capped) == (20, True)
+    # Each query on entries stops at the cap, or reads listed ones: hits the first read, by id,
+    # or the few snippets shown, by line.
+    for sql in entry_queries(queries):
+        listed = re.search(r'"sessionviewer_entry"\."(id|line)" IN \(([^()]*)\)', sql)
+        assert "LIMIT 21" in sql or (listed is not None and len(listed.group(2).split(",")) <= 20), sql
+
+
+def test_the_counts_of_a_capped_search_are_those_of_the_first_hits_read(crowded):
+    results = search_hits("zebra", Session.objects.all())
+    assert sum(group.count for group in results.page.object_list) == 20
+    who = next(f for f in results.facets if f["name"] == "who")
+    assert who["capped"] and sum(v["count"] for v in who["values"]) == 20
+
+
+def test_the_page_says_there_are_more_hits_than_it_counted(client, viewer, crowded):
+    body = client.get(reverse("session-list"), {"q": "zebra"}).content.decode()
+    assert "more than 20 hits" in body
+    assert re.search(r'<span class="hit-count">\d+\+ hits?</span>', body)
+    assert re.search(r'<span class="n">\d+\+</span>', body)
+
+
+def test_the_api_says_its_count_stops_at_the_cap(client, viewer, crowded):
+    body = orjson.loads(client.get(reverse("api-search"), {"q": "zebra"}).content)
+    assert (body["count"], body["capped"], body["cap"]) == (20, True, 20)
+    assert all(f["capped"] for f in body["facets"])
+
+
+def test_hits_up_to_the_cap_are_counted_exactly(client, viewer, grouped, monkeypatch):
+    monkeypatch.setattr("sessionviewer.search.HIT_CAP", 12)
+    body = orjson.loads(client.get(reverse("api-search"), {"q": "zebra"}).content)
+    assert (body["count"], body["capped"], body["session_count"]) == (12, False, 2)
+    assert [s["hits"] for s in body["sessions"]] == [10, 2]
+    assert "12 hits in 2 sessions" in client.get(reverse("session-list"), {"q": "zebra"}).content.decode()
+
+
+def test_the_sessions_a_query_matches_are_read_starting_from_the_fts_table(crowded):
+    if connection.vendor != "sqlite":
+        pytest.skip("the FTS5 table is SQLite's")
+    with CaptureQueriesContext(connection) as queries:
+        matched = matching_session_ids("zebra")
+    assert sorted(matched) == sorted(Session.objects.values_list("id", flat=True))
+    # A join, so each match is looked up once; not a list of every match built first and
+    # tested against each row.
+    (sql,) = entry_queries(queries)
+    assert '"entry_fts"' in sql and "IN (SELECT rowid" not in sql
+
+
+@pytest.mark.parametrize(
+    "query", ["fox quick", "src/app.py", "error_code", '"quick brown"', "caf*", "cats or"]
+)
+def test_the_hits_read_in_index_order_are_the_matching_entries(indexed, query):
+    expected = sorted(matching_entries(query).values_list("id", flat=True))
+    assert expected
+    assert sorted(index_order_matches(query).values_list("id", flat=True)) == expected
+    assert search_hits(query, Session.objects.all()).count == len(expected)

@@ -138,13 +138,26 @@ def _snippet_to_dict(session_id: int, snippet: search.Snippet, q: str) -> dict:
 def search_hits(request: HttpRequest) -> HttpResponse:
     """The list page's search hits, grouped by session: each session with its hit count and its
     best snippets (HTML, escaped, identical texts counted once), and the what/who facets.
-    "hits" lists every snippet shown, as before grouping; "count" counts every hit."""
+    "hits" lists every snippet shown, as before grouping; "count" counts every hit, or the first
+    search.HIT_CAP when "capped" says there are more."""
     params = SessionListForm.read(request.GET)
-    query = filter_sessions(params)
+    # The sessions the other filters select: the hits themselves say which ones match q, so
+    # the list of every matching session (one pass over every hit) is not needed here.
+    query = filter_sessions({**params, "q": ""})
+    query.q = params.get("q") or ""
     results = search.search_hits_for(params, query.queryset)
     if results is None:
         return json_response(
-            {"q": query.q, "count": 0, "page": 1, "pages": 0, "hits": [], "session_count": 0, "sessions": []}
+            {
+                "q": query.q,
+                "count": 0,
+                "capped": False,
+                "page": 1,
+                "pages": 0,
+                "hits": [],
+                "session_count": 0,
+                "sessions": [],
+            }
         )
     page = results.page
     sessions = [
@@ -164,6 +177,8 @@ def search_hits(request: HttpRequest) -> HttpResponse:
         {
             "q": query.q,
             "count": results.count,
+            "capped": results.capped,
+            "cap": results.cap,
             "page": page.number,
             "pages": page.paginator.num_pages,
             "hits": [snippet for group in sessions for snippet in group["snippets"]],
