@@ -66,6 +66,24 @@ def _clock_text(micros: int) -> str | None:
     return None if micros == NO_CLOCK else (_EPOCH + timedelta(microseconds=micros)).isoformat()
 
 
+class Bits:
+    """Flags by index, a bit each: a thread's regions, its noise."""
+
+    __slots__ = ("bits", "size")
+
+    def __init__(self, size: int):
+        self.bits, self.size = bytearray((size >> 3) + 1), size
+
+    def set(self, index: int) -> None:
+        self.bits[index >> 3] |= 1 << (index & 7)
+
+    def __getitem__(self, index: int) -> int:
+        return self.bits[index >> 3] >> (index & 7) & 1
+
+    def __contains__(self, index) -> bool:
+        return isinstance(index, int) and 0 <= index < self.size and bool(self[index])
+
+
 class Tree:
     """threads._Tree over columns: indexes are positions among the lines the thread reads
     (sidechains left out when the file has a main thread)."""
@@ -73,7 +91,7 @@ class Tree:
     def __init__(self, session_id: int):
         self.session_id = session_id
         self.left_out = _sidechains_left_out(session_id)
-        self.lines = array("q")
+        self.lines = array("i")
         self.parent = array("i")
         self.region = array("i")
         self.clock = array("q")
@@ -136,7 +154,7 @@ class Tree:
     def _link(self) -> None:
         lines, parent, region, clock = self.lines, self.parent, self.region, self.clock
         carried, carried_from, talk, starts = self.carried, self.carried_from, self.talk, self.starts
-        first_child: dict[int, int] = {}
+        first_child = self.first_child = array("i")  # start -> the first start below it
         start_parent = self.start_parent = array("i")
         children, compactions = self.children, self.compactions
         last_any = last_message = NO
@@ -195,6 +213,7 @@ class Tree:
                 carried_from.append(NO)
             talk.append(conv)
             start_parent.append(NO)
+            first_child.append(NO)
             if p != NO and not starts_region:
                 region.append(region[p])
                 continue
@@ -202,12 +221,12 @@ class Tree:
             starts.append(i)
             if p != NO:
                 up = start_parent[i] = region[p]
-                if up in first_child:
+                if first_child[up] != NO:
                     children.setdefault(up, [first_child[up]]).append(i)
                 else:
                     first_child[up] = i
-        self.first_child = first_child
         self.last_any, self.last_message, self.now = last_any, last_message, now
+        del self.carried  # only parents' replies needed it
 
     def newer(self, a: int, b: int) -> int:
         if a == NO or b == NO:
@@ -221,28 +240,28 @@ class Tree:
         parent, talk, region, newer = self.parent, self.talk, self.region, self.newer
         n = len(parent)
         below = self.below = bytearray(n)
-        region_tip: dict[int, int] = {}
+        region_tip = array("i", [NO]) * n
         for i in range(n - 1, -1, -1):
             p = parent[i]
             if talk[i]:
                 if not below[i]:
                     r = region[i]
-                    region_tip[r] = newer(region_tip.get(r, NO), i)
+                    region_tip[r] = newer(region_tip[r], i)
                 if p != NO:
                     below[p] = 1
             elif below[i] and p != NO:
                 below[p] = 1
         first_child, start_parent = self.first_child, self.start_parent
-        best: dict[int, int] = {}
+        best = array("i", [NO]) * n
         for s in reversed(self.starts):
-            found = best.get(s, NO) if s in first_child else region_tip.get(s, NO)
+            found = best[s] if first_child[s] != NO else region_tip[s]
             best[s] = found
             up = start_parent[s]
             if up != NO and found != NO:
-                best[up] = newer(best.get(up, NO), found)
+                best[up] = newer(best[up], found)
         del region_tip
         self.active = best[self.starts[0]] if self.starts else NO
-        if self.named != NO and (found := best.get(region[self.named], NO)) != NO:
+        if self.named != NO and (found := best[region[self.named]]) != NO:
             self.active = found
         self.branches: list[tuple[int, list[tuple[int, int]]]] = []
         leaves = set() if self.active == NO else {self.active}
@@ -252,13 +271,17 @@ class Tree:
             self.branches.append((shared.pop() if len(shared) == 1 else s, pairs))
             leaves.update(found for _, found in pairs)
         self.leaves = sorted(leaves)
+        # What the tail needs of the clocks; the rest goes.
+        self.active_clock = NO_CLOCK if self.active == NO else self.clock[self.active]
+        self.last_clock = self.clock[-1] if n else NO_CLOCK
+        del self.clock, self.first_child
 
-    def path(self, tip: int) -> bytearray | None:
+    def path(self, tip: int) -> Bits | None:
         """The regions from the first line to tip's, as flags by index; None: every line shows."""
-        on, count = bytearray(len(self.parent)), 0
+        on, count = Bits(len(self.parent)), 0
         start = self.region[tip]
         while start != NO:
-            on[start] = 1
+            on.set(start)
             count += 1
             start = self.start_parent[start]
         return None if count == len(self.starts) else on
@@ -427,16 +450,6 @@ def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: li
     return _Writer(session, leaf, shown, head, cut, summaries)
 
 
-class _Flags:
-    """Item indexes flagged in a bytearray, as a set answers `in`."""
-
-    def __init__(self, flags: bytearray):
-        self.flags = flags
-
-    def __contains__(self, index) -> bool:
-        return 0 <= index < len(self.flags) and bool(self.flags[index])
-
-
 class _Writer:
     """One thread's snapshot: its pieces written as they fill, then its row."""
 
@@ -449,7 +462,7 @@ class _Writer:
         self.snapshot = ThreadSnapshot.objects.create(
             session_id=session.id, leaf=leaf or "", version=store.version_text(session), data={}
         )
-        self.noisy = bytearray(data["count"])
+        self.noisy = Bits(data["count"])
         self.firsts: list[int] = []
         self.pending: dict[int, dict] = {}  # pieces not written yet
         self.late: dict[int, list] = {}  # pairs for pieces written already
@@ -482,7 +495,7 @@ class _Writer:
             piece["summaries"].append([i, summary])
         if layout.is_noise(entry, facts):
             piece["noise"].append(i)
-            self.noisy[i] = 1
+            self.noisy.set(i)
             self.noise_count += 1
         if self.prompt is None and layout.is_prompt(entry, facts):
             self.prompt = i
@@ -515,7 +528,7 @@ class _Writer:
             written = ThreadPiece.objects.get(snapshot=snapshot, number=number)
             written.data["results"] = sorted(written.data["results"] + pairs)
             written.save(update_fields=["data"])
-        folds = layout.fold_ranges(range(self.cut), data["compactions"], _Flags(self.noisy), self.prompt)
+        folds = layout.fold_ranges(range(self.cut), data["compactions"], self.noisy, self.prompt)
         data.update(
             layout=store.LAYOUT,
             firsts=self.firsts,
@@ -566,8 +579,8 @@ def _tail(session_id: int, tree: Tree) -> dict | None:
         "line": last_line,
         "leaf": ids[lines[tip]],
         "rows": rows_,
-        "clock": _clock_text(tree.clock[tip]),
-        "now": _clock_text(tree.clock[-1]),
+        "clock": _clock_text(tree.active_clock),
+        "now": _clock_text(tree.last_clock),
         "last_any": at.get(tree.last_any),
         "last_message": at.get(tree.last_message),
         "sidechains_left_out": tree.left_out,
