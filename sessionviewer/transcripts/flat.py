@@ -276,6 +276,21 @@ class Tree:
         self.last_clock = self.clock[-1] if n else NO_CLOCK
         del self.clock, self.first_child
 
+    def name_lines(self, session_id: int) -> None:
+        """The ids of the leaves and of the branch points' keys and children, and the
+        branch points by id (threads.Thread.branch_points)."""
+        wanted = [x for key, pairs in self.branches for x in (key, *(y for pair in pairs for y in pair))]
+        wanted += self.leaves
+        lines = self.lines
+        self.ids = _column(session_id, [lines[i] for i in wanted], "entry_id")
+        name = self.name
+        self.branch_points = {
+            name(key): [[name(child), name(found)] for child, found in pairs] for key, pairs in self.branches
+        }
+
+    def name(self, index: int) -> str:
+        return self.ids[self.lines[index]]
+
     def path(self, tip: int) -> Bits | None:
         """The regions from the first line to tip's, as flags by index; None: every line shows."""
         on, count = Bits(len(self.parent)), 0
@@ -344,9 +359,9 @@ def build_snapshots(session: Session, leaves: int) -> int:
     """The active thread's snapshot and those of up to `leaves` other branches, saved as
     store.save_snapshot saves them. Returns how many were built; raises Fallback."""
     tree = Tree(session.id)
-    ids = _column(session.id, [tree.lines[i] for i in tree.leaves], "entry_id")
-    leaf_ids = [ids[tree.lines[i]] for i in tree.leaves]
-    active_id = None if tree.active == NO else ids[tree.lines[tree.active]]
+    tree.name_lines(session.id)
+    leaf_ids = [tree.name(i) for i in tree.leaves]
+    active_id = None if tree.active == NO else tree.name(tree.active)
     tips = [(tree.active, None)]
     for leaf in [x for x in leaf_ids if x != active_id][:leaves]:
         tips.append((max(i for i, x in zip(tree.leaves, leaf_ids, strict=True) if x == leaf), leaf))
@@ -372,17 +387,9 @@ def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: li
     on = tree.path(tip) if tip != NO else None
     shown = (lambda i: True) if on is None else (lambda i: on[region[i]])  # noqa: E731
 
-    # Branch points: ids of keys, children and leaves.
-    wanted = [
-        tree.lines[x] for key, pairs in tree.branches for x in (key, *(y for pair in pairs for y in pair))
-    ]
-    if tip != NO:
-        wanted.append(lines[tip])
-    ids = _column(session.id, wanted, "entry_id")
-    name = lambda i: ids[lines[i]]  # noqa: E731
-    branch_points, marks = {}, {}
+    name = tree.name
+    marks = {}
     for key, pairs in tree.branches:
-        branch_points[name(key)] = [[name(child), name(found)] for child, found in pairs]
         if on is not None and on[region[key]]:
             current = next((n for n, (child, _) in enumerate(pairs) if on[child]), None)
             marks[key] = ([name(found) for _, found in pairs], current)
@@ -443,7 +450,7 @@ def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: li
         "current": {position[i]: current for i, (_, current) in marks.items() if current is not None},
         "leaf_id": None if tip == NO else name(tip),
         "leaves": leaf_ids,
-        "branch_points": branch_points,
+        "branch_points": tree.branch_points,  # the same for every thread
         "problems": problems,
         "compactions": [position[i] for i in compactions],
     }
