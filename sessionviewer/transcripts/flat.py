@@ -91,20 +91,29 @@ class Tree:
     def __init__(self, session_id: int):
         self.session_id = session_id
         self.left_out = _sidechains_left_out(session_id)
-        self.lines = array("i")
-        self.parent = array("i")
-        self.region = array("i")
-        self.clock = array("q")
-        self.carried = array("q")  # hash of the reply's message id (0: none)
-        self.carried_from = array("i")  # the line index whose message id that is
-        self.talk = bytearray()
+        # Made at their full length: arrays grown line by line would peak at twice it.
+        n = self.count = self._count()
+        self.filled = 0  # lines read so far
+        self.lines = array("i", [0]) * n
+        self.parent = array("i", [NO]) * n
+        self.region = array("i", [NO]) * n
+        self.clock = array("q", [NO_CLOCK]) * n
+        self.carried = array("q", [0]) * n  # hash of the reply's message id (0: none)
+        self.carried_from = array("i", [NO]) * n  # the line index whose message id that is
+        self.talk = bytearray(n)
         self.starts = array("i")
         self.compactions: list[int] = []
         self.children: dict[int, list[int]] = {}
         self.named = NO  # the index the last summary line names (leafUuid)
         self.last_any = self.last_message = NO
+        self.boundary: dict[int, tuple[str, str]] | None = None
+        self.texts: dict[int, str] = {}  # line -> the text of a compaction's summary line
         self._link()
         self._find_leaves()
+
+    def _count(self) -> int:
+        found = Entry.objects.filter(session_id=self.session_id)
+        return (found.filter(is_sidechain=False) if self.left_out else found).count()
 
     def _rows(self):
         t, q = _table(), _q
@@ -148,14 +157,15 @@ class Tree:
         """The index of a line the tree holds, NO for None or a line it left out."""
         if line is None:
             return NO
-        at = bisect_left(self.lines, line)
-        return at if at < len(self.lines) and self.lines[at] == line else NO
+        at = bisect_left(self.lines, line, 0, self.filled)
+        return at if at < self.filled and self.lines[at] == line else NO
 
     def _link(self) -> None:
         lines, parent, region, clock = self.lines, self.parent, self.region, self.clock
         carried, carried_from, talk, starts = self.carried, self.carried_from, self.talk, self.starts
-        first_child = self.first_child = array("i")  # start -> the first start below it
-        start_parent = self.start_parent = array("i")
+        n = self.count
+        first_child = self.first_child = array("i", [NO]) * n  # start -> the first start below it
+        start_parent = self.start_parent = array("i", [NO]) * n
         children, compactions = self.children, self.compactions
         last_any = last_message = NO
         forked = False
@@ -164,8 +174,11 @@ class Tree:
         for row in self._rows():
             (line, kind, role, stamp, mid, sidechain, meta, blocks, extra, has_parent, parent_line, logical_line,
              has_logical, named_line) = row  # fmt: skip
-            i = len(lines)
-            lines.append(line)
+            i = self.filled
+            if i == n:
+                raise Fallback("the rows changed while the thread was built")
+            lines[i] = line
+            self.filled = i + 1
             conv = kind == readers.MESSAGE and role in _TALK
             threads_on = conv or kind == readers.COMPACTION
             follow = last_message if last_message != NO else last_any
@@ -181,7 +194,7 @@ class Tree:
                     p = follow
             else:
                 p = follow if threads_on else last_any
-            parent.append(p)
+            parent[i] = p
             if extra and orjson.loads(extra).get("parent_session_path"):
                 forked = True
             last_any = i
@@ -191,7 +204,7 @@ class Tree:
                     compactions.append(i)
             if stamp is not None:
                 now = _micros(rows.stored_timestamp(stamp))
-            clock.append(now)
+            clock[i] = now
             if named_line is not None and (found := index_of(named_line)) != NO:
                 self.named = found
 
@@ -203,21 +216,16 @@ class Tree:
                 elif role == readers.ASSISTANT:
                     starts_region = not (p != NO and mid and hash(mid) == carried[p])
             if mid:
-                carried.append(hash(mid))
-                carried_from.append(i)
+                carried[i] = hash(mid)
+                carried_from[i] = i
             elif p != NO and not prompt:
-                carried.append(carried[p])
-                carried_from.append(carried_from[p])
-            else:
-                carried.append(0)
-                carried_from.append(NO)
-            talk.append(conv)
-            start_parent.append(NO)
-            first_child.append(NO)
+                carried[i] = carried[p]
+                carried_from[i] = carried_from[p]
+            talk[i] = conv
             if p != NO and not starts_region:
-                region.append(region[p])
+                region[i] = region[p]
                 continue
-            region.append(i)
+            region[i] = i
             starts.append(i)
             if p != NO:
                 up = start_parent[i] = region[p]
@@ -225,6 +233,8 @@ class Tree:
                     children.setdefault(up, [first_child[up]]).append(i)
                 else:
                     first_child[up] = i
+        if self.filled != n:
+            raise Fallback("the rows changed while the thread was built")
         self.last_any, self.last_message, self.now = last_any, last_message, now
         del self.carried  # only parents' replies needed it
 
@@ -287,6 +297,19 @@ class Tree:
         self.branch_points = {
             name(key): [[name(child), name(found)] for child, found in pairs] for key, pairs in self.branches
         }
+
+    def boundaries(self, session_id: int) -> dict[int, tuple[str, str]]:
+        """line -> (first_kept_id, summary) of the compactions, read once for every thread."""
+        if self.boundary is None:
+            self.boundary = {}
+            lines = [self.lines[i] for i in self.compactions]
+            for at in range(0, len(lines), _BATCH):
+                found = Entry.objects.filter(session_id=session_id, line__in=lines[at : at + _BATCH])
+                self.boundary.update(
+                    (line, (first_kept, summary))
+                    for line, first_kept, summary in found.values_list("line", "first_kept_id", "summary")
+                )
+        return self.boundary
 
     def name(self, index: int) -> str:
         return self.ids[self.lines[index]]
@@ -398,12 +421,7 @@ def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: li
             marks[key] = ([name(found) for _, found in pairs], current)
 
     # Positions of the compactions and what they summarise (threads._mark_compactions).
-    boundary = {
-        line: (first_kept, summary)
-        for line, first_kept, summary in Entry.objects.filter(
-            session_id=session.id, line__in=[lines[i] for i in tree.compactions]
-        ).values_list("line", "first_kept_id", "summary")
-    }
+    boundary = tree.boundaries(session.id)
     kept_at = {}  # compaction index -> the indexes of its first kept id
     special = {*tree.compactions, *marks}
     for i in tree.compactions:
@@ -429,7 +447,10 @@ def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: li
     problems: list[str] = []
     cut, summaries = 0, {}
     written = sorted((position[i], line) for i, line in summary_at.items() if i in position)
-    texts = {line: store.load_entry(session.id, line).text for _, line in written} if compactions else {}
+    texts = tree.texts
+    for _, line in written if compactions else ():
+        if line not in texts:
+            texts[line] = store.load_entry(session.id, line).text
     for n, i in enumerate(compactions):
         pos = kept = position[i]
         first_kept, summary = boundary[lines[i]]
