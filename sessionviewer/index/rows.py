@@ -326,6 +326,11 @@ def _block(data: dict) -> readers.Block:
         return readers.Block(**{k: v for k, v in data.items() if k in readers.Block.__slots__})
 
 
+def stored_timestamp(value) -> datetime | None:
+    """A timestamp column's value, as an entry holds it (aware, UTC on SQLite)."""
+    return _timestamp(value)
+
+
 def _timestamp(value) -> datetime | None:
     # SQLite hands back naive UTC (Django's converter parses its text); PostgreSQL an aware datetime.
     if value is None:

@@ -92,7 +92,8 @@ def fold_ranges(
         cuts.add(prompt)
     ranges: list[tuple[int, int]] = []
     start = previous = None
-    for index in sorted(compacted):
+    # A range is sorted already: a long thread's compacted items are most of it.
+    for index in compacted if isinstance(compacted, range) else sorted(compacted):
         if index in cuts or (previous is not None and index != previous + 1):
             if start is not None:
                 ranges.append((start, previous + 1))

@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from sessionviewer import readers, threads
 from sessionviewer.index import rows
 from sessionviewer.models import Entry, Session, ThreadPiece, ThreadSnapshot
-from sessionviewer.transcripts import layout
+from sessionviewer.transcripts import flat, layout
 
 UnknownLeaf = threads.UnknownLeaf
 
@@ -219,6 +219,11 @@ def prepare_snapshots(session_ids: list[int]) -> int:
             continue
         # Branches are built again below; a leaf that is no more would keep a stale one.
         ThreadSnapshot.objects.filter(session=session).exclude(version=version).delete()
+        try:
+            built += flat.build_snapshots(session, PREPARE_LEAVES)
+            continue
+        except flat.Fallback:
+            pass  # broken parents: built from entries, which name what is wrong
         with _without_gc():
             entries, lines, kept = _light_entries(session.id)
             facts = partial(_facts_of, lines, kept)

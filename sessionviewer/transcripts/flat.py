@@ -1,0 +1,615 @@
+"""A long session's thread snapshots built over columns, in memory that does not grow with
+the file's text or its entries' fields: what threads.build_thread and store._index make of
+a session, written as store.save_snapshot writes it, without one object per line.
+
+Two passes over the session's rows, in line order:
+
+1. The tree (Tree): one row of small columns per line, parents already resolved to lines
+   by the database (the latest earlier line with the parent id, on entry_session_id). It
+   keeps arrays of ints (parent, region, clock, the reply a line belongs to as a hash of
+   its message id) and finds regions, leaves, branches and the active leaf as
+   threads._Tree does, on the same rules.
+2. Per thread (the active one, then other branches): the rows on it, read again a batch at
+   a time as text-free entries (rows.light_entries_from_rows), give each item's noise,
+   prompt and tool pairs; pieces of store.PIECE items are written as they fill.
+
+A file whose parents are broken (a parent written later, missing, a cycle) is built the
+object way, which names the problems: Fallback.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left
+from datetime import UTC, datetime, timedelta
+
+import orjson
+from django.db import connection, transaction
+from django.db.models import Max
+
+from sessionviewer import readers, threads
+from sessionviewer.index import rows
+from sessionviewer.models import Entry, Session, ThreadPiece, ThreadSnapshot
+from sessionviewer.transcripts import layout
+
+NO = -1  # no line index: None in threads._Tree
+NO_CLOCK = -(2**63)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_TALK = (readers.USER, readers.ASSISTANT, readers.TOOL)
+_BATCH = 500
+
+
+class Fallback(Exception):
+    """The file has broken parents: threads.build_thread reports them, from whole entries."""
+
+
+def _q(name: str) -> str:
+    return connection.ops.quote_name(name)
+
+
+def _table() -> str:
+    return _q(Entry._meta.db_table)
+
+
+def _sidechains_left_out(session_id: int) -> bool:
+    """threads._Tree.sidechains_left_out: a main-thread message exists."""
+    return Entry.objects.filter(
+        session_id=session_id, kind=readers.MESSAGE, role__in=_TALK, is_sidechain=False
+    ).exists()
+
+
+def _micros(stamp: datetime | None) -> int:
+    return NO_CLOCK if stamp is None else (stamp - _EPOCH) // timedelta(microseconds=1)
+
+
+def _clock_text(micros: int) -> str | None:
+    return None if micros == NO_CLOCK else (_EPOCH + timedelta(microseconds=micros)).isoformat()
+
+
+class Bits:
+    """Flags by index, a bit each: a thread's regions, its noise."""
+
+    __slots__ = ("bits", "size")
+
+    def __init__(self, size: int):
+        self.bits, self.size = bytearray((size >> 3) + 1), size
+
+    def set(self, index: int) -> None:
+        self.bits[index >> 3] |= 1 << (index & 7)
+
+    def __getitem__(self, index: int) -> int:
+        return self.bits[index >> 3] >> (index & 7) & 1
+
+    def __contains__(self, index) -> bool:
+        return isinstance(index, int) and 0 <= index < self.size and bool(self[index])
+
+
+class Tree:
+    """threads._Tree over columns: indexes are positions among the lines the thread reads
+    (sidechains left out when the file has a main thread)."""
+
+    def __init__(self, session_id: int):
+        self.session_id = session_id
+        self.left_out = _sidechains_left_out(session_id)
+        # Made at their full length: arrays grown line by line would peak at twice it.
+        n = self.count = self._count()
+        self.filled = 0  # lines read so far
+        self.lines = array("i", [0]) * n
+        self.parent = array("i", [NO]) * n
+        self.region = array("i", [NO]) * n
+        self.clock = array("q", [NO_CLOCK]) * n
+        self.carried = array("q", [0]) * n  # hash of the reply's message id (0: none)
+        self.carried_from = array("i", [NO]) * n  # the line index whose message id that is
+        self.talk = bytearray(n)
+        self.starts = array("i")
+        self.compactions: list[int] = []
+        self.children: dict[int, list[int]] = {}
+        self.named = NO  # the index the last summary line names (leafUuid)
+        self.last_any = self.last_message = NO
+        self.boundary: dict[int, tuple[str, str]] | None = None
+        self.texts: dict[int, str] = {}  # line -> the text of a compaction's summary line
+        self._link()
+        self._find_leaves()
+
+    def _count(self) -> int:
+        found = Entry.objects.filter(session_id=self.session_id)
+        return (found.filter(is_sidechain=False) if self.left_out else found).count()
+
+    def _rows(self):
+        t, q = _table(), _q
+        side = f"AND p.{q('is_sidechain')} = %s" if self.left_out else ""
+
+        def latest(column: str) -> str:
+            return (
+                f"(SELECT MAX(p.{q('line')}) FROM {t} p WHERE p.{q('session_id')} = e.{q('session_id')}"  # noqa: S608
+                f" AND p.{q('entry_id')} = e.{q(column)} AND p.{q('line')} < e.{q('line')} {side})"
+            )
+
+        named = (
+            f"(SELECT MAX(p.{q('line')}) FROM {t} p WHERE p.{q('session_id')} = e.{q('session_id')}"  # noqa: S608
+            f" AND p.{q('entry_id')} = e.{q('leaf_id')} {side})"
+        )
+        kind, role, extra = f"e.{q('kind')}", f"e.{q('role')}", f"e.{q('extra')}"
+        query = (
+            f"SELECT e.{q('line')}, {kind}, {role}, e.{q('timestamp')}, e.{q('message_id')},"  # noqa: S608 - names are ours
+            f" e.{q('is_sidechain')}, e.{q('is_meta')},"
+            f" CASE WHEN {kind} = %s AND {role} = %s THEN e.{q('blocks')} ELSE '' END,"
+            f" CASE WHEN {kind} IN (%s, %s) THEN {extra} ELSE '' END,"
+            f" e.{q('parent_id')} <> '',"
+            f" CASE WHEN e.{q('parent_id')} <> '' THEN {latest('parent_id')} END,"
+            f" CASE WHEN e.{q('parent_id')} = '' AND {kind} = %s AND e.{q('logical_parent_id')} <> ''"
+            f" THEN {latest('logical_parent_id')} END,"
+            f" e.{q('logical_parent_id')} <> '',"
+            f" CASE WHEN {kind} = %s AND e.{q('leaf_id')} <> '' THEN {named} END"
+            f" FROM {t} e WHERE e.{q('session_id')} = %s {'AND e.' + q('is_sidechain') + ' = %s' if self.left_out else ''}"
+            f" ORDER BY e.{q('line')}"
+        )
+        side_params = [False] if self.left_out else []
+        params = [readers.MESSAGE, readers.USER, readers.BRANCH, readers.HEADER]
+        params += side_params + [readers.COMPACTION] + side_params + [readers.SUMMARY] + side_params
+        params += [self.session_id] + side_params
+        with connection.cursor() as cursor:
+            cursor.execute(query, params)
+            while batch := cursor.fetchmany(_BATCH):
+                yield from batch
+
+    def index_of(self, line: int | None) -> int:
+        """The index of a line the tree holds, NO for None or a line it left out."""
+        if line is None:
+            return NO
+        at = bisect_left(self.lines, line, 0, self.filled)
+        return at if at < self.filled and self.lines[at] == line else NO
+
+    def _link(self) -> None:
+        lines, parent, region, clock = self.lines, self.parent, self.region, self.clock
+        carried, carried_from, talk, starts = self.carried, self.carried_from, self.talk, self.starts
+        n = self.count
+        first_child = self.first_child = array("i", [NO]) * n  # start -> the first start below it
+        start_parent = self.start_parent = array("i", [NO]) * n
+        children, compactions = self.children, self.compactions
+        last_any = last_message = NO
+        forked = False
+        now = NO_CLOCK
+        index_of = self.index_of
+        for row in self._rows():
+            (line, kind, role, stamp, mid, sidechain, meta, blocks, extra, has_parent, parent_line, logical_line,
+             has_logical, named_line) = row  # fmt: skip
+            i = self.filled
+            if i == n:
+                raise Fallback("the rows changed while the thread was built")
+            lines[i] = line
+            self.filled = i + 1
+            conv = kind == readers.MESSAGE and role in _TALK
+            threads_on = conv or kind == readers.COMPACTION
+            follow = last_message if last_message != NO else last_any
+            if has_parent:
+                p = index_of(parent_line)
+                if p == NO:
+                    p = follow
+                    if not sidechain and not forked:
+                        raise Fallback(f"line {line}: its parent is not written before it")
+            elif threads_on and not conv and has_logical:
+                p = index_of(logical_line)
+                if p == NO:
+                    p = follow
+            else:
+                p = follow if threads_on else last_any
+            parent[i] = p
+            if extra and orjson.loads(extra).get("parent_session_path"):
+                forked = True
+            last_any = i
+            if threads_on:
+                last_message = i
+                if not conv:
+                    compactions.append(i)
+            if stamp is not None:
+                now = _micros(rows.stored_timestamp(stamp))
+            clock[i] = now
+            if named_line is not None and (found := index_of(named_line)) != NO:
+                self.named = found
+
+            starts_region = prompt = False
+            if conv and not meta:
+                if role == readers.USER:
+                    stored = orjson.loads(blocks) if blocks and blocks != "[]" else ()
+                    starts_region = prompt = not any(b.get("type") == readers.TOOL_RESULT for b in stored)
+                elif role == readers.ASSISTANT:
+                    starts_region = not (p != NO and mid and hash(mid) == carried[p])
+            if mid:
+                carried[i] = hash(mid)
+                carried_from[i] = i
+            elif p != NO and not prompt:
+                carried[i] = carried[p]
+                carried_from[i] = carried_from[p]
+            talk[i] = conv
+            if p != NO and not starts_region:
+                region[i] = region[p]
+                continue
+            region[i] = i
+            starts.append(i)
+            if p != NO:
+                up = start_parent[i] = region[p]
+                if first_child[up] != NO:
+                    children.setdefault(up, [first_child[up]]).append(i)
+                else:
+                    first_child[up] = i
+        if self.filled != n:
+            raise Fallback("the rows changed while the thread was built")
+        self.last_any, self.last_message, self.now = last_any, last_message, now
+        del self.carried  # only parents' replies needed it
+
+    def newer(self, a: int, b: int) -> int:
+        if a == NO or b == NO:
+            return b if a == NO else a
+        ta, tb = self.clock[a], self.clock[b]
+        if ta != NO_CLOCK and tb != NO_CLOCK and ta != tb:
+            return a if ta > tb else b
+        return max(a, b)
+
+    def _find_leaves(self) -> None:
+        parent, talk, region, newer = self.parent, self.talk, self.region, self.newer
+        n = len(parent)
+        below = self.below = bytearray(n)
+        region_tip = array("i", [NO]) * n
+        for i in range(n - 1, -1, -1):
+            p = parent[i]
+            if talk[i]:
+                if not below[i]:
+                    r = region[i]
+                    region_tip[r] = newer(region_tip[r], i)
+                if p != NO:
+                    below[p] = 1
+            elif below[i] and p != NO:
+                below[p] = 1
+        first_child, start_parent = self.first_child, self.start_parent
+        best = array("i", [NO]) * n
+        for s in reversed(self.starts):
+            found = best[s] if first_child[s] != NO else region_tip[s]
+            best[s] = found
+            up = start_parent[s]
+            if up != NO and found != NO:
+                best[up] = newer(best[up], found)
+        del region_tip
+        self.active = best[self.starts[0]] if self.starts else NO
+        if self.named != NO and (found := best[region[self.named]]) != NO:
+            self.active = found
+        self.branches: list[tuple[int, list[tuple[int, int]]]] = []
+        leaves = set() if self.active == NO else {self.active}
+        for s, kids in sorted(self.children.items()):
+            pairs = [(kid, best[kid]) for kid in kids if best[kid] != NO]
+            shared = {parent[kid] for kid in kids}
+            self.branches.append((shared.pop() if len(shared) == 1 else s, pairs))
+            leaves.update(found for _, found in pairs)
+        self.leaves = sorted(leaves)
+        # What the tail needs of the clocks; the rest goes.
+        self.active_clock = NO_CLOCK if self.active == NO else self.clock[self.active]
+        self.last_clock = self.clock[-1] if n else NO_CLOCK
+        del self.clock, self.first_child
+
+    def name_lines(self, session_id: int) -> None:
+        """The ids of the leaves and of the branch points' keys and children, and the
+        branch points by id (threads.Thread.branch_points)."""
+        wanted = [x for key, pairs in self.branches for x in (key, *(y for pair in pairs for y in pair))]
+        wanted += self.leaves
+        lines = self.lines
+        self.ids = _column(session_id, [lines[i] for i in wanted], "entry_id")
+        name = self.name
+        self.branch_points = {
+            name(key): [[name(child), name(found)] for child, found in pairs] for key, pairs in self.branches
+        }
+
+    def boundaries(self, session_id: int) -> dict[int, tuple[str, str]]:
+        """line -> (first_kept_id, summary) of the compactions, read once for every thread."""
+        if self.boundary is None:
+            self.boundary = {}
+            lines = [self.lines[i] for i in self.compactions]
+            for at in range(0, len(lines), _BATCH):
+                found = Entry.objects.filter(session_id=session_id, line__in=lines[at : at + _BATCH])
+                self.boundary.update(
+                    (line, (first_kept, summary))
+                    for line, first_kept, summary in found.values_list("line", "first_kept_id", "summary")
+                )
+        return self.boundary
+
+    def name(self, index: int) -> str:
+        return self.ids[self.lines[index]]
+
+    def path(self, tip: int) -> Bits | None:
+        """The regions from the first line to tip's, as flags by index; None: every line shows."""
+        on, count = Bits(len(self.parent)), 0
+        start = self.region[tip]
+        while start != NO:
+            on.set(start)
+            count += 1
+            start = self.start_parent[start]
+        return None if count == len(self.starts) else on
+
+
+def _column(session_id: int, lines: list[int], column: str) -> dict[int, object]:
+    """line -> column, for these lines."""
+    found: dict[int, object] = {}
+    lines = sorted(set(lines))
+    for at in range(0, len(lines), _BATCH):
+        batch = lines[at : at + _BATCH]
+        values = Entry.objects.filter(session_id=session_id, line__in=batch).values_list("line", column)
+        found.update(values)
+    return found
+
+
+def _lines_of(session_id: int, entry_id: str, left_out: bool) -> list[int]:
+    found = Entry.objects.filter(session_id=session_id, entry_id=entry_id)
+    if left_out:
+        found = found.filter(is_sidechain=False)
+    return sorted(found.values_list("line", flat=True))
+
+
+def _last_lines(session_id: int, ids: set[str], left_out: bool) -> dict[str, int]:
+    """id -> the last line the tree holds with it."""
+    found: dict[str, int] = {}
+    ids = sorted(ids)
+    for at in range(0, len(ids), _BATCH):
+        rows_ = Entry.objects.filter(session_id=session_id, entry_id__in=ids[at : at + _BATCH])
+        if left_out:
+            rows_ = rows_.filter(is_sidechain=False)
+        found.update(rows_.values("entry_id").annotate(last=Max("line")).values_list("entry_id", "last"))
+    return found
+
+
+def _compact_summary_lines(session_id: int) -> list[int]:
+    query = f"SELECT {_q('line')} FROM {_table()} WHERE {_q('session_id')} = %s AND {_q('extra')} LIKE %s"  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(query, [session_id, '%"is_compact_summary":true%'])
+        return [line for (line,) in cursor.fetchall()]
+
+
+def _light_rows(session_id: int, left_out: bool):
+    """(entry, text_facts) of the lines the tree holds, in order, as store._light_entries."""
+    q = _q
+    columns = ", ".join(q(c) for c in rows.LIGHT_COLUMNS)
+    text = f"CASE WHEN {q('text_facts')} = 0 OR {q('extra')} LIKE %s THEN {q('text')} ELSE '' END"
+    side = f" AND {q('is_sidechain')} = %s" if left_out else ""
+    query = (
+        f"SELECT {columns}, {text} FROM {_table()} WHERE {q('session_id')} = %s{side} ORDER BY {q('line')}"  # noqa: S608
+    )
+    params = ['%"is_compact_summary":true%', session_id] + ([False] if left_out else [])
+    with connection.cursor() as cursor:
+        cursor.execute(query, params)
+        while batch := cursor.fetchmany(_BATCH):
+            yield from rows.light_entries_from_rows(batch)
+
+
+def build_snapshots(session: Session, leaves: int) -> int:
+    """The active thread's snapshot and those of up to `leaves` other branches, saved as
+    store.save_snapshot saves them. Returns how many were built; raises Fallback."""
+    tree = Tree(session.id)
+    tree.name_lines(session.id)
+    leaf_ids = [tree.name(i) for i in tree.leaves]
+    active_id = None if tree.active == NO else tree.name(tree.active)
+    tips = [(tree.active, None)]
+    for leaf in [x for x in leaf_ids if x != active_id][:leaves]:
+        tips.append((max(i for i, x in zip(tree.leaves, leaf_ids, strict=True) if x == leaf), leaf))
+    with transaction.atomic():
+        # One pass over the rows for every thread: a branch's writer takes the rows on it.
+        writers = {leaf: _plan(session, tree, tip, leaf, leaf_ids) for tip, leaf in tips}
+        for k, (entry, facts) in enumerate(_light_rows(session.id, tree.left_out)):
+            if k >= len(tree.lines) or entry.line != tree.lines[k]:
+                raise Fallback(f"line {entry.line}: the rows changed while the thread was built")
+            for writer in writers.values():
+                if writer.shown(k):
+                    writer.add(entry, facts)
+        for leaf, writer in writers.items():
+            writer.finish(_tail(session.id, tree) if leaf is None else None)
+    return len(writers)
+
+
+def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: list) -> _Writer:
+    """What the thread ending at tip holds that is known before its rows are read."""
+    from sessionviewer.transcripts import store
+
+    lines, region = tree.lines, tree.region
+    on = tree.path(tip) if tip != NO else None
+    shown = (lambda i: True) if on is None else (lambda i: on[region[i]])  # noqa: E731
+
+    name = tree.name
+    marks = {}
+    for key, pairs in tree.branches:
+        if on is not None and on[region[key]]:
+            current = next((n for n, (child, _) in enumerate(pairs) if on[child]), None)
+            marks[key] = ([name(found) for _, found in pairs], current)
+        elif on is None and tip != NO:
+            current = next((n for n, _ in enumerate(pairs)), None)  # every region is on the path
+            marks[key] = ([name(found) for _, found in pairs], current)
+
+    # Positions of the compactions and what they summarise (threads._mark_compactions).
+    boundary = tree.boundaries(session.id)
+    kept_at = {}  # compaction index -> the indexes of its first kept id
+    special = {*tree.compactions, *marks}
+    for i in tree.compactions:
+        first_kept = boundary[lines[i]][0]
+        if first_kept and shown(i):
+            found = [
+                j for j in map(tree.index_of, _lines_of(session.id, first_kept, tree.left_out)) if j != NO
+            ]
+            kept_at[i] = found
+            special.update(found)
+    summary_at = {}  # index of a compact summary line -> its line
+    for line in _compact_summary_lines(session.id):
+        if (i := tree.index_of(line)) != NO:
+            summary_at[i] = line
+            special.add(i)
+    position, count = {}, 0
+    for i in range(len(lines)):
+        if shown(i):
+            if i in special:
+                position[i] = count
+            count += 1
+    compactions = [i for i in tree.compactions if i in position]
+    problems: list[str] = []
+    cut, summaries = 0, {}
+    written = sorted((position[i], line) for i, line in summary_at.items() if i in position)
+    texts = tree.texts
+    for _, line in written if compactions else ():
+        if line not in texts:
+            texts[line] = store.load_entry(session.id, line).text
+    for n, i in enumerate(compactions):
+        pos = kept = position[i]
+        first_kept, summary = boundary[lines[i]]
+        if first_kept:
+            found = [position[j] for j in kept_at[i] if j in position and position[j] < pos]
+            if found:
+                kept = max(found)
+            else:
+                problems.append(f"line {lines[i]}: first kept entry {first_kept!r} is not on this thread")
+        cut = max(cut, kept)
+        end = position[compactions[n + 1]] if n + 1 < len(compactions) else count
+        text = next((texts[line] for at, line in written if pos < at < end), None)
+        summaries[pos] = text if text is not None else summary
+    head = {
+        "count": count,
+        "compacted": [[0, cut]] if cut else [],
+        "alternatives": {position[i]: alternatives for i, (alternatives, _) in marks.items()},
+        "current": {position[i]: current for i, (_, current) in marks.items() if current is not None},
+        "leaf_id": None if tip == NO else name(tip),
+        "leaves": leaf_ids,
+        "branch_points": tree.branch_points,  # the same for every thread
+        "problems": problems,
+        "compactions": [position[i] for i in compactions],
+    }
+    return _Writer(session, leaf, shown, head, cut, summaries)
+
+
+class _Writer:
+    """One thread's snapshot: its pieces written as they fill, then its row."""
+
+    def __init__(self, session: Session, leaf: str | None, shown, data: dict, cut: int, summaries: dict):
+        from sessionviewer.transcripts import store
+
+        self.size, self.empty = store.PIECE, store._empty_piece
+        self.leaf, self.shown, self.data, self.cut, self.summaries = leaf, shown, data, cut, summaries
+        ThreadSnapshot.objects.filter(session_id=session.id, leaf=leaf or "").delete()
+        self.snapshot = ThreadSnapshot.objects.create(
+            session_id=session.id, leaf=leaf or "", version=store.version_text(session), data={}
+        )
+        self.noisy = Bits(data["count"])
+        self.firsts: list[int] = []
+        self.pending: dict[int, dict] = {}  # pieces not written yet
+        self.late: dict[int, list] = {}  # pairs for pieces written already
+        self.open_calls: dict[str, tuple[int, int]] = {}
+        self.prompt = None
+        self.noise_count = 0
+        self.i = -1
+
+    def flush(self, keep: int) -> None:
+        pending = self.pending
+        done = sorted(n for n in pending if n < keep)
+        for n in done:
+            pending[n]["results"].sort()
+        ThreadPiece.objects.bulk_create(
+            ThreadPiece(snapshot=self.snapshot, number=n, data=pending.pop(n)) for n in done
+        )
+
+    def add(self, entry: readers.Entry, facts: int) -> None:
+        i = self.i = self.i + 1
+        size, pending = self.size, self.pending
+        n = i // size
+        if i % size == 0:
+            if len(pending) >= 5:
+                self.flush(n)
+            self.firsts.append(entry.line)
+            pending[n] = self.empty()
+        piece = pending[n]
+        piece["lines"].append(entry.line)
+        if summary := self.summaries.get(i):
+            piece["summaries"].append([i, summary])
+        if layout.is_noise(entry, facts):
+            piece["noise"].append(i)
+            self.noisy.set(i)
+            self.noise_count += 1
+        if self.prompt is None and layout.is_prompt(entry, facts):
+            self.prompt = i
+        owned = False
+        open_calls = self.open_calls
+        for b, block in enumerate(entry.blocks):
+            if not block.call_id:
+                continue
+            if block.type == readers.TOOL_CALL:
+                open_calls[block.call_id] = (i, b)
+            elif block.type == readers.TOOL_RESULT and (call := open_calls.pop(block.call_id, None)):
+                pair = [*call, i, b]
+                piece["results"].append(pair)
+                if (home := call[0] // size) != n:
+                    (pending[home]["results"] if home in pending else self.late.setdefault(home, [])).append(
+                        pair
+                    )
+                if not owned:  # shown under the first call it answers
+                    piece["owner"].append([i, call[0]])
+                    owned = True
+
+    def finish(self, tail: dict | None) -> None:
+        from sessionviewer.transcripts import store
+
+        data, snapshot = self.data, self.snapshot
+        if self.i + 1 != data["count"]:
+            raise Fallback("the rows changed while the thread was built")
+        self.flush(len(self.firsts))
+        for number, pairs in self.late.items():
+            written = ThreadPiece.objects.get(snapshot=snapshot, number=number)
+            written.data["results"] = sorted(written.data["results"] + pairs)
+            written.save(update_fields=["data"])
+        folds = layout.fold_ranges(range(self.cut), data["compactions"], self.noisy, self.prompt)
+        data.update(
+            layout=store.LAYOUT,
+            firsts=self.firsts,
+            folds=[list(fold) for fold in folds],
+            noise_count=self.noise_count,
+            first_prompt=self.prompt,
+            tail=tail,
+            open_calls={call: list(at) for call, at in self.open_calls.items()} if self.leaf is None else {},
+        )
+        ThreadSnapshot.objects.filter(id=snapshot.id).update(data=data)
+
+
+def _tail(session_id: int, tree: Tree) -> dict | None:
+    """threads._Tree.tail over the columns."""
+    tip = tree.active
+    if tip == NO:
+        return None
+    region, lines = tree.region, tree.lines
+    inside = []
+    for i in range(tip, len(lines)):
+        if region[i] == region[tip]:
+            inside.append(i)
+            if len(inside) > threads.TAIL_LIMIT:
+                return None
+    at = {i: lines[i] for i in inside}
+    ids = _column(session_id, list(at.values()), "entry_id")
+    sources = [tree.carried_from[i] for i in inside]
+    carried = _column(session_id, [lines[j] for j in sources if j != NO], "message_id")
+    last_line = (
+        Entry.objects.filter(session_id=session_id).order_by("-line").values_list("line", flat=True)[0]
+    )
+    last_of = _last_lines(session_id, set(ids.values()), tree.left_out)
+    rows_ = []
+    for i, j in zip(inside, sources, strict=True):
+        id_ = ids[lines[i]]
+        latest = last_of[id_]
+        rows_.append(
+            [
+                id_ if latest == lines[i] else None,
+                lines[i],
+                at.get(tree.parent[i]),
+                carried[lines[j]] if j != NO else "",
+                bool(tree.talk[i]),
+                bool(tree.below[i]),
+            ]
+        )
+    return {
+        "line": last_line,
+        "leaf": ids[lines[tip]],
+        "rows": rows_,
+        "clock": _clock_text(tree.active_clock),
+        "now": _clock_text(tree.last_clock),
+        "last_any": at.get(tree.last_any),
+        "last_message": at.get(tree.last_message),
+        "sidechains_left_out": tree.left_out,
+    }
