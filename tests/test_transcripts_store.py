@@ -1,5 +1,6 @@
 """The thread snapshot: a transcript read back from it matches one built from the entries."""
 
+import io
 import re
 import sys
 from pathlib import Path
@@ -7,6 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -118,6 +120,25 @@ def test_prepare_snapshots_builds_the_thread_of_long_touched_sessions(demo, monk
     assert ThreadSnapshot.objects.filter(leaf="").count() == len(ids)
     assert built == ThreadSnapshot.objects.count() > len(ids)  # the demo has a branch: its other leaf too
     assert transcripts.prepare_snapshots(ids) == 0  # up to date already
+
+
+def test_the_index_command_prepares_the_long_sessions_it_did_not_touch_left_unprepared(demo, monkeypatch):
+    monkeypatch.setattr(store, "PREPARE_FROM", 1)
+    ids = list(Session.objects.values_list("id", flat=True))
+    transcripts.prepare_snapshots(ids)
+    assert transcripts.unprepared_sessions() == []
+    older, missing = ids[:2]
+    old = ThreadSnapshot.objects.get(session_id=older, leaf="")
+    old.data = {**old.data, "layout": store.LAYOUT - 1}  # as an upgrade would find it
+    old.save()
+    ThreadSnapshot.objects.filter(session_id=missing).delete()  # a pass cut off before preparing it
+    assert sorted(transcripts.unprepared_sessions()) == sorted([older, missing])
+
+    call_command("index", verbosity=0, stdout=io.StringIO())  # every file unchanged: nothing touched
+
+    assert transcripts.unprepared_sessions() == []
+    assert ThreadSnapshot.objects.get(session_id=older, leaf="").data["layout"] == store.LAYOUT
+    assert ThreadSnapshot.objects.filter(session_id=missing, leaf="").exists()
 
 
 def test_another_branch_of_a_long_session_reads_back_from_its_snapshot(demo, monkeypatch):

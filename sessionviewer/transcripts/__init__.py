@@ -32,6 +32,7 @@ from sessionviewer.transcripts.store import (
     load_entry,
     prepare_snapshots,
     transcript,
+    unprepared_sessions,
     version_text,
 )
 
@@ -55,6 +56,7 @@ __all__ = [
     "load_entries",
     "load_entry",
     "prepare_snapshots",
+    "unprepared_sessions",
     "result_slot",
     "rows_for",
     "thread_to_dict",

@@ -212,7 +212,7 @@ def prepare_snapshots(session_ids: list[int]) -> int:
     for session in Session.objects.filter(id__in=session_ids, entry_count__gte=PREPARE_FROM).iterator():
         version = version_text(session)
         active = ThreadSnapshot.objects.filter(session=session, leaf="").first()
-        if active is not None and active.version == version:
+        if active is not None and active.version == version and active.data.get("layout") == LAYOUT:
             continue
         if active is not None and extend_snapshot(session, active):
             built += 1
@@ -234,6 +234,26 @@ def prepare_snapshots(session_ids: list[int]) -> int:
                 save_snapshot(session, _index(threads.build_thread(entries, leaf), facts), leaf)
                 built += 1
     return built
+
+
+def unprepared_sessions() -> list[int]:
+    """The long sessions whose active thread has no snapshot of this layout and version:
+    every one after an upgrade that changed the layout, or those a pass cut off before it
+    prepared them. The indexer prepares them when it starts, so that no page has to build
+    a long thread while someone waits for it."""
+    current = {
+        session_id: (version, data.get("layout"))
+        for session_id, version, data in ThreadSnapshot.objects.filter(
+            leaf="", session__entry_count__gte=PREPARE_FROM
+        ).values_list("session_id", "version", "data")
+    }
+    return [
+        session.id
+        for session in Session.objects.filter(entry_count__gte=PREPARE_FROM).only(
+            "id", "read_offset", "read_line", "indexed_at"
+        )
+        if current.get(session.id) != (version_text(session), LAYOUT)
+    ]
 
 
 def extend_snapshot(session: Session, snapshot: ThreadSnapshot) -> bool:

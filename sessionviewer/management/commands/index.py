@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from sessionviewer.index import index_roots, watch_roots
 from sessionviewer.roots import configured_roots, memory_roots, parse_root
-from sessionviewer.transcripts import prepare_snapshots
+from sessionviewer.transcripts import prepare_snapshots, unprepared_sessions
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,9 @@ class Command(BaseCommand):
         if progress:
             self.stderr.write("\r\033[K", ending="")
         self._summarise(summary, options["verbosity"])
-        prepare_snapshots(summary.touched)
+        # Also the long sessions this pass did not touch whose thread is not prepared (an
+        # upgrade changed the snapshots' layout; a pass was cut off before preparing them).
+        prepare_snapshots(sorted({*summary.touched, *unprepared_sessions()}))
         if watch:
             self._watch(specs, options["verbosity"])
 
