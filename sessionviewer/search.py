@@ -16,14 +16,16 @@ from operator import or_
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import BooleanField, Count, ExpressionWrapper, Min, Q, QuerySet
+from django.db.models import BooleanField, Case, Count, ExpressionWrapper, F, Min, Q, QuerySet, When
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Length
+from django.db.models.lookups import Exact, GreaterThan
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from sessionviewer import readers
 from sessionviewer.models import Entry, Session
+from sessionviewer.readers import claude_code
 from sessionviewer.render import neutralise
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -217,8 +219,28 @@ def _holds(block_type: str) -> Q:
     return Q(blocks__startswith="[" + start) | Q(blocks__contains="}," + start)
 
 
-_HOLDS = {name: _holds(block_type) for name, (_, block_type) in WHAT.items() if block_type}
-_WHAT_Q = {**_HOLDS, "other": ~reduce(or_, _HOLDS.values())}
+def _from_facts(facts_test, blocks_test: Q) -> Q:
+    """facts_test where the row keeps its block types in text_facts (claude_code.text_facts),
+    else blocks_test: a CASE, so that the blocks column is read only for rows indexed before
+    (a pasted log's blocks are its 60 MB, read again by every pattern)."""
+    known = GreaterThan(F("text_facts").bitand(claude_code.FACTS_BLOCKS_KNOWN), 0)
+    blocks = ExpressionWrapper(blocks_test, output_field=BooleanField())
+    return Q(Case(When(known, then=facts_test), default=blocks, output_field=BooleanField()))
+
+
+def _holds_bit(block_type: str) -> GreaterThan:
+    return GreaterThan(F("text_facts").bitand(claude_code.FACTS_BLOCK_TYPES[block_type]), 0)
+
+
+_BLOCK_TYPES = {name: block_type for name, (_, block_type) in WHAT.items() if block_type}
+_ANY_BLOCK_BIT = sum(claude_code.FACTS_BLOCK_TYPES[t] for t in _BLOCK_TYPES.values())
+_WHAT_Q = {
+    **{name: _from_facts(_holds_bit(t), _holds(t)) for name, t in _BLOCK_TYPES.items()},
+    "other": _from_facts(
+        Exact(F("text_facts").bitand(_ANY_BLOCK_BIT), 0),
+        ~reduce(or_, (_holds(t) for t in _BLOCK_TYPES.values())),
+    ),
+}
 _WHO_Q = {
     **{name: Q(role=name) for name in ("user", "assistant", "tool")},
     "other": ~Q(role__in=("user", "assistant", "tool")),
@@ -226,9 +248,14 @@ _WHO_Q = {
 
 
 def what_of(entry: Entry) -> list[str]:
-    """What an entry is, as the filter reads it from its blocks (the same rule, in Python)."""
-    types = {block.get("type") for block in entry.blocks if isinstance(block, dict)}
-    found = [name for name, (_, block_type) in WHAT.items() if block_type and block_type in types]
+    """What an entry is, as the filter reads it from its text_facts or its blocks (the same
+    rule, in Python)."""
+    if entry.text_facts & claude_code.FACTS_BLOCKS_KNOWN:
+        bits = claude_code.FACTS_BLOCK_TYPES
+        found = [name for name, block_type in _BLOCK_TYPES.items() if entry.text_facts & bits[block_type]]
+    else:  # a row indexed before the block types were kept: its blocks are loaded now
+        types = {block.get("type") for block in entry.blocks if isinstance(block, dict)}
+        found = [name for name, block_type in _BLOCK_TYPES.items() if block_type in types]
     return found or ["other"]
 
 
@@ -434,7 +461,9 @@ def _with_snippets(per_session: dict[int, list[_Hit]], groups: list[dict], query
         wanted |= Q(session_id=i, line__in=[r["first"] for r in rows])
     entries = {
         (e.session_id, e.line): e
-        for e in Entry.objects.filter(wanted).defer("raw", "extra", "usage").order_by("session_id", "line")
+        for e in Entry.objects.filter(wanted)
+        .defer("raw", "extra", "usage", "blocks")
+        .order_by("session_id", "line")
     }
     by_id = Session.objects.in_bulk(ids)
     found = []

@@ -12,13 +12,14 @@ from pathlib import Path
 import orjson
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from sessionviewer.filters import matching_session_ids
 from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, Session
-from sessionviewer.readers import argument_strings
+from sessionviewer.readers import argument_strings, claude_code
 from sessionviewer.roots import RootSpec
 from sessionviewer.search import (
     SNIPPETS,
@@ -395,6 +396,26 @@ def test_what_read_in_python_agrees_with_the_filter_in_sql(grouped):
         found = search_hits("zebra", Session.objects.all(), what=name)
         for group in found.page.object_list:
             assert all(name in snippet.what for snippet in group.snippets)
+
+
+def test_what_a_hit_is_comes_from_the_block_types_the_index_kept(grouped):
+    # A pasted log's blocks column is its whole text: what a hit is must not read it.
+    Entry.objects.update(blocks=[])
+    counts = facet_counts(search_hits("zebra", Session.objects.all()))
+    assert counts["what"] == {"message": 3, "thinking": 1, "tool_call": 1, "tool_output": 7}
+    outputs = search_hits("zebra", Session.objects.all(), what="tool_output").page.object_list[0]
+    assert [s.what for s in outputs.snippets] == [["tool_output"]]
+
+
+def test_rows_indexed_before_block_types_were_kept_are_read_from_their_blocks(grouped):
+    kept = [s.what for s in search_hits("zebra", Session.objects.all()).page.object_list[0].snippets]
+    Entry.objects.update(text_facts=F("text_facts").bitand(claude_code.FACTS_BLOCKS_KNOWN - 1))
+    assert not Entry.objects.filter(text_facts__gte=claude_code.FACTS_BLOCKS_KNOWN).exists()
+    results = search_hits("zebra", Session.objects.all())
+    assert facet_counts(results)["what"] == {"message": 3, "thinking": 1, "tool_call": 1, "tool_output": 7}
+    assert search_hits("zebra", Session.objects.all(), what="other").count == 0
+    many = results.page.object_list[0]
+    assert [s.what for s in many.snippets] == kept
 
 
 def test_the_best_snippets_are_the_shortest_texts_shown_in_transcript_order(grouped):
