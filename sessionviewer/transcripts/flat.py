@@ -160,6 +160,15 @@ class Lines:
         return index if index < end else NO
 
 
+def _newer(a: int, clock_a: int, b: int, clock_b: int) -> tuple[int, int]:
+    """threads._Tree's newer of two leaves, with its clock."""
+    if a == NO or b == NO:
+        return (b, clock_b) if a == NO else (a, clock_a)
+    if clock_a != NO_CLOCK and clock_b != NO_CLOCK and clock_a != clock_b:
+        return (a, clock_a) if clock_a > clock_b else (b, clock_b)
+    return (a, clock_a) if a > b else (b, clock_b)
+
+
 class Tree:
     """threads._Tree over columns: indexes are positions among the lines the thread reads
     (sidechains left out when the file has a main thread)."""
@@ -185,7 +194,6 @@ class Tree:
         self.last_any = self.last_message = NO
         self.boundary: dict[int, tuple[str, str]] | None = None
         self.texts: dict[int, str] = {}  # line -> the text of a compaction's summary line
-        self.clocks: dict[int, int] = {}  # index -> its clock in microseconds, for the leaves
         self._link()
         self._find_leaves()
 
@@ -356,53 +364,54 @@ class Tree:
             raise Fallback("the rows changed while the thread was built")
         self.last_any, self.last_message, self.first_child = last_any, last_message, first_child
 
-    def newer(self, a: int, b: int) -> int:
-        if a == NO or b == NO:
-            return b if a == NO else a
-        ta, tb = self.clocks[a], self.clocks[b]
-        if ta != NO_CLOCK and tb != NO_CLOCK and ta != tb:
-            return a if ta > tb else b
-        return max(a, b)
-
-    def _read_clocks(self, indexes: list[int]) -> None:
-        """self.clocks of these indexes: the time of the line each one's clock comes from."""
+    def _clocks(self, indexes: list[int]) -> list[int]:
+        """The clocks of these indexes, in microseconds: the time of the line each one's comes from."""
         lines, clock_from = self.lines, self.clock_from
-        sources = {i: clock_from[i] for i in indexes}
-        stamps = _column(self.session_id, [lines[j] for j in sources.values() if j != NO], "timestamp")
-        for i, j in sources.items():
-            self.clocks[i] = NO_CLOCK if j == NO else _micros(rows.stored_timestamp(stamps[lines[j]]))
+        sources = [clock_from[i] for i in indexes]
+        stamps = _column(self.session_id, [lines[j] for j in sources if j != NO], "timestamp")
+        return [NO_CLOCK if j == NO else _micros(rows.stored_timestamp(stamps[lines[j]])) for j in sources]
 
     def _find_leaves(self) -> None:
-        parent, talk, newer = self.parent, self.talk, self.newer
-        n = self.count
+        parent, talk, region = self.parent, self.talk, self.region
+        n, count = self.count, len(self.starts)
         below = self.below = Bits(n)
-        leaves = []  # talk lines with no talk line below them, last first
+        # Each region's newest leaf (a talk line with no talk line below it) and its clock;
+        # the leaves' clocks are read a batch at a time.
+        tip, tip_clock = array("i", [NO]) * count, array("q", [NO_CLOCK]) * count
+
+        def fold(leaves: list[int]) -> None:
+            for i, clock in zip(leaves, self._clocks(leaves), strict=True):
+                r = region(i)
+                tip[r], tip_clock[r] = _newer(tip[r], tip_clock[r], i, clock)
+
+        leaves = []
         for i in range(n - 1, -1, -1):
             p = parent[i]
             if talk[i]:
                 if not below[i]:
                     leaves.append(i)
+                    if len(leaves) == _BATCH:
+                        fold(leaves)
+                        leaves = []
                 if p != NO:
                     below.set(p)
             elif below[i] and p != NO:
                 below.set(p)
-        self._read_clocks([*leaves, n - 1] if n else leaves)
-        region_tip: dict[int, int] = {}
-        for i in leaves:
-            r = self.region(i)
-            region_tip[r] = newer(region_tip.get(r, NO), i)
+        fold(leaves)
         first_child, start_parent = self.first_child, self.start_parent
-        best = array("i", [NO]) * len(self.starts)
-        for s in range(len(self.starts) - 1, -1, -1):
-            found = best[s] if first_child[s] != NO else region_tip.get(s, NO)
-            best[s] = found
+        best, best_clock = array("i", [NO]) * count, array("q", [NO_CLOCK]) * count
+        for s in range(count - 1, -1, -1):
+            if first_child[s] != NO:
+                found, clock = best[s], best_clock[s]
+            else:
+                found, clock = tip[s], tip_clock[s]
+            best[s], best_clock[s] = found, clock
             up = start_parent[s]
             if up != NO and found != NO:
-                best[up] = newer(best[up], found)
-        del region_tip
-        self.active = best[0] if self.starts else NO
-        if self.named != NO and (found := best[self.region(self.named)]) != NO:
-            self.active = found
+                best[up], best_clock[up] = _newer(best[up], best_clock[up], found, clock)
+        self.active, active_clock = (best[0], best_clock[0]) if count else (NO, NO_CLOCK)
+        if self.named != NO and (found := best[region(self.named)]) != NO:
+            self.active, active_clock = found, best_clock[region(self.named)]
         self.branches: list[tuple[int, list[tuple[int, int]]]] = []
         leaves = set() if self.active == NO else {self.active}
         for s, kids in sorted(self.children.items()):
@@ -412,9 +421,9 @@ class Tree:
             leaves.update(found for _, found in pairs)
         self.leaves = sorted(leaves)
         # What the tail needs of the clocks.
-        self.active_clock = NO_CLOCK if self.active == NO else self.clocks[self.active]
-        self.last_clock = self.clocks[n - 1] if n else NO_CLOCK
-        del self.first_child, self.clocks
+        self.active_clock = active_clock
+        self.last_clock = self._clocks([n - 1])[0] if n else NO_CLOCK
+        del self.first_child
 
     def name_lines(self, session_id: int) -> None:
         """The ids of the leaves and of the branch points' keys and children, and the
