@@ -3,6 +3,7 @@ of threads built from entries hold, piece by piece."""
 
 import shutil
 import sys
+from array import array
 from pathlib import Path
 
 import orjson
@@ -62,7 +63,14 @@ def prepared(ids: list[int]) -> dict:
     }
 
 
-def test_snapshots_over_columns_hold_what_snapshots_of_built_threads_hold(sessions, monkeypatch):
+@pytest.mark.parametrize("near, recent", [(flat.NEAR, flat.RECENT), (2, 1)], ids=["columns", "far-steps"])
+def test_snapshots_over_columns_hold_what_snapshots_of_built_threads_hold(
+    sessions, monkeypatch, near, recent
+):
+    # far-steps: every step back past 1 kept in the columns' dicts, every reply's parent's
+    # message id read again from the index.
+    monkeypatch.setattr(flat, "NEAR", near)
+    monkeypatch.setattr(flat, "RECENT", recent)
     built_flat = []
     real = flat.build_snapshots
 
@@ -128,3 +136,74 @@ def test_a_long_session_is_prepared_without_a_thread_of_entry_objects(sessions, 
     generated = Session.objects.get(path__contains="/gen/")
     assert transcripts.prepare_snapshots([generated.id]) >= 1
     assert ThreadSnapshot.objects.filter(session=generated, leaf="").exists()
+
+
+def reply(uuid: str, parent: str, message_id: str, n: int) -> bytes:
+    message = {
+        "id": message_id,
+        "role": "assistant",
+        "model": "m",
+        "content": [{"type": "text", "text": "hi"}],
+    }
+    return orjson.dumps(
+        {
+            "type": "assistant",
+            "uuid": uuid,
+            "parentUuid": parent,
+            "sessionId": "s",
+            "timestamp": f"2026-01-01T00:00:0{n}Z",
+            "message": message,
+        }
+    )
+
+
+def test_a_reply_continued_after_another_reply_is_read_again_for_its_message_id(tmp_path, monkeypatch):
+    # a2 goes on with a1's reply m1 after b's m2 was written: with one message id kept, the
+    # tree reads m1 again to see a2 is a1's region; a3 then branches off that region.
+    path = tmp_path / "-home-dev-projects-x" / "s.jsonl"
+    path.parent.mkdir()
+    lines = [
+        line("u", None, "user", 1),
+        reply("a1", "u", "m1", 2),
+        reply("b", "u", "m2", 3),
+        reply("a2", "a1", "m1", 4),
+        reply("a3", "a1", "m3", 5),
+    ]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    index_roots([RootSpec(tmp_path, "claude_code")])
+    session = Session.objects.get()
+    monkeypatch.setattr(flat, "RECENT", 1)
+    columns = prepared([session.id])
+    monkeypatch.setattr(
+        flat, "build_snapshots", lambda session, leaves: (_ for _ in ()).throw(flat.Fallback())
+    )
+    entries = prepared([session.id])
+    assert columns == entries
+    assert entries[(session.id, "")]["branch_points"] == {"u": [["a1", "a3"], ["b", "b"]]}
+
+
+def size_of(value) -> int:
+    """Bytes held by a tree's columns and the containers inside them."""
+    if isinstance(value, array | bytearray):
+        return sys.getsizeof(value)
+    if isinstance(value, dict):
+        return sys.getsizeof(value) + sum(size_of(k) + size_of(v) for k, v in value.items())
+    if isinstance(value, list | tuple | set):
+        return sys.getsizeof(value) + sum(size_of(v) for v in value)
+    if hasattr(value, "__slots__"):
+        return sum(size_of(getattr(value, name)) for name in value.__slots__)
+    return sys.getsizeof(value)
+
+
+def test_a_long_session_s_tree_keeps_a_few_bytes_a_line(tmp_path):
+    # Ints by line (4 or 8 bytes each: parent, region, clock, reply) made a 2 GB file's
+    # tree about 50 MB; steps back of a byte each keep it a few.
+    made = generate.generate_large(tmp_path / "gen", 4, seed=5)
+    index_roots([RootSpec(Path(made["roots"][0][1]), "claude_code")])
+    session = Session.objects.get()
+    tree = flat.Tree(session.id)
+    tree.name_lines(session.id)
+    by_branch = {"ids", "branch_points", "branches", "children", "leaves"}  # a few per branch point
+    held = sum(size_of(value) for name, value in vars(tree).items() if name not in by_branch)
+    assert tree.count == made["lines"] > 2000
+    assert held / tree.count < 8

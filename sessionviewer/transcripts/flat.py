@@ -6,9 +6,12 @@ Two passes over the session's rows, in line order:
 
 1. The tree (Tree): one row of small columns per line, parents already resolved to lines
    by the database (the latest earlier line with the parent id, on entry_session_id). It
-   keeps arrays of ints (parent, region, clock, the reply a line belongs to as a hash of
-   its message id) and finds regions, leaves, branches and the active leaf as
-   threads._Tree does, on the same rules.
+   finds regions, leaves, branches and the active leaf as threads._Tree does, on the same
+   rules, keeping about a byte a line for each of its columns (Back: the parent, the line
+   whose message id it carries, the line whose time is its clock; the region, counted back
+   among regions) and a few ints a region: what a line's column names is nearly always a
+   few lines or regions back. Message ids and times are read again for the few lines
+   that need them (replies whose parent is far back, the leaves).
 2. Per thread (the active one, then other branches): the rows on it, read again a batch at
    a time as text-free entries (rows.light_entries_from_rows), give each item's noise,
    prompt and tool pairs; pieces of store.PIECE items are written as they fill.
@@ -20,7 +23,7 @@ object way, which names the problems: Fallback.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
+from bisect import bisect_right
 from datetime import UTC, datetime, timedelta
 
 import orjson
@@ -37,6 +40,8 @@ NO_CLOCK = -(2**63)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _TALK = (readers.USER, readers.ASSISTANT, readers.TOOL)
 _BATCH = 500
+NEAR = 255  # a Back or region step this far or farther is kept in a dict (at most 255: a byte)
+RECENT = 4096  # replies' message ids kept by line index, to check a reply against its parent's
 
 
 class Fallback(Exception):
@@ -84,6 +89,86 @@ class Bits:
         return isinstance(index, int) and 0 <= index < self.size and bool(self[index])
 
 
+class Back:
+    """For each index, an index at or before it (or NO), kept as how far back it is: a byte
+    each, the rare far ones in a dict. Grows by append, or is made at its length."""
+
+    __slots__ = ("near", "far")
+
+    def __init__(self, size: int = 0):
+        self.near, self.far = bytearray(size), {}
+
+    def __len__(self) -> int:
+        return len(self.near)
+
+    def _put(self, at: int, back: int) -> int:
+        if back < NEAR:
+            return back
+        self.far[at] = back
+        return NEAR
+
+    def __setitem__(self, at: int, index: int) -> None:
+        self.near[at] = self._put(at, 0 if index == NO else at - index + 1)
+
+    def append(self, index: int) -> None:
+        at = len(self.near)
+        self.near.append(self._put(at, 0 if index == NO else at - index + 1))
+
+    def __getitem__(self, at: int) -> int:
+        back = self.near[at]
+        if back == NEAR:
+            back = self.far[at]
+        return NO if back == 0 else at - back + 1
+
+
+class Lines:
+    """The lines the tree holds, by index: runs of consecutive lines (most files are one)."""
+
+    __slots__ = ("firsts", "at", "count")
+
+    def __init__(self):
+        self.firsts, self.at, self.count = array("q"), array("i"), 0  # each run's first line, its index
+
+    def append(self, line: int) -> None:
+        if not self.count or line != self.firsts[-1] + self.count - self.at[-1]:
+            self.firsts.append(line)
+            self.at.append(self.count)
+        self.count += 1
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: int) -> int:
+        if index < 0:
+            index += self.count
+        if not 0 <= index < self.count:
+            raise IndexError(index)
+        run = bisect_right(self.at, index) - 1
+        return self.firsts[run] + index - self.at[run]
+
+    def __iter__(self):
+        ends = [*self.at[1:], self.count]
+        for first, at, end in zip(self.firsts, self.at, ends, strict=True):
+            yield from range(first, first + end - at)
+
+    def index_of(self, line: int) -> int:
+        run = bisect_right(self.firsts, line) - 1
+        if run < 0:
+            return NO
+        index = self.at[run] + line - self.firsts[run]
+        end = self.at[run + 1] if run + 1 < len(self.at) else self.count
+        return index if index < end else NO
+
+
+def _newer(a: int, clock_a: int, b: int, clock_b: int) -> tuple[int, int]:
+    """threads._Tree's newer of two leaves, with its clock."""
+    if a == NO or b == NO:
+        return (b, clock_b) if a == NO else (a, clock_a)
+    if clock_a != NO_CLOCK and clock_b != NO_CLOCK and clock_a != clock_b:
+        return (a, clock_a) if clock_a > clock_b else (b, clock_b)
+    return (a, clock_a) if a > b else (b, clock_b)
+
+
 class Tree:
     """threads._Tree over columns: indexes are positions among the lines the thread reads
     (sidechains left out when the file has a main thread)."""
@@ -91,17 +176,18 @@ class Tree:
     def __init__(self, session_id: int):
         self.session_id = session_id
         self.left_out = _sidechains_left_out(session_id)
-        # Made at their full length: arrays grown line by line would peak at twice it.
+        # A byte a line each, made at their full length; a region's ints grow by append.
         n = self.count = self._count()
         self.filled = 0  # lines read so far
-        self.lines = array("i", [0]) * n
-        self.parent = array("i", [NO]) * n
-        self.region = array("i", [NO]) * n
-        self.clock = array("q", [NO_CLOCK]) * n
-        self.carried = array("q", [0]) * n  # hash of the reply's message id (0: none)
-        self.carried_from = array("i", [NO]) * n  # the line index whose message id that is
-        self.talk = bytearray(n)
-        self.starts = array("i")
+        self.lines = Lines()
+        self.parent = Back(n)
+        self.carried_from = Back(n)  # the line whose message id is the reply it belongs to
+        self.clock_from = Back(n)  # the last line with a time, at or before it
+        self.back = bytearray(n)  # its region: how many regions before the newest one so far
+        self.far_regions: dict[int, int] = {}  # the rare ones 255 or more before
+        self.talk = Bits(n)
+        self.starts = array("i")  # region -> the index that starts it
+        self.start_parent = Back()  # region -> the region above it, in regions
         self.compactions: list[int] = []
         self.children: dict[int, list[int]] = {}
         self.named = NO  # the index the last summary line names (leafUuid)
@@ -155,21 +241,51 @@ class Tree:
 
     def index_of(self, line: int | None) -> int:
         """The index of a line the tree holds, NO for None or a line it left out."""
-        if line is None:
-            return NO
-        at = bisect_left(self.lines, line, 0, self.filled)
-        return at if at < self.filled and self.lines[at] == line else NO
+        return NO if line is None else self.lines.index_of(line)
+
+    def region(self, index: int) -> int:
+        """The region an index is in (regions are numbered in the order they start)."""
+        back = self.back[index]
+        if back == NEAR:
+            back = self.far_regions[index]
+        return bisect_right(self.starts, index) - 1 - back
+
+    def regions(self):
+        """Each index's region, in order: the region() of every index, without a search each."""
+        starts, back, far, near = self.starts, self.back, self.far_regions, NEAR
+        newest, upcoming = -1, starts[0] if starts else NO
+        for index in range(self.count):
+            while index == upcoming:
+                newest += 1
+                upcoming = starts[newest + 1] if newest + 1 < len(starts) else NO
+            step = back[index]
+            yield newest - (far[index] if step == near else step)
+
+    def _set_region(self, index: int, region: int) -> None:
+        back = len(self.starts) - 1 - region
+        if back >= NEAR:
+            self.far_regions[index] = back
+            back = NEAR
+        self.back[index] = back
+
+    def _message_hash(self, index: int, recent_at: array, recent_hash: array) -> int:
+        """hash() of the message id of an index that carries one (threads._Tree's reply check)."""
+        if recent_at[index % RECENT] == index:
+            return recent_hash[index % RECENT]
+        line = self.lines[index]
+        return hash(_column(self.session_id, [line], "message_id")[line])
 
     def _link(self) -> None:
-        lines, parent, region, clock = self.lines, self.parent, self.region, self.clock
-        carried, carried_from, talk, starts = self.carried, self.carried_from, self.talk, self.starts
+        lines, parent, talk, starts = self.lines, self.parent, self.talk, self.starts
+        carried_from, clock_from, region_of = self.carried_from, self.clock_from, self.region
+        recent_at, recent_hash = array("i", [NO]) * RECENT, array("q", [0]) * RECENT
         n = self.count
-        first_child = self.first_child = array("i", [NO]) * n  # start -> the first start below it
-        start_parent = self.start_parent = array("i", [NO]) * n
+        first_child = array("i")  # region -> the first start below it
+        start_parent = self.start_parent
         children, compactions = self.children, self.compactions
         last_any = last_message = NO
         forked = False
-        now = NO_CLOCK
+        now = NO
         index_of = self.index_of
         for row in self._rows():
             (line, kind, role, stamp, mid, sidechain, meta, blocks, extra, has_parent, parent_line, logical_line,
@@ -177,7 +293,7 @@ class Tree:
             i = self.filled
             if i == n:
                 raise Fallback("the rows changed while the thread was built")
-            lines[i] = line
+            lines.append(line)
             self.filled = i + 1
             conv = kind == readers.MESSAGE and role in _TALK
             threads_on = conv or kind == readers.COMPACTION
@@ -203,8 +319,8 @@ class Tree:
                 if not conv:
                     compactions.append(i)
             if stamp is not None:
-                now = _micros(rows.stored_timestamp(stamp))
-            clock[i] = now
+                now = i
+            clock_from[i] = now
             if named_line is not None and (found := index_of(named_line)) != NO:
                 self.named = found
 
@@ -214,77 +330,100 @@ class Tree:
                     stored = orjson.loads(blocks) if blocks and blocks != "[]" else ()
                     starts_region = prompt = not any(b.get("type") == readers.TOOL_RESULT for b in stored)
                 elif role == readers.ASSISTANT:
-                    starts_region = not (p != NO and mid and hash(mid) == carried[p])
+                    source = carried_from[p] if p != NO else NO
+                    starts_region = not (
+                        source != NO
+                        and mid
+                        and hash(mid) == self._message_hash(source, recent_at, recent_hash)
+                    )
             if mid:
-                carried[i] = hash(mid)
                 carried_from[i] = i
+                recent_at[i % RECENT], recent_hash[i % RECENT] = i, hash(mid)
             elif p != NO and not prompt:
-                carried[i] = carried[p]
                 carried_from[i] = carried_from[p]
-            talk[i] = conv
+            else:
+                carried_from[i] = NO
+            if conv:
+                talk.set(i)
             if p != NO and not starts_region:
-                region[i] = region[p]
+                self._set_region(i, region_of(p))
                 continue
-            region[i] = i
             starts.append(i)
-            if p != NO:
-                up = start_parent[i] = region[p]
-                if first_child[up] != NO:
-                    children.setdefault(up, [first_child[up]]).append(i)
-                else:
-                    first_child[up] = i
+            first_child.append(NO)
+            self._set_region(i, len(starts) - 1)
+            if p == NO:
+                start_parent.append(NO)
+                continue
+            up = region_of(p)
+            start_parent.append(up)
+            if first_child[up] != NO:
+                children.setdefault(starts[up], [first_child[up]]).append(i)
+            else:
+                first_child[up] = i
         if self.filled != n:
             raise Fallback("the rows changed while the thread was built")
-        self.last_any, self.last_message, self.now = last_any, last_message, now
-        del self.carried  # only parents' replies needed it
+        self.last_any, self.last_message, self.first_child = last_any, last_message, first_child
 
-    def newer(self, a: int, b: int) -> int:
-        if a == NO or b == NO:
-            return b if a == NO else a
-        ta, tb = self.clock[a], self.clock[b]
-        if ta != NO_CLOCK and tb != NO_CLOCK and ta != tb:
-            return a if ta > tb else b
-        return max(a, b)
+    def _clocks(self, indexes: list[int]) -> list[int]:
+        """The clocks of these indexes, in microseconds: the time of the line each one's comes from."""
+        lines, clock_from = self.lines, self.clock_from
+        sources = [clock_from[i] for i in indexes]
+        stamps = _column(self.session_id, [lines[j] for j in sources if j != NO], "timestamp")
+        return [NO_CLOCK if j == NO else _micros(rows.stored_timestamp(stamps[lines[j]])) for j in sources]
 
     def _find_leaves(self) -> None:
-        parent, talk, region, newer = self.parent, self.talk, self.region, self.newer
-        n = len(parent)
-        below = self.below = bytearray(n)
-        region_tip = array("i", [NO]) * n
+        parent, talk, region = self.parent, self.talk, self.region
+        n, count = self.count, len(self.starts)
+        below = self.below = Bits(n)
+        # Each region's newest leaf (a talk line with no talk line below it) and its clock;
+        # the leaves' clocks are read a batch at a time.
+        tip, tip_clock = array("i", [NO]) * count, array("q", [NO_CLOCK]) * count
+
+        def fold(leaves: list[int]) -> None:
+            for i, clock in zip(leaves, self._clocks(leaves), strict=True):
+                r = region(i)
+                tip[r], tip_clock[r] = _newer(tip[r], tip_clock[r], i, clock)
+
+        leaves = []
         for i in range(n - 1, -1, -1):
             p = parent[i]
             if talk[i]:
                 if not below[i]:
-                    r = region[i]
-                    region_tip[r] = newer(region_tip[r], i)
+                    leaves.append(i)
+                    if len(leaves) == _BATCH:
+                        fold(leaves)
+                        leaves = []
                 if p != NO:
-                    below[p] = 1
+                    below.set(p)
             elif below[i] and p != NO:
-                below[p] = 1
+                below.set(p)
+        fold(leaves)
         first_child, start_parent = self.first_child, self.start_parent
-        best = array("i", [NO]) * n
-        for s in reversed(self.starts):
-            found = best[s] if first_child[s] != NO else region_tip[s]
-            best[s] = found
+        best, best_clock = array("i", [NO]) * count, array("q", [NO_CLOCK]) * count
+        for s in range(count - 1, -1, -1):
+            if first_child[s] != NO:
+                found, clock = best[s], best_clock[s]
+            else:
+                found, clock = tip[s], tip_clock[s]
+            best[s], best_clock[s] = found, clock
             up = start_parent[s]
             if up != NO and found != NO:
-                best[up] = newer(best[up], found)
-        del region_tip
-        self.active = best[self.starts[0]] if self.starts else NO
-        if self.named != NO and (found := best[region[self.named]]) != NO:
-            self.active = found
+                best[up], best_clock[up] = _newer(best[up], best_clock[up], found, clock)
+        self.active, active_clock = (best[0], best_clock[0]) if count else (NO, NO_CLOCK)
+        if self.named != NO and (found := best[region(self.named)]) != NO:
+            self.active, active_clock = found, best_clock[region(self.named)]
         self.branches: list[tuple[int, list[tuple[int, int]]]] = []
         leaves = set() if self.active == NO else {self.active}
         for s, kids in sorted(self.children.items()):
-            pairs = [(kid, best[kid]) for kid in kids if best[kid] != NO]
+            pairs = [(kid, best[self.region(kid)]) for kid in kids if best[self.region(kid)] != NO]
             shared = {parent[kid] for kid in kids}
             self.branches.append((shared.pop() if len(shared) == 1 else s, pairs))
             leaves.update(found for _, found in pairs)
         self.leaves = sorted(leaves)
-        # What the tail needs of the clocks; the rest goes.
-        self.active_clock = NO_CLOCK if self.active == NO else self.clock[self.active]
-        self.last_clock = self.clock[-1] if n else NO_CLOCK
-        del self.clock, self.first_child
+        # What the tail needs of the clocks.
+        self.active_clock = active_clock
+        self.last_clock = self._clocks([n - 1])[0] if n else NO_CLOCK
+        del self.first_child
 
     def name_lines(self, session_id: int) -> None:
         """The ids of the leaves and of the branch points' keys and children, and the
@@ -315,9 +454,9 @@ class Tree:
         return self.ids[self.lines[index]]
 
     def path(self, tip: int) -> Bits | None:
-        """The regions from the first line to tip's, as flags by index; None: every line shows."""
-        on, count = Bits(len(self.parent)), 0
-        start = self.region[tip]
+        """The regions from the first line to tip's, as flags by region; None: every line shows."""
+        on, count = Bits(len(self.starts)), 0
+        start = self.region(tip)
         while start != NO:
             on.set(start)
             count += 1
@@ -391,11 +530,13 @@ def build_snapshots(session: Session, leaves: int) -> int:
     with transaction.atomic():
         # One pass over the rows for every thread: a branch's writer takes the rows on it.
         writers = {leaf: _plan(session, tree, tip, leaf, leaf_ids) for tip, leaf in tips}
-        for k, (entry, facts) in enumerate(_light_rows(session.id, tree.left_out)):
-            if k >= len(tree.lines) or entry.line != tree.lines[k]:
+        lines, regions = iter(tree.lines), tree.regions()
+        for entry, facts in _light_rows(session.id, tree.left_out):
+            if entry.line != next(lines, None):
                 raise Fallback(f"line {entry.line}: the rows changed while the thread was built")
+            region = next(regions)
             for writer in writers.values():
-                if writer.shown(k):
+                if writer.shown(region):
                     writer.add(entry, facts)
         for leaf, writer in writers.items():
             writer.finish(_tail(session.id, tree) if leaf is None else None)
@@ -408,13 +549,13 @@ def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: li
 
     lines, region = tree.lines, tree.region
     on = tree.path(tip) if tip != NO else None
-    shown = (lambda i: True) if on is None else (lambda i: on[region[i]])  # noqa: E731
+    shown = (lambda r: True) if on is None else on.__getitem__  # by region  # noqa: E731
 
     name = tree.name
     marks = {}
     for key, pairs in tree.branches:
-        if on is not None and on[region[key]]:
-            current = next((n for n, (child, _) in enumerate(pairs) if on[child]), None)
+        if on is not None and on[region(key)]:
+            current = next((n for n, (child, _) in enumerate(pairs) if on[region(child)]), None)
             marks[key] = ([name(found) for _, found in pairs], current)
         elif on is None and tip != NO:
             current = next((n for n, _ in enumerate(pairs)), None)  # every region is on the path
@@ -426,7 +567,7 @@ def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: li
     special = {*tree.compactions, *marks}
     for i in tree.compactions:
         first_kept = boundary[lines[i]][0]
-        if first_kept and shown(i):
+        if first_kept and shown(region(i)):
             found = [
                 j for j in map(tree.index_of, _lines_of(session.id, first_kept, tree.left_out)) if j != NO
             ]
@@ -438,8 +579,8 @@ def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: li
             summary_at[i] = line
             special.add(i)
     position, count = {}, 0
-    for i in range(len(lines)):
-        if shown(i):
+    for i, r in enumerate(tree.regions()):
+        if shown(r):
             if i in special:
                 position[i] = count
             count += 1
@@ -575,9 +716,9 @@ def _tail(session_id: int, tree: Tree) -> dict | None:
     if tip == NO:
         return None
     region, lines = tree.region, tree.lines
-    inside = []
+    inside, own = [], region(tip)
     for i in range(tip, len(lines)):
-        if region[i] == region[tip]:
+        if region(i) == own:
             inside.append(i)
             if len(inside) > threads.TAIL_LIMIT:
                 return None
