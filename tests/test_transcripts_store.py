@@ -235,7 +235,16 @@ def index_file(root, lines: list[bytes]) -> Session:
 
 
 def snapshots_of(session: Session) -> dict:
-    return {s.leaf: (s.version, whole(s)) for s in ThreadSnapshot.objects.filter(session=session)}
+    """Each snapshot as a page reads it: another branch's with the active leaf renamed to the
+    one the active thread has grown to since it was built."""
+    found = {}
+    for s in ThreadSnapshot.objects.filter(session=session):
+        data = whole(s)
+        if s.leaf:
+            store._rename_leaf(data, *store._active_leaf_renamed(s))
+        data.pop("branches_leaf", None)
+        found[s.leaf] = (s.version, data)
+    return found
 
 
 def extended_and_rebuilt(root, lines: list[bytes], split: int, end: int | None = None) -> tuple[dict, dict]:
@@ -343,6 +352,36 @@ def test_a_branch_in_the_appended_lines_builds_the_thread_again(tmp_path, monkey
     assert extended == rebuilt
     assert rebuilt[""][1]["leaf_id"] == "r9"
     assert len(rebuilt) == 2  # the old leaf is another branch now
+
+
+def test_an_append_leaves_other_branches_snapshots_as_they_are_and_the_page_renames_the_leaf(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(store, "PREPARE_FROM", 1)
+    lines = long_session(12)
+    for n in range(3):  # three abandoned branches off u3, u4, u5, written before u6
+        rewind = {**orjson.loads(lines[n + 4]), "uuid": f"b{n}", "parentUuid": f"u{n + 3}"}
+        lines.insert(6 + n, orjson.dumps(rewind) + b"\n")
+    more = long_session(14)[12:]  # u12 and u13 go on from u11, the active leaf
+    session = index_file(tmp_path, lines)
+    transcripts.prepare_snapshots([session.id])
+    branches = dict(
+        ThreadSnapshot.objects.filter(session=session).exclude(leaf="").values_list("leaf", "data")
+    )
+    assert sorted(branches) == ["b0", "b1", "b2"]
+    assert all("u11" in data["leaves"] for data in branches.values())
+
+    session = index_file(tmp_path, [*lines, *more])
+    assert transcripts.prepare_snapshots([session.id]) == 1  # extended
+    after = ThreadSnapshot.objects.filter(session=session).exclude(leaf="")
+    assert dict(after.values_list("leaf", "data")) == branches  # not read, not written
+    assert set(after.values_list("version", flat=True)) == {transcripts.version_text(session)}
+    transcripts.clear_cache()
+    for leaf in branches:
+        t = transcripts.transcript(session, leaf)
+        assert isinstance(t.items[0], transcripts.LazyItem)  # from its snapshot
+        assert "u13" in t.thread.leaves and "u11" not in t.thread.leaves
+        assert t.thread.leaves[-1] == "u13"
 
 
 def test_a_rewritten_file_loses_its_snapshots(tmp_path, monkeypatch):
