@@ -16,7 +16,7 @@ from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from sessionviewer.filters import matching_session_ids
+from sessionviewer.filters import PROBE_LINES, matching_session_ids
 from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, Session
 from sessionviewer.readers import argument_strings, claude_code
@@ -559,3 +559,99 @@ def test_the_hits_read_in_index_order_are_the_matching_entries(indexed, query):
     assert expected
     assert sorted(index_order_matches(query).values_list("id", flat=True)) == expected
     assert search_hits(query, Session.objects.all()).count == len(expected)
+
+
+# --- The sessions a very common word matches, on PostgreSQL ------------------------------------------------
+
+
+@pytest.fixture
+def common(db, tmp_path: Path, monkeypatch):
+    """A session of 2,000 entries holding "zebra", five sessions that hold it on their first line
+    only, one that does not hold it, and a cap of 20 hits read; the planner's statistics taken."""
+    monkeypatch.setattr("sessionviewer.search.HIT_CAP", 20)
+    root = tmp_path / "projects" / "-home-me-app"
+    lines = [
+        claude_line(
+            n, "user" if n % 2 else "assistant", f"the zebra number {n}", f"2025-02-08T10:00:{n % 60:02d}Z"
+        )
+        for n in range(1, 2001)
+    ]
+    (root / "big.jsonl").parent.mkdir(parents=True)
+    (root / "big.jsonl").write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    for n in range(5):
+        write_claude_session(
+            root / f"small{n}.jsonl", [("user", "Draw the zebra"), *[("user", "a horse")] * 3], 9
+        )
+    write_claude_session(root / "none.jsonl", [("user", "Draw a horse")], day=10)
+    index_roots([RootSpec(root.parent, "claude_code")])
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:  # as autovacuum does on a real database
+            cursor.execute("ANALYZE sessionviewer_entry, sessionviewer_session")
+
+
+FEW_ROWS = 200  # ten times the cap of 20 the fixture sets: far from its 2,005 matches
+
+
+def entry_rows_read(sql: str) -> int:
+    """How many rows of sessionviewer_entry (or entries of its indexes) the query read, by
+    PostgreSQL's own count (EXPLAIN ANALYZE): rows returned and rows filtered out, every loop."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'sessionviewer_entry'")
+        indexes = {name for (name,) in cursor.fetchall()}
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)
+        (plan,) = cursor.fetchone()[0]
+
+    def read(node: dict) -> int:
+        own = 0
+        if node.get("Relation Name") == "sessionviewer_entry" or node.get("Index Name") in indexes:
+            removed = node.get("Rows Removed by Filter", 0) + node.get("Rows Removed by Index Recheck", 0)
+            own = (node["Actual Rows"] + removed) * node["Actual Loops"]
+        return own + sum(read(child) for child in node.get("Plans", []))
+
+    return read(plan["Plan"])
+
+
+@pytest.mark.parametrize("query", ["zebra", "zeb*", '"the zebra"'])
+def test_the_sessions_holding_a_common_word_are_found_without_reading_every_match(common, query):
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite reads every match from its FTS table, 0.1 s a million (bench/bench_search.py)")
+    expected = set(matching_entries(query).values_list("session_id", flat=True))
+    with CaptureQueriesContext(connection) as queries:
+        matched = matching_session_ids(query)
+    assert set(matched) == expected and len(expected) == 6
+    # Each session is asked for one match: a few rows each, not the 2,005 matches.
+    assert sum(entry_rows_read(sql) for sql in entry_queries(queries)) <= FEW_ROWS
+
+
+def test_the_list_page_reads_no_more_entries_than_the_cap_for_a_common_word(client, viewer, common):
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite reads every match from its FTS table, 0.1 s a million (bench/bench_search.py)")
+    with CaptureQueriesContext(connection) as queries:
+        body = client.get(reverse("session-list"), {"q": "zebra"}).content.decode()
+    assert "more than 20 hits" in body
+    for sql in entry_queries(queries):
+        assert entry_rows_read(sql) <= FEW_ROWS, sql
+
+
+def test_the_session_table_lists_every_session_holding_a_common_word_past_the_cap(client, viewer, common):
+    body = orjson.loads(client.get(reverse("api-session-list"), {"q": "zebra", "_size": 50}).content)
+    keys = sorted(s["key"].rsplit("/", 1)[-1] for s in body["sessions"])
+    assert keys == ["big.jsonl", *(f"small{n}.jsonl" for n in range(5))]
+
+
+def test_a_session_whose_first_hit_comes_past_the_probed_lines_is_still_found(
+    client, viewer, tmp_path, monkeypatch
+):
+    monkeypatch.setattr("sessionviewer.search.HIT_CAP", 1)  # so that the first lines are probed
+    root = tmp_path / "projects" / "-home-me-app"
+    write_claude_session(
+        root / "late.jsonl", [*[("user", "a horse")] * (PROBE_LINES + 10), ("user", "a zebra")], 8
+    )
+    write_claude_session(root / "early.jsonl", [("user", "a zebra"), *[("user", "a horse")] * PROBE_LINES], 9)
+    write_claude_session(root / "none.jsonl", [("user", "a horse")] * (PROBE_LINES + 10), 10)
+    index_roots([RootSpec(root.parent, "claude_code")])
+    expected = set(Session.objects.exclude(key__endswith="none.jsonl").values_list("id", flat=True))
+    assert len(expected) == 2
+    assert set(matching_session_ids("zebra")) == expected
+    body = orjson.loads(client.get(reverse("api-session-list"), {"q": "zebra"}).content)
+    assert {s["id"] for s in body["sessions"]} == expected
