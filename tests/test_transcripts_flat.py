@@ -11,7 +11,7 @@ import pytest
 
 from sessionviewer import threads, transcripts
 from sessionviewer.index import index_roots
-from sessionviewer.models import Session, ThreadSnapshot
+from sessionviewer.models import Session, ThreadPiece, ThreadSnapshot
 from sessionviewer.roots import RootSpec
 from sessionviewer.transcripts import flat, store
 
@@ -63,14 +63,19 @@ def prepared(ids: list[int]) -> dict:
     }
 
 
-@pytest.mark.parametrize("near, recent", [(flat.NEAR, flat.RECENT), (2, 1)], ids=["columns", "far-steps"])
+@pytest.mark.parametrize(
+    "near, recent, summaries",
+    [(flat.NEAR, flat.RECENT, flat.SUMMARIES_KEPT), (2, 1, 1)],
+    ids=["columns", "far-steps"],
+)
 def test_snapshots_over_columns_hold_what_snapshots_of_built_threads_hold(
-    sessions, monkeypatch, near, recent
+    sessions, monkeypatch, near, recent, summaries
 ):
     # far-steps: every step back past 1 kept in the columns' dicts, every reply's parent's
-    # message id read again from the index.
+    # message id read again from the index, every summary's text read again for each thread.
     monkeypatch.setattr(flat, "NEAR", near)
     monkeypatch.setattr(flat, "RECENT", recent)
+    monkeypatch.setattr(flat, "SUMMARIES_KEPT", summaries)
     built_flat = []
     real = flat.build_snapshots
 
@@ -207,3 +212,23 @@ def test_a_long_session_s_tree_keeps_a_few_bytes_a_line(tmp_path):
     held = sum(size_of(value) for name, value in vars(tree).items() if name not in by_branch)
     assert tree.count == made["lines"] > 2000
     assert held / tree.count < 8
+
+
+def test_a_long_session_s_summaries_are_not_all_held_while_its_threads_are_written(tmp_path, monkeypatch):
+    made = generate.generate_large(tmp_path / "gen", 4, seed=3)
+    index_roots([RootSpec(Path(made["roots"][0][1]), "claude_code")])
+    session = Session.objects.get(path=made["path"])
+    held = []
+    real = flat.Tree.summary_text
+
+    def recording(tree, source):
+        text = real(tree, source)
+        held.append(len(tree.summaries))
+        return text
+
+    monkeypatch.setattr(flat.Tree, "summary_text", recording)
+    monkeypatch.setattr(flat, "SUMMARIES_KEPT", 2)
+    assert flat.build_snapshots(session, 3) >= 1
+    assert len(held) > 2 and max(held) <= 2  # more summaries read than were ever held
+    pieces = ThreadPiece.objects.filter(snapshot__session=session, snapshot__leaf="")
+    assert sum(len(p.data["summaries"]) for p in pieces) > 2

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from collections import OrderedDict
 from datetime import UTC, datetime, timedelta
 
 import orjson
@@ -42,6 +43,7 @@ _TALK = (readers.USER, readers.ASSISTANT, readers.TOOL)
 _BATCH = 500
 NEAR = 255  # a Back or region step this far or farther is kept in a dict (at most 255: a byte)
 RECENT = 4096  # replies' message ids kept by line index, to check a reply against its parent's
+SUMMARIES_KEPT = 64  # summary texts kept while the threads' writers go through the rows
 
 
 class Fallback(Exception):
@@ -192,8 +194,10 @@ class Tree:
         self.children: dict[int, list[int]] = {}
         self.named = NO  # the index the last summary line names (leafUuid)
         self.last_any = self.last_message = NO
-        self.boundary: dict[int, tuple[str, str]] | None = None
-        self.texts: dict[int, str] = {}  # line -> the text of a compaction's summary line
+        self.first_kept: dict[int, str] | None = None  # a compaction's line -> its first kept id
+        # The summaries' texts, by where each comes from: the few the writers are at (they
+        # go through the rows together), not every compaction's (3,500 at 2 GB, 14 MB).
+        self.summaries: OrderedDict[tuple[int, bool], str | None] = OrderedDict()
         self._link()
         self._find_leaves()
 
@@ -437,18 +441,30 @@ class Tree:
             name(key): [[name(child), name(found)] for child, found in pairs] for key, pairs in self.branches
         }
 
-    def boundaries(self, session_id: int) -> dict[int, tuple[str, str]]:
-        """line -> (first_kept_id, summary) of the compactions, read once for every thread."""
-        if self.boundary is None:
-            self.boundary = {}
+    def first_kept_ids(self, session_id: int) -> dict[int, str]:
+        """line -> first_kept_id of the compactions, read once for every thread."""
+        if self.first_kept is None:
             lines = [self.lines[i] for i in self.compactions]
-            for at in range(0, len(lines), _BATCH):
-                found = Entry.objects.filter(session_id=session_id, line__in=lines[at : at + _BATCH])
-                self.boundary.update(
-                    (line, (first_kept, summary))
-                    for line, first_kept, summary in found.values_list("line", "first_kept_id", "summary")
-                )
-        return self.boundary
+            self.first_kept = _column(session_id, lines, "first_kept_id")
+        return self.first_kept
+
+    def summary_text(self, source: tuple[int, bool]) -> str | None:
+        """The text of a compact summary line (line, True), or the summary a compaction
+        line holds (line, False)."""
+        from sessionviewer.transcripts import store
+
+        found = self.summaries
+        if source in found:
+            return found[source]
+        line, written = source
+        if written:
+            text = store.load_entry(self.session_id, line).text
+        else:
+            text = _column(self.session_id, [line], "summary")[line]
+        found[source] = text
+        if len(found) > SUMMARIES_KEPT:
+            found.popitem(last=False)
+        return text
 
     def name(self, index: int) -> str:
         return self.ids[self.lines[index]]
@@ -545,7 +561,6 @@ def build_snapshots(session: Session, leaves: int) -> int:
 
 def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: list) -> _Writer:
     """What the thread ending at tip holds that is known before its rows are read."""
-    from sessionviewer.transcripts import store
 
     lines, region = tree.lines, tree.region
     on = tree.path(tip) if tip != NO else None
@@ -562,11 +577,11 @@ def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: li
             marks[key] = ([name(found) for _, found in pairs], current)
 
     # Positions of the compactions and what they summarise (threads._mark_compactions).
-    boundary = tree.boundaries(session.id)
+    first_kept_of = tree.first_kept_ids(session.id)
     kept_at = {}  # compaction index -> the indexes of its first kept id
     special = {*tree.compactions, *marks}
     for i in tree.compactions:
-        first_kept = boundary[lines[i]][0]
+        first_kept = first_kept_of[lines[i]]
         if first_kept and shown(region(i)):
             found = [
                 j for j in map(tree.index_of, _lines_of(session.id, first_kept, tree.left_out)) if j != NO
@@ -588,13 +603,10 @@ def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: li
     problems: list[str] = []
     cut, summaries = 0, {}
     written = sorted((position[i], line) for i, line in summary_at.items() if i in position)
-    texts = tree.texts
-    for _, line in written if compactions else ():
-        if line not in texts:
-            texts[line] = store.load_entry(session.id, line).text
+    written_at = [at for at, _ in written]
     for n, i in enumerate(compactions):
         pos = kept = position[i]
-        first_kept, summary = boundary[lines[i]]
+        first_kept = first_kept_of[lines[i]]
         if first_kept:
             found = [position[j] for j in kept_at[i] if j in position and position[j] < pos]
             if found:
@@ -603,8 +615,11 @@ def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: li
                 problems.append(f"line {lines[i]}: first kept entry {first_kept!r} is not on this thread")
         cut = max(cut, kept)
         end = position[compactions[n + 1]] if n + 1 < len(compactions) else count
-        text = next((texts[line] for at, line in written if pos < at < end), None)
-        summaries[pos] = text if text is not None else summary
+        # The first compact summary line written after it, before the next one; else its own.
+        w = bisect_right(written_at, pos)
+        summaries[pos] = (
+            (written[w][1], True) if w < len(written) and written_at[w] < end else (lines[i], False)
+        )
     head = {
         "count": count,
         "compacted": [[0, cut]] if cut else [],
@@ -616,17 +631,20 @@ def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: li
         "problems": problems,
         "compactions": [position[i] for i in compactions],
     }
-    return _Writer(session, leaf, shown, head, cut, summaries)
+    return _Writer(session, leaf, shown, head, cut, summaries, tree.summary_text)
 
 
 class _Writer:
     """One thread's snapshot: its pieces written as they fill, then its row."""
 
-    def __init__(self, session: Session, leaf: str | None, shown, data: dict, cut: int, summaries: dict):
+    def __init__(
+        self, session: Session, leaf: str | None, shown, data: dict, cut: int, summaries: dict, summary_text
+    ):
         from sessionviewer.transcripts import store
 
         self.size, self.empty = store.PIECE, store._empty_piece
         self.leaf, self.shown, self.data, self.cut, self.summaries = leaf, shown, data, cut, summaries
+        self.summary_text = summary_text  # Tree.summary_text: summaries holds where each comes from
         ThreadSnapshot.objects.filter(session_id=session.id, leaf=leaf or "").delete()
         self.snapshot = ThreadSnapshot.objects.create(
             session_id=session.id, leaf=leaf or "", version=store.version_text(session), data={}
@@ -660,7 +678,7 @@ class _Writer:
             pending[n] = self.empty()
         piece = pending[n]
         piece["lines"].append(entry.line)
-        if summary := self.summaries.get(i):
+        if (source := self.summaries.get(i)) is not None and (summary := self.summary_text(source)):
             piece["summaries"].append([i, summary])
         if layout.is_noise(entry, facts):
             piece["noise"].append(i)
