@@ -44,6 +44,7 @@ _BATCH = 500
 NEAR = 255  # a Back or region step this far or farther is kept in a dict (at most 255: a byte)
 RECENT = 4096  # replies' message ids kept by line index, to check a reply against its parent's
 SUMMARIES_KEPT = 64  # summary texts kept while the threads' writers go through the rows
+PENDING = 2  # pieces a writer keeps before writing them (a result further back is added later)
 
 
 class Fallback(Exception):
@@ -402,14 +403,16 @@ class Tree:
             elif below[i] and p != NO:
                 below.set(p)
         fold(leaves)
+        # Each region's best leaf: its tip where no region starts below it, else the newest
+        # of its children's best. Worked out in place in the tips' arrays (a region's
+        # children come after it, so from the last region up), not in two more.
         first_child, start_parent = self.first_child, self.start_parent
-        best, best_clock = array("i", [NO]) * count, array("q", [NO_CLOCK]) * count
-        for s in range(count - 1, -1, -1):
+        for s in range(count):
             if first_child[s] != NO:
-                found, clock = best[s], best_clock[s]
-            else:
-                found, clock = tip[s], tip_clock[s]
-            best[s], best_clock[s] = found, clock
+                tip[s], tip_clock[s] = NO, NO_CLOCK
+        best, best_clock = tip, tip_clock
+        for s in range(count - 1, -1, -1):
+            found, clock = best[s], best_clock[s]
             up = start_parent[s]
             if up != NO and found != NO:
                 best[up], best_clock[up] = _newer(best[up], best_clock[up], found, clock)
@@ -538,6 +541,10 @@ def build_snapshots(session: Session, leaves: int) -> int:
     store.save_snapshot saves them. Returns how many were built; raises Fallback."""
     tree = Tree(session.id)
     tree.name_lines(session.id)
+    tail = _tail(session.id, tree)
+    # The columns a line's parent, reply and clock were found with: not needed past here,
+    # and gone before the writers' pieces and flags fill memory.
+    del tree.parent, tree.carried_from, tree.clock_from, tree.below
     leaf_ids = [tree.name(i) for i in tree.leaves]
     active_id = None if tree.active == NO else tree.name(tree.active)
     tips = [(tree.active, None)]
@@ -555,7 +562,7 @@ def build_snapshots(session: Session, leaves: int) -> int:
                 if writer.shown(region):
                     writer.add(entry, facts)
         for leaf, writer in writers.items():
-            writer.finish(_tail(session.id, tree) if leaf is None else None)
+            writer.finish(tail if leaf is None else None)
     return len(writers)
 
 
@@ -672,7 +679,7 @@ class _Writer:
         size, pending = self.size, self.pending
         n = i // size
         if i % size == 0:
-            if len(pending) >= 5:
+            if len(pending) >= PENDING:
                 self.flush(n)
             self.firsts.append(entry.line)
             pending[n] = self.empty()
