@@ -384,6 +384,21 @@ def test_an_append_leaves_other_branches_snapshots_as_they_are_and_the_page_rena
         assert t.thread.leaves[-1] == "u13"
 
 
+def test_a_thread_read_from_its_snapshot_makes_no_item_for_its_compactions_until_asked(tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "PREPARE_FROM", 1)
+    made = generate.generate_large(tmp_path / "gen", 0.6, seed=3)
+    lines = Path(made["path"]).read_bytes().splitlines(keepends=True)
+    session = index_file(tmp_path / "s", lines)
+    transcripts.prepare_snapshots([session.id])
+    built = [(i.entry.line, i.summary) for i in transcripts.transcript(session).thread.compactions]
+    transcripts.clear_cache()
+    t = transcripts.transcript(session)
+    assert isinstance(t.items, store.LazyItems) and built
+    assert t.items.made == {}  # a long session's thousands of compactions: none made yet
+    assert [(i.entry.line, i.summary) for i in t.thread.compactions] == built
+    assert t.thread.compactions[-1] is t.items[t.compactions[-1]]
+
+
 def test_a_rewritten_file_loses_its_snapshots(tmp_path, monkeypatch):
     monkeypatch.setattr(store, "PREPARE_FROM", 1)
     session = index_file(tmp_path, long_session(10))

@@ -468,7 +468,7 @@ def _from_snapshot(session: Session, leaf: str | None) -> Transcript | None:
         leaf_id=data["leaf_id"],
         leaves=data["leaves"],
         branch_points={k: [tuple(pair) for pair in v] for k, v in data["branch_points"].items()},
-        compactions=[items[i] for i in data["compactions"]],
+        compactions=_ItemsAt(items, data["compactions"]),
         problems=data["problems"],
     )
     return Transcript(
@@ -721,6 +721,22 @@ class _LazyEntries:
             marks = ", ".join(["%s"] * len(batch))
             found = _select_entries(f"session_id = %s AND line IN ({marks})", [self.session_id, *batch])
             self.loaded.update((e.line, e) for e in found)
+
+
+class _ItemsAt(Sequence):
+    """The items at these positions, each made when asked for: a 2 GB session's 3,300
+    compactions would otherwise make 3,300 items for a page that shows the latest."""
+
+    def __init__(self, items: LazyItems, positions: list[int]):
+        self.items, self.positions = items, positions
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self.items[i] for i in self.positions[index]]
+        return self.items[self.positions[index]]
 
 
 class LazyItems(Sequence):
