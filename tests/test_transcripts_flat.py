@@ -232,3 +232,58 @@ def test_a_long_session_s_summaries_are_not_all_held_while_its_threads_are_writt
     assert len(held) > 2 and max(held) <= 2  # more summaries read than were ever held
     pieces = ThreadPiece.objects.filter(snapshot__session=session, snapshot__leaf="")
     assert sum(len(p.data["summaries"]) for p in pieces) > 2
+
+
+def snapshots_a_page_builds(sessions: list[int]) -> dict:
+    """Each session's active thread and every branch, as pages opening them build them
+    (no pass prepared them)."""
+    ThreadSnapshot.objects.all().delete()
+    transcripts.clear_cache()
+    for session in Session.objects.filter(id__in=sessions):
+        for leaf in [None, *transcripts.transcript(session).thread.leaves]:
+            transcripts.transcript(session, leaf)
+    return {
+        (s.session_id, s.leaf): {**s.data, "pieces": [p.data for p in s.pieces.order_by("number")]}
+        for s in ThreadSnapshot.objects.all()
+    }
+
+
+def test_a_page_builds_a_thread_no_pass_prepared_over_columns_as_it_was_built_from_entries(
+    sessions, monkeypatch
+):
+    over_columns = []
+    real = flat.build_snapshots
+
+    def recording(session, leaves, leaf=None):
+        built = real(session, leaves, leaf)
+        over_columns.append((session.id, leaf))
+        return built
+
+    monkeypatch.setattr(flat, "build_snapshots", recording)
+    columns = snapshots_a_page_builds(sessions)
+
+    def refuse(session, leaves, leaf=None):
+        raise flat.Fallback("built from entries")
+
+    monkeypatch.setattr(flat, "build_snapshots", refuse)
+    entries = snapshots_a_page_builds(sessions)
+    assert columns.keys() == entries.keys()
+    for key, data in entries.items():
+        assert columns[key] == data, key
+    assert len({s for s, _ in over_columns}) > 30  # all but those with broken parents
+    assert any(leaf is not None for _, leaf in over_columns)  # branches, not only active threads
+
+
+def test_a_long_session_opened_before_its_snapshot_exists_holds_no_entry_per_line(sessions, monkeypatch):
+    def refuse(entries, leaf=None):
+        raise AssertionError("a thread built from one object per line")
+
+    generated = Session.objects.get(path__contains="/gen/")
+    ThreadSnapshot.objects.filter(session=generated).delete()
+    transcripts.clear_cache()
+    monkeypatch.setattr(threads, "build_thread", refuse)
+    t = transcripts.transcript(generated)
+    assert ThreadSnapshot.objects.filter(session=generated, leaf="").exists()
+    assert len(t.items) > 300
+    for leaf in t.thread.leaves[:3]:
+        assert transcripts.transcript(generated, leaf).thread.leaf_id == leaf

@@ -536,9 +536,11 @@ def _light_rows(session_id: int, left_out: bool):
             yield from rows.light_entries_from_rows(batch)
 
 
-def build_snapshots(session: Session, leaves: int) -> int:
+def build_snapshots(session: Session, leaves: int, leaf: str | None = None) -> int:
     """The active thread's snapshot and those of up to `leaves` other branches, saved as
-    store.save_snapshot saves them. Returns how many were built; raises Fallback."""
+    store.save_snapshot saves them; or, given `leaf` (a page asked for a branch no pass
+    prepared), that branch's alone. Returns how many were built; raises Fallback (also
+    for a `leaf` that is not one of the tree's leaves)."""
     tree = Tree(session.id)
     tree.name_lines(session.id)
     tail = _tail(session.id, tree)
@@ -547,9 +549,17 @@ def build_snapshots(session: Session, leaves: int) -> int:
     del tree.parent, tree.carried_from, tree.clock_from, tree.below
     leaf_ids = [tree.name(i) for i in tree.leaves]
     active_id = None if tree.active == NO else tree.name(tree.active)
-    tips = [(tree.active, None)]
-    for leaf in [x for x in leaf_ids if x != active_id][:leaves]:
-        tips.append((max(i for i, x in zip(tree.leaves, leaf_ids, strict=True) if x == leaf), leaf))
+
+    def tip_of(leaf: str) -> int:
+        return max((i for i, x in zip(tree.leaves, leaf_ids, strict=True) if x == leaf), default=NO)
+
+    if leaf is not None:
+        if (tip := tip_of(leaf)) == NO:
+            raise Fallback(f"{leaf!r} is not a leaf: threads.build_thread resolves it")
+        tips = [(tip, leaf)]
+    else:
+        tips = [(tree.active, None)]
+        tips += [(tip_of(x), x) for x in leaf_ids if x != active_id][:leaves]
     with transaction.atomic():
         # One pass over the rows for every thread: a branch's writer takes the rows on it.
         writers = {leaf: _plan(session, tree, tip, leaf, leaf_ids) for tip, leaf in tips}

@@ -164,15 +164,26 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
     if (snapshot := _from_snapshot(session, leaf)) is not None:
         return _remember(_cache, key, snapshot)
     if session.entry_count >= PREPARE_FROM:
-        # Built from entries without their text, then read back as a snapshot: the page
-        # loads the rows it shows when it shows them.
-        save_snapshot(session, _light_transcript(session.id, leaf), leaf)
+        # Built as the indexer builds it, over columns (from entries without their text
+        # where the parents are broken, or for an entry that is not a leaf), then read back
+        # as a snapshot: the page loads the rows it shows when it shows them. Never one
+        # entry per line in a web worker: for a 2 GB session that was 2 GB and 22 s.
+        if not _built_over_columns(session, leaf):
+            save_snapshot(session, _light_transcript(session.id, leaf), leaf)
         if (snapshot := _from_snapshot(session, leaf)) is not None:
             return _remember(_cache, key, snapshot)
     built = _index(threads.build_thread(cached_entries(session), leaf))
     if leaf is None:
         save_snapshot(session, built, leaf)
     return _remember(_cache, key, built)
+
+
+def _built_over_columns(session: Session, leaf: str | None) -> bool:
+    try:
+        flat.build_snapshots(session, 0, leaf)
+    except flat.Fallback:
+        return False
+    return True
 
 
 def _light_transcript(session_id: int, leaf: str | None) -> Transcript:
