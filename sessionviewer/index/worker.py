@@ -321,6 +321,10 @@ class Reading:
             self.read_here += 1
             if number < len(self.jobs) - 1:
                 self._send(SkipTo(number + 1))
+            elif self.all_added:
+                # Nothing the worker reads is wanted now; it would read this last job
+                # too, and hold a second copy of it: a 60 MB line's (bench/README.md).
+                self.close()
             yield from read_job(self.jobs[number], number)
             return
         while True:
