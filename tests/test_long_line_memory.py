@@ -6,8 +6,10 @@ The bounds are in multiples of the line, with room to spare; before these fixes 
 step held two to eight times what it holds now (bench/README.md, "Size benchmark").
 """
 
+import io
 import marshal
 import pickle
+import time
 import tracemalloc
 
 import orjson
@@ -96,3 +98,29 @@ def test_a_batchs_rows_go_into_the_pipe_marshalled_on_their_own(long_line, trace
     batch = pickle.loads(header)  # noqa: S301 - made just above
     assert batch.rows == len(marshalled)
     assert marshal.loads(marshalled) == rows  # noqa: S302 - made just above
+
+
+def test_a_worker_lets_go_of_a_long_batch_once_it_is_in_the_pipe(long_line, traced, tmp_path, monkeypatch):
+    path, size = long_line
+    short = tmp_path / "short.jsonl"
+    short.write_bytes(path.read_bytes().splitlines(keepends=True)[1])
+    jobs = [
+        worker.Job(p, "claude_code", 0, 0, fold.SessionState(format="claude_code")) for p in (path, short)
+    ]
+    out = tmp_path / "pipe"
+    held = []
+    read_job = worker.read_job
+
+    def watched(job, number):
+        if number == 1:  # the long batch is written out: what the worker still holds of it
+            deadline = time.monotonic() + 30
+            while out.stat().st_size < size and time.monotonic() < deadline:
+                time.sleep(0.01)
+            held.append(tracemalloc.get_traced_memory()[0])
+        yield from read_job(job, number)
+
+    monkeypatch.setattr(worker, "read_job", watched)
+    with out.open("wb") as batches_out:
+        worker.serve(io.BytesIO(pickle.dumps(jobs) + pickle.dumps(None)), batches_out)
+    assert out.stat().st_size > size
+    assert held[0] < size / 2

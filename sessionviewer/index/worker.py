@@ -450,6 +450,7 @@ def serve(jobs_in, batches_out) -> None:
     def write() -> None:
         while (data := ahead.get()) is not None:
             write_all(batches_out.fileno(), data)
+            del data  # written: not held while the next batch is read
 
     threads = [
         threading.Thread(target=take_jobs, name="ingest-jobs", daemon=True),
@@ -467,6 +468,9 @@ def serve(jobs_in, batches_out) -> None:
                 for batch in read_job(job, number):
                     for data in _for_the_pipe(batch):
                         ahead.put(data)
+                    # Handed over: neither the batch nor what the pipe takes of it is held
+                    # here while the next batch is read (only the read-ahead holds it).
+                    del batch, data
             except OSError as error:
                 busy = isinstance(error, readers.SourceBusy)
                 failure = _Failure(number, f"{job.path}: {error}", os_error=True, busy=busy)
