@@ -288,9 +288,8 @@ def test_a_worker_told_to_skip_jobs_reads_only_the_others():
         reading.close_jobs()
         os.kill(reading.worker.pid, signal.SIGCONT)
         handed_over = []
-        with contextlib.suppress(EOFError):  # the worker ends after the last job
-            while True:
-                handed_over.append(pickle.load(reading.worker.stdout).job)  # noqa: S301
+        while (item := reading._take()) is not None:  # None: the worker ended after the last job
+            handed_over.append(item.job)
     assert set(handed_over) == set(range(3, len(jobs)))
 
 
@@ -767,3 +766,26 @@ def test_lone_surrogate_escapes_show_as_replacement_characters(tmp_path):
     # Written raw, a surrogate is not UTF-8: a bad line, as any other byte that is not.
     assert list(Problem.objects.values_list("line", "message")) == [(3, "not valid UTF-8 at byte 9")]
     assert matching_entries("surfaced").count() == 1
+
+
+def test_a_worker_still_starting_when_the_last_job_is_read_here_is_stopped():
+    # It has nothing left to read that is wanted, and would hold a copy of that job.
+    jobs = fixture_jobs()
+    with worker.Reading(parallel_from=0, read_while_starting=True) as reading:
+        reading.expect(1)
+        process = reading.worker
+        os.kill(process.pid, signal.SIGSTOP)  # still starting: every job is read here
+        try:
+            for job in jobs:
+                reading.add(job)
+            reading.close_jobs()
+            for number in range(len(jobs) - 1):
+                list(reading.batches(number))
+            assert process.poll() is None
+            last = list(reading.batches(len(jobs) - 1))
+            assert process.poll() is not None
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGCONT)
+        assert reading.read_here == len(jobs)
+        assert last[-1].last

@@ -179,8 +179,18 @@ def usage_of(tokens: dict[str, int]) -> dict[str, int]:
 
 
 def title_of(text: str) -> str:
-    """A session title from a prompt or a summary: whitespace folded, cut to TITLE_LENGTH."""
-    return " ".join(text.split())[:TITLE_LENGTH]
+    """A session title from a prompt or a summary: whitespace folded, cut to TITLE_LENGTH.
+
+    Folded from a growing head of the text, not the whole: a pasted log of 60 MB split
+    into words took eight times its size (bench/README.md). The head's folding is the
+    start of the whole's, so once it is long enough it is the title.
+    """
+    head = TITLE_LENGTH * 4
+    while True:
+        title = " ".join(text[:head].split())
+        if len(title) >= TITLE_LENGTH or head >= len(text):
+            return title[:TITLE_LENGTH]
+        head *= 4
 
 
 def _add_usage(state: SessionState, usage: dict, sign: int) -> None:

@@ -77,7 +77,7 @@ class Batch:
     """Up to batch_size lines of one file, ready to write."""
 
     job: int  # the job's number in its Reading
-    # The entry columns (entry_rows), session_id still None; marshalled in the pipe for SQLite.
+    # The entry columns (entry_rows), session_id still None; marshalled after it in the pipe for SQLite.
     rows: list[list]
     problems: list[readers.Problem]
     summaries: list[SummaryLink]  # summary lines with a leaf, linked once all files are in
@@ -108,7 +108,7 @@ def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
         rows = entry_rows(entries, job.for_sqlite, problems, str(job.path))
         job.state.problem_count += len(problems)
         last = not following
-        yield Batch(
+        done = Batch(
             job=number,
             rows=rows,
             problems=problems,
@@ -124,6 +124,12 @@ def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
             pending_tail=reader.pending_tail if last else False,
             head_hash=_head(job, reader) if last else "",
         )
+        # The rows are all that is written: the entries go before the batch is handed
+        # over, so that the texts are not held beside the rows while they are written
+        # or sent (a 60 MB line's text is in both, bench/README.md).
+        del batch, entries, rows
+        yield done
+        del done
         if last:
             return
         batch = following
@@ -315,6 +321,10 @@ class Reading:
             self.read_here += 1
             if number < len(self.jobs) - 1:
                 self._send(SkipTo(number + 1))
+            elif self.all_added:
+                # Nothing the worker reads is wanted now; it would read this last job
+                # too, and hold a second copy of it: a 60 MB line's (bench/README.md).
+                self.close()
             yield from read_job(self.jobs[number], number)
             return
         while True:
@@ -345,8 +355,11 @@ class Reading:
             item = pickle.load(self.worker.stdout)  # noqa: S301 - our own child process wrote it
         except EOFError:
             return None
-        if isinstance(item, Batch) and isinstance(item.rows, bytes):
-            item.rows = marshal.loads(item.rows)  # noqa: S302 - as above: see _for_the_pipe()
+        if isinstance(item, Batch) and type(item.rows) is int:  # its marshalled rows follow: _for_the_pipe()
+            data = self.worker.stdout.read(item.rows)
+            if len(data) < item.rows:
+                return None  # the worker ended halfway through
+            item.rows = marshal.loads(data)  # noqa: S302 - as above
         return item
 
     def close(self) -> None:
@@ -437,6 +450,7 @@ def serve(jobs_in, batches_out) -> None:
     def write() -> None:
         while (data := ahead.get()) is not None:
             write_all(batches_out.fileno(), data)
+            del data  # written: not held while the next batch is read
 
     threads = [
         threading.Thread(target=take_jobs, name="ingest-jobs", daemon=True),
@@ -452,7 +466,11 @@ def serve(jobs_in, batches_out) -> None:
                 continue
             try:
                 for batch in read_job(job, number):
-                    ahead.put(_for_the_pipe(batch))
+                    for data in _for_the_pipe(batch):
+                        ahead.put(data)
+                    # Handed over: neither the batch nor what the pipe takes of it is held
+                    # here while the next batch is read (only the read-ahead holds it).
+                    del batch, data
             except OSError as error:
                 busy = isinstance(error, readers.SourceBusy)
                 failure = _Failure(number, f"{job.path}: {error}", os_error=True, busy=busy)
@@ -466,17 +484,23 @@ def serve(jobs_in, batches_out) -> None:
         threads[1].join()
 
 
-def _for_the_pipe(batch: Batch) -> bytes:
-    """A batch pickled, its rows marshalled inside it when they can be.
+def _for_the_pipe(batch: Batch) -> list[bytes]:
+    """What the pipe takes of a batch: the batch pickled, then its rows marshalled when
+    they can be, the pickled batch holding their length in place of them.
 
     Rows for SQLite are lists of str, int and None, which marshal writes and reads
     back in about 0.7x the time pickle takes, and the writer, which a cold index
-    waits for, reads every row (Reading._take). Rows for PostgreSQL hold datetimes,
-    which marshal refuses: they are pickled with the rest.
+    waits for, reads every row (Reading._take). They go on their own, not inside the
+    pickle, which would copy them once more: a 60 MB line's blocks are in its rows
+    (bench/README.md). Rows for PostgreSQL hold datetimes, which marshal refuses:
+    they are pickled with the rest.
     """
-    with suppress(ValueError):
-        batch.rows = marshal.dumps(batch.rows)
-    return pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        rows = marshal.dumps(batch.rows)
+    except ValueError:
+        return [pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)]
+    batch.rows = len(rows)  # the rows themselves go now: only the marshalled ones are sent
+    return [pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL), rows]
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -414,7 +414,10 @@ def _replace_surrogates(obj: Any) -> Any:
 
 
 def _preview(raw: bytes) -> str:
-    return raw[:200].decode("utf-8", "replace")
+    return raw[:PREVIEW_BYTES].decode("utf-8", "replace")
+
+
+PREVIEW_BYTES = 200  # of a bad line, kept with its problem
 
 
 # A last line with no newline that is not yet a whole JSON object is taken for a
@@ -467,12 +470,16 @@ class SessionReader:
                 number, start = number + 1, offset
                 offset += len(raw)
                 if keep_head:
-                    head.append(raw)
+                    head.append(raw[:keep_head])  # not all of a long first line
                     keep_head = max(0, keep_head - len(raw))
                     if not keep_head:
                         self.head = b"".join(head)
                 decoded = decode_line(path, number, start, raw)
-                if raw[-1:] != b"\n" and type(decoded) is not dict:  # a last line with no newline
+                ended = raw[-1:] == b"\n"
+                # Only its head is needed now (reader_error): the line's bytes go before the
+                # entry is made and handed on, so a long line is not held twice (bench/README.md).
+                raw = raw[:PREVIEW_BYTES]
+                if not ended and type(decoded) is not dict:  # a last line with no newline
                     if decoded is not None:
                         if _settled(path):
                             decoded.message = (
