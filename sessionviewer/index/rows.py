@@ -41,6 +41,7 @@ ENTRY_FIELDS = (
     "leaf_id",
     "extra",
 )
+_BLOCKS, _USAGE, _EXTRA = (ENTRY_FIELDS.index(name) for name in ("blocks", "usage", "extra"))
 # What entry_rows() makes, in order, and what the indexer's insert names.
 ENTRY_COLUMNS = ("session_id", *ENTRY_FIELDS, "text", "raw", "text_facts")
 # What entries_from_rows() takes, in order.
@@ -223,36 +224,52 @@ def blocks_from_stored(stored: list[dict], text: str) -> list[dict]:
     return stored
 
 
+def _entry(fields: Sequence, blocks: list, usage: dict, extra: dict) -> readers.Entry:
+    """An entry of a row's ENTRY_FIELDS, with its blocks, usage and extra as the caller made
+    them (whole, or as little as a thread needs)."""
+    (line, offset, entry_id, parent_id, kind, role, timestamp, _, sender, model, _, message_id,
+     subtype, is_sidechain, is_meta, logical_parent_id, first_kept_id, summary, leaf_id, _) = fields  # fmt: skip
+    return readers.Entry(
+        id=entry_id,
+        parent_id=parent_id,
+        kind=kind,
+        role=role,
+        timestamp=_timestamp(timestamp),
+        blocks=blocks,
+        line=line,
+        offset=offset,
+        sender=sender,
+        model=model,
+        usage=usage,
+        message_id=message_id,
+        subtype=subtype,
+        is_sidechain=bool(is_sidechain),
+        is_meta=bool(is_meta),
+        logical_parent_id=logical_parent_id,
+        first_kept_id=first_kept_id,
+        summary=summary,
+        leaf_id=leaf_id,
+        extra=extra,
+    )
+
+
+def _loads(stored: str | None, empty: str) -> Any:
+    return orjson.loads(stored) if stored and stored != empty else None
+
+
 def entries_from_rows(rows: Iterable[Sequence]) -> list[readers.Entry]:
     """entry_rows() undone: rows of LOADED_COLUMNS, as a cursor hands them back, to entries."""
-    loads, block, make_entry, unstore = orjson.loads, _block, readers.Entry, blocks_from_stored
+    block, unstore = _block, blocks_from_stored
     entries = []
     for row in rows:
-        (line, offset, entry_id, parent_id, kind, role, timestamp, blocks, sender, model, usage,
-         message_id, subtype, is_sidechain, is_meta, logical_parent_id, first_kept_id, summary,
-         leaf_id, extra, text) = row  # fmt: skip
+        *fields, text = row
+        stored = _loads(fields[_BLOCKS], "[]")
         entries.append(
-            make_entry(
-                id=entry_id,
-                parent_id=parent_id,
-                kind=kind,
-                role=role,
-                timestamp=_timestamp(timestamp),
-                blocks=[block(b) for b in unstore(loads(blocks), text)] if blocks and blocks != "[]" else [],
-                line=line,
-                offset=offset,
-                sender=sender,
-                model=model,
-                usage=loads(usage) if usage and usage != "{}" else {},
-                message_id=message_id,
-                subtype=subtype,
-                is_sidechain=bool(is_sidechain),
-                is_meta=bool(is_meta),
-                logical_parent_id=logical_parent_id,
-                first_kept_id=first_kept_id,
-                summary=summary,
-                leaf_id=leaf_id,
-                extra=loads(extra) if extra and extra != "{}" else {},
+            _entry(
+                fields,
+                [block(b) for b in unstore(stored, text)] if stored else [],
+                _loads(fields[_USAGE], "{}") or {},
+                _loads(fields[_EXTRA], "{}") or {},
             )
         )
     return entries
@@ -275,7 +292,7 @@ def light_entries_from_rows(rows: Iterable[Sequence]) -> Iterator[tuple[readers.
     text_facts: blocks keep only their type and call id, which is what a thread is made of,
     extra only THREAD_EXTRA, and no usage. A row without text is made here, directly: a
     long session's first snapshot makes one per line."""
-    loads, make_entry, make_block = orjson.loads, readers.Entry, readers.Block
+    make_block = readers.Block
     for row in rows:
         *fields, facts, text = row
         if text or not facts & FACTS_KNOWN:
@@ -287,32 +304,10 @@ def light_entries_from_rows(rows: Iterable[Sequence]) -> Iterator[tuple[readers.
             entry.usage, entry.extra = {}, _thread_extra(entry.extra)
             yield entry, facts
             continue
-        (line, offset, entry_id, parent_id, kind, role, timestamp, blocks, sender, model, _usage,
-         message_id, subtype, is_sidechain, is_meta, logical_parent_id, first_kept_id, summary,
-         leaf_id, extra) = fields  # fmt: skip
-        stored = loads(blocks) if blocks and blocks != "[]" else ()
-        entry = make_entry(
-            id=entry_id,
-            parent_id=parent_id,
-            kind=kind,
-            role=role,
-            timestamp=_timestamp(timestamp),
-            blocks=[make_block(b["type"], call_id=b.get("call_id", "")) for b in stored],
-            line=line,
-            offset=offset,
-            sender=sender,
-            model=model,
-            message_id=message_id,
-            subtype=subtype,
-            is_sidechain=bool(is_sidechain),
-            is_meta=bool(is_meta),
-            logical_parent_id=logical_parent_id,
-            first_kept_id=first_kept_id,
-            summary=summary,
-            leaf_id=leaf_id,
-            extra=_thread_extra(loads(extra)) if extra and extra != "{}" else {},
-        )
-        yield entry, facts
+        stored = _loads(fields[_BLOCKS], "[]") or ()
+        blocks = [make_block(b["type"], call_id=b.get("call_id", "")) for b in stored]
+        extra = _thread_extra(_loads(fields[_EXTRA], "{}"))
+        yield _entry(fields, blocks, {}, extra), facts
 
 
 def _thread_extra(extra: dict) -> dict:
