@@ -27,6 +27,18 @@ def index(root: Path) -> None:
     index_roots([RootSpec(root, "fluux_xmpp")], memory=[root])
 
 
+def overflow_shot(page, url: str, selector: str, name: str, width: int, scheme: str) -> int:
+    """Open url at this width and colour scheme, save a screenshot of it as name, and
+    return how far the page is wider than the screen (0 or less: nothing is)."""
+    page.set_viewport_size({"width": width, "height": 900})
+    page.emulate_media(color_scheme=scheme)
+    page.goto(page.live_server_url + url)
+    page.wait_for_selector(selector)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
+    return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+
 def agent_turn(root: Path, start: float) -> None:
     """One direct-chat turn as the agent runs it: knowledge.jsonl and memory.md written in
     its tool loop, then the user's message and the reply appended to history.jsonl."""
@@ -107,16 +119,13 @@ def test_a_global_persona_change_shows_in_the_jids_timeline_and_can_be_hidden(br
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [1280, 390])
 def test_the_timeline_at_each_width_and_scheme(browser_page, timeline_url, scheme, width):
-    page = browser_page
-    page.set_viewport_size({"width": width, "height": 900})
-    page.emulate_media(color_scheme=scheme)
-    page.goto(page.live_server_url + timeline_url)
-    page.wait_for_selector("li.change")
     # Nothing is wider than the screen: long file names, facts and diffs wrap or scroll inside.
-    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert overflow <= 0
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"memory-timeline-{width}-{scheme}.png"), full_page=False)
+    assert (
+        overflow_shot(
+            browser_page, timeline_url, "li.change", f"memory-timeline-{width}-{scheme}", width, scheme
+        )
+        <= 0
+    )
 
 
 def test_a_change_opens_the_memory_and_prompt_as_they_were_just_after_it(browser_page, timeline_url):
@@ -155,15 +164,11 @@ def test_the_as_of_view_shows_an_editor_save_older_than_the_snapshots(browser_pa
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [1280, 390])
 def test_the_as_of_view_at_each_width_and_scheme(browser_page, timeline_url, scheme, width):
-    page = browser_page
-    page.set_viewport_size({"width": width, "height": 900})
-    page.emulate_media(color_scheme=scheme)
-    page.goto(page.live_server_url + reverse("workspace-memory-as-of", args=[0, ALICE]))
-    page.wait_for_selector("li.as-of-file")
-    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert overflow <= 0
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"memory-as-of-{width}-{scheme}.png"), full_page=False)
+    url = reverse("workspace-memory-as-of", args=[0, ALICE])
+    assert (
+        overflow_shot(browser_page, url, "li.as-of-file", f"memory-as-of-{width}-{scheme}", width, scheme)
+        <= 0
+    )
 
 
 @pytest.fixture
@@ -197,15 +202,8 @@ def test_a_leaked_key_is_flagged_and_opens_the_editor_at_its_line(browser_page, 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [1280, 390])
 def test_the_findings_over_time_at_each_width_and_scheme(browser_page, leaked, scheme, width):
-    page = browser_page
-    page.set_viewport_size({"width": width, "height": 900})
-    page.emulate_media(color_scheme=scheme)
-    page.goto(page.live_server_url + leaked)
-    page.wait_for_selector("li.finding-history")
-    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert overflow <= 0
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"memory-findings-{width}-{scheme}.png"), full_page=False)
+    name = f"memory-findings-{width}-{scheme}"
+    assert overflow_shot(browser_page, leaked, "li.finding-history", name, width, scheme) <= 0
 
 
 def test_a_global_finding_is_purged_from_the_findings_page(browser_page, memory):
