@@ -1,0 +1,134 @@
+"""Values at the ends of what a parameter holds (issue 26, "small ones"): a date at the end
+or the start of time in a query string works or is a 400 naming it, never a 500."""
+
+# ruff: noqa: F811 - tree is a fixture, imported below
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from django.urls import reverse
+
+from sessionviewer.models import MemorySnapshot, Session
+
+from .test_memory_timeline import ALICE, tree  # noqa: F401 - a fixture
+
+pytestmark = pytest.mark.django_db
+
+# Every page that reads a date from its query string, with its /api/ twin: (name, args).
+SESSION_LISTS = [
+    "session-list",
+    "api-session-list",
+    "api-session-facets",
+    "api-search",
+    "activity",
+    "api-activity",
+]
+TIMELINES = [
+    ("workspace-memory-timeline", [0, ALICE]),
+    ("api-workspace-memory-timeline", [0, ALICE]),
+    ("workspace-memory-changes", []),
+    ("api-workspace-memory-changes", []),
+]
+AS_OF = [("workspace-memory-as-of", [0, ALICE]), ("api-workspace-memory-as-of", [0, ALICE])]
+# East and west of UTC: a page shows moments in local time, a day past either end of time.
+ZONES = ["UTC", "Pacific/Kiritimati", "Pacific/Pago_Pago"]
+END_OF_TIME = ["9999-12-31", "9999-12-31T23:59:59.999999", "9999-12-31T23:59:59.999999+00:00"]
+START_OF_TIME = ["0001-01-01", "0001-01-01T00:00:00"]
+
+
+def get(client, name: str, args: list, **params):
+    client.raise_request_exception = False  # a 500 is an answer to assert on, not an exception
+    if name == "api-search":
+        params.setdefault("q", "question")
+    return client.get(reverse(name, args=args), params)
+
+
+def count(response) -> int | None:
+    """How many sessions or changes a JSON answer counts, where it does."""
+    if response["Content-Type"] != "application/json":
+        return None
+    body = orjson.loads(response.content)
+    return len(body["sessions"]) if "sessions" in body else body.get("count")
+
+
+@pytest.fixture
+def everyone(admin_client, settings, request):
+    settings.TIME_ZONE = request.param
+    return admin_client
+
+
+@pytest.mark.parametrize("everyone", ZONES, indirect=True)
+@pytest.mark.parametrize("value", END_OF_TIME)
+@pytest.mark.parametrize("name", SESSION_LISTS)
+def test_updated_until_the_end_of_time_is_every_session(everyone, tree, name, value):
+    response = get(everyone, name, [], updated_until=value, _flat="1")
+    assert response.status_code == 200, response.content[:500]
+    if name == "api-session-list":
+        assert count(response) == Session.objects.count() > 0
+
+
+@pytest.mark.parametrize("everyone", ZONES, indirect=True)
+@pytest.mark.parametrize("value", START_OF_TIME)
+@pytest.mark.parametrize("name", SESSION_LISTS)
+def test_updated_since_the_start_of_time_is_every_session(everyone, tree, name, value):
+    response = get(everyone, name, [], updated_since=value, _flat="1")
+    assert response.status_code == 200, response.content[:500]
+    if name == "api-session-list":
+        assert count(response) == Session.objects.count() > 0
+
+
+@pytest.mark.parametrize("everyone", ZONES, indirect=True)
+@pytest.mark.parametrize("value", END_OF_TIME)
+@pytest.mark.parametrize(("name", "args"), TIMELINES)
+def test_a_timeline_until_the_end_of_time_is_every_change(everyone, tree, name, args, value):
+    response = get(everyone, name, args, until=value)
+    assert response.status_code == 200, response.content[:500]
+    if name.startswith("api-"):
+        assert count(response) == count(get(everyone, name, args)) > 0
+
+
+@pytest.mark.parametrize("everyone", ZONES, indirect=True)
+@pytest.mark.parametrize("value", START_OF_TIME)
+@pytest.mark.parametrize(("name", "args"), TIMELINES)
+def test_a_timeline_since_the_start_of_time_is_every_change(everyone, tree, name, args, value):
+    response = get(everyone, name, args, since=value)
+    assert response.status_code == 200, response.content[:500]
+    if name.startswith("api-"):
+        assert count(response) == count(get(everyone, name, args)) > 0
+
+
+@pytest.mark.parametrize("everyone", ZONES, indirect=True)
+@pytest.mark.parametrize("value", END_OF_TIME + START_OF_TIME)
+@pytest.mark.parametrize(("name", "args"), AS_OF)
+def test_the_memory_as_of_either_end_of_time_is_shown(everyone, tree, name, args, value):
+    response = get(everyone, name, args, at=value)
+    assert response.status_code == 200, response.content[:500]
+
+
+def test_the_memory_as_of_the_end_of_time_is_the_memory_now(admin_client, tree):
+    assert MemorySnapshot.objects.filter(jid=ALICE, filename="memory.md").exists()
+    now, last = (
+        orjson.loads(get(admin_client, "api-workspace-memory-as-of", [0, ALICE], **at).content)
+        for at in ({}, {"at": "9999-12-31"})
+    )
+    assert last["at"].startswith("9999-12-30T23:59:59")  # a day inside the end, as the page shows it
+    assert [(f["jid"], f["file"], f["status"], f["sha256"]) for f in last["files"]] == [
+        (f["jid"], f["file"], f["status"], f["sha256"]) for f in now["files"]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "parameter"),
+    [(name, [], "updated_until") for name in SESSION_LISTS]
+    + [(name, args, "until") for name, args in TIMELINES]
+    + [(name, args, "at") for name, args in AS_OF],
+)
+@pytest.mark.parametrize("value", ["10000-01-01", "9999-12-31T23:00-05:00", "9999-12-31T24:00"])
+def test_an_end_past_the_end_of_time_is_a_400_naming_it(admin_client, tree, name, args, parameter, value):
+    response = get(admin_client, name, args, **{parameter: value})
+    assert response.status_code == 400, response.content[:500]
+    if response["Content-Type"] == "application/json":
+        assert orjson.loads(response.content)["error"].startswith(f"{parameter}: ")
+    else:
+        assert f"{parameter}: ".encode() in response.content
