@@ -1,14 +1,20 @@
 """Values at the ends of what a parameter holds (issue 26, "small ones"): a date at the end
-or the start of time in a query string works or is a 400 naming it, never a 500."""
+or the start of time in a query string works or is a 400 naming it, and a number in a path
+past what a column holds is a 404; never a 500."""
 
 # ruff: noqa: F811 - tree is a fixture, imported below
 
 from __future__ import annotations
 
+import re
+
 import orjson
 import pytest
-from django.urls import reverse
+from django.urls import URLPattern, URLResolver, converters, get_resolver, resolve, reverse
+from django.urls.exceptions import Resolver404
+from django.urls.resolvers import RoutePattern
 
+from sessionviewer.forms import MAX_WHOLE
 from sessionviewer.models import MemorySnapshot, Session
 
 from .test_memory_timeline import ALICE, tree  # noqa: F401 - a fixture
@@ -132,3 +138,57 @@ def test_an_end_past_the_end_of_time_is_a_400_naming_it(admin_client, tree, name
         assert orjson.loads(response.content)["error"].startswith(f"{parameter}: ")
     else:
         assert f"{parameter}: ".encode() in response.content
+
+
+# --- Numbers in paths ---------------------------------------------------------------------------
+
+
+def routes(patterns=None, prefix: str = ""):
+    """(name, whole route, converters) of every URL pattern given by a route, the resolver
+    walked through its includes: a pattern added later is covered too."""
+    for entry in get_resolver().url_patterns if patterns is None else patterns:
+        if not isinstance(entry.pattern, RoutePattern):
+            continue  # a regular expression (the admin's): no converter
+        route = prefix + str(entry.pattern)
+        if isinstance(entry, URLResolver):
+            yield from routes(entry.url_patterns, route)
+        elif isinstance(entry, URLPattern):
+            yield entry.name, route, entry.pattern.converters
+
+
+NUMBERED = [(name, route) for name, route, found in routes() if re.search(r"<(?:int|whole):", route)]
+
+
+def path_of(route: str, number: int) -> str:
+    """The route with number for each of its numbers, and a plain word for each other part."""
+    path = re.sub(r"<(?:int|whole):\w+>", str(number), route)
+    return "/" + re.sub(r"<\w+:\w+>", "x", path)
+
+
+def test_every_number_in_a_path_is_a_bounded_one():
+    unbounded = [
+        route for _, route, found in routes() for c in found.values() if type(c) is converters.IntConverter
+    ]
+    assert unbounded == []
+    assert len(NUMBERED) > 30  # the sessions', the workspaces' and the revisions' routes
+
+
+@pytest.mark.parametrize("number", [2**31, 10**20])
+@pytest.mark.parametrize(("name", "route"), NUMBERED)
+def test_a_number_past_what_a_column_holds_is_a_404(admin_client, name, route, number):
+    with pytest.raises(Resolver404):
+        resolve(path_of(route, number))
+    admin_client.raise_request_exception = False
+    assert admin_client.get(path_of(route, number)).status_code == 404
+
+
+@pytest.mark.parametrize(("name", "route"), NUMBERED)
+def test_the_largest_number_a_column_holds_still_resolves(name, route):
+    assert resolve(path_of(route, MAX_WHOLE)).url_name == name
+    assert resolve(path_of(route, 0)).url_name == name
+
+
+def test_a_text_at_the_largest_line_and_block_is_a_404(admin_client, tree):
+    session = Session.objects.first()
+    url = reverse("session-entry-text", args=[session.id, MAX_WHOLE, MAX_WHOLE])
+    assert admin_client.get(url).status_code == 404
