@@ -102,6 +102,22 @@ class WholeNumberField(forms.Field):
         return f"must be between {self.min_value} and {self.max_value}"
 
 
+class WholeNumberConverter:
+    """<whole:name> in a URL: an id, a line or a block, as WholeNumberField reads it. Django's
+    <int:> takes any number of digits, and one past what a column holds overflowed the SQL
+    (a 500); past MAX_WHOLE, this one matches nothing (a 404)."""
+
+    regex = "[0-9]+"
+
+    def to_python(self, value: str) -> int:
+        if len(value.lstrip("0")) > len(str(MAX_WHOLE)) or int(value) > MAX_WHOLE:
+            raise ValueError(f"{value} is past {MAX_WHOLE}")  # the resolver's "no match"
+        return int(value)
+
+    def to_url(self, value: int) -> str:
+        return str(value)
+
+
 class IsoDateTimeField(forms.Field):
     """An ISO 8601 date (midnight UTC) or date-time (UTC unless it gives its offset).
 
@@ -139,18 +155,25 @@ class IsoDateTimeField(forms.Field):
 _DATE_ALONE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+# The last moment a datetime holds: the exclusive bound of an end at the end of time.
+END_OF_TIME = datetime.max.replace(tzinfo=UTC)
+
+
 class UntilField(IsoDateTimeField):
     """An inclusive end: a date takes that whole day (UTC, as IsoDateTimeField reads it), a
     date-time that moment. Cleaned to the exclusive bound a filter uses: the next midnight,
-    or the moment and a microsecond."""
+    or the moment and a microsecond. An end on the last day a datetime holds (9999-12-31,
+    "until the end of time") has no next midnight: its bound is END_OF_TIME."""
 
     def to_python(self, value) -> datetime | None:
         parsed = super().to_python(value)
         if parsed is None:
             return None
-        if _DATE_ALONE.fullmatch(str(value).strip()):
-            return parsed + timedelta(days=1)
-        return parsed + timedelta(microseconds=1)
+        step = timedelta(days=1) if _DATE_ALONE.fullmatch(str(value).strip()) else timedelta(microseconds=1)
+        try:
+            return parsed + step
+        except OverflowError:
+            return END_OF_TIME
 
 
 class NameField(forms.CharField):
@@ -399,6 +422,17 @@ class EditLineForm(QueryForm):
 
 
 class MemoryAsOfForm(QueryForm):
-    """The memory as it was: at is a day (its end) or a moment (included); now when absent."""
+    """The memory as it was: at is a day (its end) or a moment (included); now when absent.
+    The page shows the moment in local time, which a day from either end of time may not
+    hold: there at is kept a day inside them."""
 
     at = UntilField()
+
+    def clean_at(self) -> datetime | None:
+        at = self.cleaned_data["at"]
+        return at and min(max(at, _FIRST_SHOWN), _LAST_SHOWN)
+
+
+# What a page can show in any time zone (no UTC offset reaches a day).
+_FIRST_SHOWN = datetime.min.replace(tzinfo=UTC) + timedelta(days=1)
+_LAST_SHOWN = END_OF_TIME - timedelta(days=1)

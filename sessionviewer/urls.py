@@ -2,10 +2,14 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, register_converter
 
+from sessionviewer.forms import WholeNumberConverter
 from sessionviewer.projects import ProjectConverter
 from sessionviewer.views import api, pages
 
 register_converter(ProjectConverter, "project")
+# Every id, line and block in a path (urls_workspaces.py's too): bounded, so that a number
+# past what a column holds is a 404, never an overflow in the SQL.
+register_converter(WholeNumberConverter, "whole")
 
 handler400 = "sessionviewer.views.http.handler400"
 
@@ -16,18 +20,18 @@ urlpatterns = [
     path("api/sessions/facets", api.session_facets, name="api-session-facets"),
     path("api/search", api.search_hits, name="api-search"),
     # /sessions/<id>/
-    path("sessions/<int:session_id>/", pages.session_detail, name="session-detail"),
-    path("sessions/<int:session_id>/export.html", pages.session_export_html, name="session-export-html"),
-    path("sessions/<int:session_id>/export.md", pages.session_export_md, name="session-export-md"),
-    path("api/sessions/<int:session_id>", api.session_detail, name="api-session-detail"),
-    path("api/sessions/<int:session_id>/raw", api.session_raw, name="api-session-raw"),
-    path("sessions/<int:session_id>/cost/", pages.session_cost, name="session-cost"),
+    path("sessions/<whole:session_id>/", pages.session_detail, name="session-detail"),
+    path("sessions/<whole:session_id>/export.html", pages.session_export_html, name="session-export-html"),
+    path("sessions/<whole:session_id>/export.md", pages.session_export_md, name="session-export-md"),
+    path("api/sessions/<whole:session_id>", api.session_detail, name="api-session-detail"),
+    path("api/sessions/<whole:session_id>/raw", api.session_raw, name="api-session-raw"),
+    path("sessions/<whole:session_id>/cost/", pages.session_cost, name="session-cost"),
     path(
-        "sessions/<int:session_id>/lines/<int:line>/blocks/<int:block>/text",
+        "sessions/<whole:session_id>/lines/<whole:line>/blocks/<whole:block>/text",
         pages.entry_text,
         name="session-entry-text",
     ),
-    path("api/sessions/<int:session_id>/cost", api.session_cost, name="api-session-cost"),
+    path("api/sessions/<whole:session_id>/cost", api.session_cost, name="api-session-cost"),
     # /activity/
     path("activity/", pages.activity_page, name="activity"),
     path("api/activity", api.activity_report, name="api-activity"),

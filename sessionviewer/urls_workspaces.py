@@ -1,6 +1,6 @@
 """URLs of the persona editor and memory audit (/workspaces/ and their /api/ twins).
 
-A root is its index in memory_roots(). "-" stands where a JID would, for the root's global files.
+A root is its index in memory_roots(); <whole:> is urls.py's bounded number. "-" stands where a JID would, for the root's global files.
 Specific routes come before the catch-all <name> ones.
 """
 
@@ -9,7 +9,7 @@ from django.views.generic import RedirectView
 
 from sessionviewer.views import workspaces as views
 
-JID = "workspaces/<int:root>/<str:jid>/"
+JID = "workspaces/<whole:root>/<str:jid>/"
 
 urlpatterns = [
     # /workspaces/: every root, search, secrets report, audit log, revisions
@@ -20,26 +20,28 @@ urlpatterns = [
     path("workspaces/memory-changes/", views.memory_changes, name="workspace-memory-changes"),
     path("workspaces/memory-findings/", views.memory_findings_page, name="workspace-memory-findings"),
     path("workspaces/preview", views.preview, name="workspace-preview"),
-    path("workspaces/revisions/<int:revision_id>/", views.revision_detail, name="workspace-revision"),
+    path("workspaces/revisions/<whole:revision_id>/", views.revision_detail, name="workspace-revision"),
     path(
-        "workspaces/revisions/<int:revision_id>/restore",
+        "workspaces/revisions/<whole:revision_id>/restore",
         views.revision_restore,
         name="workspace-revision-restore",
     ),
     path(
-        "workspaces/revisions/<int:revision_id>/restore-before",
+        "workspaces/revisions/<whole:revision_id>/restore-before",
         views.revision_restore_before,
         name="workspace-revision-restore-before",
     ),
     # /workspaces/<root>/-/<name>/: the root's global persona files
-    path("workspaces/<int:root>/-/<str:name>/", views.file_source, name="workspace-global-source"),
-    path("workspaces/<int:root>/-/<str:name>/edit/", views.edit_file, name="workspace-global-edit"),
-    path("workspaces/<int:root>/-/<str:name>/save", views.save_file, name="workspace-global-save"),
+    path("workspaces/<whole:root>/-/<str:name>/", views.file_source, name="workspace-global-source"),
+    path("workspaces/<whole:root>/-/<str:name>/edit/", views.edit_file, name="workspace-global-edit"),
+    path("workspaces/<whole:root>/-/<str:name>/save", views.save_file, name="workspace-global-save"),
     path(
-        "workspaces/<int:root>/-/findings/<str:fp>/purge/", views.purge_confirm, name="workspace-global-purge"
+        "workspaces/<whole:root>/-/findings/<str:fp>/purge/",
+        views.purge_confirm,
+        name="workspace-global-purge",
     ),
     path(
-        "workspaces/<int:root>/-/findings/<str:fp>/purge/run",
+        "workspaces/<whole:root>/-/findings/<str:fp>/purge/run",
         views.purge_finding,
         name="workspace-global-purge-run",
     ),
@@ -74,14 +76,18 @@ urlpatterns = [
     path("api/workspaces/memory-changes", views.api_memory_changes, name="api-workspace-memory-changes"),
     path("api/workspaces/memory-findings", views.api_memory_findings, name="api-workspace-memory-findings"),
     path(
-        "api/workspaces/revisions/<int:revision_id>", views.api_revision_detail, name="api-workspace-revision"
-    ),
-    path("api/workspaces/<int:root>/-/<str:name>", views.api_file_source, name="api-workspace-global-source"),
-    path(
-        "api/workspaces/<int:root>/-/<str:name>/edit", views.api_edit_file, name="api-workspace-global-edit"
+        "api/workspaces/revisions/<whole:revision_id>",
+        views.api_revision_detail,
+        name="api-workspace-revision",
     ),
     path(
-        "api/workspaces/<int:root>/-/findings/<str:fp>/purge",
+        "api/workspaces/<whole:root>/-/<str:name>", views.api_file_source, name="api-workspace-global-source"
+    ),
+    path(
+        "api/workspaces/<whole:root>/-/<str:name>/edit", views.api_edit_file, name="api-workspace-global-edit"
+    ),
+    path(
+        "api/workspaces/<whole:root>/-/findings/<str:fp>/purge",
         views.api_purge_confirm,
         name="api-workspace-global-purge",
     ),

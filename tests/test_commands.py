@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
+import sqlite3
+import subprocess
+import sys
+from contextlib import contextmanager
 from io import StringIO
 from pathlib import Path
 
@@ -12,6 +17,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from sessionviewer import workspaces as ws
+from sessionviewer.index.busy import BUSY_STATUS
 from sessionviewer.models import Problem, Session
 
 from .test_index_worker import HOSTILE_KINDS, SAMPLES, claude_file, deep_tool_call, write_hostile_root
@@ -171,3 +177,77 @@ def test_index_names_a_file_it_could_not_index_and_goes_on(tmp_path, monkeypatch
         "-w/a.jsonl": "ValueError: a bug in the rows",
         "-w/b.jsonl": "",
     }
+
+
+# A locked database: the honest way is the command in a process of its own, on a database of
+# its own, held by another connection past its busy timeout (1 s here, 30 s by default).
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+HEADER = '{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"alice@example.com"}\n'
+
+
+def said(n: int) -> str:
+    return (
+        f'{{"type":"message","role":"user","content":"message number {n}","msg_id":"m{n}",'
+        f'"sender":"alice@example.com","ts":"2025-02-08T19:00:0{n}Z"}}\n'
+    )
+
+
+def manage(db: Path, root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "sessionviewer.settings",
+        "SECRET_KEY": "test-only-secret",
+        "DATABASE_URL": f"sqlite:///{db}",
+        "SQLITE_BUSY_TIMEOUT": "1",
+        "SESSIONVIEWER_ROOTS": f"fluux_xmpp={root}",
+    }
+    command = [sys.executable, "manage.py", *args]
+    return subprocess.run(command, cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=120)
+
+
+@contextmanager
+def held(db: Path):
+    """The database held EXCLUSIVE by another connection until the block ends."""
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def indexed(db: Path) -> list[str]:
+    with sqlite3.connect(db) as reader:
+        rows = reader.execute(
+            "SELECT text FROM sessionviewer_entry WHERE text LIKE 'message number %' ORDER BY 1"
+        )
+        return [text for (text,) in rows]
+
+
+def test_index_on_a_locked_database_says_so_in_a_line_and_the_next_pass_loses_nothing(tmp_path):
+    db, root = tmp_path / "index.sqlite3", tmp_path / "memory"
+    history = root / ALICE / "history.jsonl"
+    history.parent.mkdir(parents=True)
+    history.write_text(HEADER + said(1))
+    assert manage(db, root, "migrate", "--noinput").returncode == 0
+
+    def refused() -> None:
+        with held(db):
+            busy = manage(db, root, "index")
+        assert busy.returncode == BUSY_STATUS, busy.stderr
+        assert busy.stderr == (
+            "CommandError: the database is busy (database is locked): nothing is lost, "
+            "the next pass indexes the rest\n"
+        )
+
+    refused()  # a new root: its source is created
+    assert manage(db, root, "index").returncode == 0
+    refused()  # nothing changed: the pass's last save
+    history.write_text(HEADER + said(1) + said(2))
+    refused()  # a grown file: its group's transaction
+    done = manage(db, root, "index")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.startswith("Indexed 1 files (1 read), 1 sessions, 1 new entries")
+    assert indexed(db) == ["message number 1", "message number 2"]

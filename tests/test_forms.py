@@ -7,6 +7,7 @@ from django import forms
 from django.http import QueryDict
 
 from sessionviewer.forms import (
+    END_OF_TIME,
     ActivityForm,
     BadParameter,
     IsoDateTimeField,
@@ -15,6 +16,7 @@ from sessionviewer.forms import (
     SessionListForm,
     TextSearchField,
     TranscriptForm,
+    UntilField,
     WholeNumberField,
 )
 
@@ -62,6 +64,16 @@ def test_an_impossible_date_or_offset_is_refused(value):
 @pytest.mark.parametrize("value", ["0001-01-01T00:00+01:00", "9999-12-31T23:00-05:00"])
 def test_a_moment_outside_the_years_datetime_holds_once_in_utc_is_refused(value):
     assert error_of(IsoDateTimeField(), value).endswith("is out of range")
+
+
+@pytest.mark.parametrize("value", ["9999-12-31", "9999-12-31T23:59:59.999999", "9999-12-31T23:59:59.999998"])
+def test_an_end_at_the_end_of_time_is_clamped_not_overflowed(value):
+    assert UntilField().clean(value) == END_OF_TIME == datetime.max.replace(tzinfo=UTC)
+
+
+def test_an_end_is_the_exclusive_bound_after_it():
+    assert UntilField().clean("2025-02-15") == datetime(2025, 2, 16, tzinfo=UTC)
+    assert UntilField().clean("2025-02-15T10:00") == datetime(2025, 2, 15, 10, 0, 0, 1, tzinfo=UTC)
 
 
 def test_a_date_is_midnight_utc_and_an_offset_is_kept():

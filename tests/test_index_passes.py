@@ -4,14 +4,17 @@ rewrites and deletions are noticed, and a failed write leaves the index as it wa
 import gc
 import os
 import shutil
+import sqlite3
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 
 from sessionviewer import readers
 from sessionviewer.index import index_roots, passes, watch_roots, worker
+from sessionviewer.index.busy import database_busy
 from sessionviewer.models import Entry, Problem, Session
 from sessionviewer.roots import RootSpec
 
@@ -289,6 +292,79 @@ def test_the_watcher_goes_on_after_a_pass_that_fails(root, monkeypatch):
     monkeypatch.setattr(passes, "index_roots", failing_once)
     summaries = watch_until_appended_line_indexed(root)
     assert summaries[0].errors == ["the pass stopped: RuntimeError('database is locked')"]
+    assert Entry.objects.filter(text="message number 3").exists()
+
+
+@contextmanager
+def database_held(monkeypatch, table: str = "sessionviewer_source"):
+    """The database held by another connection until the block ends, and the connections
+    opened meanwhile waiting 0.2 s for it: SQLite's BEGIN EXCLUSIVE past its busy timeout,
+    PostgreSQL's ACCESS EXCLUSIVE lock on table past its lock_timeout."""
+    options = connection.settings_dict["OPTIONS"]
+    connection.close()  # this thread's connection too opens again with the short wait
+    if connection.vendor == "sqlite":
+        monkeypatch.setitem(options, "timeout", 0.2)
+        holder = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+    else:
+        import psycopg
+
+        monkeypatch.setitem(options, "options", "-c lock_timeout=200")
+        holder = psycopg.connect(**connection.get_connection_params())
+        holder.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+    try:
+        yield
+    finally:
+        holder.close()  # its transaction rolled back
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_busy_database_stops_the_pass_and_records_no_file_as_failed(root, monkeypatch):
+    run(root)
+    with history(root).open("a") as handle:
+        handle.write(message(3))
+    with database_held(monkeypatch, table="sessionviewer_entry"), pytest.raises(OperationalError) as caught:
+        run(root)  # on PostgreSQL the lock is met inside the file's savepoint
+    assert database_busy(caught.value)
+    assert Session.objects.get().index_error == ""
+    assert run(root).entries == 1
+    assert Entry.objects.filter(text="message number 3").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_watcher_waits_for_a_locked_database_and_then_indexes_what_changed(root, monkeypatch, caplog):
+    run(root)
+    monkeypatch.setattr(passes, "BUSY_RETRY_SECONDS", 0.1)
+    summaries, stop = [], threading.Event()
+
+    def on_pass(summary):
+        summaries.append(summary)
+        stop.set()
+
+    def watch():
+        try:
+            watch_roots([RootSpec(root, "fluux_xmpp")], on_pass, stop)
+        finally:
+            connection.close()
+
+    watcher = threading.Thread(target=watch)
+    with database_held(monkeypatch):
+        watcher.start()
+        with history(root).open("a") as handle:
+            handle.write(message(3))
+        for _ in range(100):  # until the watcher found the database busy (it may start after the write)
+            if any("busy" in r.getMessage() for r in caplog.records) or stop.wait(0.2):
+                break
+            os.utime(history(root))
+        busy = [r for r in caplog.records if "busy" in r.getMessage()]
+    try:
+        stop.wait(20)
+    finally:
+        stop.set()
+        watcher.join()
+    assert busy[0].getMessage().startswith("the database is busy (")
+    assert busy[0].levelname == "WARNING" and busy[0].exc_info is None  # a line, no traceback
+    assert summaries[0].errors == [] and summaries[0].opened == 1
     assert Entry.objects.filter(text="message number 3").exists()
 
 

@@ -1,6 +1,7 @@
 """The index: the only code that calls the readers and writes rows.
 
-The entry points are index_roots(), watch_roots() and IndexSummary (passes.py).
+The entry points are index_roots(), index_when_free(), watch_roots() and IndexSummary
+(passes.py).
 They are loaded on first use, not here: rows.py is imported by models.py, and
 worker.py by the reading process, and neither may bring Django along.
 """
@@ -10,9 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sessionviewer.index.passes import IndexSummary, index_roots, watch_roots
+    from sessionviewer.index.passes import IndexSummary, index_roots, index_when_free, watch_roots
 
-__all__ = ["IndexSummary", "index_roots", "watch_roots"]
+__all__ = ["IndexSummary", "index_roots", "index_when_free", "watch_roots"]
 
 
 def __getattr__(name: str):

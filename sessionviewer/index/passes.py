@@ -27,11 +27,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from sessionviewer import prices, readers
 from sessionviewer.index import copies, fold, worker
+from sessionviewer.index.busy import database_busy
 from sessionviewer.index.links import link_sessions
 from sessionviewer.index.memory import MemorySummary, snapshot_roots
 from sessionviewer.index.rows import db_text
@@ -151,11 +152,36 @@ def watch_roots(
         raise FileNotFoundError("none of the roots exists: nothing to watch")
     for _changes in watch(*paths, debounce=300, step=50, stop_event=stop_event, raise_interrupt=False):
         try:
-            summary = index_roots(specs, memory=memory)
-        except Exception as error:  # noqa: BLE001 - the database busy or gone, say: the next change tries again
+            summary = index_when_free(specs, memory=memory, stop_event=stop_event)
+        except Exception as error:  # noqa: BLE001 - the database gone, say: the next change tries again
             log.error("an index pass failed", exc_info=error)
             summary = IndexSummary(errors=[f"the pass stopped: {error!r}"])
-        on_pass(summary)
+        if summary is not None:
+            on_pass(summary)
+
+
+# How long a pass the database was too busy for waits before it starts again (--watch).
+BUSY_RETRY_SECONDS = 10.0
+
+
+def index_when_free(
+    specs: Iterable[RootSpec],
+    progress: Progress | None = None,
+    memory: Iterable[Path] = (),
+    stop_event: threading.Event | None = None,
+) -> IndexSummary | None:
+    """index_roots, started again every BUSY_RETRY_SECONDS for as long as the database is
+    busy (database_busy); None if stop_event is set while it waits."""
+    stop_event = stop_event or threading.Event()
+    while True:
+        try:
+            return index_roots(specs, progress, memory)
+        except OperationalError as error:
+            if not database_busy(error):
+                raise
+            log.warning("the database is busy (%s): the pass starts again in %g s", error, BUSY_RETRY_SECONDS)
+            if stop_event.wait(BUSY_RETRY_SECONDS):
+                return None
 
 
 # Files are written in groups, each group one transaction: a commit per file costs
@@ -287,6 +313,8 @@ def _write_changes(
                     del summary.bad_lines[kept:]
                     summary.busy.append(str(busy))
                 except Exception as error:  # noqa: BLE001 - no file may stop the pass
+                    if database_busy(error):  # no file's fault: the pass stops, keeping nothing
+                        raise
                     # Unreadable, a value the database refuses, or a bug: the rest goes on.
                     summary.entries, summary.problems, kept = counts  # none of its rows stayed
                     del summary.bad_lines[kept:]

@@ -2,8 +2,10 @@ import logging
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
+from django.db import OperationalError
 
-from sessionviewer.index import index_roots, watch_roots
+from sessionviewer.index import index_roots, index_when_free, watch_roots
+from sessionviewer.index.busy import BUSY_STATUS, database_busy
 from sessionviewer.roots import configured_roots, memory_roots, parse_root
 from sessionviewer.transcripts import prepare_snapshots, unprepared_sessions
 
@@ -26,13 +28,24 @@ class Command(BaseCommand):
         except ImproperlyConfigured as error:
             raise CommandError(str(error)) from None
         progress = self._progress if self.stderr.isatty() else None
-        summary = index_roots(specs, progress, memory_roots())
-        if progress:
-            self.stderr.write("\r\033[K", ending="")
-        self._summarise(summary, options["verbosity"])
-        # Also the long sessions this pass did not touch whose thread is not prepared (an
-        # upgrade changed the snapshots' layout; a pass was cut off before preparing them).
-        prepare_snapshots(sorted({*summary.touched, *unprepared_sessions()}))
+        try:
+            # The watcher waits for a busy database; a single pass says so and stops.
+            summary = (index_when_free if watch else index_roots)(specs, progress, memory_roots())
+            if progress:
+                self.stderr.write("\r\033[K", ending="")
+            self._summarise(summary, options["verbosity"])
+            # Also the long sessions this pass did not touch whose thread is not prepared (an
+            # upgrade changed the snapshots' layout; a pass was cut off before preparing them).
+            prepare_snapshots(sorted({*summary.touched, *unprepared_sessions()}))
+        except OperationalError as error:
+            if not database_busy(error):
+                raise
+            if progress:
+                self.stderr.write("\r\033[K", ending="")
+            message = f"the database is busy ({error}): nothing is lost, the next pass indexes the rest"
+            if not watch:
+                raise CommandError(message, returncode=BUSY_STATUS) from None
+            log.warning(message)  # a page prepares the thread it shows itself
         if watch:
             self._watch(specs, options["verbosity"])
 
