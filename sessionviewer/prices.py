@@ -63,7 +63,10 @@ def context_class(total_input: int) -> int:
     return passed[-1] if passed else 0
 
 
+@functools.cache
 def library_version() -> str:
+    # Read once a process: importlib.metadata parses the package's METADATA with the e-mail
+    # parser, which cost a cold index of 6,000 sessions 1.8 s when asked per rate looked up.
     return f"genai-prices {version('genai-prices')}"
 
 

@@ -5,12 +5,13 @@ from django.core.management.base import BaseCommand, CommandError
 
 from sessionviewer.index import index_roots, watch_roots
 from sessionviewer.roots import configured_roots, memory_roots, parse_root
-from sessionviewer.transcripts import prepare_snapshots, unprepared_sessions
+from sessionviewer.transcripts.store import prepare_snapshots, unprepared_sessions
 
 log = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
+    requires_system_checks = []
     help = (
         "Index the given session roots (PATH or FORMAT=PATH), or the configured ones, "
         "and snapshot the memory roots' memory files."
