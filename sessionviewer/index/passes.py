@@ -118,6 +118,7 @@ def index_roots(
                 _write_changes(root_pass, reading, summary, progress, len(reading.jobs), checkpointer)
     summary.memory = snapshot_roots(memory)
     summary.errors += summary.memory.errors
+    prices.keep_rates()  # what the library was asked, for the next process
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -352,6 +353,7 @@ def _first_batch(plan: _Plan, batches: Iterator[worker.Batch], summary: IndexSum
         summary.busy.append(str(busy))
     except Exception as error:  # noqa: BLE001 - no file may stop the pass
         _record_failure(plan, error, summary)
+    summary.opened += 1  # it was opened, as _index_file counts it
     return None
 
 

@@ -11,6 +11,9 @@ log = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
+    # The checks look at URLs, templates and the admin, which the indexer never serves: they
+    # imported every view, a tenth of an index that has nothing to read. `runserver`,
+    # `check` and `migrate` still run them.
     requires_system_checks = []
     help = (
         "Index the given session roots (PATH or FORMAT=PATH), or the configured ones, "
