@@ -12,12 +12,15 @@ knows has no price: it is shown as "no price", never as $0.
 from __future__ import annotations
 
 import functools
+import os
 import tomllib
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from decimal import Decimal, InvalidOperation
 from importlib.metadata import version
 from pathlib import Path
+
+import orjson
 
 KINDS = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h")
 KIND_LABELS = {
@@ -63,7 +66,10 @@ def context_class(total_input: int) -> int:
     return passed[-1] if passed else 0
 
 
+@functools.cache
 def library_version() -> str:
+    # Read once a process: importlib.metadata parses the package's METADATA with the e-mail
+    # parser, which cost a cold index of 6,000 sessions 1.8 s when asked per rate looked up.
     return f"genai-prices {version('genai-prices')}"
 
 
@@ -124,7 +130,18 @@ def _rates_for(path: str, model: str, provider: str, day: str, context: int) -> 
     for key in (f"{provider.lower()}/{name}" if provider else None, name):
         if key and key in overrides:
             return overrides[key]
-    found = _library_model(name, provider.lower())
+    if not day:  # today's prices: not kept, today ends
+        return _library_rates(name, provider.lower(), day, context)
+    kept = _kept_rates()
+    key = line_key(name, provider.lower(), day, context)
+    if key not in kept.rates:
+        kept.rates[key] = _to_json(_library_rates(name, provider.lower(), day, context))
+        kept.changed = True
+    return _from_json(kept.rates[key])
+
+
+def _library_rates(name: str, provider: str, day: str, context: int) -> Rates | None:
+    found = _library_model(name, provider)
     if found is None:
         return None
     provider_id, info = found
@@ -142,6 +159,74 @@ def _rates_for(path: str, model: str, provider: str, day: str, context: int) -> 
     if rates["input"] is None or rates["output"] is None:
         return None
     return _complete(rates, f"{library_version()}: {provider_id} {info.id}")
+
+
+@dataclass
+class _Kept:
+    """The library's rates looked up so far, kept in the data folder per library version:
+    loading genai-prices' tables (pydantic models of every provider's prices) takes about
+    half a second, as long as a cold index of a small history took in all. A (model,
+    provider, day, context) has the same rates for as long as the version is the same."""
+
+    path: Path | None
+    rates: dict[str, dict | None]
+    changed: bool = False
+
+
+_kept: _Kept | None = None
+
+
+def _kept_rates() -> _Kept:
+    global _kept
+    if _kept is None:
+        path = rates_file()
+        try:
+            rates = orjson.loads(path.read_bytes()) if path is not None else {}
+        except (OSError, orjson.JSONDecodeError):
+            rates = {}  # none yet, or unreadable: looked up again, and written anew
+        _kept = _Kept(path, rates if isinstance(rates, dict) else {})
+    return _kept
+
+
+def rates_file() -> Path | None:
+    """Where the library's rates are kept (None: not kept, outside a configured project)."""
+    from django.conf import settings
+
+    if not settings.configured:
+        return None
+    name = library_version().replace(" ", "-")
+    return Path(settings.DATA_DIR) / "cache" / f"{name}.json"
+
+
+def keep_rates() -> None:
+    """Write the rates looked up since they were read, for the next process: after a pass."""
+    kept = _kept
+    if kept is None or not kept.changed or kept.path is None:
+        return
+    try:
+        kept.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = kept.path.with_name(f".{kept.path.name}.{os.getpid()}")
+        temporary.write_bytes(orjson.dumps(kept.rates))
+        os.replace(temporary, kept.path)
+        kept.changed = False
+    except OSError:
+        pass  # a read-only data folder: the next process looks them up again
+
+
+def _to_json(rates: Rates | None) -> dict | None:
+    if rates is None:
+        return None
+    return {
+        "per_mtok": {k: str(v) for k, v in rates.per_mtok.items()},
+        "source": rates.source,
+        "assumed": rates.assumed,
+    }
+
+
+def _from_json(kept: dict | None) -> Rates | None:
+    if kept is None:
+        return None
+    return Rates({k: Decimal(v) for k, v in kept["per_mtok"].items()}, kept["source"], tuple(kept["assumed"]))
 
 
 def _tier_rate(price, context: int) -> Decimal | None:
@@ -229,5 +314,7 @@ def price_lines(lines: dict) -> dict:
 
 def clear_cache() -> None:
     """Forget the rates read: after prices.toml changed (tests, manage.py reprice)."""
+    global _kept
     _overrides.cache_clear()
     _rates_for.cache_clear()
+    _kept = None

@@ -84,7 +84,7 @@ def test_a_reply_streamed_across_two_passes_is_priced_once(tmp_path):
 
 
 def test_prices_changed_by_the_prices_file_apply_when_sessions_are_priced_again(indexed, settings):
-    settings.DATA_DIR.mkdir()
+    settings.DATA_DIR.mkdir(exist_ok=True)  # the pass keeps the rates it looked up there
     (settings.DATA_DIR / "prices.toml").write_text('[models."claude-fable-9"]\ninput = 1000\noutput = 0\n')
     prices.clear_cache()
     main = Session.objects.get(kind="main")
@@ -125,14 +125,14 @@ def test_a_format_without_usage_has_no_cost():
 
 
 def test_reprice_applies_a_changed_prices_file_to_every_session(indexed, settings):
-    settings.DATA_DIR.mkdir()
+    settings.DATA_DIR.mkdir(exist_ok=True)  # the pass keeps the rates it looked up there
     (settings.DATA_DIR / "prices.toml").write_text('[models."claude-fable-9"]\ninput = 1000\noutput = 0\n')
     call_command("reprice")
     assert Session.objects.get(kind="main").unpriced_tokens == 0
 
 
 def test_reprice_reports_a_bad_prices_file(indexed, settings):
-    settings.DATA_DIR.mkdir()
+    settings.DATA_DIR.mkdir(exist_ok=True)  # the pass keeps the rates it looked up there
     (settings.DATA_DIR / "prices.toml").write_text("[models\n")
     with pytest.raises(CommandError, match="prices.toml"):
         call_command("reprice")

@@ -64,13 +64,13 @@ def test_index_reads_a_new_file_into_a_session_with_entries(root):
 
 def test_a_pass_keeps_the_collector_off_older_objects_and_gives_them_back(root, monkeypatch):
     frozen_while_writing = []
-    write_rows = passes.write_rows
+    write_files = passes.write_files  # a first index writes its small files together
 
     def noting(*args):
         frozen_while_writing.append(gc.get_freeze_count())
-        return write_rows(*args)
+        return write_files(*args)
 
-    monkeypatch.setattr(passes, "write_rows", noting)
+    monkeypatch.setattr(passes, "write_files", noting)
     before = gc.get_freeze_count()
     run(root)
     assert frozen_while_writing and all(count > 0 for count in frozen_while_writing)
@@ -226,7 +226,7 @@ def test_a_failed_write_leaves_the_index_as_the_last_commit_left_it(root, monkey
     def crash(*args, **kwargs):
         raise Killed
 
-    monkeypatch.setattr(passes, "write_rows", crash)
+    monkeypatch.setattr(passes, "write_files", crash)
     with pytest.raises(Killed):
         run(root)
     assert snapshot() == before

@@ -447,17 +447,18 @@ def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch
             "ts": "2025-02-08T19:00:01Z",
         }
         (folder / jid / "history.jsonl").write_text(json.dumps(hello) + "\n")
-    real_write_rows = passes.write_rows
+    real_write_files = passes.write_files
 
-    def refusing_alice(session, rows, problems):
-        real_write_rows(session, rows, problems)
-        if session.jid == "alice@example.com":
+    def refusing_alice(files):
+        # A first index writes both files together; refused, each is written again alone.
+        real_write_files(files)
+        if any(session.jid == "alice@example.com" for session, _, _ in files):
             if inside_orm_call:
                 with transaction.atomic(savepoint=False):
                     raise DataError("value too long")
             raise DataError("value too long")
 
-    monkeypatch.setattr(passes, "write_rows", refusing_alice)
+    monkeypatch.setattr(passes, "write_files", refusing_alice)
     summary = index_roots([RootSpec(folder, "fluux_xmpp")])
     assert len(summary.errors) == 1 and "alice@example.com" in summary.errors[0]
     assert dict(Session.objects.values_list("jid", "index_error")) == {
@@ -466,7 +467,7 @@ def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch
     }
     assert list(Entry.objects.values_list("text", flat=True)) == ["hello from bob@example.com"]
     # Nothing of alice's file was kept, so the next pass tries it again whole.
-    monkeypatch.setattr(passes, "write_rows", real_write_rows)
+    monkeypatch.setattr(passes, "write_files", real_write_files)
     index_roots([RootSpec(folder, "fluux_xmpp")])
     assert Session.objects.count() == 2
 

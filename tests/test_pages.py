@@ -898,7 +898,7 @@ def test_the_list_shows_a_file_that_could_not_be_indexed_with_its_error(
     def failing(*args):
         raise ValueError("a bug")
 
-    monkeypatch.setattr(passes, "write_rows", failing)
+    monkeypatch.setattr(passes, "write_files", failing)
     index_roots([RootSpec(tmp_path, "go_agent")])
     session = Session.objects.get()
     assert "not indexed</span> ValueError: a bug" in page(client, reverse("session-list"))

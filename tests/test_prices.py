@@ -103,3 +103,47 @@ def test_a_bad_prices_file_is_an_error_naming_the_file(tmp_path, text):
     (tmp_path / "prices.toml").write_text(text)
     with pytest.raises(prices.PricesFileError, match="prices.toml"):
         prices.rates_for("m")
+
+
+def test_the_library_s_rates_are_kept_in_the_data_folder_and_read_back_without_it(settings, monkeypatch):
+    first = prices.rates_for("claude-opus-4-6", day="2026-02-10")
+    prices.keep_rates()
+    kept = settings.DATA_DIR / "cache" / f"{prices.library_version().replace(' ', '-')}.json"
+    assert kept.is_file()
+    prices.clear_cache()  # as a new process
+
+    def not_asked(*args):
+        raise AssertionError("the library was asked again")
+
+    monkeypatch.setattr(prices, "_library_model", not_asked)
+    again = prices.rates_for("claude-opus-4-6", day="2026-02-10")
+    assert (again.per_mtok, again.source, again.assumed) == (first.per_mtok, first.source, first.assumed)
+
+
+def test_a_model_without_a_price_is_kept_as_such(settings, monkeypatch):
+    assert prices.rates_for("local-llama", day="2026-02-10") is None
+    prices.keep_rates()
+    prices.clear_cache()
+    monkeypatch.setattr(prices, "_library_model", lambda *args: pytest.fail("asked again"))
+    assert prices.rates_for("local-llama", day="2026-02-10") is None
+
+
+def test_today_s_rates_are_never_kept_nor_is_a_damaged_file_believed(settings):
+    prices.rates_for("claude-opus-4-6")  # no day: today's prices, which change tomorrow
+    prices.keep_rates()
+    kept = settings.DATA_DIR / "cache" / f"{prices.library_version().replace(' ', '-')}.json"
+    assert not kept.exists()
+    kept.parent.mkdir(parents=True)
+    kept.write_text("{not json")
+    prices.clear_cache()
+    assert prices.rates_for("claude-opus-4-6", day="2026-02-10").per_mtok["input"] == Decimal(5)
+    prices.keep_rates()
+    assert "claude-opus-4-6" in kept.read_text()  # written anew
+
+
+def test_prices_toml_goes_before_the_kept_rates(settings):
+    prices.rates_for("claude-opus-4-6", day="2026-02-10")
+    prices.keep_rates()
+    (settings.DATA_DIR / "prices.toml").write_text('[models."claude-opus-4-6"]\ninput = 1\noutput = 2\n')
+    prices.clear_cache()
+    assert prices.rates_for("claude-opus-4-6", day="2026-02-10").per_mtok["input"] == Decimal(1)

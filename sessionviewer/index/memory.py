@@ -110,6 +110,7 @@ def _snapshot_root(root: Path, summary: MemorySummary) -> None:
     # seen before, what came before it is unknown.
     new_file = MemorySnapshot.OUTSIDE if known else MemorySnapshot.FIRST
     seen: set[tuple[str, str]] = set()
+    changes = _Changes(key)
     for found in _tracked_files(root, summary):
         seen.add((found.jid, found.filename))
         summary.files += 1
@@ -126,18 +127,52 @@ def _snapshot_root(root: Path, summary: MemorySummary) -> None:
             )
         ):
             continue
-        _record(key, found, old, new_file, summary)
+        _record(changes, found, old, new_file, summary)
     for (jid, filename), old in known.items():
         if old.exists and (jid, filename) not in seen:
-            MemorySnapshot.change(
-                root=key, jid=jid, filename=filename, who=MemorySnapshot.OUTSIDE, changed_at=now, exists=False
+            changes.add(
+                old,
+                root=key,
+                jid=jid,
+                filename=filename,
+                who=MemorySnapshot.OUTSIDE,
+                changed_at=now,
+                exists=False,
             )
             summary.changes += 1
+    changes.save()
 
 
-def _record(key: str, found: _Seen, old: _Known | None, new_file: str, summary: MemorySummary) -> None:
+class _Changes:
+    """A root's new snapshots, saved together (as MemorySnapshot.change saves one): a
+    first index of thousands of JIDs saved them a statement or two each."""
+
+    def __init__(self, key: str):
+        self.key = key
+        self.retired: list[int] = []  # the current snapshots the new ones replace
+        self.new: list[MemorySnapshot] = []
+
+    def add(self, old: _Known | None, **fields) -> None:
+        if old is not None:
+            self.retired.append(old.id)
+        fields["findings"] = MemorySnapshot.scan(fields.get("content"), fields["jid"])
+        self.new.append(MemorySnapshot(current=True, **fields))
+
+    def save(self) -> None:
+        for start in range(0, len(self.retired), CHUNK):
+            MemorySnapshot.objects.filter(id__in=self.retired[start : start + CHUNK]).update(current=False)
+        MemorySnapshot.objects.bulk_create(self.new, batch_size=CHUNK)
+
+
+CHUNK = 500  # ids or rows a statement: well under SQLite's limit on parameters
+
+
+def _record(
+    changes: _Changes, found: _Seen, old: _Known | None, new_file: str, summary: MemorySummary
+) -> None:
     """A file whose stat moved: read it, and record it if its bytes are new."""
     summary.read += 1
+    key = changes.key
     try:
         path = found.real_path()
         data = read_regular(path) if found.subdir is None else None
@@ -151,7 +186,8 @@ def _record(key: str, found: _Seen, old: _Known | None, new_file: str, summary: 
         # Touched, or saved by the editor (which recorded the change itself): only where it stands.
         MemorySnapshot.objects.filter(id=old.id).update(**where)
         return
-    MemorySnapshot.change(
+    changes.add(
+        old,
         root=key,
         jid=found.jid,
         filename=found.filename,

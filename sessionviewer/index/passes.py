@@ -18,6 +18,7 @@ starts exactly where the last commit ended.
 from __future__ import annotations
 
 import gc
+import itertools
 import logging
 import os
 import threading
@@ -37,7 +38,12 @@ from sessionviewer.index.links import link_sessions
 from sessionviewer.index.memory import MemorySummary, snapshot_roots
 from sessionviewer.index.rows import db_text
 from sessionviewer.index.sqlite import NewRows, WalCheckpointer, checkpointing
-from sessionviewer.index.statements import file_savepoint, save_session, write_rows
+from sessionviewer.index.statements import (
+    file_savepoint,
+    insert_sessions,
+    save_session,
+    write_files,
+)
 from sessionviewer.models import Session, Source
 from sessionviewer.roots import RootSpec
 
@@ -113,6 +119,7 @@ def index_roots(
                 _write_changes(root_pass, reading, summary, progress, len(reading.jobs), checkpointer)
     summary.memory = snapshot_roots(memory)
     summary.errors += summary.memory.errors
+    prices.keep_rates()  # what the library was asked, for the next process
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -299,26 +306,24 @@ def _write_changes(
             checkpointer.keep_log_bounded()
         with transaction.atomic():
             new_rows = NewRows()
+            small = _NewFiles(summary, touched)
             for plan in group:
                 if not reading.ready(plan.number):
+                    small.write()
                     new_rows.index_text()  # while the worker reads on: outside any file's savepoint
                 if progress:
                     progress(plan.number + 1, total, plan.work.found.key)
-                counts = summary.entries, summary.problems, len(summary.bad_lines)
-                try:
-                    with file_savepoint():
-                        touched.append(_index_file(plan, reading.batches(plan.number), summary))
-                except readers.SourceBusy as busy:  # locked since discovery: as it was, until next pass
-                    summary.entries, summary.problems, kept = counts
-                    del summary.bad_lines[kept:]
-                    summary.busy.append(str(busy))
-                except Exception as error:  # noqa: BLE001 - no file may stop the pass
-                    if database_busy(error):  # no file's fault: the pass stops, keeping nothing
-                        raise
-                    # Unreadable, a value the database refuses, or a bug: the rest goes on.
-                    summary.entries, summary.problems, kept = counts  # none of its rows stayed
-                    del summary.bad_lines[kept:]
-                    _record_failure(plan, error, summary)
+                batches = reading.batches(plan.number)
+                if plan.session.id is None:  # new: read in one batch, it waits to be written with others
+                    if (first := _first_batch(plan, batches, summary)) is None:
+                        continue  # its read failed, recorded
+                    if first.last:
+                        small.add(plan, first)
+                        continue
+                    batches = itertools.chain([first], batches)
+                small.write()  # first: sessions keep the order of their files
+                _index_one(plan, batches, summary, touched)
+            small.write()
             new_rows.index_text()
         if checkpointer is not None:
             checkpointer.request()  # the group is committed: its pages can go into the database
@@ -345,6 +350,100 @@ def _write_changes(
     source.indexed_at = timezone.now()
     source.save(update_fields=["indexed_at"])
     summary.sessions += source.sessions.count()
+
+
+def _index_one(
+    plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSummary, touched: list[Session]
+) -> None:
+    """Write one file in its own savepoint: whatever goes wrong, only it is left out."""
+    counts = summary.entries, summary.problems, len(summary.bad_lines)
+    try:
+        with file_savepoint():
+            touched.append(_index_file(plan, batches, summary))
+    except readers.SourceBusy as busy:  # locked since discovery: as it was, until next pass
+        summary.entries, summary.problems, kept = counts
+        del summary.bad_lines[kept:]
+        summary.busy.append(str(busy))
+    except Exception as error:  # noqa: BLE001 - no file may stop the pass
+        if database_busy(error):  # no file's fault: the pass stops, keeping nothing
+            raise
+        # Unreadable, a value the database refuses, or a bug: the rest goes on.
+        summary.entries, summary.problems, kept = counts  # none of its rows stayed
+        del summary.bad_lines[kept:]
+        _record_failure(plan, error, summary)
+
+
+def _first_batch(plan: _Plan, batches: Iterator[worker.Batch], summary: IndexSummary) -> worker.Batch | None:
+    """A new file's first batch; None when reading it failed (recorded as _index_one would)."""
+    try:
+        return next(batches)
+    except readers.SourceBusy as busy:
+        summary.busy.append(str(busy))
+    except Exception as error:  # noqa: BLE001 - no file may stop the pass
+        if database_busy(error):
+            raise
+        _record_failure(plan, error, summary)
+    summary.opened += 1  # it was opened, as _index_file counts it
+    return None
+
+
+class _NewFiles:
+    """New files read in one batch each (most files of a first index), written together:
+    their sessions in one statement, their rows in another, in one savepoint. A statement
+    and two savepoints per file cost a cold index of thousands of small sessions more than
+    writing their rows. Should the database refuse anything, each file is written again
+    alone (_index_one), so that only the file at fault is left out, as always."""
+
+    # Bounds on what waits in memory, so that it stays what one large batch holds.
+    FILES = 200
+    BYTES = 4 * 1024 * 1024
+
+    def __init__(self, summary: IndexSummary, touched: list[Session]):
+        self.summary, self.touched = summary, touched
+        self.waiting: list[tuple[_Plan, worker.Batch]] = []
+        self.size = 0
+
+    def add(self, plan: _Plan, batch: worker.Batch) -> None:
+        self.waiting.append((plan, batch))
+        self.size += plan.bytes_to_read
+        if len(self.waiting) >= self.FILES or self.size >= self.BYTES:
+            self.write()
+
+    def write(self) -> None:
+        if not self.waiting:
+            return
+        waiting, self.waiting, self.size = self.waiting, [], 0
+        summary = self.summary
+        counts = summary.entries, summary.problems, len(summary.bad_lines), summary.opened
+        try:
+            with file_savepoint():
+                sessions = [_fold_new_file(plan, batch, summary) for plan, batch in waiting]
+                insert_sessions(sessions)
+                write_files([(s, b.rows, b.problems) for s, (_, b) in zip(sessions, waiting, strict=True)])
+        except Exception as error:  # noqa: BLE001 - one file at fault: find it by writing each alone
+            if database_busy(error):  # no file's fault: the pass stops, keeping nothing
+                raise
+            summary.entries, summary.problems, kept, summary.opened = counts
+            del summary.bad_lines[kept:]
+            for plan, batch in waiting:
+                plan.session.id = None
+                plan.session._state.adding = True
+                _index_one(plan, iter([batch]), summary, self.touched)
+            return
+        self.touched += sessions
+
+
+def _fold_new_file(plan: _Plan, batch: worker.Batch, summary: IndexSummary) -> Session:
+    """What _index_file does with a new file's one batch, but the writing."""
+    session = plan.session
+    summary.opened += 1
+    _count_batch(plan, batch, summary)
+    batch.state.copy_to(session)
+    _record_file_state(session, plan, batch)
+    _price(session)
+    session.new_summaries = list(batch.summaries)
+    session.read_whole = True
+    return session
 
 
 def _record_failure(plan: _Plan, error: Exception, summary: IndexSummary) -> None:
@@ -448,15 +547,7 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
         batch.state.copy_to(session)
         session.problem_count -= retried
         summaries += batch.summaries
-        summary.entries += len(batch.rows)
-        if batch.problems:
-            summary.problems += len(batch.problems)
-            room = BAD_LINES_KEPT - len(summary.bad_lines)
-            summary.bad_lines += [
-                # In line order: lines cut for depth are found after the reader's own problems.
-                f"{plan.work.found.path}:{p.line}: {p.message}"
-                for p in sorted(batch.problems, key=lambda p: p.line)[:room]
-            ]
+        _count_batch(plan, batch, summary)
         if batch.last:
             # The last batch: one save with the file's state (most files are one batch).
             _record_file_state(session, plan, batch)
@@ -464,10 +555,22 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
             save_session(session)
         elif session.id is None:
             save_session(session)  # the rows need its id
-        write_rows(session, batch.rows, batch.problems)
+        write_files([(session, batch.rows, batch.problems)])
     session.new_summaries = summaries
     session.read_whole = plan.job.start_offset == 0  # only such a file can bring a copy (copies.py)
     return session
+
+
+def _count_batch(plan: _Plan, batch: worker.Batch, summary: IndexSummary) -> None:
+    summary.entries += len(batch.rows)
+    if batch.problems:
+        summary.problems += len(batch.problems)
+        room = BAD_LINES_KEPT - len(summary.bad_lines)
+        summary.bad_lines += [
+            # In line order: lines cut for depth are found after the reader's own problems.
+            f"{plan.work.found.path}:{p.line}: {p.message}"
+            for p in sorted(batch.problems, key=lambda p: p.line)[:room]
+        ]
 
 
 def _price(session: Session) -> None:

@@ -92,10 +92,36 @@ def save_session(session: Session) -> None:
     with driver_cursor() as cursor:
         if adding:
             cursor.execute(sql.insert_session, values)
-            session.id = cursor.fetchone()[0]
+            # SQLite's RETURNING costs three times the insert itself: its rowid is at hand.
+            session.id = cursor.lastrowid if connection.vendor == "sqlite" else cursor.fetchone()[0]
             session._state.adding, session._state.db = False, connection.alias
         else:
             cursor.execute(sql.update_session, [*values, session.id])
+
+
+def insert_sessions(sessions: list[Session]) -> None:
+    """Insert these new sessions in one executemany, their ids taken first in one
+    statement: a pass of thousands of small files saved them one statement each."""
+    if not sessions:
+        return
+    sql = statements_for(connection.vendor)
+    with driver_cursor() as cursor:
+        if connection.vendor == "sqlite":
+            # The write transaction is this process's alone (BEGIN IMMEDIATE), and the id
+            # is AUTOINCREMENT: the next ids are past the largest the table ever held.
+            cursor.execute(sql.largest_session_id)
+            first = (cursor.fetchone()[0] or 0) + 1
+            ids = range(first, first + len(sessions))
+        else:  # the sequence hands out ids no other indexer will take
+            cursor.execute(sql.next_session_ids, [len(sessions)])
+            ids = [row[0] for row in cursor.fetchall()]
+        rows = []
+        for session, session_id in zip(sessions, ids, strict=True):
+            rows.append([session_id, *(to_db(session, attname) for attname, to_db in sql.session_values)])
+        cursor.executemany(sql.insert_session_with_id, rows)
+    for session, session_id in zip(sessions, ids, strict=True):
+        session.id = session_id
+        session._state.adding, session._state.db = False, connection.alias
 
 
 def _value_to_db(field: models.Field, for_sqlite: bool) -> Callable[[Session, str], Any]:
@@ -141,26 +167,33 @@ def _value_to_db(field: models.Field, for_sqlite: bool) -> Callable[[Session, st
 def write_rows(session: Session, rows: list[list], problems: list[readers.Problem]) -> None:
     """Insert the rows with executemany: model instances and bulk_create cost several
     times the parse itself, and the indexer writes every line of every file."""
-    session_id = session.id
-    for row in rows:
-        row[0] = session_id
-    with driver_cursor() as cursor:
-        cursor.executemany(statements_for(connection.vendor).insert_entry, rows)
+    write_files([(session, rows, problems)])
+
+
+def write_files(files: list[tuple[Session, list[list], list[readers.Problem]]]) -> None:
+    """The rows and problems of several saved sessions, in one executemany each."""
+    every_row, every_problem = [], []
+    for session, rows, problems in files:
+        session_id = session.id
+        for row in rows:
+            row[0] = session_id
+        every_row += rows
+        every_problem += [
+            Problem(
+                session=session,
+                line=p.line,
+                offset=p.offset,
+                message=db_text(p.message),
+                text=db_text(p.text),
+            )
+            for p in problems
+        ]
+    if every_row:
+        with driver_cursor() as cursor:
+            cursor.executemany(statements_for(connection.vendor).insert_entry, every_row)
     # The full-text rows follow once per group (NewRows), in one statement (migration 0005).
-    if problems:
-        Problem.objects.bulk_create(
-            [
-                Problem(
-                    session=session,
-                    line=p.line,
-                    offset=p.offset,
-                    message=db_text(p.message),
-                    text=db_text(p.text),
-                )
-                for p in problems
-            ],
-            batch_size=PROBLEM_BATCH,
-        )
+    if every_problem:
+        Problem.objects.bulk_create(every_problem, batch_size=PROBLEM_BATCH)
 
 
 @dataclass(frozen=True)
@@ -171,6 +204,9 @@ class Statements:
     # Each field's attname, and how its value goes to the database (_value_to_db).
     session_values: tuple[tuple[str, Callable[[Session, str], Any]], ...]
     insert_session: str
+    insert_session_with_id: str
+    largest_session_id: str  # SQLite: past every id the table held (AUTOINCREMENT)
+    next_session_ids: str  # PostgreSQL: as many ids as the parameter says, from the sequence
     update_session: str
     insert_entry: str
     largest_entry_id: str
@@ -195,7 +231,17 @@ def statements_for(vendor: str) -> Statements:
     return Statements(
         session_values=tuple((f.attname, _value_to_db(f, vendor == "sqlite")) for f in fields),
         insert_session=f"INSERT INTO {session_table} ({session_columns}) "  # noqa: S608
-        f"VALUES ({', '.join([mark] * len(fields))}) RETURNING id",
+        f"VALUES ({', '.join([mark] * len(fields))})" + ("" if vendor == "sqlite" else " RETURNING id"),
+        insert_session_with_id=f"INSERT INTO {session_table} (id, {session_columns}) "  # noqa: S608
+        f"VALUES ({', '.join([mark] * (len(fields) + 1))})",
+        largest_session_id="SELECT max(n) FROM (SELECT max(id) AS n FROM "  # noqa: S608
+        f"{session_table} UNION ALL SELECT seq FROM sqlite_sequence WHERE name = '{Session._meta.db_table}')"
+        if vendor == "sqlite"
+        else "",
+        next_session_ids=f"SELECT nextval(pg_get_serial_sequence('{session_table}', 'id')) "  # noqa: S608
+        f"FROM generate_series(1, {mark})"
+        if vendor != "sqlite"
+        else "",
         update_session=f"UPDATE {session_table} SET {assignments} WHERE id = {mark}",  # noqa: S608
         insert_entry=f"INSERT INTO {entry_table} ({entry_columns}) "  # noqa: S608
         f"VALUES ({', '.join(_entry_value(column, vendor) for column in ENTRY_COLUMNS)})",

@@ -5,22 +5,6 @@ snapshots; page.py turns a thread into the page's rows and the API's dicts. The 
 and the pages both come through here, so they show the same thread.
 """
 
-from sessionviewer.transcripts.page import (
-    CHUNK,
-    PROBLEM_LIMIT,
-    TEXT_LIMIT,
-    Group,
-    Piece,
-    Row,
-    UnknownEntry,
-    anchor,
-    compaction_summary,
-    item_to_dict,
-    result_slot,
-    rows_for,
-    thread_to_dict,
-    transcript_page,
-)
 from sessionviewer.transcripts.store import (
     LazyItem,
     StaleSnapshot,
@@ -35,6 +19,36 @@ from sessionviewer.transcripts.store import (
     unprepared_sessions,
     version_text,
 )
+
+# The page's names load on first use: the indexer needs only the snapshots (store.py),
+# and page.py brings search, Markdown and Pygments, a fifth of `manage.py index`'s start.
+_PAGE_NAMES = frozenset(
+    {
+        "CHUNK",
+        "PROBLEM_LIMIT",
+        "TEXT_LIMIT",
+        "Group",
+        "Piece",
+        "Row",
+        "UnknownEntry",
+        "anchor",
+        "compaction_summary",
+        "item_to_dict",
+        "result_slot",
+        "rows_for",
+        "thread_to_dict",
+        "transcript_page",
+    }
+)
+
+
+def __getattr__(name: str):
+    if name in _PAGE_NAMES:
+        from sessionviewer.transcripts import page
+
+        return getattr(page, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "StaleSnapshot",

@@ -7,12 +7,16 @@ from django.db import OperationalError
 from sessionviewer.index import index_roots, index_when_free, watch_roots
 from sessionviewer.index.busy import BUSY_STATUS, database_busy
 from sessionviewer.roots import configured_roots, memory_roots, parse_root
-from sessionviewer.transcripts import prepare_snapshots, unprepared_sessions
+from sessionviewer.transcripts.store import prepare_snapshots, unprepared_sessions
 
 log = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
+    # The checks look at URLs, templates and the admin, which the indexer never serves: they
+    # imported every view, a tenth of an index that has nothing to read. `runserver`,
+    # `check` and `migrate` still run them.
+    requires_system_checks = []
     help = (
         "Index the given session roots (PATH or FORMAT=PATH), or the configured ones, "
         "and snapshot the memory roots' memory files."

@@ -33,4 +33,5 @@ class Command(BaseCommand):
                 changed += len(batch)
         except prices.PricesFileError as error:
             raise CommandError(str(error)) from None
+        prices.keep_rates()
         return f"{changed} session{'s' if changed != 1 else ''} priced again ({prices.library_version()})"
