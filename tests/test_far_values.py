@@ -180,3 +180,52 @@ def test_a_text_at_the_largest_line_and_block_is_a_404(admin_client, tree):
     session = Session.objects.first()
     url = reverse("session-entry-text", args=[session.id, MAX_WHOLE, MAX_WHOLE])
     assert admin_client.get(url).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "stamp", ["9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z", 253402300799, -62135596800]
+)
+@pytest.mark.parametrize("zone", ZONES)
+def test_a_session_whose_lines_are_stamped_at_an_end_of_time_is_shown_everywhere(
+    admin_client, tmp_path, settings, stamp, zone
+):
+    from sessionviewer.index import index_roots
+    from sessionviewer.roots import RootSpec
+
+    settings.TIME_ZONE = zone
+    folder = tmp_path / "projects" / "-w"
+    folder.mkdir(parents=True)
+    lines = [
+        {"type": "user", "uuid": "u", "parentUuid": None, "timestamp": stamp, "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "uuid": "a", "parentUuid": "u", "timestamp": stamp,
+         "message": {"role": "assistant", "model": "claude-sonnet-4-5", "content": "hello",
+                     "usage": {"input_tokens": 3, "output_tokens": 4}}},
+    ]  # fmt: skip
+    (folder / "s.jsonl").write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    session = Session.objects.get()
+    for name, args in [(n, []) for n in SESSION_LISTS] + [
+        ("session-detail", [session.id]),
+        ("api-session-detail", [session.id]),
+        ("session-export-html", [session.id]),
+        ("session-export-md", [session.id]),
+        ("session-cost", [session.id]),
+    ]:
+        assert get(admin_client, name, args).status_code == 200, name
+
+
+@pytest.mark.parametrize("everyone", ZONES, indirect=True)
+def test_a_memory_file_touched_to_the_end_of_time_is_shown_changed_now(everyone, tree):
+    import os
+
+    from sessionviewer.index import index_roots
+    from sessionviewer.roots import RootSpec
+
+    memory = tree / ALICE / "memory.md"
+    memory.write_text("Likes coffee now.\n")
+    os.utime(memory, (253402300799, 253402300799))  # 9999-12-31T23:59:59Z
+    index_roots([RootSpec(tree, "fluux_xmpp")], memory=[tree])
+    latest = MemorySnapshot.objects.filter(jid=ALICE, filename="memory.md", current=True).get()
+    assert latest.changed_at.year < 9999
+    for name, args in TIMELINES + AS_OF:
+        assert get(everyone, name, args).status_code == 200, name

@@ -27,7 +27,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from sessionviewer.models import MemorySnapshot
-from sessionviewer.readers import listing
+from sessionviewer.readers import EARLIEST, LATEST, listing
 from sessionviewer.workspaces import (
     FILES_DIR,
     KNOWLEDGE,
@@ -192,13 +192,20 @@ def _record(
         jid=found.jid,
         filename=found.filename,
         who=MemorySnapshot.OUTSIDE if old is not None else new_file,
-        changed_at=datetime.fromtimestamp(st.st_mtime_ns / 1e9, tz=UTC),
+        changed_at=_changed_at(st),
         exists=True,
         sha256=digest,
         content=data,
         **where,
     )
     summary.changes += 1
+
+
+def _changed_at(st: os.stat_result) -> datetime:
+    """When the file changed, by its mtime; now for an mtime no clock gave (`touch -d
+    9999-12-31`), as the readers take such a timestamp for none (readers.parse_timestamp)."""
+    changed = datetime.fromtimestamp(st.st_mtime_ns / 1e9, tz=UTC)
+    return changed if EARLIEST < changed < LATEST else timezone.now()
 
 
 def _hash(path: Path) -> str:

@@ -305,20 +305,30 @@ class ReadResult:
 
 
 def parse_timestamp(value: Any) -> datetime | None:
-    """ISO 8601 strings (Z, offsets, nanoseconds) and epoch seconds or milliseconds."""
+    """ISO 8601 strings (Z, offsets, nanoseconds) and epoch seconds or milliseconds; None
+    for anything else, and for a moment outside EARLIEST..LATEST."""
     if value is None or value == "" or isinstance(value, bool):
         return None
     try:
         if isinstance(value, str):
             # Python 3.11 reads Z, offsets and any number of fractional digits itself.
             parsed = datetime.fromisoformat(value.strip())
-            return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-        if isinstance(value, (int, float)):
+            parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        elif isinstance(value, (int, float)):
             seconds = value / 1000 if value > 1e11 else value
-            return datetime.fromtimestamp(seconds, tz=UTC)
+            parsed = datetime.fromtimestamp(seconds, tz=UTC)
+        else:
+            return None
     except (ValueError, OverflowError, OSError):
         return None
-    return None
+    return parsed if EARLIEST < parsed < LATEST else None
+
+
+# A moment no agent wrote: Go's zero time (0001-01-01) and the epoch's first second mean
+# "not set", and past 9998 a page's local time, a month's end or a year's bucket would
+# leave what a datetime holds (a 500 on Activity, the list and the session).
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9999, 1, 1, tzinfo=UTC)
 
 
 def format_module(name: str):
