@@ -44,13 +44,11 @@ WRAPPER = (
 )
 
 
-def run_index(database: Path, root: str) -> dict:
+def run_index(database: Path, root: str, fmt: str = "claude_code") -> dict:
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", "DEBUG": "0"}
     env.setdefault("SECRET_KEY", "bench-only")
     command = [sys.executable, "-c", WRAPPER, sys.executable, str(ROOT / "manage.py"), "index"]
-    done = subprocess.run(
-        [*command, f"claude_code={root}"], capture_output=True, text=True, env=env, check=True
-    )
+    done = subprocess.run([*command, f"{fmt}={root}"], capture_output=True, text=True, env=env, check=True)
     code, seconds, maxrss = done.stdout.split()
     if code != "0":
         raise RuntimeError(f"manage.py index failed: {done.stderr}")

@@ -10,6 +10,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from sessionviewer.readers import MAX_EVENT_BYTES  # plain Python: no Django, no settings
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -276,5 +278,10 @@ SESSIONVIEWER_MEMORY_ROOTS = envlist("SESSIONVIEWER_MEMORY_ROOTS")
 SESSIONVIEWER_MEMORY_RETENTION_DAYS = envint("SESSIONVIEWER_MEMORY_RETENTION_DAYS", "0")
 if SESSIONVIEWER_MEMORY_RETENTION_DAYS < 0:
     raise ImproperlyConfigured("SESSIONVIEWER_MEMORY_RETENTION_DAYS must be 0 (keep all) or more days")
+# The most bytes one compressed event (OpenClaw's database) may inflate to: past it, the event
+# is a problem on its session. By default 256 MB, four times the largest real line.
+SESSIONVIEWER_MAX_EVENT_BYTES = envint("SESSIONVIEWER_MAX_EVENT_BYTES", str(MAX_EVENT_BYTES))
+if SESSIONVIEWER_MAX_EVENT_BYTES < 1:
+    raise ImproperlyConfigured("SESSIONVIEWER_MAX_EVENT_BYTES must be a number of bytes, 1 or more")
 # The agent's name, for Fluux's built-in default prompt.
 SESSIONVIEWER_AGENT_NAME = os.environ.get("SESSIONVIEWER_AGENT_NAME", "Fluux Agent")

@@ -121,8 +121,9 @@ class AgentStore:
 
     def events(self, session_id: str, *objects: dict, compress: bool = False):
         with self.connect() as connection:
+            # Numbered from 0, as OpenClaw numbers them (readNextTranscriptSeq: max(seq) + 1, or 0).
             (last,) = connection.execute(
-                "SELECT coalesce(max(seq), 0) FROM transcript_events WHERE session_id = ?", (session_id,)
+                "SELECT coalesce(max(seq), -1) FROM transcript_events WHERE session_id = ?", (session_id,)
             ).fetchone()
             for seq, obj in enumerate(objects, start=last + 1):
                 text = orjson.dumps(obj).decode()
@@ -145,8 +146,22 @@ class AgentStore:
                         (session_id, seq, text, self.tick()),
                     )
 
+    def packed(self, session_id: str, frame: bytes, claim: int | None) -> None:
+        """One more event stored as the zstd frame given, with event_utf8_bytes saying claim
+        (NULL too, which OpenClaw's CHECK refuses and a hostile writer need not)."""
+        with self.connect() as connection:
+            connection.execute("PRAGMA ignore_check_constraints = ON")
+            (last,) = connection.execute(
+                "SELECT coalesce(max(seq), -1) FROM transcript_events WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            connection.execute(
+                "INSERT INTO transcript_events (session_id, seq, event_json, created_at, event_zstd, "
+                "event_utf8_bytes, navigation_json) VALUES (?, ?, NULL, ?, ?, ?, '{}')",
+                (session_id, last + 1, self.tick(), frame, claim),
+            )
+
     def rewrite(self, session_id: str, generation: str, *objects: dict):
-        """What a transcript rewrite does: new events from seq 1, and a new generation."""
+        """What a transcript rewrite does: new events from seq 0, and a new generation."""
         with self.connect() as connection:
             connection.execute("DELETE FROM transcript_events WHERE session_id = ?", (session_id,))
             connection.execute(
@@ -156,8 +171,16 @@ class AgentStore:
         self.events(session_id, *objects)
 
     def archive(
-        self, session_id: str, generation: str, reason: str, *objects: dict, key: str = "agent:main:main"
+        self,
+        session_id: str,
+        generation: str,
+        reason: str,
+        *objects: dict,
+        key: str = "agent:main:main",
+        blob: bytes | None = None,
     ):
+        """A reclaimed transcript: the objects as JSONL, zstd-compressed (or the blob given,
+        whose archive_sha256 then matches nothing)."""
         data = b"".join(orjson.dumps(o) + b"\n" for o in objects)
         with self.connect() as connection:
             connection.execute(
@@ -168,7 +191,7 @@ class AgentStore:
                     generation,
                     key,
                     reason,
-                    zstandard.ZstdCompressor().compress(data),
+                    zstandard.ZstdCompressor().compress(data) if blob is None else blob,
                     hashlib.sha256(data).hexdigest(),
                     f"{session_id}.jsonl.{reason}.{generation}",
                     self.tick(),
@@ -188,3 +211,17 @@ def one_session_store(root: Path) -> AgentStore:
         "s1", header("s1"), said("m1", "user", "Fix the upload test"), said("m2", "assistant", "Done.", "m1")
     )
     return store
+
+
+def zeros_frame(size: int, declared: bool = True) -> bytes:
+    """A zstd frame of `size` zero bytes, with its size in the frame's header or not: a bomb,
+    2 GiB in 64 KB (compressed a megabyte at a time, never held inflated)."""
+    compressor = zstandard.ZstdCompressor(level=1, write_content_size=declared)
+    stream = compressor.compressobj(size=size if declared else -1)
+    zeros = bytes(1024 * 1024)
+    parts = [stream.compress(zeros[: min(len(zeros), size - at)]) for at in range(0, size, len(zeros))]
+    return b"".join([*parts, stream.flush()])
+
+
+def frame(data: bytes) -> bytes:
+    return zstandard.ZstdCompressor().compress(data)

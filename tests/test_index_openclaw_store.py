@@ -2,9 +2,15 @@
 the last seq, kept as it was while locked, read again after a rewrite, windows linked."""
 
 import os
+import resource
+import shutil
 import sqlite3
+import subprocess
+import sys
+from contextlib import closing
 from pathlib import Path
 
+import orjson
 import pytest
 from django.urls import reverse
 
@@ -12,7 +18,7 @@ from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, Session
 from sessionviewer.readers import openclaw_store
 from sessionviewer.roots import RootSpec
-from tests.openclaw_store_files import AgentStore, header, one_session_store, said
+from tests.openclaw_store_files import AgentStore, frame, header, one_session_store, said, zeros_frame
 
 pytestmark = pytest.mark.django_db
 
@@ -24,14 +30,21 @@ def store(tmp_path: Path) -> AgentStore:
 
 @pytest.fixture
 def reads(monkeypatch) -> list[tuple[str, int, int]]:
-    """Each read of a database session: (session id, the seq it read after, events it read)."""
+    """Each read of a database session: (session id, the seq it read from, events it read)."""
     seen = []
     read = openclaw_store.read
 
-    def noting(path, start_offset, start_line, parse_line):
-        result = read(path, start_offset, start_line, parse_line)
-        seen.append((str(path).rsplit("#", 1)[1], start_offset, len(result.entries)))
-        return result
+    def noting(path, start_offset, *args):
+        items = read(path, start_offset, *args)
+        count = 0
+        while True:
+            try:
+                item = next(items)
+            except StopIteration as end:
+                seen.append((str(path).rsplit("#", 1)[1], start_offset, count))
+                return end.value  # where the read ended
+            count += 1
+            yield item
 
     monkeypatch.setattr(openclaw_store, "read", noting)
     return seen
@@ -83,6 +96,48 @@ def test_the_next_pass_reads_only_the_new_events(store, tmp_path, reads):
     assert reads == [("s1", 0, 3), ("s1", 3, 1)]
     assert summary.entries == 1
     assert texts("#s1")[-1] == "and the docs"
+
+
+def test_a_session_numbered_from_0_is_indexed_from_its_first_event(store, tmp_path, reads):
+    run(tmp_path)
+    session = Session.objects.get()
+    assert list(session.entries.order_by("line").values_list("line", "kind"))[0] == (1, "session")
+    assert session.project == "/home/alice/project"  # the header, seq 0, says so
+    assert (session.read_offset, session.read_line) == (3, 3)
+    store.events("s1", said("m3", "user", "and the docs", "m2"))
+    run(tmp_path)
+    assert reads == [("s1", 0, 3), ("s1", 3, 1)]
+    assert texts("#s1") == ["", "Fix the upload test", "Done.", "and the docs"]
+
+
+def test_migration_0019_has_the_next_pass_read_database_sessions_again_whole(store, tmp_path, reads):
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("sessionviewer.migrations.0019_read_database_sessions_from_seq_0")
+    sessions = tmp_path / "agents" / "main" / "sessions"
+    sessions.mkdir()
+    (sessions / "legacy.jsonl").write_text('{"type":"session","version":3,"id":"legacy"}\n')
+    run(tmp_path)
+    ids = list(Session.objects.order_by("id").values_list("id", flat=True))
+    # What an earlier pass left: event 0 never read, offsets one short.
+    Session.objects.filter(key__endswith="#s1").update(read_offset=2, read_line=2, file_size=2)
+    Entry.objects.filter(session__key__endswith="#s1", line=1).delete()
+    migration.read_database_sessions_again(apps, None)
+    run(tmp_path)
+    assert reads[-1] == ("s1", 0, 3)  # read again from its start; the JSONL file is not
+    assert texts("#s1") == ["", "Fix the upload test", "Done."]
+    assert list(Session.objects.order_by("id").values_list("id", flat=True)) == ids
+
+
+def test_the_index_inflates_events_up_to_the_setting(store, tmp_path, settings):
+    settings.SESSIONVIEWER_MAX_EVENT_BYTES = 1024
+    store.events("s1", said("m3", "user", "x" * 2000, "m2"), compress=True)
+    store.events("s1", said("m4", "user", "after it", "m3"), compress=True)
+    summary = run(tmp_path)
+    assert summary.bad_lines == [f"{store.path}#s1:4: event 3 inflates past 1,024 bytes"]
+    assert texts("#s1")[-1] == "after it"
 
 
 def test_a_pass_over_an_unchanged_database_opens_nothing(store, tmp_path, reads, monkeypatch):
@@ -173,3 +228,127 @@ def test_a_database_session_without_a_label_is_titled_by_its_first_prompt(tmp_pa
     store.events("w9", header("w9"), said("p9", "user", "Any orders overnight?"))
     index_roots([RootSpec(tmp_path / "openclaw" / "agents", "openclaw")])
     assert Session.objects.get().display_title == "Any orders overnight?"
+
+
+# zstd bombs (issue 26): `manage.py index` in a process of its own, under an address-space
+# limit and a timeout, over the bomb's database and an ordinary Claude Code root. Before,
+# a 64 KB frame that declares 2 GiB killed the pass (SIGSEGV under a 3 GB limit).
+
+PROJECT = Path(__file__).resolve().parents[1]
+ADDRESS_SPACE = 3 * 1024**3
+GIB = 1024**3
+
+
+@pytest.fixture(scope="module")
+def migrated(tmp_path_factory) -> Path:
+    """An empty, migrated app database, copied by each test."""
+    database = tmp_path_factory.mktemp("indexed") / "template.sqlite3"
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v0"],
+        cwd=PROJECT,
+        env=app_env(database),
+        check=True,
+        timeout=120,
+    )
+    return database
+
+
+@pytest.fixture(scope="module")
+def bombs() -> dict[str, bytes]:
+    """64 KB that inflate to 2 GiB with the size in the frame's header; 16 KB to 512 MiB without
+    (twice the limit: an archive's lines are all hashed, and that takes the test's time)."""
+    return {"declared": zeros_frame(2 * GIB), "undeclared": zeros_frame(GIB // 2, declared=False)}
+
+
+def app_env(database: Path, roots: str = "") -> dict[str, str]:
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "sessionviewer.settings",
+        "DATABASE_URL": f"sqlite:///{database}",
+        "SECRET_KEY": "test-only",
+        "SESSIONVIEWER_ROOTS": roots,
+        "SESSIONVIEWER_DEMO": "0",
+    }
+
+
+def limit_address_space() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def index_limited(database: Path, *roots: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", "index", *roots],
+        cwd=PROJECT,
+        env=app_env(database, ",".join(roots)),
+        preexec_fn=limit_address_space,  # noqa: PLW1509 - only setrlimit, before exec
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def claude_root(tmp_path: Path, fixtures_dir: Path) -> str:
+    project = tmp_path / "claude" / "projects" / "-home-alice-project"
+    project.mkdir(parents=True)
+    shutil.copy(fixtures_dir / "claude_code" / "summary_line.jsonl", project / "one.jsonl")
+    return f"claude_code={tmp_path / 'claude' / 'projects'}"
+
+
+def rows(database: Path, sql: str, *params) -> list:
+    with closing(sqlite3.connect(database)) as connection:
+        return connection.execute(sql, params).fetchall()
+
+
+def test_a_plain_index_fits_under_the_address_space_limit(migrated, tmp_path, fixtures_dir):
+    database = Path(shutil.copy(migrated, tmp_path / "app.sqlite3"))
+    one_session_store(tmp_path / "openclaw")
+    done = index_limited(
+        database, f"openclaw={tmp_path / 'openclaw' / 'agents'}", claude_root(tmp_path, fixtures_dir)
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert rows(database, "SELECT format, count(*) FROM sessionviewer_session GROUP BY format") == [
+        ("claude_code", 1),
+        ("openclaw", 1),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("shape", "claim"),
+    [("declared", 2 * GIB), ("declared", 1000), ("undeclared", None), ("archive", None)],
+    ids=["size-in-header", "size-in-header-small-claim", "no-size-no-claim", "archive-blob"],
+)
+def test_a_zstd_bomb_is_a_problem_on_its_session_and_the_pass_goes_on(
+    shape, claim, bombs, migrated, tmp_path, fixtures_dir
+):
+    database = Path(shutil.copy(migrated, tmp_path / "app.sqlite3"))
+    store = one_session_store(tmp_path / "openclaw")
+    if shape == "archive":  # a transcript whose second line is 512 MiB of zeros
+        before = orjson.dumps(header("old")) + b"\n"
+        after = b"\n" + orjson.dumps(said("a2", "user", "after the bomb")) + b"\n"
+        store.archive("old", "g1", "reset", blob=frame(before) + bombs["undeclared"] + frame(after))
+        bombed, message = "#old#g1", "line 2 inflates past 256 MB"
+    else:
+        store.packed("s1", bombs[shape], claim)
+        store.events("s1", said("m4", "user", "after the bomb", "m2"))
+        bombed, message = "#s1", "event 3 inflates past 256 MB"
+    done = index_limited(
+        database, f"openclaw={tmp_path / 'openclaw' / 'agents'}", claude_root(tmp_path, fixtures_dir)
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert rows(database, "SELECT count(*) FROM sessionviewer_session WHERE format = 'claude_code'") == [(1,)]
+    assert (
+        rows(
+            database,
+            "SELECT count(*) FROM sessionviewer_entry e JOIN sessionviewer_session s "
+            "ON s.id = e.session_id WHERE s.format = 'claude_code'",
+        )[0][0]
+        > 0
+    )
+    ((session, error),) = rows(
+        database, "SELECT id, index_error FROM sessionviewer_session WHERE key LIKE ?", f"%{bombed}"
+    )
+    texts = rows(database, "SELECT text FROM sessionviewer_entry WHERE session_id = ? ORDER BY line", session)
+    assert (error, texts[-1]) == ("", ("after the bomb",))
+    assert (message,) in rows(
+        database, "SELECT message FROM sessionviewer_problem WHERE session_id = ?", session
+    )

@@ -2,13 +2,16 @@
 compressed events and archives decoded, and a database without what is needed said so."""
 
 import sqlite3
+import tracemalloc
 from pathlib import Path
 
 import orjson
 import pytest
 
-from sessionviewer.readers import Kept, SourceBusy, openclaw, openclaw_store, read_session
-from tests.openclaw_store_files import AgentStore, header, one_session_store, said
+from sessionviewer.readers import Kept, SessionReader, SourceBusy, openclaw, openclaw_store, read_session
+from tests.openclaw_store_files import AgentStore, frame, header, one_session_store, said, zeros_frame
+
+MB = 1024 * 1024
 
 
 @pytest.fixture
@@ -25,7 +28,7 @@ def test_discovery_finds_one_session_per_session_id_under_the_agents_folder(stor
     assert [s.key for s in sessions] == ["main/agent/openclaw-agent.sqlite#s1"]
     assert sessions[0].path == Path(f"{store.path}#s1")
     assert sessions[0].agent == "main"
-    assert sessions[0].stamp.st_size == 3  # its last seq
+    assert sessions[0].stamp.st_size == 3  # one past its last seq: where a read of it ends
 
 
 def test_discovery_takes_the_database_file_itself_as_a_root(store):
@@ -66,11 +69,118 @@ def test_compressed_events_are_decoded_with_zstandard(store):
 def test_a_compressed_event_whose_length_disagrees_is_a_problem_on_its_seq(store):
     event = said("m3", "user", "hello")
     store.events("s1", event, compress=True)
-    store.sql("UPDATE transcript_events SET event_utf8_bytes = 3 WHERE seq = 4")
+    store.sql("UPDATE transcript_events SET event_utf8_bytes = 3 WHERE seq = 3")
     result = read_session(Path(f"{store.path}#s1"), openclaw.FORMAT, start_offset=3, start_line=3)
     assert [(p.line, p.message) for p in result.problems] == [
         (4, f"event_zstd holds {len(orjson.dumps(event))} bytes, event_utf8_bytes says 3")
     ]
+
+
+def test_events_numbered_from_0_are_read_from_0_as_lines_from_1(store):
+    # OpenClaw numbers a session's events from 0 (readNextTranscriptSeq: max(seq) + 1, or 0).
+    result = read_session(Path(f"{store.path}#s1"), openclaw.FORMAT)
+    assert [(e.kind, e.line, e.offset) for e in result.entries][0] == ("session", 1, 0)
+    assert (result.end_offset, result.end_line) == (3, 3)  # the next read starts at seq 3
+
+
+def test_events_numbered_from_any_seq_are_all_read_from_the_smallest(tmp_path):
+    store = AgentStore(tmp_path)
+    store.window("s1")
+    with store.connect() as connection:
+        connection.executemany(
+            "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES ('s1', ?, ?, ?)",
+            [(7, orjson.dumps(header("s1")).decode(), 1), (9, '{"type":"x"}', 2)],
+        )
+    result = read_session(Path(f"{store.path}#s1"), openclaw.FORMAT)
+    assert [e.line for e in result.entries] == [8, 10]
+    assert read_session(Path(f"{store.path}#s1"), openclaw.FORMAT, 10, 10).entries == []
+
+
+def test_a_session_is_streamed_one_event_at_a_time_not_read_whole(store, monkeypatch):
+    store.events("s1", *[said(f"m{n}", "user", "more") for n in range(3, 50)])
+    parsed = []
+    parse_line = openclaw.parse_line
+    monkeypatch.setattr(
+        openclaw, "parse_line", lambda obj, line: parsed.append(line) or parse_line(obj, line)
+    )
+    items = iter(SessionReader(Path(f"{store.path}#s1"), openclaw.FORMAT))
+    assert next(items).id == "s1"
+    assert parsed == [1]  # one event read, not the session's 50
+    assert len(list(items)) == 49
+
+
+def reading(path: Path, limit: int):
+    return read_session(path, openclaw.FORMAT, max_event_bytes=limit)
+
+
+@pytest.mark.parametrize("claim", [None, 1000, 4 * MB])
+def test_an_event_whose_header_declares_more_than_the_limit_is_a_problem_and_the_rest_is_read(store, claim):
+    store.packed("s1", zeros_frame(4 * MB), claim)
+    store.events("s1", said("m4", "user", "after the bomb", "m2"))
+    result = reading(Path(f"{store.path}#s1"), MB)
+    assert [(p.line, p.message) for p in result.problems] == [(4, "event 3 inflates past 1 MB")]
+    assert [e.text for e in result.entries][1:] == ["Fix the upload test", "Done.", "after the bomb"]
+    assert result.end_offset == 5
+
+
+def test_an_event_is_refused_on_its_header_before_any_of_it_is_inflated(store):
+    declared = zeros_frame(4 * MB)
+    store.packed("s1", declared[:-40] + bytes(40), 1000)  # its blocks broken: inflating it would fail
+    result = reading(Path(f"{store.path}#s1"), MB)
+    assert [p.message for p in result.problems] == ["event 3 inflates past 1 MB"]
+
+
+@pytest.mark.parametrize("claim", [None, 1000])
+def test_an_event_without_its_size_in_the_header_stops_inflating_at_the_limit(store, claim):
+    store.packed("s1", zeros_frame(64 * MB, declared=False), claim)
+    store.events("s1", said("m4", "user", "after the bomb", "m2"))
+    result = reading(Path(f"{store.path}#s1"), MB)
+    assert [(p.line, p.message) for p in result.problems] == [(4, "event 3 inflates past 1 MB")]
+    assert result.entries[-1].text == "after the bomb"
+
+
+def test_an_event_within_the_limit_with_no_claim_is_read(store):
+    store.packed("s1", frame(orjson.dumps(said("m3", "user", "unclaimed", "m2"))), None)
+    result = reading(Path(f"{store.path}#s1"), MB)
+    assert (result.problems, result.entries[-1].text) == ([], "unclaimed")
+
+
+def test_the_limit_is_the_default_unless_told(store):
+    assert openclaw_store.read.__defaults__[-1] == 256 * MB
+
+
+def test_an_archive_line_past_the_limit_is_a_problem_and_its_other_lines_are_read(store, tmp_path):
+    lines = b"".join(orjson.dumps(o) + b"\n" for o in (header("old"), said("a1", "user", "before")))
+    blob = (
+        frame(lines)
+        + zeros_frame(8 * MB, declared=False)
+        + frame(b"\n" + orjson.dumps(said("a2", "user", "after")))
+    )
+    store.archive("old", "g1", "reset", header("old"), blob=blob)
+    result = reading(Path(f"{store.path}#old#g1"), MB)
+    assert [(p.line, p.message) for p in result.problems] == [
+        (3, "line 3 inflates past 1 MB"),
+        (1, "the archive does not match its archive_sha256"),
+    ]
+    assert [e.text for e in result.entries][1:] == ["before", "after"]
+    assert result.end_line == 4
+
+
+def peak_reading(path: Path) -> int:
+    """The most memory Python held while the session was read and its entries dropped."""
+    tracemalloc.start()
+    try:
+        assert sum(1 for _ in SessionReader(path, openclaw.FORMAT)) > 0
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_an_archive_is_inflated_a_line_at_a_time(store):
+    for generation, count in (("g2", 2), ("g24", 24)):
+        store.archive("old", generation, "reset", *[said(f"a{n}", "user", "x" * MB) for n in range(count)])
+    two, many = (peak_reading(Path(f"{store.path}#old#{g}")) for g in ("g2", "g24"))
+    assert many - two < 3 * MB  # the same few lines held at a time, not the 24 of the archive
 
 
 def test_an_archived_transcript_is_a_session_of_its_own_with_the_archive_reason(store, tmp_path):

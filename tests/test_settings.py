@@ -1,4 +1,5 @@
-"""Settings read from the environment: running behind a TLS proxy, and login throttling."""
+"""Settings read from the environment: running behind a TLS proxy, login throttling, and the
+largest event the index inflates."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ ENVIRONMENT = [
     "SECURE_HSTS_SECONDS",
     "SESSIONVIEWER_LOGIN_FAILURE_LIMIT",
     "SESSIONVIEWER_LOGIN_COOLOFF_MINUTES",
+    "SESSIONVIEWER_MAX_EVENT_BYTES",
 ]
 # What SESSIONVIEWER_BEHIND_TLS_PROXY decides, copied from a fresh read of the settings into the live ones.
 PROXY_SETTINGS = [
@@ -233,3 +235,17 @@ def test_codex_sessions_are_a_default_root():
     from sessionviewer import settings
 
     assert "codex=~/.codex/sessions" in settings.DEFAULT_ROOTS
+
+
+def test_the_largest_inflated_event_is_256_mb_unless_told(monkeypatch):
+    assert read_settings(monkeypatch).SESSIONVIEWER_MAX_EVENT_BYTES == 256 * 1024 * 1024
+    assert (
+        read_settings(monkeypatch, SESSIONVIEWER_MAX_EVENT_BYTES="1048576").SESSIONVIEWER_MAX_EVENT_BYTES
+        == 2**20
+    )
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "256MB"])
+def test_a_largest_event_that_is_no_number_of_bytes_stops_the_start(monkeypatch, value):
+    with pytest.raises(ImproperlyConfigured, match="SESSIONVIEWER_MAX_EVENT_BYTES"):
+        read_settings(monkeypatch, SESSIONVIEWER_MAX_EVENT_BYTES=value)

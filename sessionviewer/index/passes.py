@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, transaction
 from django.utils import timezone
 
@@ -521,6 +522,7 @@ def plan_file(source: Source, work: _Work) -> _Plan:
         fold.SessionState.of(session),
         batch_size=BATCH,
         for_sqlite=connection.vendor == "sqlite",
+        max_event_bytes=settings.SESSIONVIEWER_MAX_EVENT_BYTES,
     )
     return _Plan(work, session, reset, job)
 

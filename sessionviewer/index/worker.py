@@ -61,6 +61,7 @@ class Job:
     # writes them (sqlite3 binds a bool through its adapter lookup, which cost a cold
     # index a twentieth of its time). Other databases take datetimes and booleans.
     for_sqlite: bool = True
+    max_event_bytes: int = readers.MAX_EVENT_BYTES  # SESSIONVIEWER_MAX_EVENT_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +96,12 @@ class Batch:
 def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
     """Read a file's new lines in batches, folding each batch into job.state."""
     reader = readers.SessionReader(
-        job.path, job.format, job.start_offset, job.start_line, keep_head=HEAD_BYTES
+        job.path,
+        job.format,
+        job.start_offset,
+        job.start_line,
+        keep_head=HEAD_BYTES,
+        max_event_bytes=job.max_event_bytes,
     )
     items = iter(reader)
     batch = list(islice(items, job.batch_size))

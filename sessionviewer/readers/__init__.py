@@ -8,8 +8,10 @@ Plain Python, no Django: tests and bench/ run them directly. Each format module
     looks_like(path: Path, first: dict | None) -> bool   # format detection
     parse_line(obj: dict, line: int) -> Entry     # one JSON object to one entry
 
-and may provide ``read(path, start_offset, start_line)`` when its files are not
-JSON Lines (Fluux's legacy Markdown archives). ``SessionReader`` is the one
+and may provide ``read(path, start_offset, start_line, max_event_bytes)`` when its
+files are not JSON Lines: a ReadResult (Fluux's legacy Markdown archives), or an
+iterator of entries and problems whose return value is a ReadResult saying where it
+ended (OpenClaw's database, streamed). ``SessionReader`` is the one
 entry point the index uses (sessionviewer/index/worker.py): it yields a file's
 entries and problems from an offset on, one at a time. ``read_session`` reads
 them all at once, for tests and tools.
@@ -435,6 +437,12 @@ PREVIEW_BYTES = 200  # of a bad line, kept with its problem
 SETTLE_SECONDS = 60
 
 
+# The most bytes one event or line is inflated to (a zstd event of OpenClaw's database, a
+# line of its archived transcripts): four times the largest real line we know of. The
+# index takes SESSIONVIEWER_MAX_EVENT_BYTES; past it, the event is a problem.
+MAX_EVENT_BYTES = 256 * 1024 * 1024
+
+
 class SessionReader:
     """A session file's entries and problems from an offset on, one at a time.
 
@@ -449,8 +457,17 @@ class SessionReader:
     read whole next time.
     """
 
-    def __init__(self, path: Path, fmt: str, start_offset: int = 0, start_line: int = 0, keep_head: int = 0):
+    def __init__(
+        self,
+        path: Path,
+        fmt: str,
+        start_offset: int = 0,
+        start_line: int = 0,
+        keep_head: int = 0,
+        max_event_bytes: int = MAX_EVENT_BYTES,
+    ):
         self.path, self.module = path, format_module(fmt)
+        self.max_event_bytes = max_event_bytes
         self.start_offset, self.start_line = start_offset, start_line
         self.end_offset, self.end_line = start_offset, start_line
         self.pending_tail = False
@@ -463,7 +480,9 @@ class SessionReader:
     def __iter__(self) -> Iterator[Entry | Problem]:
         custom = getattr(self.module, "read", None)
         if custom is not None:
-            result = custom(self.path, self.start_offset, self.start_line)
+            result = custom(self.path, self.start_offset, self.start_line, self.max_event_bytes)
+            if type(result) is not ReadResult and result is not None:  # a stream: its end comes last
+                result = yield from result
             if result is not None:
                 self.end_offset, self.end_line = result.end_offset, result.end_line
                 self.identity = result.identity
@@ -532,9 +551,11 @@ def reader_error(
     return problem, entry
 
 
-def read_session(path: Path, fmt: str, start_offset: int = 0, start_line: int = 0) -> ReadResult:
+def read_session(
+    path: Path, fmt: str, start_offset: int = 0, start_line: int = 0, max_event_bytes: int = MAX_EVENT_BYTES
+) -> ReadResult:
     """Read a session file (or its new tail) into entries and problems, all at once."""
-    reader = SessionReader(path, fmt, start_offset, start_line)
+    reader = SessionReader(path, fmt, start_offset, start_line, max_event_bytes=max_event_bytes)
     entries: list[Entry] = []
     problems: list[Problem] = []
     for item in reader:

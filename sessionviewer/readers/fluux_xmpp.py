@@ -133,11 +133,14 @@ def _message(obj: dict, line: int) -> Entry:
 # Legacy Markdown archives
 
 
-def read(path: Path, start_offset: int = 0, start_line: int = 0) -> ReadResult | None:
+def read(
+    path: Path, start_offset: int = 0, start_line: int = 0, max_event_bytes: int = 0
+) -> ReadResult | None:
     """Legacy .md sessions; None for JSON Lines, which the generic reader handles.
 
     Markdown turns have no ids of their own, so the whole file is parsed each
     time and only the turns starting at or after start_offset are returned.
+    max_event_bytes goes unused: nothing in these files is inflated.
     """
     path = Path(path)
     if path.suffix != ".md":

@@ -34,6 +34,7 @@ from . import (
     COMPACTION,
     HEADER,
     IMAGE,
+    MAX_EVENT_BYTES,
     MESSAGE,
     RAW,
     SYSTEM,
@@ -46,7 +47,7 @@ from . import (
     Block,
     Entry,
     Kept,
-    ReadResult,
+    Problem,
     SessionFile,
     SourceBusy,
     Stamp,
@@ -675,11 +676,13 @@ def _unreadable(database: Path, root: Path, agent: str, error: OSError) -> Sessi
     )
 
 
-def read(path: Path, start_offset: int, start_line: int) -> ReadResult | None:
-    """A database's session (openclaw_store); None for a transcript file, read line by line."""
+def read(
+    path: Path, start_offset: int, start_line: int, max_event_bytes: int = MAX_EVENT_BYTES
+) -> Iterator[Entry | Problem] | None:
+    """A database's session, streamed (openclaw_store); None for a transcript file, read line by line."""
     if ".jsonl" in path.name:
         return None
-    return openclaw_store.read(path, start_offset, start_line, parse_line)
+    return openclaw_store.read(path, start_offset, start_line, parse_line, max_event_bytes)
 
 
 # Detection

@@ -14,8 +14,15 @@ Reclaimed transcripts sit whole, as JSONL, in session_transcript_archives. A rew
 bumps the session's generation in transcript_rewrite_watermarks.
 
 Each session is indexed under a path of its own, "<database>#<session_id>" (an
-archive: "<database>#<session_id>#<generation>"), with seq as its line and its offset:
-the index reads on from the last seq it read, as it reads a file on from its last byte.
+archive: "<database>#<session_id>#<generation>"). OpenClaw numbers a session's events
+from seq 0, as the lines of its JSONL transcript are numbered from 1: event seq is line
+seq + 1, and it ends at offset seq + 1, so that offset 0 means nothing read. The index
+reads on from the offset where its last read ended, as it reads a file on from its last
+byte, and a session is streamed a few events at a time, in seq order, never held whole.
+
+Compressed events and archives are inflated through a stream, a bounded read at a time:
+an event past max_event_bytes (SESSIONVIEWER_MAX_EVENT_BYTES, 256 MB) is a problem on its
+session, and an archive is read a line at a time, a line past it a problem too.
 
 The database is only ever read: opened read-only, with a busy timeout. A database
 locked or in the middle of a migration is left for the next pass (SourceBusy); one
@@ -36,6 +43,7 @@ from typing import Any
 import orjson
 
 from . import (
+    MAX_EVENT_BYTES,
     Entry,
     Problem,
     ReadResult,
@@ -285,7 +293,7 @@ class _Survey:
             touched = max(
                 window.get("last_at") or 0, window.get("updated_at") or 0, (node or {}).get("updated_at") or 0
             )
-            found_file.stamp = Stamp(window.get("last_seq") or 0, int(touched), self.inode)
+            found_file.stamp = Stamp(window.get("end_seq") or 0, int(touched), self.inode)
             found_file.identity = f"generation:{generation}" if generation else ""
             # Without a label, its first prompt titles it, as a JSONL transcript's does.
             found.append(found_file)
@@ -293,8 +301,9 @@ class _Survey:
         return found
 
     def _windows(self) -> list[dict]:
+        # One past the last seq (read's offsets): 0 for a window with no events yet.
         last = (
-            "(SELECT max(seq) FROM transcript_events e WHERE e.session_id = w.session_id) AS last_seq, "
+            "(SELECT max(seq) + 1 FROM transcript_events e WHERE e.session_id = w.session_id) AS end_seq, "
             "(SELECT created_at FROM transcript_events e WHERE e.session_id = w.session_id "
             "ORDER BY seq DESC LIMIT 1) AS last_at"
         )
@@ -305,7 +314,7 @@ class _Survey:
             return self.rows(sql)
         # No windows (an older or trimmed schema): one session per session_id of the events.
         return self.rows(
-            "SELECT session_id, max(seq) AS last_seq, max(created_at) AS last_at FROM transcript_events "
+            "SELECT session_id, max(seq) + 1 AS end_seq, max(created_at) AS last_at FROM transcript_events "
             "GROUP BY session_id ORDER BY min(created_at), session_id"
         )
 
@@ -436,8 +445,16 @@ def _add_conversation(found: SessionFile, conversation: dict | None) -> None:
 # Reading
 
 
-def read(path: Path, start_offset: int, start_line: int, parse_line) -> ReadResult:
-    """A session's events after seq start_offset (an archive: its lines after byte start_offset)."""
+def read(
+    path: Path, start_offset: int, start_line: int, parse_line, max_event_bytes: int = MAX_EVENT_BYTES
+) -> Iterator[Entry | Problem]:
+    """A session's entries and problems from seq start_offset on, one event at a time, in seq
+    order (an archive: its lines from byte start_offset on, a line at a time); what it returns
+    at the end says where the next read starts (ReadResult, its lists empty).
+
+    Event seq is line seq + 1 and ends at offset seq + 1, so that offset 0 means nothing read
+    (OpenClaw numbers a session's events from 0). An event or archive line that inflates past
+    max_event_bytes is a problem, and the read goes on."""
     split = split_path(path)
     if split is None:
         if is_database(path):  # the database itself: discovery found it unreadable; say why
@@ -446,10 +463,13 @@ def read(path: Path, start_offset: int, start_line: int, parse_line) -> ReadResu
             raise Unreadable(f"{path}: holds no OpenClaw sessions")
         raise FileNotFoundError(f"{path}: the database is gone")
     database, session_id, generation = split
+    # One read transaction for the whole session, held while its entries are handed on.
     with reading(database) as (connection, tables):
         if generation:
-            return _read_archive(
-                connection, path, session_id, generation, start_offset, start_line, parse_line
+            return (
+                yield from _read_archive(
+                    connection, path, session_id, generation, start_offset, parse_line, max_event_bytes
+                )
             )
         identity = ""
         if "generation" in tables.get("transcript_rewrite_watermarks", set()):
@@ -459,86 +479,171 @@ def read(path: Path, start_offset: int, start_line: int, parse_line) -> ReadResu
             identity = f"generation:{row[0]}" if row else ""
         compressed = {"event_zstd", "event_utf8_bytes"} <= tables["transcript_events"]
         payload = "event_json, event_zstd, event_utf8_bytes" if compressed else "event_json, NULL, NULL"
-        sql = f"SELECT seq, {payload} FROM transcript_events WHERE session_id = ? AND seq > ?"  # noqa: S608 - our own columns
-        rows = connection.execute(sql + " ORDER BY seq", (session_id, start_offset))
-        entries: list[Entry] = []
-        problems: list[Problem] = []
+        sql = f"SELECT seq, {payload} FROM transcript_events WHERE session_id = ? AND seq >= ?"  # noqa: S608 - our own columns
+        # Nothing read yet: from the smallest seq there is, whatever it is.
+        rows = connection.execute(sql + " ORDER BY seq", (session_id, start_offset or -(2**63)))
         end = start_offset
+        problems: list[Problem] = []
         for seq, text, packed, size in rows:
-            raw = _event_bytes(path, seq, text, packed, size, problems)
-            end = seq
+            raw = _event_bytes(path, seq, text, packed, size, max_event_bytes, problems)
+            end = seq + 1
+            if problems:
+                yield from problems
+                problems.clear()
             if raw is not None:
-                _parse(path, seq, seq, raw, parse_line, entries, problems)
-    return ReadResult(entries, problems, end, end, identity=identity)
+                yield from _parsed(path, seq + 1, seq, raw, parse_line)
+    return ReadResult([], [], end, end, identity=identity)
 
 
-def _event_bytes(path: Path, seq: int, text, packed, size, problems: list[Problem]) -> bytes | None:
+def _event_bytes(
+    path: Path, seq: int, text, packed, size, limit: int, problems: list[Problem]
+) -> bytes | None:
     if text is not None:
         return text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
     if packed is None:
-        problems.append(Problem(str(path), seq, seq, "event has neither event_json nor event_zstd"))
+        problems.append(Problem(str(path), seq + 1, seq, "event has neither event_json nor event_zstd"))
         return None
     try:
-        raw = _decompress(bytes(packed), size)
+        raw = _inflate(bytes(packed), limit)
+    except _PastLimit:
+        problems.append(Problem(str(path), seq + 1, seq, f"event {seq} inflates past {_megabytes(limit)}"))
+        return None
     except Exception as error:  # noqa: BLE001 - zstandard raises its own ZstdError and ValueErrors
-        problems.append(Problem(str(path), seq, seq, f"event_zstd does not decompress: {error}"))
+        problems.append(Problem(str(path), seq + 1, seq, f"event_zstd does not decompress: {error}"))
         return None
     if isinstance(size, int) and len(raw) != size:
         problems.append(
-            Problem(str(path), seq, seq, f"event_zstd holds {len(raw)} bytes, event_utf8_bytes says {size}")
+            Problem(
+                str(path), seq + 1, seq, f"event_zstd holds {len(raw)} bytes, event_utf8_bytes says {size}"
+            )
         )
     return raw
 
 
-def _decompress(data: bytes, size: Any = None) -> bytes:
+class _PastLimit(ValueError):
+    """What inflates past the limit."""
+
+
+INFLATE_CHUNK = 1024 * 1024  # bytes inflated a read when the frame does not say its size
+
+
+def _inflate(packed: bytes, limit: int) -> bytes:
+    """A compressed event, inflated: refused on its frame's header when that says it is past
+    limit, else read through a stream a bounded read at a time, and refused once past it.
+
+    Neither event_utf8_bytes nor the header bounds the output: the first is the writer's
+    word, and python-zstandard's decompress(max_output_size=...) inflates a frame that
+    declares its size whole, whatever the cap (a 64 KB frame held 2 GiB)."""
     import zstandard  # only for databases that hold compressed events
 
-    limit = size if isinstance(size, int) and size > 0 else 0
-    return zstandard.ZstdDecompressor().decompress(data, max_output_size=max(limit, 64 * 1024 * 1024))
+    declared = zstandard.frame_content_size(packed)  # -1: the header does not say
+    if declared > limit:
+        raise _PastLimit
+    step = declared + 1 if declared >= 0 else INFLATE_CHUNK  # one more than declared: a lie shows
+    parts, size = [], 0
+    with zstandard.ZstdDecompressor().stream_reader(packed, read_across_frames=True) as stream:
+        while size <= limit and (part := stream.read(min(step, limit + 1 - size))):
+            parts.append(part)
+            size += len(part)
+    if size > limit:
+        raise _PastLimit
+    return b"".join(parts)
 
 
-def _parse(
-    path, number, offset, raw: bytes, parse_line, entries: list[Entry], problems: list[Problem]
-) -> None:
+def _megabytes(limit: int) -> str:
+    return f"{limit / (1024 * 1024):g} MB" if limit >= 1024 * 1024 else f"{limit:,} bytes"
+
+
+def _parsed(path, number, offset, raw: bytes, parse_line) -> Iterator[Entry | Problem]:
     decoded = decode_line(path, number, offset, raw)
     if decoded is None:
         return
     if type(decoded) is Problem:
-        problems.append(decoded)
+        yield decoded
         return
     try:
         entry = parse_line(decoded, number)
     except Exception as error:  # noqa: BLE001 - a reader bug must not lose the session
         problem, entry = reader_error(path, number, offset, raw, decoded, error)
-        problems.append(problem)
+        yield problem
     entry.line, entry.offset = number, offset
-    entries.append(entry)
+    yield entry
 
 
 def _read_archive(
-    connection, path, session_id, generation, start_offset, start_line, parse_line
-) -> ReadResult:
+    connection, path, session_id, generation, start_offset, parse_line, limit: int
+) -> Iterator[Entry | Problem]:
+    """A reclaimed transcript's lines, inflated a chunk at a time from its blob, itself read
+    a chunk at a time: its size is bounded by the disk, never by memory."""
     row = connection.execute(
-        "SELECT encoding, archive_blob, archive_sha256 FROM session_transcript_archives "
+        "SELECT rowid, encoding, archive_sha256 FROM session_transcript_archives "
         "WHERE session_id = ? AND generation = ?",
         (session_id, generation),
     ).fetchone()
     if row is None:
         raise FileNotFoundError(f"{path}: the archive is gone")
-    encoding, blob, sha = row
-    entries: list[Entry] = []
-    problems: list[Problem] = []
-    try:
-        data = _decompress(bytes(blob)) if encoding == "zstd" else bytes(blob)
-    except Exception as error:  # noqa: BLE001 - as _event_bytes
-        problems.append(Problem(str(path), 1, 0, f"the archive does not decompress: {error}"))
-        return ReadResult(entries, problems, start_offset, start_line, identity=f"archive:{sha}")
-    if hashlib.sha256(data).hexdigest() != sha and hashlib.sha256(bytes(blob)).hexdigest() != sha:
-        problems.append(Problem(str(path), 1, 0, "the archive does not match its archive_sha256"))
-    offset, number = 0, 0
-    for raw in data.splitlines(keepends=True):
-        number, start = number + 1, offset
-        offset += len(raw)
-        if start >= start_offset:
-            _parse(path, number, start, raw, parse_line, entries, problems)
-    return ReadResult(entries, problems, offset, number, identity=f"archive:{sha}")
+    rowid, encoding, sha = row
+    identity = f"archive:{sha}"
+    offset = number = 0
+    with connection.blobopen("session_transcript_archives", "archive_blob", rowid, readonly=True) as blob:
+        source = _Hashed(blob)
+        if encoding == "zstd":
+            import zstandard
+
+            stream = _Hashed(zstandard.ZstdDecompressor().stream_reader(source, read_across_frames=True))
+        else:
+            stream = source
+        try:
+            for raw, length in _lines(stream.read, limit):
+                number, start = number + 1, offset
+                offset += length
+                if start < start_offset:
+                    continue
+                if raw is None:
+                    yield Problem(
+                        str(path), number, start, f"line {number} inflates past {_megabytes(limit)}"
+                    )
+                else:
+                    yield from _parsed(path, number, start, raw, parse_line)
+        except Exception as error:  # noqa: BLE001 - zstandard's ZstdError: what came before it stays
+            yield Problem(str(path), number + 1, offset, f"the archive does not decompress: {error}")
+            return ReadResult([], [], offset, number, identity=identity)
+        if sha not in (stream.sha.hexdigest(), source.sha.hexdigest()):
+            yield Problem(str(path), 1, 0, "the archive does not match its archive_sha256")
+    return ReadResult([], [], offset, number, identity=identity)
+
+
+class _Hashed:
+    """A stream whose bytes are hashed as they are read."""
+
+    def __init__(self, stream):
+        self.stream, self.sha = stream, hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.stream.read(size)
+        self.sha.update(data)
+        return data
+
+
+def _lines(read, limit: int) -> Iterator[tuple[bytes | None, int]]:
+    """The lines of a stream, each with its length in bytes (its newline included); a line
+    longer than limit comes as None, and is never held whole."""
+    parts: list[bytes] = []  # the line so far, when it started in an earlier chunk
+    size, over = 0, False
+    while chunk := read(INFLATE_CHUNK):
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            piece = chunk[start : end + 1]
+            length = size + len(piece)
+            if over or length > limit:
+                yield None, length
+            else:
+                yield (b"".join([*parts, piece]) if parts else piece), length
+            parts, size, over = [], 0, False
+            start = end + 1
+        if start < len(chunk):
+            size += len(chunk) - start
+            over = over or size > limit
+            parts = [] if over else [*parts, chunk[start:]]
+    if size:
+        yield (None if over else b"".join(parts)), size
