@@ -394,6 +394,7 @@ def plan_file(source: Source, work: _Work) -> _Plan:
         fold.SessionState.of(session),
         batch_size=BATCH,
         for_sqlite=connection.vendor == "sqlite",
+        root=Path(source.path),
     )
     return _Plan(work, session, reset, job)
 

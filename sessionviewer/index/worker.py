@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 from sessionviewer import readers
 from sessionviewer.index.fold import SessionState, fold_entries, title_of
 from sessionviewer.index.rows import db_text, entry_rows, stored_id
+from sessionviewer.readers.files import open_regular
 
 if TYPE_CHECKING:
     import subprocess
@@ -61,6 +62,7 @@ class Job:
     # writes them (sqlite3 binds a bool through its adapter lookup, which cost a cold
     # index a twentieth of its time). Other databases take datetimes and booleans.
     for_sqlite: bool = True
+    root: Path | None = None  # where the file was found: a link out of it is not read (readers/files.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +97,7 @@ class Batch:
 def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
     """Read a file's new lines in batches, folding each batch into job.state."""
     reader = readers.SessionReader(
-        job.path, job.format, job.start_offset, job.start_line, keep_head=HEAD_BYTES
+        job.path, job.format, job.start_offset, job.start_line, keep_head=HEAD_BYTES, root=job.root
     )
     items = iter(reader)
     batch = list(islice(items, job.batch_size))
@@ -151,7 +153,7 @@ def head_hash(path: Path, read_to: int, head: bytes = b"") -> str:
     """
     size = min(HEAD_BYTES, read_to)
     if len(head) < size:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             head = handle.read(size)
     return hashlib.sha256(head[:size]).hexdigest()
 
