@@ -2,10 +2,17 @@
 inside the root. A FIFO, or a link out of the root, is a file that could not be indexed:
 named by `manage.py index`, "not indexed" on the list, and it never stops the pass."""
 
+import os
+import resource
+import subprocess
+import sys
+import threading
+import time
 from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 
 from sessionviewer.index import index_roots, worker
@@ -172,3 +179,108 @@ def test_a_fluux_history_linked_out_of_the_root_is_not_read(tmp_path):
     summary = index_roots([RootSpec(tmp_path / "memory", "fluux_xmpp")])
     assert summary.errors == [f"{folder / 'history.jsonl'}: {OUTSIDE}"]
     assert not Entry.objects.filter(text__contains=SECRET).exists()
+
+
+# `manage.py index` in a process of its own, as an operator runs it, under an address-space
+# limit and a timeout: a FIFO among the files must neither block it nor stop the other root.
+
+ADDRESS_SPACE = 3 * 1024**3
+TIMEOUT = 120
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+@pytest.fixture
+def command_env(tmp_path: Path) -> dict:
+    """The environment of a `manage.py` of its own, on a migrated SQLite database in tmp_path."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "sessionviewer.settings",
+        "SECRET_KEY": "test-only-secret",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'index.sqlite3'}",
+        "SESSIONVIEWER_ROOTS": "",
+        "SESSIONVIEWER_MEMORY_ROOTS": "",
+    }
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=TIMEOUT,
+    )
+    return env
+
+
+@pytest.fixture
+def two_roots(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A Claude Code root whose project holds a FIFO, and an ordinary root beside it."""
+    hostile = tmp_path / "hostile" / "projects"
+    claude_session(hostile / "p" / "a.jsonl")
+    path = hostile / "p" / "x.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)  # no writer ever comes: a reader that opens it waits for good
+    ordinary = tmp_path / "ordinary" / "projects"
+    claude_session(ordinary / "q" / "b.jsonl", "The other root")
+    return hostile, ordinary, path
+
+
+def test_manage_py_index_under_a_memory_limit_names_the_fifo_and_indexes_the_other_root(
+    command_env, two_roots
+):
+    hostile, ordinary, path = two_roots
+    done = subprocess.run(
+        [sys.executable, "manage.py", "index", f"claude_code={hostile}", f"claude_code={ordinary}"],
+        cwd=settings.BASE_DIR,
+        env=command_env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        preexec_fn=_limited,  # setrlimit only: safe between fork and exec
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"not indexed: {path}: {FIFO}" in done.stderr
+    assert done.stdout.startswith("Indexed 3 files (3 read), 3 sessions")
+
+
+def test_manage_py_index_watch_under_a_memory_limit_goes_on_indexing_past_a_fifo(command_env, two_roots):
+    hostile, ordinary, path = two_roots
+    watcher = subprocess.Popen(
+        [
+            sys.executable,
+            "manage.py",
+            "index",
+            "--watch",
+            f"claude_code={hostile}",
+            f"claude_code={ordinary}",
+        ],
+        cwd=settings.BASE_DIR,
+        env={**command_env, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=_limited,
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(watcher.stdout), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not any(line.startswith("Watching") for line in lines):
+            assert watcher.poll() is None and time.monotonic() < deadline, "".join(lines)
+            time.sleep(0.1)
+        # A new session in the ordinary root: the watcher's next pass must index it.
+        claude_session(ordinary / "q" / "c.jsonl", "Written while watched")
+        while sum(line.startswith("Indexed") for line in lines) < 2:
+            assert watcher.poll() is None and time.monotonic() < deadline, "".join(lines)
+            time.sleep(0.1)
+            os.utime(ordinary / "q" / "c.jsonl")  # the watcher may have started after the write
+    finally:
+        watcher.kill()
+        watcher.wait(TIMEOUT)
+        reader.join(TIMEOUT)
+    second = [line for line in lines if line.startswith("Indexed")][1]
+    assert second.startswith("Indexed 4 files (2 read), 4 sessions, 2 new entries"), "".join(lines)
+    assert f"not indexed: {path}: {FIFO}\n" in lines
