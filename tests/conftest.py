@@ -1,6 +1,7 @@
 import contextlib
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -131,14 +132,32 @@ def browser_page(chromium, live_server, admin_user, request):
     context.close()
 
 
+def within_seconds(call, seconds: float = 10):
+    """What call() returns or raises, from a thread given seconds: a reader that blocks
+    fails the test instead of hanging the suite (the fifo fixture releases it after)."""
+    outcome: dict = {}
+
+    def run():
+        try:
+            outcome["value"] = call()
+        except BaseException as error:  # noqa: BLE001 - handed back to the test
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still blocked after {seconds} s"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 @pytest.fixture
 def fifo():
     """make(path) puts a FIFO at path. Should code under test open one for reading (the bug
     these tests guard against), a helper thread opens and closes its other end, so the reader
     sees an empty file and the test fails on its assertions instead of hanging. make.opened
     lists the FIFOs a reader was found waiting on."""
-    import threading
-
     made: list[Path] = []
     stop = threading.Event()
 

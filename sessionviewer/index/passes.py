@@ -523,6 +523,7 @@ def plan_file(source: Source, work: _Work) -> _Plan:
         batch_size=BATCH,
         for_sqlite=connection.vendor == "sqlite",
         max_event_bytes=settings.SESSIONVIEWER_MAX_EVENT_BYTES,
+        root=Path(source.path),
     )
     return _Plan(work, session, reset, job)
 

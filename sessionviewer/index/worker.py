@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 from sessionviewer import readers
 from sessionviewer.index.fold import SessionState, fold_entries, title_of
 from sessionviewer.index.rows import db_text, entry_rows, stored_id
+from sessionviewer.readers.files import open_regular
 
 if TYPE_CHECKING:
     import subprocess
@@ -62,6 +63,7 @@ class Job:
     # index a twentieth of its time). Other databases take datetimes and booleans.
     for_sqlite: bool = True
     max_event_bytes: int = readers.MAX_EVENT_BYTES  # SESSIONVIEWER_MAX_EVENT_BYTES
+    root: Path | None = None  # where the file was found: a link out of it is not read (readers/files.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,7 @@ def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
         job.start_line,
         keep_head=HEAD_BYTES,
         max_event_bytes=job.max_event_bytes,
+        root=job.root,
     )
     items = iter(reader)
     batch = list(islice(items, job.batch_size))
@@ -157,7 +160,7 @@ def head_hash(path: Path, read_to: int, head: bytes = b"") -> str:
     """
     size = min(HEAD_BYTES, read_to)
     if len(head) < size:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             head = handle.read(size)
     return hashlib.sha256(head[:size]).hexdigest()
 

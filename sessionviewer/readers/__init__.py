@@ -18,7 +18,9 @@ them all at once, for tests and tools.
 
 Bad input never raises: a line that is not JSON, not UTF-8, not an object or
 cut off mid-write becomes a ``Problem`` (or is left for the next pass when it
-has no newline yet), and the file goes on.
+has no newline yet), and the file goes on. A file that must not be read at all (not a
+regular file, or a link out of the root it was found under: files.py) raises an OSError
+before any of it is read, which the index records as a file it could not index.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
+
+from .files import check_file, open_regular
 
 FORMATS = ("claude_code", "go_agent", "openclaw", "fluux_xmpp", "codex")
 
@@ -465,8 +469,10 @@ class SessionReader:
         start_line: int = 0,
         keep_head: int = 0,
         max_event_bytes: int = MAX_EVENT_BYTES,
+        root: Path | None = None,
     ):
-        self.path, self.module = path, format_module(fmt)
+        # root: where the file was found; a path whose links lead outside it is not read (files.py).
+        self.path, self.module, self.root = path, format_module(fmt), root
         self.max_event_bytes = max_event_bytes
         self.start_offset, self.start_line = start_offset, start_line
         self.end_offset, self.end_line = start_offset, start_line
@@ -480,6 +486,7 @@ class SessionReader:
     def __iter__(self) -> Iterator[Entry | Problem]:
         custom = getattr(self.module, "read", None)
         if custom is not None:
+            check_file(self.path, self.root)  # the generic read below checks as it opens
             result = custom(self.path, self.start_offset, self.start_line, self.max_event_bytes)
             if type(result) is not ReadResult and result is not None:  # a stream: its end comes last
                 result = yield from result
@@ -492,7 +499,7 @@ class SessionReader:
         path, parse_line = self.path, self.module.parse_line
         head, keep_head = [], self.keep_head if self.start_offset == 0 else 0
         # The lines by hand, not through a generator: this loop runs for every line indexed.
-        with open(path, "rb") as handle:
+        with open_regular(path, self.root) as handle:
             handle.seek(self.start_offset)
             offset, number = self.start_offset, self.start_line
             for raw in handle:
@@ -552,10 +559,15 @@ def reader_error(
 
 
 def read_session(
-    path: Path, fmt: str, start_offset: int = 0, start_line: int = 0, max_event_bytes: int = MAX_EVENT_BYTES
+    path: Path,
+    fmt: str,
+    start_offset: int = 0,
+    start_line: int = 0,
+    max_event_bytes: int = MAX_EVENT_BYTES,
+    root: Path | None = None,
 ) -> ReadResult:
     """Read a session file (or its new tail) into entries and problems, all at once."""
-    reader = SessionReader(path, fmt, start_offset, start_line, max_event_bytes=max_event_bytes)
+    reader = SessionReader(path, fmt, start_offset, start_line, max_event_bytes=max_event_bytes, root=root)
     entries: list[Entry] = []
     problems: list[Problem] = []
     for item in reader:
@@ -665,7 +677,9 @@ def keep_small(value: Any, limit: int = DETAILS_LIMIT) -> Any:
 
 def listing(folder: Path) -> tuple[list[str], list[str]]:
     """The names of a folder's files and of its subfolders (symlinks followed), each in
-    name order; both empty when the folder cannot be listed.
+    name order; both empty when the folder cannot be listed. A FIFO, socket or device is
+    among the files, so that reading it says why it is not read (files.py); a broken link
+    is left out.
 
     One os.scandir, whose entries mostly know their type without a stat of their own:
     discovery lists every session folder on every pass (bench/: re-scan of 10,000 files).
@@ -680,6 +694,8 @@ def listing(folder: Path) -> tuple[list[str], list[str]]:
                         files.append(entry.name)
                     elif entry.is_dir():
                         folders.append(entry.name)
+                    elif not entry.is_symlink() or os.path.exists(entry.path):
+                        files.append(entry.name)
                 except OSError:  # gone, or unreadable, since the listing: as Path.is_file() says
                     continue
     except OSError:
@@ -698,7 +714,7 @@ def key_prefix(folder: Path | str, root: Path) -> str:
 def first_object(path: Path, max_lines: int = 5) -> dict | None:
     """The first JSON object of a file, from its first few non-blank lines; None if none."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             for raw in islice(handle, max_lines):
                 if raw.strip():
                     obj = orjson.loads(raw)

@@ -65,6 +65,7 @@ from . import (
     usage_counts,
     written,
 )
+from .files import open_regular, read_regular
 
 FORMAT = "claude_code"
 
@@ -618,7 +619,7 @@ def _agent_id(path: Path) -> str:
 
 def _first_session_id(path: Path, lines: int = 20) -> str:
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             for raw in islice(handle, lines):
                 try:
                     obj = orjson.loads(raw)
@@ -706,7 +707,7 @@ def _sample_files(base: Path, patterns: tuple[str, ...], limit: int = 50) -> lis
 
 def _read_json(path: Path) -> Any:
     try:
-        return orjson.loads(path.read_bytes())
+        return orjson.loads(read_regular(path))
     except (OSError, orjson.JSONDecodeError):
         return None
 

@@ -41,6 +41,7 @@ from . import (
     text_of,
     written,
 )
+from .files import read_regular
 
 FORMAT = "fluux_xmpp"
 
@@ -146,7 +147,7 @@ def read(
     if path.suffix != ".md":
         return None
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as error:
         return ReadResult([], [Problem(str(path), 0, 0, f"cannot read: {error}")], start_offset, start_line)
     entries, problems, lines = parse_markdown(data, str(path))

@@ -62,6 +62,7 @@ from . import (
     text_of,
     usage_counts,
 )
+from .files import read_regular
 
 FORMAT = "openclaw"
 
@@ -540,7 +541,7 @@ def _load_index(folder: Path) -> tuple[dict[str, tuple[str, dict]], str]:
     if not path.is_file():
         return {}, ""
     try:
-        data = orjson.loads(path.read_bytes())
+        data = orjson.loads(read_regular(path))
     except (OSError, orjson.JSONDecodeError) as error:
         return {}, f"sessions.json unreadable: {error}"
     if not isinstance(data, dict):

@@ -54,6 +54,7 @@ from . import (
     reader_error,
     text_of,
 )
+from .files import check_inside, open_regular
 
 DATABASE_NAME = "openclaw-agent.sqlite"
 SEPARATOR = "#"
@@ -70,7 +71,7 @@ class Unreadable(OSError):
 
 def is_database(path: Path) -> bool:
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             return handle.read(16) == _SQLITE_HEADER
     except OSError:
         return False
@@ -87,12 +88,18 @@ def databases(root: Path) -> list[tuple[Path, str]]:
     if agents.is_dir():
         for name in sorted(os.listdir(agents)):
             path = agents / name / "agent" / DATABASE_NAME
-            if not name.startswith(".") and path.is_file():
+            if not name.startswith(".") and _present(path):
                 found.append((path, name))
     for path in (root / "agent" / DATABASE_NAME, root / DATABASE_NAME):
-        if path.is_file():
+        if _present(path):
             found.append((path, _agent_of(path)))
     return found
+
+
+def _present(path: Path) -> bool:
+    """A file is there, regular or not: one that is not is found, and contents() says why
+    it is not read (a FIFO would block the connection's open)."""
+    return path.exists() and not path.is_dir()
 
 
 def _agent_of(path: Path) -> str:
@@ -126,7 +133,7 @@ def database_stamp(database: Path) -> tuple:
     """What changes whenever the database does: its stat, its change counter (rollback
     journal mode) and its -wal file's stat (WAL mode). Costs two stats and 28 bytes read."""
     stat = os.stat(database)
-    with open(database, "rb") as handle:
+    with open_regular(database) as handle:
         counter = handle.read(28)[24:28]
     try:
         wal = os.stat(f"{database}-wal")
@@ -141,11 +148,9 @@ def _uri(database: Path) -> str:
     has open (SQLite removes it with the last connection): it is opened immutable, since a
     read-only connection would otherwise leave a -wal and a -shm file beside it."""
     uri = f"file:{_quoted(database)}?mode=ro"
-    try:
-        with open(database, "rb") as handle:
-            wal_mode = handle.read(20)[18:20] == b"\x02\x02"
-    except OSError:
-        wal_mode = False
+    # SQLite opens the file itself, by name: it must be a regular file (files.py) right before.
+    with open_regular(database) as handle:
+        wal_mode = handle.read(20)[18:20] == b"\x02\x02"
     if wal_mode and not os.path.exists(f"{database}-wal"):
         uri += "&immutable=1"
     return uri
@@ -226,7 +231,11 @@ _LOOKED: dict[tuple[Path, Path], Contents] = {}  # (database, root): the last lo
 
 def contents(database: Path, root: Path, agent: str, format_name: str) -> Contents:
     """The database's sessions, as discovery yields them; looked up again only when the
-    database changed since the last look (an unchanged one costs database_stamp)."""
+    database changed since the last look (an unchanged one costs database_stamp).
+
+    A database that is not a regular file, or links outside the root, is not read:
+    NotRegularFile or OutsideRoot (files.py), and discovery lists it with the reason."""
+    check_inside(database, root)
     stamp = database_stamp(database)
     known = _LOOKED.get((database, root))
     if known is not None and known.stamp == stamp:

@@ -3,12 +3,13 @@ lead (never outside its folder), and reading a file that must be a regular one."
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 from pathlib import Path
-from typing import BinaryIO
 
+# A file must be a regular one: the readers' rule, used here as it is (readers/files.py).
+from sessionviewer.readers.files import NotRegularFile, read_regular
+from sessionviewer.readers.files import check_regular as check_regular
+from sessionviewer.readers.files import open_regular as open_regular
 from sessionviewer.readers.fluux_xmpp import GLOBAL_FILES
 
 PERSONA_FILES = GLOBAL_FILES  # in prompt order: the reader's names
@@ -27,10 +28,6 @@ ABSENT = "absent"
 
 class UnsafePath(ValueError):
     """A JID or file name that is malformed, missing, or leads outside its folder."""
-
-
-class NotRegularFile(OSError):
-    """A FIFO, device, socket or folder where a file is expected: never opened, so never hung on."""
 
 
 # Path safety
@@ -91,46 +88,6 @@ def resolve_member(folder: Path, name: str, subdir: str | None = None) -> Path:
     if resolved.parent != base:
         raise UnsafePath(f"{name!r} leads outside its folder")
     return resolved
-
-
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def check_regular(path: Path, mode: int) -> None:
-    """Raise NotRegularFile, naming what it is, unless mode (from a stat) is a regular file's."""
-    if not stat.S_ISREG(mode):
-        kind = next((kind for test, kind in _KINDS if test(mode)), "not a file")
-        raise NotRegularFile(errno.EINVAL, f"not a regular file ({kind})", str(path))
-
-
-def open_regular(path: Path) -> BinaryIO:
-    """path opened for reading, refusing anything but a regular file (NotRegularFile).
-
-    Opening a FIFO blocks until a writer comes, and a device may act on open: both are
-    refused from a stat before opening. O_NONBLOCK covers a file swapped for a FIFO between
-    the stat and the open, and the open file is checked again.
-    """
-    check_regular(path, os.stat(path).st_mode)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        check_regular(path, os.fstat(fd).st_mode)
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def read_regular(path: Path) -> bytes:
-    """The bytes of a regular file; raises FileNotFoundError, NotRegularFile or another OSError."""
-    with open_regular(path) as handle:
-        return handle.read()
 
 
 def read_error(exc: OSError) -> str:
