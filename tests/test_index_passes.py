@@ -550,3 +550,19 @@ def test_a_file_whose_read_fails_halfway_leaves_no_rows_and_the_others_index(roo
     alice = Session.objects.get(jid="alice@example.com")
     assert (alice.entry_count, alice.index_error) == (3, "")
     assert Entry.objects.filter(session__jid="alice@example.com").count() == 3
+
+
+def test_a_pass_over_several_roots_looks_for_copied_replies_once(tmp_path, monkeypatch):
+    from sessionviewer.index import copies
+
+    roots = []
+    for name in ("a", "b", "c"):
+        jid = tmp_path / name / "alice@example.com"
+        jid.mkdir(parents=True)
+        (jid / "history.jsonl").write_text(HEADER + message(1) + message(2, "assistant"))
+        roots.append(RootSpec(tmp_path / name, "fluux_xmpp"))
+    asked = []
+    real = copies.count_once
+    monkeypatch.setattr(copies, "count_once", lambda sessions: asked.append(len(sessions)) or real(sessions))
+    index_roots(roots)
+    assert asked == [3]  # every root's sessions at once: the whole reply index was scanned per root

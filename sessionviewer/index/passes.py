@@ -115,14 +115,29 @@ def index_roots(
                 plan.number = reading.add(plan.job)
             reading.send_jobs()  # to read while the next root is planned
         reading.close_jobs()
+        read_whole: list[Session] = []  # the files read from their first line: they may hold copies
         with checkpointing(big=reading.worker is not None) as checkpointer:
             for root_pass in passes:
-                _write_changes(root_pass, reading, summary, progress, len(reading.jobs), checkpointer)
+                _write_changes(
+                    root_pass, reading, summary, progress, len(reading.jobs), checkpointer, read_whole
+                )
+    _count_copies_once(read_whole, summary)
     summary.memory = snapshot_roots(memory)
     summary.errors += summary.memory.errors
     prices.keep_rates()  # what the library was asked, for the next process
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _count_copies_once(read_whole: list[Session], summary: IndexSummary) -> None:
+    """Once a pass, after every root: a copy may sit in another root, and looking for
+    shared replies went over the whole reply index once per root."""
+    try:
+        with transaction.atomic():
+            copies.count_once(read_whole)
+    except Exception as error:  # noqa: BLE001 - the sessions are in; a copied reply counts twice
+        summary.errors.append(f"finding replies copied between files failed: {error!r}")
+        log.error("finding the copied replies failed", exc_info=error)
 
 
 @contextmanager
@@ -298,6 +313,7 @@ def _write_changes(
     progress: Progress | None,
     total: int,
     checkpointer: WalCheckpointer | None = None,
+    read_whole: list[Session] | None = None,
 ) -> None:
     """Write a root's changed files as they are read, drop its vanished ones, link what changed."""
     source = root_pass.survey.source
@@ -341,13 +357,9 @@ def _write_changes(
         except Exception as error:  # noqa: BLE001 - the sessions are in; only their links are missing
             summary.errors.append(f"{source.path}: linking its sessions failed: {error!r}")
             log.error("linking the sessions of %s failed", source.path, exc_info=error)
-        try:
-            with transaction.atomic():
-                copies.count_once([s for s in touched if s.read_whole])
-        except Exception as error:  # noqa: BLE001 - the sessions are in; a copied reply counts twice
-            summary.errors.append(f"{source.path}: finding replies copied between files failed: {error!r}")
-            log.error("finding the copied replies of %s failed", source.path, exc_info=error)
         summary.touched += [s.id for s in touched]
+        if read_whole is not None:
+            read_whole += [s for s in touched if s.read_whole]
     source.indexed_at = timezone.now()
     source.save(update_fields=["indexed_at"])
     summary.sessions += source.sessions.count()
