@@ -8,6 +8,7 @@ import hmac
 import math
 import re
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,63 +71,71 @@ def _card_ok(value: str) -> bool:
 # Visa 4, Mastercard 51-55 and 22-27, American Express 34 and 37, Discover and UnionPay 6, Diners 36.
 _CARD_START = re.compile(r"4\d|5[1-5]|2[2-7]|3[467]|6\d")
 
-# (kind, pattern, group holding the secret, extra check). Specific kinds come first: a later
-# match overlapping an earlier one is dropped, so "sk-ant-..." is not also an "sk-" key.
-_SECRET_PATTERNS = [
-    ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), 0, None),
-    ("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"), 0, None),
-    ("openai_key", re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"), 0, _mixed),
-    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"), 0, None),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0, None),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 0, None),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), 0, None),
-    ("bearer_token", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/-]{16,}=*)"), 1, _mixed),
-    (
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """One kind of finding: a regex, the group holding the value, and a check the value must pass."""
+
+    kind: str
+    regex: re.Pattern
+    group: int = 0
+    check: Callable[[str], bool] | None = None
+
+    def finditer(self, line: str) -> Iterator[re.Match]:
+        return self.regex.finditer(line)
+
+
+# Specific kinds come first: a later match overlapping an earlier one is dropped, so
+# "sk-ant-..." is not also an "sk-" key.
+PATTERNS = (
+    Pattern("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+    Pattern("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}")),
+    Pattern("openai_key", re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"), check=_mixed),
+    Pattern("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
+    Pattern("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    Pattern("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    Pattern("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+    Pattern("bearer_token", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/-]{16,}=*)"), 1, check=_mixed),
+    Pattern(
         "secret_assignment",
         re.compile(
             r"(?i)\b(?:api[_-]?key|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?(?:key|token)"
             r"|auth[_-]?token|token|password|passwd|pwd)[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9_./+=~-]{16,})"
         ),
         1,
-        lambda v: _mixed(v) and _entropy(v) >= 3.5,
+        check=lambda v: _mixed(v) and _entropy(v) >= 3.5,
     ),
     # IBAN: a country, two check digits, then the account in groups of four or not at all.
-    (
+    Pattern(
         "iban",
         re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"),
-        0,
-        _iban_ok,
+        check=_iban_ok,
     ),
     # A card number, its digits in groups or not; the network and Luhn's check are checked after.
-    ("card_number", re.compile(r"(?<![\w.-])\d(?:[ -]?\d){12,18}(?![\w.-]?\d)"), 0, _card_ok),
-    (
+    Pattern("card_number", re.compile(r"(?<![\w.-])\d(?:[ -]?\d){12,18}(?![\w.-]?\d)"), check=_card_ok),
+    Pattern(
         "email",
         re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])"),
-        0,
-        None,
     ),
     # International: +CC then two to five groups; the digit count is checked after.
-    (
+    Pattern(
         "phone",
         re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w.-]?\d)"),
-        0,
-        _phone_digits_ok,
+        check=_phone_digits_ok,
     ),
     # National: (415) 555-2671, 415-555-2671, 06 12 34 56 78, 020 7183 8750, 07700 900123.
     # The guards keep out ISO dates, versions, IP addresses and longer digit runs.
-    (
+    Pattern(
         "phone",
         re.compile(
             r"(?<![\w.:/+-])(?:\(\d{3}\) ?\d{3}[ .-]\d{4}|\d{3}[ .-]\d{3}[ .-]\d{4}"
             r"|0[1-9](?:[ .-]?\d{2}){4}|0\d{2} \d{4} \d{4}|0\d{4} \d{6})(?![\w.:-]?\d)"
         ),
-        0,
-        None,
     ),
-]
+)
 
 
-KINDS = tuple(dict.fromkeys(kind for kind, *_ in _SECRET_PATTERNS))
+KINDS = tuple(dict.fromkeys(pattern.kind for pattern in PATTERNS))
 
 
 def _mask(kind: str, value: str) -> str:
@@ -166,7 +175,8 @@ def secret_values(text: str, ignore: tuple[str, ...] = ()):
         line = line.removesuffix("\r")
         taken: list[tuple[int, int]] = []
         found = []
-        for kind, pattern, group, check in _SECRET_PATTERNS:
+        for pattern in PATTERNS:
+            kind, group, check = pattern.kind, pattern.group, pattern.check
             for match in pattern.finditer(line):
                 start, end = match.span(group)
                 value = match.group(group)
