@@ -85,6 +85,42 @@ class Pattern:
         return self.regex.finditer(line)
 
 
+# A run of the characters an address's local part holds, ending in "@". It starts only where
+# such a run starts, so each character of a line is read once whatever the run holds.
+_LOCAL_RUN = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@")
+
+
+class EmailPattern(Pattern):
+    """The e-mail pattern, tried only before an "@" and at most twice for each.
+
+    Its lookbehind lets an address start where a run of the local part's characters starts,
+    or just after a "%" inside one. Run as is, the regex tries every start after each "%" of
+    a run and reads on to the run's end from each: a line of "%" costs the square of its
+    length. All the starts of one run reach the same "@" and the same domain, so they match
+    or fail alike, and the leftmost wins: its start, else the place after its first "%".
+    Each is tried no earlier than where the last match ended, as regex.finditer does.
+    """
+
+    __slots__ = ()
+
+    def finditer(self, line: str) -> Iterator[re.Match]:
+        if "@" not in line:
+            return
+        end = 0
+        for run in _LOCAL_RUN.finditer(line):
+            start, at = run.start(), run.end() - 1
+            starts = [start] if start >= end else []
+            percent = line.find("%", max(start, end - 1), at - 1)
+            if percent != -1:
+                starts.append(percent + 1)
+            for first in starts:
+                match = self.regex.match(line, first)
+                if match:
+                    end = match.end()
+                    yield match
+                    break
+
+
 # Specific kinds come first: a later match overlapping an earlier one is dropped, so
 # "sk-ant-..." is not also an "sk-" key.
 PATTERNS = (
@@ -113,7 +149,7 @@ PATTERNS = (
     ),
     # A card number, its digits in groups or not; the network and Luhn's check are checked after.
     Pattern("card_number", re.compile(r"(?<![\w.-])\d(?:[ -]?\d){12,18}(?![\w.-]?\d)"), check=_card_ok),
-    Pattern(
+    EmailPattern(
         "email",
         re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])"),
     ),
@@ -173,10 +209,11 @@ def secret_values(text: str, ignore: tuple[str, ...] = ()):
     ignored = {item.casefold() for item in ignore}
     for number, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
-        taken: list[tuple[int, int]] = []
+        taken: list[tuple[int, int]] = []  # the spans found so far, in order, none overlapping
         found = []
         for pattern in PATTERNS:
             kind, group, check = pattern.kind, pattern.group, pattern.check
+            kept, next_taken = [], 0
             for match in pattern.finditer(line):
                 start, end = match.span(group)
                 value = match.group(group)
@@ -184,10 +221,15 @@ def secret_values(text: str, ignore: tuple[str, ...] = ()):
                     continue
                 if kind == "email" and value.casefold() in ignored:
                     continue
-                if any(start < t_end and t_start < end for t_start, t_end in taken):
+                # A pattern's spans come in order: one walk along taken finds every overlap,
+                # where comparing each span with all of taken costs the square of their number.
+                while next_taken < len(taken) and taken[next_taken][1] <= start:
+                    next_taken += 1
+                if next_taken < len(taken) and taken[next_taken][0] < end:
                     continue
-                taken.append((start, end))
+                kept.append((start, end))
                 found.append((SecretFinding(kind, number, start + 1, _mask(kind, value)), value))
+            taken = sorted(taken + kept)  # two ordered runs, which sorted merges in linear time
         yield from sorted(found, key=lambda pair: pair[0].column)
 
 
