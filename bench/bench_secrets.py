@@ -16,10 +16,8 @@ the smallest's (sizes 10 times apart: about 10 when linear, 100 when quadratic).
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib.util
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,19 +37,6 @@ def normal_text(size: int) -> str:
     files = sorted(p for p in DEMO_MEMORY.rglob("*") if p.suffix in (".md", ".jsonl") and p.is_file())
     corpus = "\n".join(p.read_text(encoding="utf-8") for p in files)
     return (corpus * (size // len(corpus) + 1))[:size]
-
-
-def cpu_seconds(scan, text: str, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        gc.disable()
-        try:
-            start = time.process_time()
-            scan(text)
-            best = min(best, time.process_time() - start)
-        finally:
-            gc.enable()
-    return best
 
 
 def main() -> None:
@@ -93,7 +78,7 @@ def main() -> None:
             if times and times[-1] * size / measured > args.limit:  # a quadratic scan: hours at 1 MB
                 row += f"{'skipped':>13}"
                 continue
-            times.append(cpu_seconds(scan_secrets, make(size), args.repeat))
+            times.append(inputs.cpu_seconds(scan_secrets, make(size), args.repeat))
             row, measured = row + f"{times[-1]:>13.4f}", size
         if len(times) == len(sizes) > 1:
             row += f"{times[-1] / max(times[0], 1e-4):>10.1f}"

@@ -2,6 +2,10 @@
 linear-time tests of the secrets report and for bench/bench_secrets.py, which reads this file
 on its own: it imports nothing of the project."""
 
+import gc
+import math
+import time
+
 # (what comes first, what is repeated): runs of each character a pattern's classes hold,
 # the starts of each pattern repeated, and a start followed by a long run.
 ADVERSARIAL = {
@@ -79,3 +83,20 @@ DENSE = {
 def text(shape: tuple[str, str], size: int) -> str:
     head, unit = shape
     return head + unit * ((size - len(head)) // len(unit))
+
+
+def cpu_seconds(scan, text: str, runs: int, enough: float = math.inf) -> float:
+    """The least CPU time of runs scans of text, stopping once one took enough. The process's
+    time, not the wall clock's, so that other work on the machine counts little."""
+    best = math.inf
+    for _ in range(runs):
+        gc.disable()  # a collection falling in one run and not another is no measure either
+        try:
+            start = time.process_time()
+            scan(text)
+            best = min(best, time.process_time() - start)
+        finally:
+            gc.enable()
+        if best >= enough:
+            break
+    return best

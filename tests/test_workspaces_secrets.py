@@ -1,9 +1,6 @@
 """The secrets report: what scan_secrets flags and masks, and the per-file cache."""
 
-import gc
-import math
 import random
-import time
 from pathlib import Path
 
 import pytest
@@ -244,7 +241,6 @@ def test_a_finding_names_its_jid_and_none_in_a_global_file():
 # start at every character of a run and scan to its end (the e-mail address after each "%")
 # costs the square of the line's length: 31 s for one 200 KB memory.md line. Each input is
 # scanned at 100 KB and at 1 MB: linear costs some 10 times more, quadratic some 100 times.
-# CPU time of this process, not the wall clock, so that other work on the machine counts little.
 
 SMALL, LARGE = 100_000, 1_000_000
 CEILING = 5.0  # CPU seconds for 1 MB: generous, the slowest linear scan takes a third of it
@@ -252,32 +248,16 @@ LINEAR = 30  # the most LARGE may cost over SMALL: 10 linear, 100 quadratic
 FLOOR = 0.002  # a 100 KB scan faster than this is counted as this, so clock noise is no ratio
 
 
-def _cpu_seconds(scan, text: str, runs: int, enough: float) -> float:
-    """The least CPU time of runs scans of text, stopping once one took enough."""
-    best = math.inf
-    for _ in range(runs):
-        gc.disable()  # a collection falling in one run and not the other is no ratio either
-        try:
-            start = time.process_time()
-            scan(text)
-            best = min(best, time.process_time() - start)
-        finally:
-            gc.enable()
-        if best >= enough:
-            break
-    return best
-
-
 def _assert_linear(scan, shape: tuple[str, str]) -> None:
     # Past a tenth of the ceiling at 100 KB, even a linear scan would pass it at 1 MB: fail
     # there, rather than spend the hours a quadratic scan of 1 MB takes.
     small_ceiling = CEILING * SMALL / LARGE
-    small = _cpu_seconds(scan, secret_inputs.text(shape, SMALL), runs=2, enough=small_ceiling)
+    small = secret_inputs.cpu_seconds(scan, secret_inputs.text(shape, SMALL), runs=2, enough=small_ceiling)
     assert small < small_ceiling, f"100 KB took {small:.2f} s"
     line = secret_inputs.text(shape, LARGE)
-    large = _cpu_seconds(scan, line, runs=1, enough=CEILING)
+    large = secret_inputs.cpu_seconds(scan, line, runs=1, enough=CEILING)
     if CEILING > large >= LINEAR * max(small, FLOOR):  # once more before failing, for a noisy neighbour
-        large = min(large, _cpu_seconds(scan, line, runs=1, enough=CEILING))
+        large = min(large, secret_inputs.cpu_seconds(scan, line, runs=1, enough=CEILING))
     assert large < CEILING, f"1 MB took {large:.2f} s"
     assert large / max(small, FLOOR) < LINEAR, f"100 KB: {small:.4f} s, 1 MB: {large:.4f} s"
 
