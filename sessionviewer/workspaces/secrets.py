@@ -97,7 +97,8 @@ class EmailPattern(Pattern):
     or just after a "%" inside one. Run as is, the regex tries every start after each "%" of
     a run and reads on to the run's end from each: a line of "%" costs the square of its
     length. All the starts of one run reach the same "@" and the same domain, so they match
-    or fail alike, and the leftmost wins: its start, else the place after its first "%".
+    or fail alike, and the leftmost wins: its start, else (after a word character outside
+    ASCII, which the lookbehind refuses) the place after its first "%".
     Each is tried no earlier than where the last match ended, as regex.finditer does.
     """
 
