@@ -1,5 +1,6 @@
 """The secrets report: what scan_secrets flags and masks, and the per-file cache."""
 
+import random
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from sessionviewer.workspaces import (
     secrets,
 )
 
+from . import secret_inputs
 from .workspace_files import (
     make_tree,
 )
@@ -96,6 +98,16 @@ def test_scan_secrets_reports_line_and_column():
 def test_scan_secrets_reports_an_anthropic_key_once():
     findings = scan_secrets("ANTHROPIC_API_KEY=sk-ant-api03-Zx8vQ2mN7pL4rT9wK3sB")
     assert [f.kind for f in findings] == ["anthropic_key"]
+
+
+def test_a_span_overlapping_any_earlier_finding_is_dropped():
+    text = "keys sk-ant-api03-Zx8vQ2mN7pL4rT9wK3sB and sk-ant-api03-Qw8vQ2mN7pL4rT9wK3sB, bob@example.org"
+    findings = scan_secrets(text)  # "sk-" matches both keys again: the first and the second taken
+    assert [(f.kind, f.column) for f in findings] == [
+        ("anthropic_key", 6),
+        ("anthropic_key", 44),
+        ("email", 79),
+    ]
 
 
 def test_a_card_number_keeps_only_its_last_four_digits():
@@ -223,3 +235,64 @@ def test_a_finding_names_its_jid_and_none_in_a_global_file():
         "masked": "b**@x.org",
     }
     assert ws.SecretFinding("email", 1, 1, "b**@x.org", "identity.md").to_dict()["jid"] == ""
+
+
+# Linear time (issue 26): the only timed tests here, as the issue asks. A pattern that can
+# start at every character of a run and scan to its end (the e-mail address after each "%")
+# costs the square of the line's length: 31 s for one 200 KB memory.md line. Each input is
+# scanned at 100 KB and at 1 MB: linear costs some 10 times more, quadratic some 100 times.
+
+SMALL, LARGE = 100_000, 1_000_000
+CEILING = 5.0  # CPU seconds for 1 MB: generous, the slowest linear scan takes a third of it
+LINEAR = 30  # the most LARGE may cost over SMALL: 10 linear, 100 quadratic
+FLOOR = 0.002  # a 100 KB scan faster than this is counted as this, so clock noise is no ratio
+
+
+def _assert_linear(scan, shape: tuple[str, str]) -> None:
+    # Past a tenth of the ceiling at 100 KB, even a linear scan would pass it at 1 MB: fail
+    # there, rather than spend the hours a quadratic scan of 1 MB takes.
+    small_ceiling = CEILING * SMALL / LARGE
+    small = secret_inputs.cpu_seconds(scan, secret_inputs.text(shape, SMALL), runs=2, enough=small_ceiling)
+    assert small < small_ceiling, f"100 KB took {small:.2f} s"
+    line = secret_inputs.text(shape, LARGE)
+    large = secret_inputs.cpu_seconds(scan, line, runs=1, enough=CEILING)
+    if CEILING > large >= LINEAR * max(small, FLOOR):  # once more before failing, for a noisy neighbour
+        large = min(large, secret_inputs.cpu_seconds(scan, line, runs=1, enough=CEILING))
+    assert large < CEILING, f"1 MB took {large:.2f} s"
+    assert large / max(small, FLOOR) < LINEAR, f"100 KB: {small:.4f} s, 1 MB: {large:.4f} s"
+
+
+@pytest.mark.parametrize("shape", secret_inputs.ADVERSARIAL.values(), ids=secret_inputs.ADVERSARIAL)
+@pytest.mark.parametrize(
+    "pattern", secrets.PATTERNS, ids=[f"{n}-{p.kind}" for n, p in enumerate(secrets.PATTERNS)]
+)
+def test_each_pattern_scans_adversarial_input_in_linear_time(pattern, shape):
+    _assert_linear(lambda text: list(pattern.finditer(text)), shape)
+
+
+# Pieces of addresses, to join at random: starts after "%", after a word character not in
+# ASCII, inside a domain that a run of the next address starts in.
+ADDRESS_PIECES = ["a", "Z9", "%", "%41", "@", "@b.co", "x@y.org", ".", "-", "+", "_", "é", " ", ".io", "é%"]
+
+
+def test_the_email_finder_finds_what_its_regex_finds_from_every_start():
+    (pattern,) = [p for p in secrets.PATTERNS if p.kind == "email"]
+    rng = random.Random(26)
+    found = 0
+    for _ in range(20_000):
+        line = "".join(rng.choices(ADDRESS_PIECES, k=rng.randint(1, 12)))
+        expected = [m.span() for m in pattern.regex.finditer(line)]
+        assert [m.span() for m in pattern.finditer(line)] == expected, line
+        found += len(expected)
+    assert found > 5_000
+
+
+def test_every_kind_has_a_dense_line_to_time():
+    assert set(secret_inputs.DENSE) == set(secrets.KINDS)
+    for kind, unit in secret_inputs.DENSE.items():
+        assert {f.kind for f in scan_secrets(unit * 3)} == {kind}
+
+
+@pytest.mark.parametrize("kind", secret_inputs.DENSE)
+def test_a_line_dense_with_findings_is_scanned_in_linear_time(kind):
+    _assert_linear(scan_secrets, ("", secret_inputs.DENSE[kind]))

@@ -43,6 +43,7 @@ secrets.py   the secrets report
     scan_secrets(text, ignore=()) -> list[SecretFinding]
     scan_tree(root, jid=None) -> list[SecretFinding]        with .file set; jid: one folder only
     iter_tree_findings(root, jid=None)                      the same, lazily, file by file
+    PATTERNS                                                each kind's Pattern: finditer(line)
 writes.py    every change on disk, each a locked, version-checked unit
     Conflict                                                the file changed since it was read
     file_version(path) -> str                               sha256 hex, or "absent"

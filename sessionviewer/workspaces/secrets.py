@@ -8,6 +8,7 @@ import hmac
 import math
 import re
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,63 +71,108 @@ def _card_ok(value: str) -> bool:
 # Visa 4, Mastercard 51-55 and 22-27, American Express 34 and 37, Discover and UnionPay 6, Diners 36.
 _CARD_START = re.compile(r"4\d|5[1-5]|2[2-7]|3[467]|6\d")
 
-# (kind, pattern, group holding the secret, extra check). Specific kinds come first: a later
-# match overlapping an earlier one is dropped, so "sk-ant-..." is not also an "sk-" key.
-_SECRET_PATTERNS = [
-    ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), 0, None),
-    ("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"), 0, None),
-    ("openai_key", re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"), 0, _mixed),
-    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"), 0, None),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0, None),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 0, None),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), 0, None),
-    ("bearer_token", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/-]{16,}=*)"), 1, _mixed),
-    (
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """One kind of finding: a regex, the group holding the value, and a check the value must pass."""
+
+    kind: str
+    regex: re.Pattern
+    group: int = 0
+    check: Callable[[str], bool] | None = None
+
+    def finditer(self, line: str) -> Iterator[re.Match]:
+        return self.regex.finditer(line)
+
+
+# A run of the characters an address's local part holds, ending in "@". It starts only where
+# such a run starts, so each character of a line is read once whatever the run holds.
+_LOCAL_RUN = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@")
+
+
+class EmailPattern(Pattern):
+    """The e-mail pattern, tried only before an "@" and at most twice for each.
+
+    Its lookbehind lets an address start where a run of the local part's characters starts,
+    or just after a "%" inside one. Run as is, the regex tries every start after each "%" of
+    a run and reads on to the run's end from each: a line of "%" costs the square of its
+    length. All the starts of one run reach the same "@" and the same domain, so they match
+    or fail alike, and the leftmost wins: its start, else (after a word character outside
+    ASCII, which the lookbehind refuses) the place after its first "%".
+    Each is tried no earlier than where the last match ended, as regex.finditer does.
+    """
+
+    __slots__ = ()
+
+    def finditer(self, line: str) -> Iterator[re.Match]:
+        if "@" not in line:
+            return
+        end = 0
+        for run in _LOCAL_RUN.finditer(line):
+            start, at = run.start(), run.end() - 1
+            starts = [start] if start >= end else []
+            percent = line.find("%", max(start, end - 1), at - 1)
+            if percent != -1:
+                starts.append(percent + 1)
+            for first in starts:
+                match = self.regex.match(line, first)
+                if match:
+                    end = match.end()
+                    yield match
+                    break
+
+
+# Specific kinds come first: a later match overlapping an earlier one is dropped, so
+# "sk-ant-..." is not also an "sk-" key.
+PATTERNS = (
+    Pattern("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+    Pattern("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}")),
+    Pattern("openai_key", re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"), check=_mixed),
+    Pattern("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
+    Pattern("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    Pattern("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    Pattern("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+    Pattern("bearer_token", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/-]{16,}=*)"), 1, check=_mixed),
+    Pattern(
         "secret_assignment",
         re.compile(
             r"(?i)\b(?:api[_-]?key|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?(?:key|token)"
             r"|auth[_-]?token|token|password|passwd|pwd)[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9_./+=~-]{16,})"
         ),
         1,
-        lambda v: _mixed(v) and _entropy(v) >= 3.5,
+        check=lambda v: _mixed(v) and _entropy(v) >= 3.5,
     ),
     # IBAN: a country, two check digits, then the account in groups of four or not at all.
-    (
+    Pattern(
         "iban",
         re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"),
-        0,
-        _iban_ok,
+        check=_iban_ok,
     ),
     # A card number, its digits in groups or not; the network and Luhn's check are checked after.
-    ("card_number", re.compile(r"(?<![\w.-])\d(?:[ -]?\d){12,18}(?![\w.-]?\d)"), 0, _card_ok),
-    (
+    Pattern("card_number", re.compile(r"(?<![\w.-])\d(?:[ -]?\d){12,18}(?![\w.-]?\d)"), check=_card_ok),
+    EmailPattern(
         "email",
         re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])"),
-        0,
-        None,
     ),
     # International: +CC then two to five groups; the digit count is checked after.
-    (
+    Pattern(
         "phone",
         re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w.-]?\d)"),
-        0,
-        _phone_digits_ok,
+        check=_phone_digits_ok,
     ),
     # National: (415) 555-2671, 415-555-2671, 06 12 34 56 78, 020 7183 8750, 07700 900123.
     # The guards keep out ISO dates, versions, IP addresses and longer digit runs.
-    (
+    Pattern(
         "phone",
         re.compile(
             r"(?<![\w.:/+-])(?:\(\d{3}\) ?\d{3}[ .-]\d{4}|\d{3}[ .-]\d{3}[ .-]\d{4}"
             r"|0[1-9](?:[ .-]?\d{2}){4}|0\d{2} \d{4} \d{4}|0\d{4} \d{6})(?![\w.:-]?\d)"
         ),
-        0,
-        None,
     ),
-]
+)
 
 
-KINDS = tuple(dict.fromkeys(kind for kind, *_ in _SECRET_PATTERNS))
+KINDS = tuple(dict.fromkeys(pattern.kind for pattern in PATTERNS))
 
 
 def _mask(kind: str, value: str) -> str:
@@ -164,9 +210,11 @@ def secret_values(text: str, ignore: tuple[str, ...] = ()):
     ignored = {item.casefold() for item in ignore}
     for number, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
-        taken: list[tuple[int, int]] = []
+        taken: list[tuple[int, int]] = []  # the spans found so far, in order, none overlapping
         found = []
-        for kind, pattern, group, check in _SECRET_PATTERNS:
+        for pattern in PATTERNS:
+            kind, group, check = pattern.kind, pattern.group, pattern.check
+            kept, next_taken = [], 0
             for match in pattern.finditer(line):
                 start, end = match.span(group)
                 value = match.group(group)
@@ -174,10 +222,15 @@ def secret_values(text: str, ignore: tuple[str, ...] = ()):
                     continue
                 if kind == "email" and value.casefold() in ignored:
                     continue
-                if any(start < t_end and t_start < end for t_start, t_end in taken):
+                # A pattern's spans come in order: one walk along taken finds every overlap,
+                # where comparing each span with all of taken costs the square of their number.
+                while next_taken < len(taken) and taken[next_taken][1] <= start:
+                    next_taken += 1
+                if next_taken < len(taken) and taken[next_taken][0] < end:
                     continue
-                taken.append((start, end))
+                kept.append((start, end))
                 found.append((SecretFinding(kind, number, start + 1, _mask(kind, value)), value))
+            taken = sorted(taken + kept)  # two ordered runs, which sorted merges in linear time
         yield from sorted(found, key=lambda pair: pair[0].column)
 
 

@@ -1,0 +1,102 @@
+"""Lines that cost a backtracking secrets scan the square of their length (issue 26), for the
+linear-time tests of the secrets report and for bench/bench_secrets.py, which reads this file
+on its own: it imports nothing of the project."""
+
+import gc
+import math
+import time
+
+# (what comes first, what is repeated): runs of each character a pattern's classes hold,
+# the starts of each pattern repeated, and a start followed by a long run.
+ADVERSARIAL = {
+    **{f"run of {c!r}": ("", c) for c in "%@.-_+/=:()'\"~ \t1aAé"},
+    "word characters": ("", "aB3_"),
+    "letters and digits": ("", "a1"),
+    "url-encoded": ("", "a%20b%3D"),
+    "percent hex": ("", "%41"),
+    "a%": ("", "a%"),
+    "%a@": ("", "%a@"),
+    "a@": ("", "a@"),
+    "a@b.": ("", "a@b."),
+    "@a.": ("", "@a."),
+    "a.": ("", "a."),
+    "a-": ("", "a-"),
+    "a=": ("", "a="),
+    "a/": ("", "a/"),
+    ".1": ("", ".1"),
+    "1.": ("", "1."),
+    "1 ": ("", "1 "),
+    "1-": ("", "1-"),
+    "01 ": ("", "01 "),
+    "123 ": ("", "123 "),
+    "+1 ": ("", "+1 "),
+    "+1": ("", "+1"),
+    "(1) ": ("", "(1) "),
+    "+12 (3)": ("", "+12 (3)"),
+    "sk-": ("", "sk-"),
+    "sk-ant-": ("", "sk-ant-"),
+    "AKIA": ("", "AKIA"),
+    "ASIA ": ("", "ASIA "),
+    "eyJ": ("", "eyJ"),
+    "ghp_": ("", "ghp_"),
+    "github_pat_": ("", "github_pat_"),
+    "xoxb-": ("", "xoxb-"),
+    "AIza": ("", "AIza"),
+    "Bearer ": ("", "Bearer "),
+    "token=": ("", "token="),
+    "password: ": ("", "password: "),
+    "api_key ": ("", "api_key "),
+    "-----BEGIN ": ("", "-----BEGIN "),
+    "-----BEGIN A ": ("", "-----BEGIN A "),
+    "FR14 ": ("", "FR14 "),
+    "AB12": ("", "AB12"),
+    "BEGIN then words": ("-----BEGIN ", "RSA "),
+    "BEGIN then a word": ("-----BEGIN ", "A"),
+    "Bearer then spaces": ("Bearer", " "),
+    "password then spaces": ("password", " "),
+    "password= then spaces": ("password=", " "),
+    "address then labels": ("x@", "a."),
+    "address then hyphens": ("x@", "a-"),
+    "+ then digits": (" +", "1"),
+    "sk-ant- then hyphens": ("sk-ant-", "-"),
+}
+
+
+# One of each kind, repeated: a line of many findings, each checked against the ones before.
+DENSE = {
+    "private_key": "-----BEGIN RSA PRIVATE KEY----- ",
+    "anthropic_key": "sk-ant-api03-Zx8vQ2mN7pL4rT9wK3sB ",
+    "openai_key": "sk-proj-4fT9xQ2mZ8vL1rN6kP3sW7yB ",
+    "github_token": "ghp_" + "a1B2" * 9 + " ",
+    "slack_token": "xoxb-123456789012-abcdefABCDEF ",
+    "aws_access_key": "AKIAIOSFODNN7EXAMPLE ",
+    "google_api_key": "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q ",
+    "bearer_token": "Bearer eyJhbGciOiJIUzI1NiJ9.abc123 ",
+    "secret_assignment": 'api_key = "Zx8vQ2mN7pL4rT9wK3sB" ',
+    "iban": "GB82WEST12345698765432 ",
+    "card_number": "4111 1111 1111 1111 ",
+    "email": "a@b.co ",
+    "phone": "+33 6 12 34 56 78 415-555-2671 ",
+}
+
+
+def text(shape: tuple[str, str], size: int) -> str:
+    head, unit = shape
+    return head + unit * ((size - len(head)) // len(unit))
+
+
+def cpu_seconds(scan, text: str, runs: int, enough: float = math.inf) -> float:
+    """The least CPU time of runs scans of text, stopping once one took enough. The process's
+    time, not the wall clock's, so that other work on the machine counts little."""
+    best = math.inf
+    for _ in range(runs):
+        gc.disable()  # a collection falling in one run and not another is no measure either
+        try:
+            start = time.process_time()
+            scan(text)
+            best = min(best, time.process_time() - start)
+        finally:
+            gc.enable()
+        if best >= enough:
+            break
+    return best
