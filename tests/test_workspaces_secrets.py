@@ -262,6 +262,7 @@ def _assert_linear(scan, shape: tuple[str, str]) -> None:
     assert large / max(small, FLOOR) < LINEAR, f"100 KB: {small:.4f} s, 1 MB: {large:.4f} s"
 
 
+@pytest.mark.scan_time
 @pytest.mark.parametrize("shape", secret_inputs.ADVERSARIAL.values(), ids=secret_inputs.ADVERSARIAL)
 @pytest.mark.parametrize(
     "pattern", secrets.PATTERNS, ids=[f"{n}-{p.kind}" for n, p in enumerate(secrets.PATTERNS)]
@@ -293,6 +294,7 @@ def test_every_kind_has_a_dense_line_to_time():
         assert {f.kind for f in scan_secrets(unit * 3)} == {kind}
 
 
+@pytest.mark.scan_time
 @pytest.mark.parametrize("kind", secret_inputs.DENSE)
 def test_a_line_dense_with_findings_is_scanned_in_linear_time(kind):
     _assert_linear(scan_secrets, ("", secret_inputs.DENSE[kind]))
