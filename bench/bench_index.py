@@ -3,6 +3,7 @@
     python bench/bench_index.py            # full run, a few minutes on two cores
     python bench/bench_index.py --quick    # smoke run, well under a minute
     python bench/bench_index.py --profile  # also cProfile one cold index and time it without FTS
+    python bench/bench_index.py --only history small_history   # only the whole-command figures
 
 Every figure is taken on a fresh temporary SQLite database, over sessions that
 bench/generate.py writes into a temporary folder. The table is printed and the
@@ -38,6 +39,7 @@ OUT = BENCH / "out"
 sys.path.insert(0, str(ROOT))
 
 import generate  # noqa: E402 (bench/ is not a package: the script's folder is on the path)
+import whole_command  # noqa: E402
 
 TARGETS = {
     "cold_vs_floor": 10.0,  # cold index at most 10x the time orjson alone needs
@@ -397,6 +399,48 @@ def bench_profile(db: Database, corpus: dict, top: int = 30) -> dict:
     }
 
 
+def bench_command(db: Database, corpus: dict, repeat: int) -> dict:
+    """Whole `manage.py index -v 2` commands (whole_command.py): cold into a fresh database,
+    again with nothing changed, and over an empty root; each cold one paired with a floor."""
+    roots = [(fmt, str(path)) for fmt, path in corpus["roots"]]
+    paths = session_files(roots)
+    database, empty = db.path.with_name("command.sqlite3"), db.path.with_name("empty")
+    empty.mkdir(exist_ok=True)
+    parse_floor(paths)  # warm the page cache
+    runs: dict[str, list] = {"cold": [], "nochange": [], "nothing": []}
+    floors, counts = [], {}
+    for _ in range(repeat):
+        floors.append(parse_floor(paths))
+        whole_command.fresh(db.template, database)
+        runs["cold"].append(whole_command.index(ROOT, database, roots))
+        counts = counts or whole_command.sessions_by_format(database)
+        runs["nochange"].append(whole_command.index(ROOT, database, roots))
+        whole_command.fresh(db.template, database)
+        runs["nothing"].append(whole_command.index(ROOT, database, [("claude_code", str(empty))]))
+    cold = runs["cold"][0]
+    result = {
+        "megabytes": round(corpus["bytes"] / generate.MB, 1),
+        "files": corpus["files"],
+        "lines": corpus["lines"],
+        "sessions": cold.sessions,
+        "entries": cold.entries,
+        "bad_lines": cold.bad_lines,
+        "errors": cold.errors,
+        "sessions_by_format": counts,
+        "floor_seconds": round(statistics.median(floors), 3),
+        "ratios": [round(run.seconds / floor, 1) for run, floor in zip(runs["cold"], floors, strict=True)],
+        "load": os.getloadavg(),
+    }
+    result["ratio_to_floor"] = round(statistics.median(result["ratios"]), 1)
+    for kind, kind_runs in runs.items():
+        result[kind] = {
+            "seconds": [round(run.seconds, 3) for run in kind_runs],
+            "median_seconds": round(statistics.median(run.seconds for run in kind_runs), 3),
+            "phases": {k: round(v, 3) for k, v in whole_command.median_phases(kind_runs).items()},
+        }
+    return result
+
+
 def verdict(ok: bool) -> str:
     return "ok" if ok else "MISSED"
 
@@ -430,6 +474,28 @@ def table(results: dict) -> str:
                 "cold index / parse floor (median of pairs)",
                 ratios(cold),
                 f"<= {TARGETS['cold_vs_floor']:.0f}x  {verdict(cold['ratio_to_floor'] <= TARGETS['cold_vs_floor'])}",
+            ),
+        ]
+    for name, label in (("history", "history"), ("small_history", "small history")):
+        if not (shape := results.get(name)):
+            continue
+        ok = shape["ratio_to_floor"] <= TARGETS["cold_vs_floor"]
+        rows += [
+            (
+                f"{label}: {shape['files']:,} files, {shape['megabytes']} MB, {shape['entries']:,} entries",
+                f"{shape['bad_lines']} bad lines, {shape['errors']} errors",
+                "0 errors",
+            ),
+            (
+                "  cold manage.py index / parse floor",
+                f"{shape['cold']['median_seconds']} s, {shape['ratio_to_floor']}x "
+                f"({', '.join(f'{r}x' for r in shape['ratios'])})",
+                f"<= {TARGETS['cold_vs_floor']:.0f}x  {verdict(ok)}",
+            ),
+            (
+                "  no-change pass, nothing to read",
+                f"{shape['nochange']['median_seconds']} s, {shape['nothing']['median_seconds']} s",
+                "",
             ),
         ]
     if real := results.get("cold_samples"):
@@ -500,6 +566,17 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
+def phases(results: dict) -> str:
+    """The history shapes' phases, one line each: the table would be as wide as the longest."""
+    lines = []
+    for name, label in (("history", "history"), ("small_history", "small history")):
+        if shape := results.get(name):
+            lines.append(f"{label}, sessions by format: {shape['sessions_by_format']}")
+            for kind, what in (("cold", "cold"), ("nochange", "no change")):
+                lines.append(f"{label}, phases, {what}: {whole_command.phase_line(shape[kind]['phases'])}")
+    return "\n".join(lines)
+
+
 def environment() -> dict:
     return {
         "python": platform.python_version(),
@@ -528,6 +605,18 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--history-sessions",
+        type=int,
+        default=generate.HISTORY_SESSIONS,
+        help="session files of the history shape, timed as whole commands; 0: neither history shape",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="STEP",
+        help="only these steps (cold, cold_samples, history, small_history, ...)",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help="smoke run: 5 MB, 1,000 files, 4 and 0.4 MB files"
     )
     parser.add_argument("--profile", action="store_true", help="also cProfile a cold index")
@@ -542,6 +631,7 @@ def main() -> None:
     if args.quick:
         args.mb, args.repeat, args.small_files, args.large_mb, args.small_mb = 5, 1, 1_000, 4, 0.4
         args.samples_mb = min(args.samples_mb, 5)
+        args.history_sessions = min(args.history_sessions, 500)
     rounds = 2 if args.quick else 5
 
     folder = Path(tempfile.mkdtemp(prefix="sessionviewer-bench-"))
@@ -582,8 +672,19 @@ def main() -> None:
             print(
                 f"no sample files under {SAMPLES}: the cold index of real files is left out", file=sys.stderr
             )
+        if args.history_sessions and not {"history", "small_history"}.isdisjoint(args.only or ["history"]):
+            history = generate.generate_history(data / "history", args.history_sessions, args.seed)
+            small_history = generate.generate_small_history(data / "small-history", args.seed)
+            results["generated"]["history"] = history
+            results["generated"]["small_history"] = small_history
+            steps += [
+                ("history", lambda: bench_command(db, history, rounds)),
+                ("small_history", lambda: bench_command(db, small_history, rounds)),
+            ]
         if args.profile:
             steps.append(("profile", lambda: bench_profile(db, corpus)))
+        if args.only:
+            steps = [step for step in steps if step[0] in args.only]
         for name, step in steps:
             print(f"{name} ...", file=sys.stderr)
             try:
@@ -601,6 +702,8 @@ def main() -> None:
     if "profile" in results:
         print(results["profile"]["stats"])
     print(table(results))
+    if text := phases(results):
+        print(f"\n{text}")
     print(f"\n{results['seconds']} s in all")
     OUT.mkdir(exist_ok=True)
     (OUT / "index.json").write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2, default=str))

@@ -3,6 +3,8 @@
     python bench/generate.py OUT --mb 50                 # ~50 MB split evenly over the four formats
     python bench/generate.py OUT --mb 0 --small-files 10000   # many tiny sessions (re-scan figure)
     python bench/generate.py OUT --mb 0 --large-mb 20         # one big Claude Code session (appends, memory)
+    python bench/generate.py OUT --history 6387          # a user's history: 6,387 sessions in five formats
+    python bench/generate.py OUT --small-history         # 5 Claude Code sessions with subagents, 15 MiB
 
 Each format is written in the layout its agent uses, so every root can be given
 to the indexer as it is:
@@ -11,6 +13,7 @@ to the indexer as it is:
     OUT/go-agent/sessions/YYYYMMDD-HHMMSS-<8hex>.jsonl
     OUT/openclaw/agents/<agent>/sessions/sessions.json and <sessionId>.jsonl
     OUT/fluux/memory/<jid>/history.jsonl (+ sessions/YYYYMMDD-HHMMSS.jsonl, user.md, memory.md)
+    OUT/codex/sessions/YYYY/MM/DD/rollout-YYYY-MM-DDTHH-MM-SS-<uuid7>.jsonl (the history shapes)
 
 The same seed writes the same bytes: every choice comes from one random.Random(seed).
 """
@@ -36,6 +39,7 @@ ROOT_DIRS = {
     "go_agent": Path("go-agent/sessions"),
     "openclaw": Path("openclaw"),
     "fluux_xmpp": Path("fluux/memory"),
+    "codex": Path("codex/sessions"),  # ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (history shapes only)
 }
 
 _VOCABULARY = (
@@ -102,8 +106,9 @@ class Generated:
 class Text:
     """Slices of two pre-built corpora: prose for messages, log and code lines for tool output."""
 
-    def __init__(self, rng: random.Random):
+    def __init__(self, rng: random.Random, long_share: float = 0.4):
         self.rng = rng
+        self.long_share = long_share  # of tool outputs, those of several KB
         words = []
         for _ in range(40_000):
             word = rng.choice(_WORDS)
@@ -135,7 +140,7 @@ class Text:
     def tool_output(self) -> str:
         """Mostly short outputs, and a long one of several KB now and then."""
         rng = self.rng
-        size = rng.randint(2_000, 12_000) if rng.random() < 0.4 else rng.randint(80, 900)
+        size = rng.randint(2_000, 12_000) if rng.random() < self.long_share else rng.randint(80, 900)
         return self._slice(self.output, size)
 
     def signature(self) -> str:
@@ -166,13 +171,14 @@ class Sink:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path, self.tally = path, tally
         self.handle = open(path, "wb")  # noqa: SIM115 (closed in close())
-        self.bytes = 0
+        self.bytes = self.lines = 0
         tally.files += 1
 
     def emit(self, obj: dict) -> None:
         data = orjson.dumps(obj) + b"\n"
         self.handle.write(data)
         self.bytes += len(data)
+        self.lines += 1
         self.tally.lines += 1
         self.tally.bytes += len(data)
 
@@ -219,6 +225,7 @@ class ClaudeSession:
         self.last: str | None = None
         self.replies: deque[str] = deque(maxlen=12)  # assistant lines a rewind may branch from
         self.subagents: list[tuple[str, str]] = []  # (agent id, prompt) started by Task calls
+        self.task_share = 0.01  # of tool calls, those that start a subagent (delegate() starts one always)
 
     def _base(self, kind: str, parent: str | None) -> dict:
         line = {
@@ -304,10 +311,10 @@ class ClaudeSession:
             self.replies.append(uid)
         return uid
 
-    def _tool_call(self) -> dict:
+    def _tool_call(self, name: str = "") -> dict:
         rng, text = self.rng, self.text
-        name = rng.choice(_CLAUDE_TOOLS)
-        if not self.agent_id and rng.random() < 0.01:
+        name = name or rng.choice(_CLAUDE_TOOLS)
+        if not self.agent_id and rng.random() < self.task_share:
             name = "Task"
         args = {
             "Bash": lambda: {"command": text.words(10, 80), "description": text.words(10, 40)},
@@ -425,6 +432,21 @@ class ClaudeSession:
                 {"input_tokens": 3, "output_tokens": 90},
                 {"type": "text", "text": self.text.words(40, 900)},
             )
+        self._end_of_turn()
+
+    def delegate(self) -> None:
+        """A turn that hands its work to a subagent: one Task call, its result, a reply."""
+        rng = self.rng
+        self.prompt()
+        message_id = "msg_01" + _hex(rng, 22)
+        usage = {"input_tokens": rng.randrange(1, 20), "output_tokens": rng.randrange(50, 900)}
+        call = self._tool_call("Task")
+        self._tool_result(call, self._assistant(message_id, usage, call))
+        self._assistant(
+            "msg_01" + _hex(rng, 22),
+            {"input_tokens": 3, "output_tokens": 90},
+            {"type": "text", "text": self.text.words(40, 900)},
+        )
         self._end_of_turn()
 
     def _end_of_turn(self) -> None:
@@ -885,7 +907,9 @@ def _fluux_ts(clock: Clock, rng: random.Random) -> str:
     )
 
 
-def _fluux_session(sink: Sink, rng: random.Random, text: Text, jid: str, room: bool, size: int) -> None:
+def _fluux_session(
+    sink: Sink, rng: random.Random, text: Text, jid: str, room: bool, size: int, lines: int = 0
+) -> None:
     clock = Clock(rng, _start_ms(rng))
     sink.emit({"type": "session", "version": 1, "created": clock.iso(), "jid": jid})
     nicks = [f"{rng.choice(_WORDS)}{i}@muc" for i in range(rng.randint(2, 6))]
@@ -934,7 +958,7 @@ def _fluux_session(sink: Sink, rng: random.Random, text: Text, jid: str, room: b
                     "reaction": reaction,
                 }
             )
-        if sink.bytes >= size:
+        if sink.bytes >= size and sink.lines >= lines:
             return
 
 
@@ -974,6 +998,200 @@ def _fluux(
             sink.close()
             written += sink.bytes
     return path if single else root
+
+
+# Codex CLI (rollouts, codex-rs/protocol: RolloutLine)
+
+_CODEX_MODELS = ("gpt-5-codex", "gpt-5.1-codex", "gpt-5.5")
+
+
+def _uuid7(rng: random.Random, ms: int) -> str:
+    """A UUIDv7, as Codex names its sessions: the time first, so names sort by date."""
+    raw = f"{ms:012x}7{_hex(rng, 3)}{8 + rng.randrange(4):x}{_hex(rng, 15)}"
+    return f"{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:]}"
+
+
+class CodexSession:
+    """One Codex rollout: session_meta, then turns of response items, with the events
+    that repeat them (user_message, agent_reasoning, agent_message) and running token counts."""
+
+    def __init__(self, sink: Sink, rng: random.Random, text: Text, clock: Clock, session_id: str, cwd: str):
+        self.sink, self.rng, self.text, self.clock, self.cwd = sink, rng, text, clock, cwd
+        self.model = rng.choice(_CODEX_MODELS)
+        self.total = dict.fromkeys(
+            (
+                "input_tokens",
+                "cached_input_tokens",
+                "output_tokens",
+                "reasoning_output_tokens",
+                "total_tokens",
+            ),
+            0,
+        )
+        meta = {
+            "id": session_id,
+            "timestamp": clock.iso(),
+            "cwd": cwd,
+            "originator": "codex_cli_rs",
+            "cli_version": "0.55.0",
+            "instructions": None,
+            "source": "cli",
+            "model_provider": "openai",
+            "git": {
+                "commit_hash": _hex(rng, 40),
+                "branch": "main",
+                "repository_url": f"git@github.com:dev/{cwd.rsplit('/', 1)[-1]}.git",
+            },
+        }
+        self._line("session_meta", meta)
+        context = (
+            f"<environment_context>\n  <cwd>{cwd}</cwd>\n  <approval_policy>on-request</approval_policy>\n"
+            "  <sandbox_mode>workspace-write</sandbox_mode>\n  <shell>bash</shell>\n</environment_context>"
+        )
+        self._message("user", "input_text", context)
+
+    def _line(self, kind: str, payload: dict) -> None:
+        self.clock.tick()
+        self.sink.emit({"timestamp": self.clock.iso(), "type": kind, "payload": payload})
+
+    def _message(self, role: str, kind: str, text: str) -> None:
+        self._line(
+            "response_item", {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+        )
+
+    def _tokens(self) -> None:
+        rng = self.rng
+        last = {
+            "input_tokens": rng.randrange(2_000, 60_000),
+            "cached_input_tokens": rng.randrange(0, 50_000),
+            "output_tokens": rng.randrange(10, 3_000),
+            "reasoning_output_tokens": rng.randrange(0, 1_000),
+        }
+        last["total_tokens"] = last["input_tokens"] + last["output_tokens"]
+        for key, value in last.items():
+            self.total[key] += value
+        info = {
+            "total_token_usage": dict(self.total),
+            "last_token_usage": last,
+            "model_context_window": 272_000,
+        }
+        limits = {
+            "primary": {"used_percent": float(rng.randrange(100)), "window_minutes": 300},
+            "secondary": None,
+        }
+        self._line("event_msg", {"type": "token_count", "info": info, "rate_limits": limits})
+
+    def _call(self) -> None:
+        rng, text = self.rng, self.text
+        call_id = "call_" + _hex(rng, 24)
+        output = text.tool_output()
+        if rng.random() < 0.2:
+            patch = f"*** Begin Patch\n*** Update File: src/{rng.choice(_WORDS)}.py\n@@\n-{text.words(20, 200)}\n+{text.words(20, 200)}\n*** End Patch\n"
+            self._line(
+                "response_item",
+                {
+                    "type": "custom_tool_call",
+                    "status": "completed",
+                    "call_id": call_id,
+                    "name": "apply_patch",
+                    "input": patch,
+                },
+            )
+            result = {
+                "output": "Success. Updated the following files:\nM src/app.py\n",
+                "metadata": {"exit_code": 0},
+            }
+            self._line(
+                "response_item",
+                {
+                    "type": "custom_tool_call_output",
+                    "call_id": call_id,
+                    "output": orjson.dumps(result).decode(),
+                },
+            )
+            return
+        if rng.random() < 0.5:
+            name, arguments = "shell", {"command": ["bash", "-lc", text.words(10, 80)], "workdir": self.cwd}
+            head = (
+                f"Exit code: {int(rng.random() < 0.1)}\nWall time: 0.{rng.randrange(10)} seconds\nOutput:\n"
+            )
+        else:
+            name, arguments = (
+                "exec_command",
+                {"cmd": text.words(10, 80), "workdir": self.cwd, "yield_time_ms": 1000},
+            )
+            head = f"Chunk ID: {_hex(rng, 4)}\nWall time: 1.2 seconds\nProcess exited with code {int(rng.random() < 0.1)}\nOutput:\n"
+        self._line(
+            "response_item",
+            {
+                "type": "function_call",
+                "name": name,
+                "arguments": orjson.dumps(arguments).decode(),
+                "call_id": call_id,
+            },
+        )
+        self._line(
+            "response_item", {"type": "function_call_output", "call_id": call_id, "output": head + output}
+        )
+
+    def turn(self) -> None:
+        """A prompt, then model rounds until one answers without tools."""
+        rng, text = self.rng, self.text
+        prompt = text.words(20, 500)
+        self._message("user", "input_text", prompt)
+        self._line("event_msg", {"type": "user_message", "message": prompt, "kind": "plain"})
+        context = {
+            "cwd": self.cwd,
+            "approval_policy": "on-request",
+            "sandbox_policy": {"mode": "workspace-write", "network_access": False},
+            "model": self.model,
+            "effort": "medium",
+            "summary": "auto",
+        }
+        self._line("turn_context", context)
+        for _ in range(rng.randint(1, 4)):
+            if rng.random() < 0.5:
+                summary = text.words(40, 400)
+                self._line("event_msg", {"type": "agent_reasoning", "text": summary})
+                reasoning = {
+                    "type": "reasoning",
+                    "summary": [{"type": "summary_text", "text": summary}],
+                    "content": None,
+                    "encrypted_content": "gAAAAAB" + text.signature(),
+                }
+                self._line("response_item", reasoning)
+            calls = rng.choice((0, 1, 1, 2, 3))
+            for _ in range(calls):
+                self._call()
+            self._tokens()
+            if not calls:
+                break
+        reply = text.words(40, 1000)
+        self._line("event_msg", {"type": "agent_message", "message": reply})
+        self._message("assistant", "output_text", reply)
+        self._tokens()
+        self._line("event_msg", {"type": "task_complete", "last_agent_message": reply[:200]})
+
+    def compact(self) -> None:
+        history = [
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": self.text.words(20, 200)}],
+            }
+        ]
+        self._line("compacted", {"message": self.text.words(1000, 4000), "replacement_history": history})
+        self._line("event_msg", {"type": "context_compacted"})
+
+
+def _codex_path(root: Path, clock: Clock, session_id: str) -> Path:
+    """~/.codex/sessions/YYYY/MM/DD/rollout-YYYY-MM-DDTHH-MM-SS-<uuid>.jsonl"""
+    moment = time.gmtime(clock.ms // 1000)
+    return (
+        root
+        / time.strftime("%Y/%m/%d", moment)
+        / f"rollout-{time.strftime('%Y-%m-%dT%H-%M-%S', moment)}-{session_id}.jsonl"
+    )
 
 
 _WRITERS = {"claude_code": _claude, "go_agent": _go, "openclaw": _openclaw, "fluux_xmpp": _fluux}
@@ -1075,6 +1293,263 @@ def generate_many(target: Path, count: int, seed: int = 0, formats: tuple[str, .
     return gen.to_dict()
 
 
+# A user's history: thousands of sessions of realistic size, in every format.
+
+HISTORY_FORMATS = (*FORMATS, "codex")
+# How a history's session files fall between the agents: subagents, forks and archives included.
+HISTORY_SHARES = {"claude_code": 0.40, "codex": 0.20, "go_agent": 0.15, "openclaw": 0.15, "fluux_xmpp": 0.10}
+# The long sessions, in lines, as a share of large_lines: one of each of these formats.
+HISTORY_LARGE = {"claude_code": 1.0, "codex": 0.15, "go_agent": 0.15}
+HISTORY_SESSIONS = 6387  # the history measured in issue 27: 132 MB, 149,877 entries
+
+
+def _history_lines(rng: random.Random) -> int:
+    """Lines a session of a user's history asks for: mostly 2-12 (whole turns make it 5-100),
+    a long tail to 1,000."""
+    if rng.random() < 0.01:
+        return int(100 * 10 ** rng.random())
+    return int(2 * 6 ** rng.random())
+
+
+def _claude_history(
+    out: Path, count: int, rng: random.Random, text: Text, gen: Generated, large: int
+) -> None:
+    root = out / ROOT_DIRS["claude_code"]
+    tally = gen.tally("claude_code")
+    projects = [f"-home-dev-projects-{rng.choice(_WORDS)}{i}" for i in range(max(1, min(40, count // 50)))]
+    written = 0
+    while written < count:
+        project = rng.choice(projects)
+        cwd = "/" + project.lstrip("-").replace("-", "/")
+        session_id = _uuid(rng)
+        sink = Sink(root / project / f"{session_id}.jsonl", tally)
+        session = ClaudeSession(sink, rng, text, cwd, session_id)
+        session.task_share = 0  # subagents come from delegate() only, so the count is exact
+        wanted = large if written == 0 and large else _history_lines(rng)
+        session.session_start()
+        # A tenth of the sessions hand work to 1-3 subagents, each a session file of its own.
+        delegations = rng.choice((1, 1, 2, 3)) if rng.random() < 0.1 else 0
+        for _ in range(min(delegations, count - written - 1)):
+            session.delegate()
+        next_compact = rng.randint(1_500, 4_000)
+        while True:  # whole turns, at least one
+            session.turn()
+            if sink.lines > next_compact:
+                session.compact()
+                next_compact += rng.randint(1_500, 4_000)
+            if sink.lines >= wanted:
+                break
+        sink.close()
+        written += 1
+        for agent_id, prompt in session.subagents:
+            side = Sink(root / project / session_id / "subagents" / f"agent-{agent_id}.jsonl", tally)
+            agent = ClaudeSession(side, rng, text, cwd, session_id, agent_id=agent_id)
+            agent.model = _CLAUDE_MODELS[-1]
+            agent.prompt(prompt)
+            wanted = _history_lines(rng)
+            while True:  # whole turns, at least one
+                agent.turn()
+                if side.lines >= wanted:
+                    break
+            side.close()
+            written += 1
+
+
+def _codex_history(out: Path, count: int, rng: random.Random, text: Text, gen: Generated, large: int) -> None:
+    root = out / ROOT_DIRS["codex"]
+    tally = gen.tally("codex")
+    for number in range(count):
+        clock = Clock(rng, _start_ms(rng))
+        session_id = _uuid7(rng, clock.ms)
+        sink = Sink(_codex_path(root, clock, session_id), tally)
+        session = CodexSession(sink, rng, text, clock, session_id, f"/home/dev/projects/{rng.choice(_WORDS)}")
+        wanted = large if number == 0 and large else _history_lines(rng)
+        while True:  # whole turns, at least one
+            session.turn()
+            if rng.random() < 0.02:
+                session.compact()
+            if sink.lines >= wanted:
+                break
+        sink.close()
+
+
+def _go_history(out: Path, count: int, rng: random.Random, text: Text, gen: Generated, large: int) -> None:
+    root = out / ROOT_DIRS["go_agent"]
+    tally = gen.tally("go_agent")
+    written = 0
+    while written < count:
+        clock = Clock(rng, _start_ms(rng))
+        session_id = _uuid(rng)
+        sink = Sink(_go_path(root, rng, clock, session_id), tally)
+        session = GoSession(sink, rng, text, clock, session_id)
+        session.header(f"/home/dev/src/{rng.choice(_WORDS)}")
+        wanted = large if written == 0 and large else _history_lines(rng)
+        while True:  # whole turns, at least one
+            session.turn()
+            if rng.random() < 0.04:
+                session.compact()
+            if sink.lines >= wanted:
+                break
+        sink.close()
+        written += 1
+        # One parent in nine is forked: a tenth of the sessions are forks, each holding
+        # copies of 2-10 of its parent's messages (index/copies.py counts them once).
+        if written < count and rng.random() < 1 / 9 and session.messages:
+            _go_fork(root, rng, text, tally, session, sink.path)
+            written += 1
+
+
+def _openclaw_history(
+    out: Path, count: int, rng: random.Random, text: Text, gen: Generated, large: int
+) -> None:
+    root = out / ROOT_DIRS["openclaw"]
+    tally = gen.tally("openclaw")
+    indexes: dict[str, dict] = {}
+    for number in range(count):
+        agent = rng.choice(("main", "main", "coder", "family"))
+        clock = Clock(rng, _start_ms(rng))
+        session_id = _uuid(rng)
+        path = root / "agents" / agent / "sessions" / f"{session_id}.jsonl"
+        sink = Sink(path, tally)
+        session = OpenClawSession(
+            sink, rng, text, clock, session_id, f"/home/dev/.openclaw/workspace-{agent}"
+        )
+        session.settings()
+        wanted = _history_lines(rng)
+        while True:  # whole turns, at least one
+            session.turn()
+            if sink.lines >= wanted:
+                break
+        sink.close()
+        channel, kind = rng.choice((("telegram", "direct"), ("discord", "group"), ("whatsapp", "direct")))
+        key = f"agent:{agent}:{channel}:{kind}:{number}" if agent in indexes else f"agent:{agent}:main"
+        indexes.setdefault(agent, {})[key] = {
+            "sessionId": session_id,
+            "updatedAt": clock.ms,
+            "sessionFile": str(path),
+            "chatType": kind,
+            "lastChannel": channel,
+            "model": session.model,
+            "modelProvider": session.provider,
+            "totalTokens": session.usage_total,
+        }
+    for agent, index in indexes.items():
+        (root / "agents" / agent / "sessions" / "sessions.json").write_bytes(orjson.dumps(index))
+
+
+def _fluux_history(out: Path, count: int, rng: random.Random, text: Text, gen: Generated, large: int) -> None:
+    """Per JID: user.md, memory.md, history.jsonl and now and then archived sessions."""
+    root = out / ROOT_DIRS["fluux_xmpp"]
+    tally = gen.tally("fluux_xmpp")
+    _fluux_root(root)
+    written, number = 0, 0
+    while written < count:
+        number += 1
+        room = rng.random() < 0.3
+        jid = f"{rng.choice(_WORDS)}{number}@conference.example.com" if room else f"user{number}@example.com"
+        folder = root / jid
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "user.md").write_text(f"- Name: {jid.split('@')[0]}\n- {text.words(40, 200)}\n")
+        (folder / "memory.md").write_text(f"- 2025-06-01: {text.words(40, 300)}\n")
+        archives = min(rng.choice((0, 0, 1, 2, 3)), count - written - 1)
+        for archive in range(archives + 1):
+            if archive < archives:
+                stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(_start_ms(rng) // 1000))
+                path = folder / "sessions" / f"{stamp}-{archive}.jsonl"
+            else:
+                path = folder / "history.jsonl"
+            sink = Sink(path, tally)
+            _fluux_session(sink, rng, text, jid, room, 1, _history_lines(rng))
+            sink.close()
+            written += 1
+
+
+_HISTORY_WRITERS = {
+    "claude_code": _claude_history,
+    "codex": _codex_history,
+    "go_agent": _go_history,
+    "openclaw": _openclaw_history,
+    "fluux_xmpp": _fluux_history,
+}
+
+
+def generate_history(
+    target: Path,
+    sessions: int = HISTORY_SESSIONS,
+    seed: int = 0,
+    large_lines: int = 20_000,
+    formats: tuple[str, ...] = HISTORY_FORMATS,
+) -> dict:
+    """A user's history: `sessions` session files of realistic size (mostly 5-100 lines, a
+    long tail) shared between the formats as HISTORY_SHARES says, with Claude Code subagents,
+    Go agent forks and Fluux memory files; the first session of Claude Code has
+    `large_lines` lines, the first of Codex and of the Go agent a few thousand (HISTORY_LARGE)."""
+    target = Path(target)
+    rng = random.Random(seed)
+    # Shorter tool outputs than the byte-sized shapes: real histories hold many short sessions.
+    text = Text(rng, long_share=0.05)
+    gen = Generated()
+    shares = {fmt: HISTORY_SHARES[fmt] for fmt in formats}
+    counts = {fmt: int(sessions * share / sum(shares.values())) for fmt, share in shares.items()}
+    counts[formats[0]] += sessions - sum(counts.values())
+    for fmt in formats:
+        large = int(large_lines * HISTORY_LARGE.get(fmt, 0))
+        _HISTORY_WRITERS[fmt](target, counts[fmt], rng, text, gen, large)
+        gen.roots.append((fmt, target / ROOT_DIRS[fmt]))
+    result = gen.to_dict()
+    result["sessions_by_format"] = {fmt: tally.files for fmt, tally in gen.by_format.items()}
+    return result
+
+
+def generate_small_history(
+    target: Path, seed: int = 0, sessions: int = 5, subagents: int = 11, megabytes: float = 15
+) -> dict:
+    """A light user's history: a few long Claude Code sessions with subagents (by default
+    5 sessions and 11 subagents, 16 files, 15 MiB), as issue 27 measured on real files."""
+    target = Path(target)
+    rng = random.Random(seed)
+    text = Text(rng)
+    gen = Generated()
+    root = target / ROOT_DIRS["claude_code"]
+    tally = gen.tally("claude_code")
+    agents = [subagents // sessions + (i < subagents % sessions) for i in range(sessions)]
+    agent_bytes = [rng.randint(100_000, 400_000) for _ in range(subagents)]
+    weights = [rng.uniform(0.3, 1.7) for _ in range(sessions)]
+    budget = megabytes * MB - sum(agent_bytes)
+    sizes = [int(budget * w / sum(weights)) for w in weights]
+    for number, (size, delegations) in enumerate(zip(sizes, agents, strict=True)):
+        project = f"-home-dev-projects-{rng.choice(_WORDS)}{number}"
+        cwd = "/" + project.lstrip("-").replace("-", "/")
+        session_id = _uuid(rng)
+        sink = Sink(root / project / f"{session_id}.jsonl", tally)
+        session = ClaudeSession(sink, rng, text, cwd, session_id)
+        session.task_share = 0
+        session.session_start()
+        next_compact = rng.randint(400_000, 900_000)
+        while sink.bytes < size:
+            if len(session.subagents) < delegations and rng.random() < 0.15:
+                session.delegate()
+            else:
+                session.turn()
+            if sink.bytes > next_compact:
+                session.compact()
+                next_compact += rng.randint(400_000, 900_000)
+        while len(session.subagents) < delegations:
+            session.delegate()
+        sink.close()
+        for agent_id, prompt in session.subagents:
+            side = Sink(root / project / session_id / "subagents" / f"agent-{agent_id}.jsonl", tally)
+            agent = ClaudeSession(side, rng, text, cwd, session_id, agent_id=agent_id)
+            agent.model = _CLAUDE_MODELS[-1]
+            agent.prompt(prompt)
+            wanted = agent_bytes.pop()
+            while side.bytes < wanted:
+                agent.turn()
+            side.close()
+    gen.roots.append(("claude_code", root))
+    return gen.to_dict()
+
+
 def append_entry(path: Path, fmt: str, seed: int = 0) -> int:
     """Append one realistic line (a streamed assistant reply chunk) linked to the file's last entry; its size."""
     rng = random.Random(seed)
@@ -1145,7 +1620,11 @@ def append_entry(path: Path, fmt: str, seed: int = 0) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="folder to write into (one subfolder per format)")
-    parser.add_argument("--mb", type=float, default=50, help="megabytes of sessions, split over the formats")
+    parser.add_argument(
+        "--mb",
+        type=float,
+        help="megabytes of sessions, split over the formats (default 50, or 0 with a history)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--small-files", type=int, default=0, metavar="N", help="also write N tiny sessions under OUT/small"
@@ -1154,7 +1633,24 @@ def main() -> None:
         "--large-mb", type=float, default=0, metavar="MB", help="also write one session of MB under OUT/large"
     )
     parser.add_argument("--large-format", choices=FORMATS, default="claude_code")
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        metavar="N",
+        help=f"also write a user's history of N session files under OUT/history (issue 27: {HISTORY_SESSIONS})",
+    )
+    parser.add_argument(
+        "--history-large-lines", type=int, default=20_000, help="lines of the history's longest session"
+    )
+    parser.add_argument(
+        "--small-history",
+        action="store_true",
+        help="also write 5 Claude Code sessions with 11 subagents, 15 MiB, under OUT/small-history",
+    )
     args = parser.parse_args()
+    if args.mb is None:
+        args.mb = 0 if args.history or args.small_history else 50
     report = {}
     if args.mb:
         report["sessions"] = generate(args.out, args.mb, args.seed)
@@ -1162,6 +1658,12 @@ def main() -> None:
         report["small"] = generate_many(args.out / "small", args.small_files, args.seed)
     if args.large_mb:
         report["large"] = generate_large(args.out / "large", args.large_mb, args.seed, args.large_format)
+    if args.history:
+        report["history"] = generate_history(
+            args.out / "history", args.history, args.seed, args.history_large_lines
+        )
+    if args.small_history:
+        report["small_history"] = generate_small_history(args.out / "small-history", args.seed)
     print(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
 
 

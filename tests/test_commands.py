@@ -251,3 +251,22 @@ def test_index_on_a_locked_database_says_so_in_a_line_and_the_next_pass_loses_no
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     assert done.stdout.startswith("Indexed 1 files (1 read), 1 sessions, 1 new entries")
     assert indexed(db) == ["message number 1", "message number 2"]
+
+
+def test_index_at_verbosity_2_prints_each_phase_of_the_pass_in_one_line(tmp_path):
+    claude_file(tmp_path / "-w" / "a.jsonl")
+    out = StringIO()
+    call_command("index", f"claude_code={tmp_path}", verbosity=2, stdout=out, stderr=StringIO())
+    line = out.getvalue().splitlines()[-1]
+    phases = dict(re.findall(r"(\w+) (\d+\.\d{3}) s", line))
+    assert line.startswith("Phases: ")
+    assert {"scan", "read", "write", "prices", "links", "copies", "memory", "snapshots", "command"} <= set(
+        phases
+    )
+
+
+def test_index_prints_no_phases_at_the_default_verbosity(tmp_path):
+    claude_file(tmp_path / "-w" / "a.jsonl")
+    out = StringIO()
+    call_command("index", f"claude_code={tmp_path}", stdout=out, stderr=StringIO())
+    assert "Phases" not in out.getvalue()

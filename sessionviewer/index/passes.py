@@ -37,6 +37,7 @@ from sessionviewer.index import copies, fold, worker
 from sessionviewer.index.busy import database_busy
 from sessionviewer.index.links import link_sessions
 from sessionviewer.index.memory import MemorySummary, snapshot_roots
+from sessionviewer.index.phases import Phases
 from sessionviewer.index.rows import db_text
 from sessionviewer.index.sqlite import NewRows, WalCheckpointer, checkpointing
 from sessionviewer.index.statements import (
@@ -70,6 +71,7 @@ class IndexSummary:
     bad_lines: list[str] = field(default_factory=list)  # "path:line: why", the first BAD_LINES_KEPT
     touched: list[int] = field(default_factory=list)  # ids of the sessions read this pass
     memory: MemorySummary = field(default_factory=MemorySummary)  # the memory files' snapshots
+    phases: Phases = field(default_factory=Phases)  # seconds by phase, for `index -v 2` and bench/
 
     def line(self) -> str:
         text = (
@@ -102,14 +104,17 @@ def index_roots(
     with _heap_frozen(), worker.Reading(parallel_from=parallel_from, read_while_starting=True) as reading:
         surveys = []
         for spec in specs:
-            if (survey := _survey(spec, summary)) is not None:
+            with summary.phases.timing("scan"):
+                survey = _survey(spec, summary)
+            if survey is not None:
                 surveys.append(survey)
                 # Once a pass is big enough its worker starts: its interpreter comes up
                 # while the other roots are surveyed and the files planned.
                 reading.expect(sum(s.bytes_to_read for s in surveys))
         passes = []
         for survey in surveys:
-            root_pass = _plan_changes(survey, summary)
+            with summary.phases.timing("scan"):
+                root_pass = _plan_changes(survey, summary)
             passes.append(root_pass)
             for plan in root_pass.plans:
                 plan.number = reading.add(plan.job)
@@ -118,13 +123,17 @@ def index_roots(
         read_whole: list[Session] = []  # the files read from their first line: they may hold copies
         with checkpointing(big=reading.worker is not None) as checkpointer:
             for root_pass in passes:
-                _write_changes(
-                    root_pass, reading, summary, progress, len(reading.jobs), checkpointer, read_whole
-                )
-    _count_copies_once(read_whole, summary)
-    summary.memory = snapshot_roots(memory)
+                with summary.phases.timing("write"):
+                    _write_changes(
+                        root_pass, reading, summary, progress, len(reading.jobs), checkpointer, read_whole
+                    )
+    with summary.phases.timing("copies"):
+        _count_copies_once(read_whole, summary)
+    with summary.phases.timing("memory"):
+        summary.memory = snapshot_roots(memory)
     summary.errors += summary.memory.errors
-    prices.keep_rates()  # what the library was asked, for the next process
+    with summary.phases.timing("prices"):
+        prices.keep_rates()  # what the library was asked, for the next process
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -330,7 +339,7 @@ def _write_changes(
                     new_rows.index_text()  # while the worker reads on: outside any file's savepoint
                 if progress:
                     progress(plan.number + 1, total, plan.work.found.key)
-                batches = reading.batches(plan.number)
+                batches = summary.phases.timed("read", reading.batches(plan.number))
                 if plan.session.id is None:  # new: read in one batch, it waits to be written with others
                     if (first := _first_batch(plan, batches, summary)) is None:
                         continue  # its read failed, recorded
@@ -352,7 +361,7 @@ def _write_changes(
             copies.delete_sessions(Session.objects.filter(source=source, key__in=gone))
     if touched:
         try:
-            with transaction.atomic():
+            with transaction.atomic(), summary.phases.timing("links"):
                 link_sessions(source, touched)
         except Exception as error:  # noqa: BLE001 - the sessions are in; only their links are missing
             summary.errors.append(f"{source.path}: linking its sessions failed: {error!r}")
@@ -453,7 +462,8 @@ def _fold_new_file(plan: _Plan, batch: worker.Batch, summary: IndexSummary) -> S
     _count_batch(plan, batch, summary)
     batch.state.copy_to(session)
     _record_file_state(session, plan, batch)
-    _price(session)
+    with summary.phases.timing("prices"):
+        _price(session)
     session.new_summaries = list(batch.summaries)
     session.read_whole = True
     return session
@@ -566,7 +576,8 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
         if batch.last:
             # The last batch: one save with the file's state (most files are one batch).
             _record_file_state(session, plan, batch)
-            _price(session)
+            with summary.phases.timing("prices"):
+                _price(session)
             save_session(session)
         elif session.id is None:
             save_session(session)  # the rows need its id

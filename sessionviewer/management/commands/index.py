@@ -1,4 +1,5 @@
 import logging
+import time
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
@@ -27,6 +28,7 @@ class Command(BaseCommand):
         parser.add_argument("--watch", action="store_true", help="keep indexing as files change")
 
     def handle(self, *args, roots, watch, **options):
+        started = time.perf_counter()
         try:
             specs = [parse_root(r) for r in roots] if roots else configured_roots()
         except ImproperlyConfigured as error:
@@ -40,7 +42,11 @@ class Command(BaseCommand):
             self._summarise(summary, options["verbosity"])
             # Also the long sessions this pass did not touch whose thread is not prepared (an
             # upgrade changed the snapshots' layout; a pass was cut off before preparing them).
-            prepare_snapshots(sorted({*summary.touched, *unprepared_sessions()}))
+            with summary.phases.timing("snapshots"):
+                prepare_snapshots(sorted({*summary.touched, *unprepared_sessions()}))
+            if options["verbosity"] >= 2:  # one line, for bench/ to read: what start-up leaves
+                command = time.perf_counter() - started
+                self.stdout.write(f"Phases: {summary.phases.line()}; command {command:.3f} s")
         except OperationalError as error:
             if not database_busy(error):
                 raise
