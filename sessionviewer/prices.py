@@ -120,12 +120,16 @@ def prices_file() -> Path:
 def rates_for(model: str, provider: str = "", day: str = "", context: int = 0) -> Rates | None:
     """The rates of one model's turns on a day ("YYYY-MM-DD", "" for today) with this much
     input per request (context_class); None when no table has the model."""
-    return _rates_for(str(prices_file()), model, provider, day, context)
+    from django.conf import settings
+
+    # Asked for every usage line of every session: the data folder's name is the key, not
+    # the file's path, which costs a Path made and joined each time.
+    return _rates_for(str(settings.DATA_DIR), model, provider, day, context)
 
 
 @functools.cache
-def _rates_for(path: str, model: str, provider: str, day: str, context: int) -> Rates | None:
-    overrides = _overrides(path)
+def _rates_for(data_dir: str, model: str, provider: str, day: str, context: int) -> Rates | None:
+    overrides = _overrides(str(Path(data_dir) / PRICES_FILE))
     name = model.lower()
     for key in (f"{provider.lower()}/{name}" if provider else None, name):
         if key and key in overrides:
@@ -240,6 +244,7 @@ def _tier_rate(price, context: int) -> Decimal | None:
     return rate
 
 
+@functools.cache  # a model is looked up once, whatever the days and contexts of its lines
 def _library_model(name: str, provider: str):
     from genai_prices import data_snapshot
 
@@ -317,4 +322,5 @@ def clear_cache() -> None:
     global _kept
     _overrides.cache_clear()
     _rates_for.cache_clear()
+    _library_model.cache_clear()
     _kept = None

@@ -115,7 +115,7 @@ def test_the_library_s_rates_are_kept_in_the_data_folder_and_read_back_without_i
     def not_asked(*args):
         raise AssertionError("the library was asked again")
 
-    monkeypatch.setattr(prices, "_library_model", not_asked)
+    monkeypatch.setattr(prices, "_library_rates", not_asked)
     again = prices.rates_for("claude-opus-4-6", day="2026-02-10")
     assert (again.per_mtok, again.source, again.assumed) == (first.per_mtok, first.source, first.assumed)
 
@@ -124,7 +124,7 @@ def test_a_model_without_a_price_is_kept_as_such(settings, monkeypatch):
     assert prices.rates_for("local-llama", day="2026-02-10") is None
     prices.keep_rates()
     prices.clear_cache()
-    monkeypatch.setattr(prices, "_library_model", lambda *args: pytest.fail("asked again"))
+    monkeypatch.setattr(prices, "_library_rates", lambda *args: pytest.fail("asked again"))
     assert prices.rates_for("local-llama", day="2026-02-10") is None
 
 
