@@ -1,0 +1,131 @@
+"""What the list, search and transcript pages pay per row: no query, date format or static lookup
+a row (issue 27), and no column the page does not show. Counted, not timed: the same page for
+N and 10N sessions does the same work where it must not grow."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from unittest import mock
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.db import connection
+from django.template.defaultfilters import date as django_date
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.dateformat import DateFormat
+
+from sessionviewer.models import Session, Source
+from sessionviewer.templatetags import display
+
+pytestmark = pytest.mark.django_db
+
+START = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
+
+
+def make_sessions(count: int, formats=("claude_code", "go_agent")) -> None:
+    """count main sessions, each with a subagent (the list nests it), spread over formats."""
+    source, _ = Source.objects.get_or_create(path="/nowhere")
+    for n in range(count):
+        moment = START + timedelta(hours=n)
+        parent = Session.objects.create(
+            source=source,
+            format=formats[n % len(formats)],
+            key=f"s{n}",
+            path=f"/nowhere/s{n}.jsonl",
+            title=f"Session {n}",
+            project=f"/home/me/src/project-{n % 3}",
+            started_at=moment,
+            updated_at=moment,
+            models_used=["model-a"],
+            usage_lines={"turns": [n]},
+            model_costs={"model-a": {"tokens": n, "cost": 0.0}},
+            git_branches=["main"],
+            input_tokens=n,
+        )
+        Session.objects.create(
+            source=source,
+            format=parent.format,
+            key=f"s{n}/agent",
+            path=f"/nowhere/s{n}/agent.jsonl",
+            kind="subagent",
+            parent=parent,
+            title=f"Subagent {n}",
+            started_at=moment,
+            updated_at=moment,
+        )
+
+
+def list_page(client, **params):
+    response = client.get(reverse("session-list"), {"_size": 500, **params})
+    assert response.status_code == 200
+    return response
+
+
+# --- when: the list's two dates a row -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Paris", "America/St_Johns", "Pacific/Kiritimati"])
+@pytest.mark.parametrize(
+    "ago",
+    [timedelta(seconds=5), timedelta(minutes=7), timedelta(hours=5), timedelta(hours=30), timedelta(days=3)]
+    + [timedelta(days=40), timedelta(days=200), timedelta(days=800), timedelta(days=-3)],
+)
+def test_when_says_what_the_date_filter_said_in_every_zone(zone, ago):
+    now = datetime(2026, 7, 1, 23, 30, 12, tzinfo=UTC)
+    moment = now - ago
+    with timezone.override(ZoneInfo(zone)), mock.patch.object(display.timezone, "now", return_value=now):
+        local = timezone.localtime(moment)
+        text = str(display.when(moment))
+    exact = django_date(local, "Y-m-d H:i:s T")
+    assert f'title="{exact}"' in text
+    days = (now.astimezone(ZoneInfo(zone)).date() - local.date()).days
+    if days >= 7 or days < 0:  # a date: as the filter wrote it
+        shown = django_date(local, "j M" if local.year == now.astimezone(ZoneInfo(zone)).year else "j M Y")
+        assert text.endswith(f">{shown}</time>")
+
+
+def test_the_list_parses_no_date_format_per_row(client, viewer):
+    def formats_for(count: int) -> int:
+        Session.objects.all().delete()
+        make_sessions(count)
+        with mock.patch.object(DateFormat, "format", autospec=True, side_effect=DateFormat.format) as spy:
+            list_page(client)
+        return spy.call_count
+
+    assert formats_for(3) == formats_for(30)
+
+
+# --- format marks -------------------------------------------------------------------------------------
+
+
+def test_the_list_looks_up_each_formats_mark_once_not_per_row(client, viewer):
+    make_sessions(30)
+    display.format_label.cache_clear()
+    with mock.patch.object(display, "static", wraps=display.static) as spy:
+        body = list_page(client).content.decode()
+    assert body.count('src="/static/marks/claude_code.svg"') >= 30
+    assert spy.call_count <= 2  # claude_code and go_agent
+
+
+def test_a_changed_static_url_is_not_served_from_the_marks_memo(settings):
+    display.format_label.cache_clear()
+    assert 'src="/static/marks/go_agent.svg"' in display.format_label("go_agent")
+    settings.STATIC_URL = "/assets/"
+    assert 'src="/assets/marks/go_agent.svg"' in display.format_label("go_agent")
+
+
+# --- queries --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("params", [{}, {"_flat": "1"}, {"_sort": "cost"}])
+def test_the_list_sends_as_many_queries_for_30_sessions_as_for_3(client, viewer, params):
+    def queries_for(count: int) -> int:
+        Session.objects.all().delete()
+        make_sessions(count)
+        with CaptureQueriesContext(connection) as queries:
+            list_page(client, **params)
+        return len(queries)
+
+    assert queries_for(3) == queries_for(30)
