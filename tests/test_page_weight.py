@@ -129,3 +129,18 @@ def test_the_list_sends_as_many_queries_for_30_sessions_as_for_3(client, viewer,
         return len(queries)
 
     assert queries_for(3) == queries_for(30)
+
+
+def session_selects(queries) -> list[str]:
+    return [q["sql"] for q in queries if q["sql"].startswith('SELECT "sessionviewer_session"."id"')]
+
+
+def test_the_list_does_not_read_the_columns_it_does_not_show(client, viewer):
+    make_sessions(3)
+    with CaptureQueriesContext(connection) as queries:
+        list_page(client)
+    rows = session_selects(queries.captured_queries)
+    assert len(rows) == 2  # the page, and the subagents nested under it
+    for sql in rows:
+        for column in ("usage_lines", "model_costs", "git_branches", "file_head", "parent_path"):
+            assert f'"sessionviewer_session"."{column}"' not in sql.split(" FROM ")[0]
