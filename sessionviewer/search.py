@@ -377,6 +377,19 @@ def search_hits(
 
 
 HIT_CAP = 1000  # hits read for a page of results, whatever the query matches
+# What a group of hits shows of its session, on the page (_hits.html) and in /api/search: its
+# title, format, project or JID and when it was updated; not the JSON the list's rows parse.
+HIT_SESSION_FIELDS = (
+    "id",
+    "format",
+    "key",
+    "title",
+    "summary_title",
+    "first_prompt",
+    "project",
+    "jid",
+    "updated_at",
+)
 
 
 @dataclass(frozen=True)
@@ -465,7 +478,7 @@ def _with_snippets(per_session: dict[int, list[_Hit]], groups: list[dict], query
         .defer("raw", "extra", "usage", "blocks")
         .order_by("session_id", "line")
     }
-    by_id = Session.objects.in_bulk(ids)
+    by_id = Session.objects.only(*HIT_SESSION_FIELDS).in_bulk(ids)
     found = []
     for group in groups:
         i = group["session_id"]

@@ -16,8 +16,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateformat import DateFormat
 
+from sessionviewer.index import index_roots
 from sessionviewer.models import Session, Source
+from sessionviewer.roots import RootSpec
 from sessionviewer.templatetags import display
+
+from .test_pages import write_go_session
 
 pytestmark = pytest.mark.django_db
 
@@ -144,3 +148,39 @@ def test_the_list_does_not_read_the_columns_it_does_not_show(client, viewer):
     for sql in rows:
         for column in ("usage_lines", "model_costs", "git_branches", "file_head", "parent_path"):
             assert f'"sessionviewer_session"."{column}"' not in sql.split(" FROM ")[0]
+
+
+# --- search ---------------------------------------------------------------------------------------------
+
+
+def index_go_sessions(folder, count: int) -> None:
+    for n in range(count):
+        write_go_session(folder / "go", 4, name=f"20260101-{n:06d}-0000abcd.jsonl")
+    index_roots([RootSpec(folder / "go", "go_agent")])
+
+
+@pytest.mark.parametrize("name", ["session-list", "api-search"])
+def test_a_search_sends_as_many_queries_for_9_sessions_with_hits_as_for_3(client, viewer, tmp_path, name):
+    def queries_for(count: int) -> int:
+        Session.objects.all().delete()
+        index_go_sessions(tmp_path / str(count), count)
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(reverse(name), {"q": "number"})
+        assert response.status_code == 200
+        assert f"in {count} session" in response.content.decode() or f'"session_count":{count}' in (
+            response.content.decode()
+        )
+        return len(queries)
+
+    assert queries_for(3) == queries_for(9)
+
+
+def test_search_hits_read_only_the_session_columns_they_show(client, viewer, tmp_path):
+    index_go_sessions(tmp_path, 3)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(reverse("api-search"), {"q": "number"})
+    assert response.json()["session_count"] == 3
+    selects = [sql for sql in session_selects(queries.captured_queries) if 'AS "updated_at"' not in sql]
+    assert len(selects) == 1  # the groups' sessions, at once (the other reads their dates, to sort)
+    for column in ("extra", "usage_lines", "model_costs", "git_branches", "path"):
+        assert f'"sessionviewer_session"."{column}"' not in selects[0].split(" FROM ")[0]
