@@ -184,3 +184,38 @@ def test_search_hits_read_only_the_session_columns_they_show(client, viewer, tmp
     assert len(selects) == 1  # the groups' sessions, at once (the other reads their dates, to sort)
     for column in ("extra", "usage_lines", "model_costs", "git_branches", "path"):
         assert f'"sessionviewer_session"."{column}"' not in selects[0].split(" FROM ")[0]
+
+
+# --- the transcript's first screen ----------------------------------------------------------------------
+
+
+def test_the_first_screen_reads_a_sessions_children_once_whatever_their_number(client, viewer, tmp_path):
+    index_go_sessions(tmp_path, 1)
+    session = Session.objects.get()
+    url = reverse("session-detail", args=[session.id])
+
+    def children_queries(count: int) -> tuple[int, int]:
+        Session.objects.filter(parent=session).delete()
+        for n in range(count):
+            Session.objects.create(
+                source=session.source,
+                format=session.format,
+                key=f"child-{n}",
+                path=f"/nowhere/child-{n}.jsonl",
+                kind="subagent",
+                parent=session,
+                parent_tool_id=f"call-{n}",
+                title=f"Child {n}",
+                usage_lines={"turns": [n]},
+            )
+        client.get(url)  # the thread built and kept: what is counted is the page's own reads
+        with CaptureQueriesContext(connection) as queries:
+            body = client.get(url).content.decode()
+        assert body.count('class="children"') == 1 and f"Child {count - 1}" in body
+        reads = [q["sql"] for q in queries.captured_queries if f'"parent_id" = {session.id}' in q["sql"]]
+        for sql in reads:
+            assert '"sessionviewer_session"."usage_lines"' not in sql.split(" FROM ")[0]
+        return len(queries), len(reads)
+
+    assert children_queries(2) == children_queries(20)
+    assert children_queries(2)[1] == 1
