@@ -219,3 +219,16 @@ def test_the_first_screen_reads_a_sessions_children_once_whatever_their_number(c
 
     assert children_queries(2) == children_queries(20)
     assert children_queries(2)[1] == 1
+
+
+def test_the_hits_are_read_with_what_each_is_as_one_column(client, viewer, tmp_path):
+    index_go_sessions(tmp_path, 2)
+    with CaptureQueriesContext(connection) as queries:
+        found = client.get(reverse("api-search"), {"q": "number"}).json()
+    assert {v["value"] for facet in found["facets"] if facet["name"] == "what" for v in facet["values"]}
+    hits = [
+        q["sql"] for q in queries.captured_queries if "entry_fts MATCH" in q["sql"] and "LIMIT" in q["sql"]
+    ]
+    assert len(hits) == 1
+    selected = hits[0].split(" FROM ")[0]
+    assert selected.count(" AS ") == 4  # session_id, id, role and what_bits: not a column per kind
