@@ -23,8 +23,9 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 NAME = "pages-1000s-100000e-20000b-seed0"
 
-# Run in a fresh interpreter with the tree first on sys.path: argv is the tree.
-RUN = """
+# The start of a run in a fresh interpreter with the tree first on sys.path (argv: the tree):
+# Django on the tree's copy of the database, its meta, a logged-in client. count_pages.py too.
+SETUP = """
 import json, os, statistics, sys, time
 from pathlib import Path
 tree = Path(sys.argv[1])
@@ -36,8 +37,12 @@ from django.core.management import call_command
 call_command("migrate", verbosity=0)
 meta = json.loads((tree / "bench/out/NAME.json").read_text())
 from django.urls import reverse
-from sessionviewer import transcripts
 client = bench_pages.bench_client()
+""".replace("NAME", NAME)
+RUN = (
+    SETUP
+    + """
+from sessionviewer import transcripts
 
 def median_ms(url, runs, cold=False):
     client.get(url)
@@ -69,6 +74,7 @@ print(json.dumps({
     }),
 }))
 """.replace("NAME", NAME)
+)
 
 
 def main() -> None:
