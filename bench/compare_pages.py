@@ -1,6 +1,6 @@
-"""Compare the transcript page and its export in two versions of the code, run alternately.
+"""Compare the list, search and transcript pages in two versions of the code, run alternately.
 
-    .venv/bin/python bench/compare_pages.py OLD_TREE NEW_TREE [--rounds 3]
+    .venv/bin/python bench/compare_pages.py OLD_TREE NEW_TREE [--rounds 3] [--drop-snapshots]
 
 A tree is a folder holding a version's `sessionviewer/` and `bench/` (for example
 `git worktree add /tmp/old HEAD~5`). Both measure the database `bench/bench_pages.py --quick`
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -22,8 +23,9 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 NAME = "pages-1000s-100000e-20000b-seed0"
 
-# Run in a fresh interpreter with the tree first on sys.path: argv is the tree.
-RUN = """
+# The start of a run in a fresh interpreter with the tree first on sys.path (argv: the tree):
+# Django on the tree's copy of the database, its meta, a logged-in client. count_pages.py too.
+SETUP = """
 import json, os, statistics, sys, time
 from pathlib import Path
 tree = Path(sys.argv[1])
@@ -35,8 +37,12 @@ from django.core.management import call_command
 call_command("migrate", verbosity=0)
 meta = json.loads((tree / "bench/out/NAME.json").read_text())
 from django.urls import reverse
-from sessionviewer import transcripts
 client = bench_pages.bench_client()
+""".replace("NAME", NAME)
+RUN = (
+    SETUP
+    + """
+from sessionviewer import transcripts
 
 def median_ms(url, runs, cold=False):
     client.get(url)
@@ -49,15 +55,26 @@ def median_ms(url, runs, cold=False):
         times.append(time.perf_counter() - started)
     return round(statistics.median(times) * 1000, 1)
 
+from urllib.parse import urlencode
+common = urlencode({"q": meta["words"]["common"]})
+lists = {
+    "list page /": reverse("session-list"),
+    "list ?q=<common word>": reverse("session-list") + "?" + common,
+    "/api/search?q=<common word>": reverse("api-search") + "?" + common,
+}
 small = reverse("session-detail", args=[meta["small_session"]])
 big = reverse("session-detail", args=[meta["big_session"]])
 print(json.dumps({
+    **{label: median_ms(url, 15) for label, url in lists.items()},
     "first screen, small, warm": median_ms(small, 15),
     "first screen, 20,000 entries, warm": median_ms(big, 15),
     "first screen, 20,000 entries, cold": median_ms(big, 7, cold=True),
-    "export.html, 20,000 entries": median_ms(reverse("session-export-html", args=[meta["big_session"]]), 2),
+    **({} if os.environ.get("NO_EXPORT") else {
+        "export.html, 20,000 entries": median_ms(reverse("session-export-html", args=[meta["big_session"]]), 2),
+    }),
 }))
 """.replace("NAME", NAME)
+)
 
 
 def main() -> None:
@@ -65,6 +82,13 @@ def main() -> None:
     parser.add_argument("old", type=Path)
     parser.add_argument("new", type=Path)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--no-export", action="store_true", help="leave out export.html (seconds a run)")
+    parser.add_argument(
+        "--drop-snapshots",
+        action="store_true",
+        help="empty each copy's stored thread snapshots first: a tree that reads another snapshot "
+        "format (10cf4b7) builds its own on the warm-up request, and both trees do the same",
+    )
     args = parser.parse_args()
     source = BENCH / "out"
     if not (source / f"{NAME}.sqlite3").exists():
@@ -76,8 +100,16 @@ def main() -> None:
         for suffix in (".sqlite3", ".json"):
             if source / f"{NAME}{suffix}" != out / f"{NAME}{suffix}":
                 shutil.copyfile(source / f"{NAME}{suffix}", out / f"{NAME}{suffix}")
+        if args.drop_snapshots:
+            with sqlite3.connect(out / f"{NAME}.sqlite3") as db:
+                tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                for table in ("sessionviewer_threadpiece", "sessionviewer_threadsnapshot"):
+                    if table in tables:
+                        db.execute(f"DELETE FROM {table}")  # noqa: S608 - a name from the list above
     runs: dict[Path, list[dict]] = {tree: [] for tree in trees}
     env = {"SECRET_KEY": "bench-only", "DEBUG": "0", "PATH": "/usr/bin:/bin"}
+    if args.no_export:
+        env["NO_EXPORT"] = "1"
     for _ in range(args.rounds):
         for tree in trees:
             done = subprocess.run(

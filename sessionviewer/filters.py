@@ -175,14 +175,51 @@ def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
     return query
 
 
-def session_page(query: SessionQuery) -> Page:
+# What a row of the list page shows (templates/sessions/_session_row.html), and nothing else:
+# not the JSON it does not show (usage_lines, model_costs, git_branches), parsed for every row.
+ROW_FIELDS = (
+    "id",
+    "parent_id",
+    "format",
+    "key",
+    "status",
+    "kind",
+    "title",
+    "summary_title",
+    "first_prompt",
+    "project",
+    "jid",
+    "agent",
+    "channel",
+    "peer_kind",
+    "started_at",
+    "updated_at",
+    "message_count",
+    "models_used",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost",
+    "unpriced_tokens",
+    "extra",  # its unknown_entries: the row's badge
+    "index_error",
+)
+
+
+def session_page(query: SessionQuery, fields: tuple[str, ...] | None = None) -> Page:
     """The page of sessions the query asks for; each row's nested_subagents are the subagents,
-    among the sessions the filters select, that nested() put under it (else [])."""
-    page = Paginator(query.queryset.select_related("source"), query.size).get_page(query.page)
+    among the sessions the filters select, that nested() put under it (else []). fields: the
+    only columns read (ROW_FIELDS for the page), else every column and the source."""
+
+    def shown(qs: QuerySet[Session]) -> QuerySet[Session]:
+        return qs.only(*fields) if fields else qs.select_related("source")
+
+    page = Paginator(shown(query.queryset), query.size).get_page(query.page)
     found: dict[int, list[Session]] = {}
     if query.nested and page.object_list:
         parents = [session.id for session in page.object_list]
-        children = query.filtered.filter(kind="subagent", parent_id__in=parents).select_related("source")
+        children = shown(query.filtered.filter(kind="subagent", parent_id__in=parents))
         for child in children.order_by("started_at", "id"):
             found.setdefault(child.parent_id, []).append(child)
     for session in page.object_list:

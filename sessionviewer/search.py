@@ -9,14 +9,27 @@ to_tsvector('simple', text) serves the same query.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import reduce
-from operator import or_
+from operator import add, or_
 
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import BooleanField, Case, Count, ExpressionWrapper, F, Min, Q, QuerySet, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    Min,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Length
 from django.db.models.lookups import Exact, GreaterThan
@@ -241,9 +254,10 @@ _WHAT_Q = {
         ~reduce(or_, (_holds(t) for t in _BLOCK_TYPES.values())),
     ),
 }
+_WHO_ROLES = ("user", "assistant", "tool")
 _WHO_Q = {
-    **{name: Q(role=name) for name in ("user", "assistant", "tool")},
-    "other": ~Q(role__in=("user", "assistant", "tool")),
+    **{name: Q(role=name) for name in _WHO_ROLES},
+    "other": ~Q(role__in=_WHO_ROLES),
 }
 
 
@@ -260,7 +274,7 @@ def what_of(entry: Entry) -> list[str]:
 
 
 def who_of(entry: Entry) -> str:
-    return entry.role if entry.role in ("user", "assistant", "tool") else "other"
+    return entry.role if entry.role in _WHO_ROLES else "other"
 
 
 @dataclass
@@ -367,8 +381,10 @@ def search_hits(
         groups.sort(key=lambda g: g["hits"], reverse=True)  # stable: newest first among equals
     page = Paginator(groups, size).get_page(number)
     page.object_list = _with_snippets(per_session, list(page.object_list), query)
-    what_counts = {k: (label, sum(k in hit.what for hit in by_what)) for k, (label, _) in WHAT.items()}
-    who_counts = {k: (label, sum(k == hit.who for hit in by_who)) for k, label in WHO.items()}
+    whats = Counter(k for hit in by_what for k in hit.what)
+    whos = Counter(hit.who for hit in by_who)
+    what_counts = {k: (label, whats[k]) for k, (label, _) in WHAT.items()}
+    who_counts = {k: (label, whos[k]) for k, label in WHO.items()}
     facets = [
         _facet("what", "What", what_counts, what, what_capped),
         _facet("who", "Who", who_counts, who, who_capped),
@@ -377,6 +393,19 @@ def search_hits(
 
 
 HIT_CAP = 1000  # hits read for a page of results, whatever the query matches
+# What a group of hits shows of its session, on the page (_hits.html) and in /api/search: its
+# title, format, project or JID and when it was updated; not the JSON the list's rows parse.
+HIT_SESSION_FIELDS = (
+    "id",
+    "format",
+    "key",
+    "title",
+    "summary_title",
+    "first_prompt",
+    "project",
+    "jid",
+    "updated_at",
+)
 
 
 @dataclass(frozen=True)
@@ -406,14 +435,24 @@ def index_order_matches(text: str) -> QuerySet[Entry]:
     return entries
 
 
+# What a hit is, as one number of bits (one per key of _WHAT_Q), and each number's keys: a
+# thousand hits read one column and one lookup each, not a column and a test per key.
+_WHAT_BITS = reduce(
+    add,
+    (Case(When(q, then=Value(1 << n)), default=Value(0)) for n, q in enumerate(_WHAT_Q.values())),
+)
+_WHAT_OF_BITS = [
+    tuple(k for n, k in enumerate(_WHAT_Q) if bits & (1 << n)) for bits in range(1 << len(_WHAT_Q))
+]
+
+
 def _first_hits(hits: QuerySet[Entry]) -> list[_Hit]:
     """Up to HIT_CAP + 1 hits, in the index's order, each with what it is and who said it."""
-    flags = {f"is_{k}": ExpressionWrapper(q, output_field=BooleanField()) for k, q in _WHAT_Q.items()}
-    rows = hits.order_by().annotate(**flags).values_list("session_id", "id", "role", *flags)[: HIT_CAP + 1]
+    what = ExpressionWrapper(_WHAT_BITS, output_field=IntegerField())
+    rows = hits.order_by().annotate(what_bits=what).values_list("session_id", "id", "role", "what_bits")
     return [
-        _Hit(session_id, id_, tuple(k for k, flag in zip(_WHAT_Q, found, strict=True) if flag), who)
-        for session_id, id_, role, *found in rows
-        for who in [role if role in ("user", "assistant", "tool") else "other"]
+        _Hit(session_id, id_, _WHAT_OF_BITS[bits], role if role in _WHO_ROLES else "other")
+        for session_id, id_, role, bits in rows[: HIT_CAP + 1]
     ]
 
 
@@ -465,7 +504,7 @@ def _with_snippets(per_session: dict[int, list[_Hit]], groups: list[dict], query
         .defer("raw", "extra", "usage", "blocks")
         .order_by("session_id", "line")
     }
-    by_id = Session.objects.in_bulk(ids)
+    by_id = Session.objects.only(*HIT_SESSION_FIELDS).in_bulk(ids)
     found = []
     for group in groups:
         i = group["session_id"]

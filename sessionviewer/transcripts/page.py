@@ -487,6 +487,21 @@ class UnknownEntry(LookupError):
         self.entry_id = entry_id
 
 
+# What the page shows of a session's children: title, kind, the call that started it, cost.
+CHILD_FIELDS = (
+    "id",
+    "parent_id",
+    "kind",
+    "parent_tool_id",
+    "key",
+    "title",
+    "summary_title",
+    "first_prompt",
+    "cost",
+    "unpriced_tokens",
+)
+
+
 def transcript_page(session: Session, params: dict, show_all: bool = False, fragment: bool = False) -> dict:
     """What the transcript page shows for its query string (forms.TranscriptForm cleaned it):
     leaf, entry, _offset, _stop, _before, _fold, _after and _pending; show_all: the noise too;
@@ -510,8 +525,11 @@ def transcript_page(session: Session, params: dict, show_all: bool = False, frag
         t = transcript(session, leaf)
         if entry_id and entry_id not in t.positions:
             raise UnknownEntry(entry_id)
+    # Read once, with what the header and the tool calls show of them (a session may start
+    # hundreds): the header lists them and sums their cost, a tool call links its own.
+    children = list(session.children.only(*CHILD_FIELDS).order_by("id"))
     children_by_tool: dict[str, list] = {}
-    for child in session.children.order_by("id"):
+    for child in children:
         if child.parent_tool_id:
             children_by_tool.setdefault(child.parent_tool_id, []).append(child)
     total = len(t.items)
@@ -581,7 +599,7 @@ def transcript_page(session: Session, params: dict, show_all: bool = False, frag
         "export": False,
         # A page on the active thread follows the file as it grows.
         "live": leaf is None and session.status == "active" and not in_fold,
-        "children": list(session.children.order_by("id")),
+        "children": children,
         "problems": list(session.problems.order_by("line")[:PROBLEM_LIMIT]),
         "fork_copies_until": fork_copies_until(session, t),
     }

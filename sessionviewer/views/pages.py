@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import activity, export, projects, search, transcripts
-from sessionviewer.filters import filter_sessions, nested, session_page
+from sessionviewer.filters import ROW_FIELDS, filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, EntryTextForm, ProjectForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
 from sessionviewer.views.http import bad_parameter_is_400, snapshot_rebuilt_is_retried
@@ -44,7 +44,8 @@ def session_list(request: HttpRequest) -> HttpResponse:
     query = filter_sessions(params)
     facets = activity.facets(request.GET, params, query.matched)
     hits = search.search_hits_for(params, query.queryset)
-    page = session_page(nested(query, params))  # after the search: its hits include subagents
+    # After the search: its hits include subagents. Only the columns a row shows.
+    page = session_page(nested(query, params), ROW_FIELDS)
     template_name = "sessions/list.html"
     if request.htmx:
         template_name += "#session-table"
