@@ -631,8 +631,15 @@ class MemorySnapshot(models.Model):
         """Save a new state of one file, which becomes its current one, with its findings."""
         files = cls.objects.filter(root=fields["root"], jid=fields["jid"], filename=fields["filename"])
         files.filter(current=True).update(current=False)
-        fields["findings"] = cls.scan(fields.get("content"), fields["jid"])
-        return cls.objects.create(current=True, **fields)
+        state = cls.new_state(**fields)
+        state.save(force_insert=True)
+        return state
+
+    @classmethod
+    def new_state(cls, **fields) -> MemorySnapshot:
+        """A file's new current state, unsaved, with its findings: the caller retires the
+        state it replaces (change() one file, the indexer a root's files at once)."""
+        return cls(current=True, findings=cls.scan(fields.get("content"), fields["jid"]), **fields)
 
     @staticmethod
     def scan(content: bytes | None, jid: str) -> list[dict] | None:

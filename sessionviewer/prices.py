@@ -111,12 +111,6 @@ def _complete(rates: dict[str, Decimal], source: str) -> Rates:
     return Rates({kind: rates[kind] for kind in KINDS}, source, assumed)
 
 
-def prices_file() -> Path:
-    from django.conf import settings
-
-    return Path(settings.DATA_DIR) / PRICES_FILE
-
-
 def rates_for(model: str, provider: str = "", day: str = "", context: int = 0) -> Rates | None:
     """The rates of one model's turns on a day ("YYYY-MM-DD", "" for today) with this much
     input per request (context_class); None when no table has the model."""

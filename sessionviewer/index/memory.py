@@ -155,8 +155,7 @@ class _Changes:
     def add(self, old: _Known | None, **fields) -> None:
         if old is not None:
             self.retired.append(old.id)
-        fields["findings"] = MemorySnapshot.scan(fields.get("content"), fields["jid"])
-        self.new.append(MemorySnapshot(current=True, **fields))
+        self.new.append(MemorySnapshot.new_state(**fields))
 
     def save(self) -> None:
         for start in range(0, len(self.retired), CHUNK):

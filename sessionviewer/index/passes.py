@@ -382,31 +382,32 @@ def _index_one(
     try:
         with file_savepoint():
             touched.append(_index_file(plan, batches, summary))
-    except readers.SourceBusy as busy:  # locked since discovery: as it was, until next pass
-        summary.entries, summary.problems, kept = counts
-        del summary.bad_lines[kept:]
-        summary.busy.append(str(busy))
     except Exception as error:  # noqa: BLE001 - no file may stop the pass
-        if database_busy(error):  # no file's fault: the pass stops, keeping nothing
-            raise
-        # Unreadable, a value the database refuses, or a bug: the rest goes on.
         summary.entries, summary.problems, kept = counts  # none of its rows stayed
         del summary.bad_lines[kept:]
-        _record_failure(plan, error, summary)
+        _left_out(plan, error, summary)
 
 
 def _first_batch(plan: _Plan, batches: Iterator[worker.Batch], summary: IndexSummary) -> worker.Batch | None:
     """A new file's first batch; None when reading it failed (recorded as _index_one would)."""
     try:
         return next(batches)
-    except readers.SourceBusy as busy:
-        summary.busy.append(str(busy))
     except Exception as error:  # noqa: BLE001 - no file may stop the pass
-        if database_busy(error):
-            raise
-        _record_failure(plan, error, summary)
+        _left_out(plan, error, summary)
     summary.opened += 1  # it was opened, as _index_file counts it
     return None
+
+
+def _left_out(plan: _Plan, error: Exception, summary: IndexSummary) -> None:
+    """A file the pass could not index: locked since discovery (as it was, until next pass),
+    or unreadable, a value the database refuses, a bug (recorded on its session). A busy
+    database is no file's fault: the pass stops there, keeping nothing."""
+    if isinstance(error, readers.SourceBusy):
+        summary.busy.append(str(error))
+    elif database_busy(error):
+        raise error
+    else:
+        _record_failure(plan, error, summary)
 
 
 class _NewFiles:

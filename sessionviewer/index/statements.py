@@ -164,12 +164,6 @@ def _value_to_db(field: models.Field, for_sqlite: bool) -> Callable[[Session, st
     return to_db
 
 
-def write_rows(session: Session, rows: list[list], problems: list[readers.Problem]) -> None:
-    """Insert the rows with executemany: model instances and bulk_create cost several
-    times the parse itself, and the indexer writes every line of every file."""
-    write_files([(session, rows, problems)])
-
-
 def write_files(files: list[tuple[Session, list[list], list[readers.Problem]]]) -> None:
     """The rows and problems of several saved sessions, in one executemany each."""
     every_row, every_problem = [], []
