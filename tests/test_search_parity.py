@@ -10,8 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 
 from sessionviewer import tokens
 from sessionviewer.index import index_roots
@@ -38,12 +37,13 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(scope="module")
 def every_fixture(django_db_setup, django_db_blocker):
-    """Every fixture tree indexed once for the module's queries, and the database emptied after."""
-    with django_db_blocker.unblock():
+    """Every fixture tree indexed once for the module's queries, in a transaction rolled back
+    after them (each test's own is a savepoint inside it)."""
+    with django_db_blocker.unblock(), transaction.atomic():
         summary = index_roots([RootSpec(FIXTURES / folder, fmt) for folder, fmt in TREES])
         assert summary.errors == []
         yield
-        call_command("flush", interactive=False, verbosity=0)
+        transaction.set_rollback(True)
 
 
 def hits(query: str) -> list[str]:
