@@ -6,6 +6,7 @@ defines what a word is (sessionviewer/tokens.py); PostgreSQL's index reads text 
 tables (migration 0020).
 """
 
+import random
 import sqlite3
 from pathlib import Path
 
@@ -225,3 +226,20 @@ def test_the_full_text_index_serves_a_query(every_fixture):
         else:
             cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
             assert "VIRTUAL TABLE INDEX" in "\n".join(str(row) for row in cursor.fetchall())
+
+
+def test_text_of_random_characters_is_read_as_fts5_reads_it():
+    """FTS5, the tables and, on PostgreSQL, the index's function read the same words in 2,000
+    texts drawn from the first 12,288 code points and some kana and kanji."""
+    rng = random.Random(0)
+    pool = [chr(c) for c in range(0x20, 0x3000)] + list("東京タワーは高い。大阪城も、")
+    texts = {n: "".join(rng.choice(pool) for _ in range(rng.randint(1, 200))) for n in range(1, 2001)}
+    read = {n: read_words(text) for n, text in texts.items()}
+    assert fts5_words(texts) == read
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT n, tsvector_to_array(sessionviewer_search_vector(x)) FROM unnest(%s::text[], %s::int[]) AS u(x, n)",
+                [list(texts.values()), list(texts)],
+            )
+            assert {n: set(words) for n, words in cursor.fetchall()} == read
