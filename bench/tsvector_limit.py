@@ -1,12 +1,13 @@
 """How many characters of an entry's text PostgreSQL can index, at worst (index.rows.SEARCHABLE_CHARS).
 
-A tsvector holds at most 1 MB of lexemes and positions; past that, to_tsvector fails with
+A tsvector holds at most 1 MB of lexemes; past that, the index's expression fails with
 "string is too long for tsvector" and the entry cannot be stored. How much text that is
 depends on the text: distinct words only, in the characters UTF-8 takes the most bytes for.
-For each kind of worst text this finds, by bisection, the most characters to_tsvector('simple')
-takes, and prints it beside the cap.
+For each kind of worst text this finds, by bisection, the most characters the index's
+sessionviewer_search_vector (migration 0020; the database must be migrated) takes, and
+prints it beside the cap.
 
-    .venv/bin/python bench/tsvector_limit.py postgres://postgres@127.0.0.1:5432/postgres
+    .venv/bin/python bench/tsvector_limit.py postgres://postgres@127.0.0.1:5432/sessionviewer
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ KINDS = {
 def fits(cursor, text: str) -> bool:
     cursor.execute("SAVEPOINT probe")
     try:
-        cursor.execute("SELECT length(to_tsvector('simple', %s))", [text])
+        cursor.execute("SELECT length(sessionviewer_search_vector(%s::text))", [text])
     except psycopg.errors.ProgramLimitExceeded:
         cursor.execute("ROLLBACK TO SAVEPOINT probe")
         return False
@@ -71,7 +72,7 @@ def most_chars(cursor, make) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dsn", help="a PostgreSQL database to run to_tsvector in")
+    parser.add_argument("dsn", help="a migrated PostgreSQL database to run the index's expression in")
     args = parser.parse_args()
     with psycopg.connect(args.dsn) as connection, connection.cursor() as cursor:
         print(f"SEARCHABLE_CHARS = {SEARCHABLE_CHARS:,}")

@@ -76,7 +76,7 @@ def matching_session_ids(q: str) -> list[int]:
     One pass over every match: on SQLite, starting from the FTS table, about 0.1 s for a
     million (bench/bench_search.py); on PostgreSQL 0.5 s through the GIN index, each match's
     row read for its session, and 2.5 s by the sequential scan the planner takes for a common
-    word, computing to_tsvector for every row. There, a word with more than HIT_CAP matches
+    word, computing the index's expression for every row. There, a word with more than HIT_CAP matches
     is first looked for among the first PROBE_LINES lines of each session (_probed_sessions):
     when every session either has one there or has no more lines, that is the answer, and the
     pass is not needed."""

@@ -3,18 +3,20 @@
 The FTS5 table is external-content over sessionviewer_entry: the indexer fills it
 in bulk, triggers keep it in step on delete and update (migrations 0002, 0005), and
 it keeps no token positions (0007). On PostgreSQL a GIN index over
-to_tsvector('simple', text) serves the same query.
+sessionviewer_search_vector(text) serves the same query (0020): the words FTS5 would read,
+split and folded by the same tables (tokens.py), so both engines find the same entries.
 """
 
 from __future__ import annotations
 
 import re
+import string
 from collections import Counter
 from dataclasses import dataclass
 from functools import reduce
 from operator import add, or_
 
-from django.contrib.postgres.search import SearchQuery, SearchVector
+from django.contrib.postgres.search import SearchQueryField, SearchVectorField
 from django.core.paginator import Page, Paginator
 from django.db import connection
 from django.db.models import (
@@ -23,6 +25,7 @@ from django.db.models import (
     Count,
     ExpressionWrapper,
     F,
+    Func,
     IntegerField,
     Min,
     Q,
@@ -31,7 +34,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.expressions import RawSQL
-from django.db.models.functions import Length
+from django.db.models.functions import Cast, Collate, Length, Upper
 from django.db.models.lookups import Exact, GreaterThan
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -40,10 +43,9 @@ from sessionviewer import readers
 from sessionviewer.models import Entry, Session
 from sessionviewer.readers import claude_code
 from sessionviewer.render import neutralise
+from sessionviewer.tokens import fold, words
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
-# What FTS5's unicode61 tokenizer keeps as one token: letters and digits ("_" splits).
-_FTS_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 # A quoted phrase, or a run of anything but white space.
 _TERM = re.compile(r'"([^"]*)"?|(\S+)')
 
@@ -52,14 +54,15 @@ _TERM = re.compile(r'"([^"]*)"?|(\S+)')
 class ParsedQuery:
     """A user's query as the index can answer it, the same way on both engines.
 
+    The words are FTS5's (tokens.words): "src/app.py" is src, app and py on both engines.
     fts: an FTS5 query in which every token is quoted, so that nothing a user types
     turns into an FTS5 operator (AND, NEAR, column filters); a trailing '*' keeps
-    prefix search. tsquery: the same words, phrases and prefixes for PostgreSQL's
-    to_tsquery, each quoted as one term and joined by '&', so that nothing turns into
-    a tsquery operator either ('or', '-word', '!', '|'). literals: what must also appear
-    as written, case aside: quoted phrases and words with punctuation inside ("app.py",
-    "error_code"), which the index only knows as separate tokens (it keeps no positions,
-    see migration 0007).
+    prefix search. tsquery: the same tokens, folded as the PostgreSQL index holds them
+    (migration 0020), each quoted and joined by '&', so that nothing turns into a tsquery
+    operator either ('or', '-word', '!', '|'); "" when a token is too long for that index
+    (then nothing matches there). literals: what must also appear as written, ASCII case
+    aside: quoted phrases and words with punctuation inside ("app.py", "error_code"), which
+    the index only knows as separate tokens (it keeps no positions, see migration 0007).
     """
 
     fts: str
@@ -67,10 +70,14 @@ class ParsedQuery:
     tsquery: str
 
 
-def _tsquery_term(text: str, prefix: bool) -> str:
-    # Inside quotes, to_tsquery runs the text through the same parser as to_tsvector (so
-    # "src/app.py" is the one lexeme the index holds); only \ and ' need escaping there.
-    quoted = "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+# A lexeme of a tsvector or tsquery holds less than 2 KB: the index leaves longer words out.
+LEXEME_BYTES = 2048
+
+
+def _tsquery_term(lexeme: str, prefix: bool) -> str:
+    # A lexeme as written, cast to tsquery without a dictionary: the index holds it folded
+    # already. FTS5 splits words at \ and ', but they are escaped all the same.
+    quoted = "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
     return quoted + (":*" if prefix else "")
 
 
@@ -78,23 +85,26 @@ def parse_query(text: str) -> ParsedQuery:
     terms: list[str] = []
     ts_terms: list[str] = []
     literals: list[str] = []
+    too_long = False
     for match in _TERM.finditer(text):
         phrase, word = match.group(1), match.group(2)
         prefix = word is not None and word.endswith("*")
         source = phrase if phrase is not None else word.rstrip("*")
-        tokens = _FTS_TOKEN.findall(source)
-        if not tokens:
+        # A word of accents only folds to nothing: FTS5 reads no token there.
+        found = [token for token in words(source) if fold(token)]
+        if not found:
             continue
-        quoted = ['"' + token.replace('"', '""') + '"' for token in tokens]
-        if prefix:
-            quoted[-1] += "*"
-        terms += quoted
-        ts_terms.append(_tsquery_term(source, prefix))
-        if phrase is not None or len(tokens) > 1:
+        for n, token in enumerate(found):
+            last = prefix and n == len(found) - 1
+            terms.append('"' + token.replace('"', '""') + '"' + ("*" if last else ""))
+            ts_terms.append(_tsquery_term(fold(token), last))
+            too_long |= len(fold(token).encode()) >= LEXEME_BYTES
+        if phrase is not None or len(found) > 1:
             literal = " ".join(source.split()) if phrase is not None else source.strip("\"'()[]{}<>,;:!?")
-            if len(_FTS_TOKEN.findall(literal)) > 1:
+            if len(words(literal)) > 1:
                 literals.append(literal)
-    return ParsedQuery(" ".join(terms), tuple(dict.fromkeys(literals)), " & ".join(ts_terms))
+    tsquery = "" if too_long else " & ".join(ts_terms)
+    return ParsedQuery(" ".join(terms), tuple(dict.fromkeys(literals)), tsquery)
 
 
 MAX_QUERY = 1000  # characters: a pasted error message fits
@@ -138,16 +148,46 @@ def matching_entries(text: str) -> QuerySet[Entry]:
     if not parsed.fts:
         return Entry.objects.none()
     if connection.vendor == "postgresql":
-        entries = Entry.objects.annotate(search=SearchVector("text", config="simple")).filter(
-            search=SearchQuery(parsed.tsquery, config="simple", search_type="raw")
-        )
+        if not parsed.tsquery:
+            return Entry.objects.none()
+        query = Cast(Value(parsed.tsquery), SearchQueryField())
+        entries = Entry.objects.filter(_Matches(_SearchVector(F("text")), query))
     else:
         entries = Entry.objects.filter(
             id__in=RawSQL("SELECT rowid FROM entry_fts WHERE entry_fts MATCH %s", [parsed.fts])
         )
-    for literal in parsed.literals:
-        # Only rows that already hold all the tokens are tested, so this stays cheap.
-        entries = entries.filter(text__icontains=literal)
+    return _holding(entries, parsed.literals)
+
+
+class _SearchVector(Func):
+    """An entry's words as the PostgreSQL index holds them (migration 0020): the index serves
+    a query only on this very expression."""
+
+    function = "sessionviewer_search_vector"
+    output_field = SearchVectorField()
+
+
+class _Matches(Func):
+    arg_joiner = " @@ "
+    template = "(%(expressions)s)"
+    output_field = BooleanField()
+
+
+_ASCII_UPPER = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)
+
+
+def _holding(entries: QuerySet[Entry], literals: tuple[str, ...]) -> QuerySet[Entry]:
+    """entries whose text holds every literal as written, ignoring the case of ASCII letters
+    only, as SQLite's LIKE does: on PostgreSQL, UPPER in the C collation (in others it would
+    fold every letter). Only rows that already hold all the tokens are tested, so this stays
+    cheap."""
+    if connection.vendor == "postgresql" and literals:
+        entries = entries.alias(ascii_upper=Upper(Collate(F("text"), "C")))
+    for literal in literals:
+        if connection.vendor == "postgresql":
+            entries = entries.filter(ascii_upper__contains=literal.translate(_ASCII_UPPER))
+        else:
+            entries = entries.filter(text__icontains=literal)
     return entries
 
 
@@ -430,9 +470,7 @@ def index_order_matches(text: str) -> QuerySet[Entry]:
         where=["entry_fts.rowid = sessionviewer_entry.id", "entry_fts MATCH %s"],
         params=[parsed.fts],
     )
-    for literal in parsed.literals:
-        entries = entries.filter(text__icontains=literal)
-    return entries
+    return _holding(entries, parsed.literals)
 
 
 # What a hit is, as one number of bits (one per key of _WHAT_Q), and each number's keys: a
