@@ -35,17 +35,29 @@ class OrjsonField(models.TextField):
 
 
 class Source(models.Model):
-    """A configured root folder of session files."""
+    """A configured root folder of session files, on the machine whose indexer reads it:
+    two machines' ~/.claude/projects are two sources. A root indexed before machines were
+    named has machine "" until an indexer claims it (index/passes.py)."""
 
-    path = models.CharField(max_length=1024, unique=True)
+    machine = models.CharField(max_length=settings.MACHINE_MAX, blank=True, default="")
+    path = models.CharField(max_length=1024)
     format = models.CharField(max_length=32)
     indexed_at = models.DateTimeField(null=True, blank=True)
 
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["machine", "path"], name="source_machine_path")]
+
     def __str__(self) -> str:
-        return f"{self.path} ({self.format})"
+        return f"{self.machine}:{self.path} ({self.format})"
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "path": self.path, "format": self.format, "indexed_at": self.indexed_at}
+        return {
+            "id": self.id,
+            "machine": self.machine,
+            "path": self.path,
+            "format": self.format,
+            "indexed_at": self.indexed_at,
+        }
 
 
 class Session(models.Model):

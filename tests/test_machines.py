@@ -1,0 +1,158 @@
+"""Many machines, one index: each indexer names its machine, a root's identity is
+(machine, path), and no machine overwrites, claims or drops another's sessions."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from sessionviewer.models import Session, Source
+from sessionviewer.roots import container_id_warning
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def claude_session(folder: Path, name: str, cwd: str, text: str = "hello") -> Path:
+    """A one-line Claude Code session file in a project folder of a root."""
+    line = {
+        "sessionId": name,
+        "cwd": cwd,
+        "type": "user",
+        "uuid": f"u-{name}",
+        "parentUuid": None,
+        "timestamp": "2026-02-10T10:00:00.000Z",
+        "message": {"role": "user", "content": text},
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    return path
+
+
+def index_as(settings, machine: str, root: Path) -> str:
+    settings.SESSIONVIEWER_MACHINE = machine
+    out = StringIO()
+    call_command("index", f"claude_code={root}", stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def sessions_by_machine() -> list[tuple[str, str]]:
+    return sorted(
+        (machine, Path(key).stem) for machine, key in Session.objects.values_list("source__machine", "key")
+    )
+
+
+@pytest.mark.django_db
+def test_two_machines_with_the_same_root_path_keep_both_sets_of_sessions(settings, tmp_path):
+    root = tmp_path / "projects"
+    claude_session(root / "-home-dev-shop", "a1", "/home/dev/shop")
+    index_as(settings, "laptop", root)
+    (root / "-home-dev-shop" / "a1.jsonl").unlink()
+    claude_session(root / "-home-dev-shop", "b1", "/home/dev/shop")
+    index_as(settings, "ci-runner", root)
+    assert sessions_by_machine() == [("ci-runner", "b1"), ("laptop", "a1")]
+    assert sorted(Source.objects.values_list("machine", "path")) == [
+        ("ci-runner", str(root)),
+        ("laptop", str(root)),
+    ]
+
+
+@pytest.mark.django_db
+def test_a_vanished_file_drops_only_its_machines_session(settings, tmp_path):
+    root = tmp_path / "projects"
+    claude_session(root / "-home-dev-shop", "same", "/home/dev/shop")
+    index_as(settings, "laptop", root)
+    index_as(settings, "ci-runner", root)
+    assert sessions_by_machine() == [("ci-runner", "same"), ("laptop", "same")]
+    (root / "-home-dev-shop" / "same.jsonl").unlink()
+    assert "1 removed" in index_as(settings, "laptop", root)
+    assert sessions_by_machine() == [("ci-runner", "same")]
+
+
+@pytest.mark.django_db
+def test_a_root_indexed_before_machines_is_claimed_with_its_sessions_by_the_first_indexer(settings, tmp_path):
+    root = tmp_path / "projects"
+    claude_session(root / "-home-dev-shop", "old", "/home/dev/shop")
+    index_as(settings, "laptop", root)
+    Source.objects.update(machine="")  # as the migration leaves a root indexed before it
+    before = Session.objects.get().id
+    index_as(settings, "desktop", root)
+    assert Source.objects.get().machine == "desktop"
+    assert Session.objects.get().id == before  # claimed, not read again as another's
+    index_as(settings, "laptop", root)  # a second machine makes its own
+    assert sessions_by_machine() == [("desktop", "old"), ("laptop", "old")]
+
+
+@pytest.mark.parametrize("vendor", ["postgresql", "sqlite"])
+def test_a_container_id_as_machine_name_is_warned_of_on_postgresql_only(vendor):
+    for machine in ("3f4e5d6c7b8a", "3f4e5d6c7b8a" * 5 + "0123"):
+        warned = container_id_warning(machine, vendor)
+        assert bool(warned) == (vendor == "postgresql")
+    assert container_id_warning("laptop", vendor) == ""
+    assert container_id_warning("3f4e5d6c7b8", vendor) == ""  # 11: not an id
+
+
+@pytest.mark.django_db
+def test_the_index_command_warns_of_a_container_id_on_the_shared_engine(settings, tmp_path):
+    settings.SESSIONVIEWER_MACHINE = "0123456789ab"
+    err = StringIO()
+    call_command("index", f"claude_code={tmp_path}", stdout=StringIO(), stderr=err)
+    warned = "looks like a container id" in err.getvalue()
+    assert warned == (connection.vendor == "postgresql")
+
+
+def _database_url() -> str:
+    """The test database, for a `manage.py` of its own (transaction=True: what the test
+    writes is committed, and what the process writes is seen)."""
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+def manage_index(machine: str, root: Path) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "sessionviewer.settings",
+        "SECRET_KEY": "test-only-secret",
+        "DATABASE_URL": _database_url(),
+        "SESSIONVIEWER_MACHINE": machine,
+        "SESSIONVIEWER_ROOTS": f"claude_code={root}",
+    }
+    command = [sys.executable, "manage.py", "index"]
+    return subprocess.run(command, cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=120)
+
+
+def mount(root: Path, tree: Path) -> None:
+    """root shows tree, as a bind mount would on that machine: the same path, other files."""
+    if root.is_symlink():
+        root.unlink()
+    root.symlink_to(tree, target_is_directory=True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_index_processes_with_different_machines_over_one_path_keep_both(tmp_path):
+    root = tmp_path / "projects"
+    for host in ("a", "b"):
+        claude_session(tmp_path / host / "-home-dev-shop", "shared", "/home/dev/shop")
+        claude_session(tmp_path / host / "-home-dev-shop", f"only-{host}", "/home/dev/shop")
+    for host in ("a", "b"):
+        mount(root, tmp_path / host)
+        done = manage_index(f"host-{host}", root)
+        assert done.returncode == 0, done.stderr
+    both = [("host-a", "only-a"), ("host-a", "shared"), ("host-b", "only-b"), ("host-b", "shared")]
+    assert sessions_by_machine() == both
+    (tmp_path / "a" / "-home-dev-shop" / "shared.jsonl").unlink()
+    mount(root, tmp_path / "a")
+    again = manage_index("host-a", root)
+    assert again.returncode == 0, again.stderr
+    assert "1 removed" in again.stdout
+    assert sessions_by_machine() == [("host-a", "only-a"), ("host-b", "only-b"), ("host-b", "shared")]
