@@ -16,7 +16,7 @@ from sessionviewer import prices
 from sessionviewer.index.rows import ENTRY_FIELDS as ENTRY_FIELDS  # the column order, written once there
 from sessionviewer.index.rows import json_text
 from sessionviewer.roots import is_inside_roots
-from sessionviewer.workspaces.secrets import fingerprinted
+from sessionviewer.workspaces.secrets import fingerprint, fingerprinted
 
 
 class OrjsonField(models.TextField):
@@ -687,3 +687,32 @@ class MemorySnapshot(models.Model):
                 changed_at=now, exists=False, current=True,
             )  # fmt: skip
         return count
+
+
+class KeyCheck(models.Model):
+    """What SECRET_KEY makes of a fixed text, kept once for the whole index: finding
+    fingerprints are keyed with SECRET_KEY, so an indexer or web host with another key would
+    fingerprint the same value differently and split its findings. mismatch() says so."""
+
+    purpose = models.CharField(max_length=64, unique=True)
+    digest = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    FINGERPRINTS = "finding fingerprints"
+
+    def __str__(self) -> str:
+        return self.purpose
+
+    @classmethod
+    def mismatch(cls) -> str:
+        """ "" when this process's SECRET_KEY is the index's (the first to ask records its
+        own), else what is wrong and what to do."""
+        digest = fingerprint("key check", cls.FINGERPRINTS, settings.SECRET_KEY)
+        check, _ = cls.objects.get_or_create(purpose=cls.FINGERPRINTS, defaults={"digest": digest})
+        if check.digest == digest:
+            return ""
+        return (
+            "SECRET_KEY is not the one this index's finding fingerprints were made with "
+            f"(recorded {check.created_at:%Y-%m-%d %H:%M} UTC): every indexer and web host of one "
+            "index needs the same SECRET_KEY, or the same finding is counted as two"
+        )

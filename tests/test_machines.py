@@ -11,10 +11,10 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection
 
-from sessionviewer.models import Session, Source
+from sessionviewer.models import KeyCheck, Session, Source
 from sessionviewer.roots import container_id_warning
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -156,3 +156,21 @@ def test_two_index_processes_with_different_machines_over_one_path_keep_both(tmp
     assert again.returncode == 0, again.stderr
     assert "1 removed" in again.stdout
     assert sessions_by_machine() == [("host-a", "only-a"), ("host-b", "only-b"), ("host-b", "shared")]
+
+
+@pytest.mark.django_db
+def test_the_first_process_records_its_secret_key_check_and_the_same_key_passes(settings):
+    assert KeyCheck.mismatch() == ""
+    assert KeyCheck.mismatch() == ""
+    assert KeyCheck.objects.count() == 1
+    assert settings.SECRET_KEY not in KeyCheck.objects.get().digest
+
+
+@pytest.mark.django_db
+def test_an_indexer_with_another_secret_key_is_refused_and_says_why(settings, tmp_path):
+    index_as(settings, "laptop", tmp_path)
+    settings.SECRET_KEY = "another-key"
+    with pytest.raises(
+        CommandError, match="every indexer and web host of one index needs the same SECRET_KEY"
+    ):
+        index_as(settings, "laptop", tmp_path)

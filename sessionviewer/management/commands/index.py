@@ -8,6 +8,7 @@ from django.db import OperationalError, connection
 
 from sessionviewer.index import index_roots, index_when_free, watch_roots
 from sessionviewer.index.busy import BUSY_STATUS, database_busy
+from sessionviewer.models import KeyCheck
 from sessionviewer.roots import configured_roots, container_id_warning, memory_roots, parse_root
 from sessionviewer.transcripts.store import prepare_snapshots, unprepared_sessions
 
@@ -38,6 +39,8 @@ class Command(BaseCommand):
             self.stderr.write(warning)
         progress = self._progress if self.stderr.isatty() else None
         try:
+            if mismatch := KeyCheck.mismatch():  # before anything is fingerprinted with this key
+                raise CommandError(mismatch)
             # The watcher waits for a busy database; a single pass says so and stops.
             summary = (index_when_free if watch else index_roots)(specs, progress, memory_roots())
             if progress:
