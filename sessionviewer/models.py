@@ -50,6 +50,12 @@ class Source(models.Model):
     def __str__(self) -> str:
         return f"{self.machine}:{self.path} ({self.format})"
 
+    @classmethod
+    def machines(cls) -> list[str]:
+        """The machines that have claimed a root, by name: the list shows its Machine column,
+        and a project its sessions per machine, once there are two."""
+        return sorted(set(cls.objects.exclude(machine="").values_list("machine", flat=True)))
+
     def to_dict(self) -> dict:
         return {
             "id": self.id,
@@ -233,6 +239,7 @@ class Session(models.Model):
             "title": self.display_title,
             "format": self.format,
             "source": self.source_id,
+            "machine": self.source.machine,  # "" for a root indexed before machines, not yet claimed
             "key": self.key,
             "path": self.path,
             "status": self.status,

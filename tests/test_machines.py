@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
 from sessionviewer.models import KeyCheck, Session, Source
 from sessionviewer.roots import container_id_warning
@@ -174,3 +176,97 @@ def test_an_indexer_with_another_secret_key_is_refused_and_says_why(settings, tm
         CommandError, match="every indexer and web host of one index needs the same SECRET_KEY"
     ):
         index_as(settings, "laptop", tmp_path)
+
+
+# Where the machine shows: the list's facet, column and filter, the JSON, the header
+
+
+@pytest.fixture
+def two_machines(settings, tmp_path) -> Path:
+    """One root path on two machines: laptop has sessions a and both, desk both and d."""
+    root = tmp_path / "projects"
+    for host, names in (("laptop", ("a", "both")), ("desk", ("both", "d"))):
+        for name in names:
+            claude_session(tmp_path / host / "-home-dev-shop", name, "/home/dev/shop", f"{name} on {host}")
+        mount(root, tmp_path / host)
+        index_as(settings, host, root)
+    return root
+
+
+def machine_facet(client, **params) -> dict:
+    facets = client.get(reverse("api-session-facets"), params).json()["facets"]
+    return {v["value"]: v["count"] for f in facets if f["name"] == "machine" for v in f["values"]}
+
+
+@pytest.mark.django_db
+def test_the_machine_facet_counts_each_machines_sessions(viewer, client, two_machines):
+    assert machine_facet(client) == {"laptop": 2, "desk": 2}
+    assert machine_facet(client, machine="desk") == {"laptop": 2, "desk": 2}  # its own filter aside
+    assert machine_facet(client, q="d") == {"desk": 1}
+
+
+@pytest.mark.django_db
+def test_the_root_facet_names_the_machine_of_each_root_once_there_are_two(viewer, client, two_machines):
+    facets = client.get(reverse("api-session-facets")).json()["facets"]
+    [roots] = [f for f in facets if f["name"] == "root"]
+    assert sorted(v["label"] for v in roots["values"]) == [f"desk: {two_machines}", f"laptop: {two_machines}"]
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+@pytest.mark.django_db
+def test_machine_filters_the_list_and_its_api(viewer, client, two_machines, prefix):
+    response = client.get(reverse(f"{prefix}session-list"), {"machine": "desk"})
+    assert response.status_code == 200
+    if prefix:
+        sessions = response.json()["sessions"]
+        assert sorted((s["machine"], s["title"]) for s in sessions) == [
+            ("desk", "both on desk"),
+            ("desk", "d on desk"),
+        ]
+    else:
+        page = response.content.decode()
+        assert "d on desk" in page and "both on desk" in page and "on laptop" not in page
+
+
+@pytest.mark.django_db
+def test_the_list_shows_a_machine_column_only_once_there_are_two(viewer, client, settings, tmp_path):
+    claude_session(tmp_path / "p" / "-home-dev-shop", "one", "/home/dev/shop")
+    index_as(settings, "laptop", tmp_path / "p")
+    page = client.get(reverse("session-list")).content.decode()
+    assert 'data-label="Machine"' not in page and ">Machine</a></th>" not in page
+    index_as(settings, "desk", tmp_path / "p")
+    page = client.get(reverse("session-list")).content.decode()
+    assert page.count('<td data-label="Machine">laptop</td>') == 1
+    assert page.count('<td data-label="Machine">desk</td>') == 1
+    assert ">Machine</a></th>" in page
+
+
+@pytest.mark.django_db
+def test_the_list_with_two_machines_reads_each_rows_machine_in_the_same_query(
+    viewer, client, two_machines, settings
+):
+    client.get(reverse("session-list"))  # the session, the permissions: read once
+    with CaptureQueriesContext(connection) as one_page:
+        client.get(reverse("session-list"))
+    for name in "efgh":
+        claude_session(two_machines / "-home-dev-shop", name, "/home/dev/shop")
+    index_as(settings, "desk", two_machines)
+    with CaptureQueriesContext(connection) as more_rows:
+        client.get(reverse("session-list"))
+    assert len(more_rows) == len(one_page), [q["sql"] for q in more_rows.captured_queries]
+
+
+@pytest.mark.django_db
+def test_every_sessions_json_carries_its_machine(viewer, client, two_machines):
+    session = Session.objects.get(source__machine="laptop", key__endswith="a.jsonl")
+    detail = client.get(reverse("api-session-detail", args=[session.id])).json()
+    assert detail["session"]["machine"] == "laptop"
+    listed = client.get(reverse("api-session-list"), {"_flat": "1"}).json()["sessions"]
+    assert sorted(s["machine"] for s in listed) == ["desk", "desk", "laptop", "laptop"]
+
+
+@pytest.mark.django_db
+def test_the_transcript_header_names_the_machine(viewer, client, two_machines):
+    session = Session.objects.get(source__machine="desk", key__endswith="d.jsonl")
+    page = client.get(reverse("session-detail", args=[session.id])).content.decode()
+    assert "<dt>Machine</dt><dd>desk</dd>" in page

@@ -12,9 +12,9 @@ from django.views.decorators.http import require_GET, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import activity, export, projects, search, transcripts
-from sessionviewer.filters import ROW_FIELDS, filter_sessions, nested, session_page
+from sessionviewer.filters import ROW_FIELDS, ROW_FIELDS_WITH_MACHINE, filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, EntryTextForm, ProjectForm, SessionListForm, TranscriptForm
-from sessionviewer.models import Session
+from sessionviewer.models import Session, Source
 from sessionviewer.views.http import bad_parameter_is_400, snapshot_rebuilt_is_retried
 from sessionviewer.views.workspaces import jid_links_for
 
@@ -44,12 +44,14 @@ def session_list(request: HttpRequest) -> HttpResponse:
     query = filter_sessions(params)
     facets = activity.facets(request.GET, params, query.matched)
     hits = search.search_hits_for(params, query.queryset)
+    machines = len(Source.machines()) > 1
     # After the search: its hits include subagents. Only the columns a row shows.
-    page = session_page(nested(query, params), ROW_FIELDS)
+    page = session_page(nested(query, params), ROW_FIELDS_WITH_MACHINE if machines else ROW_FIELDS)
     template_name = "sessions/list.html"
     if request.htmx:
         template_name += "#session-table"
-    context = {"page": page, "query": query, "facets": facets, "hits": hits, "columns": activity.COLUMNS}
+    context = {"page": page, "query": query, "facets": facets, "hits": hits, "machines": machines}
+    context["columns"] = activity.columns(machines)
     return render(request, template_name, context)
 
 
