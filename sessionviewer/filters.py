@@ -17,6 +17,7 @@ from django.db.models.functions import Coalesce, Lower, NullIf
 from django.utils import timezone
 
 from sessionviewer import search
+from sessionviewer.index.fold import fold_home
 from sessionviewer.models import Entry, Session
 from sessionviewer.search import index_order_matches, matching_entries
 
@@ -137,7 +138,7 @@ def filter_sessions(
         qs = qs.filter(source_id=root) if isinstance(root, int) else qs.filter(source__path=root)
     for name in TEXT_FILTERS:
         if value := params.get(name):
-            qs = qs.filter(**{name: value})
+            qs = qs.filter(**{name: fold_home(value) if name == "project" else value})
     if model := params.get("model"):
         qs = qs.filter(models_used__contains=f'"{model}"')
     if since := params.get("updated_since"):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.apps import apps
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -270,3 +272,55 @@ def test_the_transcript_header_names_the_machine(viewer, client, two_machines):
     session = Session.objects.get(source__machine="desk", key__endswith="d.jsonl")
     page = client.get(reverse("session-detail", args=[session.id])).content.decode()
     assert "<dt>Machine</dt><dd>desk</dd>" in page
+
+
+# A project is the same project on every machine
+
+
+@pytest.fixture
+def shop_on_two_machines(settings, tmp_path) -> str:
+    """~/work/shop: two sessions on a Linux laptop, one on a Mac."""
+    for host, home, names in (("laptop", "/home/dev", ("l1", "l2")), ("mac", "/Users/dev", ("m1",))):
+        for name in names:
+            claude_session(tmp_path / host / "-shop", name, f"{home}/work/shop", f"{name} on {host}")
+        index_as(settings, host, tmp_path / host)
+    return "~/work/shop"
+
+
+@pytest.mark.django_db
+def test_one_project_on_two_machines_is_one_page_with_its_sessions_per_machine(
+    viewer, client, shop_on_two_machines
+):
+    assert set(Session.objects.values_list("project", flat=True)) == {"~/work/shop"}
+    data = client.get(reverse("api-project-detail", args=[shop_on_two_machines])).json()
+    assert [(m["machine"], m["sessions"]) for m in data["machines"]] == [("laptop", 2), ("mac", 1)]
+    assert sorted((s["machine"], s["title"]) for s in data["sessions"]) == [
+        ("laptop", "l1 on laptop"),
+        ("laptop", "l2 on laptop"),
+        ("mac", "m1 on mac"),
+    ]
+    page = client.get(reverse("project-detail", args=[shop_on_two_machines])).content.decode()
+    assert '<h2 id="machines-title">Machines</h2>' in page
+    assert page.count('<td data-label="Machine">laptop</td>') == 2
+
+
+@pytest.mark.django_db
+def test_a_project_key_from_before_the_fold_leads_to_the_folded_project(viewer, client, shop_on_two_machines):
+    response = client.get(reverse("project-detail", args=["/home/dev/work/shop"]), {"_range": "30"})
+    assert response.status_code == 301
+    assert response["Location"] == reverse("project-detail", args=["~/work/shop"]) + "?_range=30"
+    listed = client.get(reverse("api-session-list"), {"project": "/Users/dev/work/shop"}).json()
+    assert listed["count"] == 3
+
+
+@pytest.mark.django_db
+def test_the_migration_folds_the_projects_already_indexed(shop_on_two_machines):
+    Session.objects.filter(source__machine="mac").update(project="/Users/dev/work/shop")
+    Session.objects.filter(source__machine="laptop").update(project="/srv/app")
+    migration = importlib.import_module("sessionviewer.migrations.0022_projects_fold_home")
+    migration.fold_projects(apps, None)
+    assert sorted(Session.objects.values_list("project", flat=True)) == [
+        "/srv/app",
+        "/srv/app",
+        "~/work/shop",
+    ]

@@ -14,6 +14,7 @@ from django.views.decorators.vary import vary_on_headers
 from sessionviewer import activity, export, projects, search, transcripts
 from sessionviewer.filters import ROW_FIELDS, ROW_FIELDS_WITH_MACHINE, filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, EntryTextForm, ProjectForm, SessionListForm, TranscriptForm
+from sessionviewer.index.fold import fold_home
 from sessionviewer.models import Session, Source
 from sessionviewer.views.http import bad_parameter_is_400, snapshot_rebuilt_is_retried
 from sessionviewer.views.workspaces import jid_links_for
@@ -167,6 +168,9 @@ def activity_page(request: HttpRequest) -> HttpResponse:
 def project_detail(request: HttpRequest, project: str) -> HttpResponse:
     """One working directory: its sessions with their subagents, usage, tools and branches."""
     params = ProjectForm.read(request.GET)
+    if (folded := fold_home(project)) != project:  # a key from before projects were folded
+        query = f"?{request.GET.urlencode()}" if request.GET else ""
+        return HttpResponsePermanentRedirect(reverse("project-detail", args=[folded]) + query)
     sessions = projects.project_sessions(project)
     if not sessions.exists():
         raise Http404("no session ran in this project")
