@@ -324,3 +324,22 @@ def test_the_migration_folds_the_projects_already_indexed(shop_on_two_machines):
         "/srv/app",
         "~/work/shop",
     ]
+
+
+# Activity, by machine
+
+
+@pytest.mark.django_db
+def test_activity_filters_by_machine(viewer, client, two_machines):
+    everything = client.get(reverse("api-activity")).json()["totals"]["sessions"]
+    desk = client.get(reverse("api-activity"), {"machine": "desk"}).json()["totals"]["sessions"]
+    nowhere = client.get(reverse("api-activity"), {"machine": "nowhere"}).json()["totals"]["sessions"]
+    assert (everything, desk, nowhere) == (4, 2, 0)
+
+
+@pytest.mark.django_db
+def test_the_activity_page_has_a_machine_facet_that_toggles_the_filter(viewer, client, two_machines):
+    page = client.get(reverse("activity"), {"machine": "desk"}).content.decode()
+    assert '<section class="facet" data-facet="machine">' in page
+    assert 'class="selected"><a href="?" hx-get="?">✕ desk</a>' in page
+    assert '<a href="?machine=laptop" hx-get="?machine=laptop">laptop</a>' in page
