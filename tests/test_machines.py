@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 from io import StringIO
@@ -343,3 +344,26 @@ def test_the_activity_page_has_a_machine_facet_that_toggles_the_filter(viewer, c
     assert '<section class="facet" data-facet="machine">' in page
     assert 'class="selected"><a href="?" hx-get="?">✕ desk</a>' in page
     assert '<a href="?machine=laptop" hx-get="?machine=laptop">laptop</a>' in page
+
+
+# Deployment: every indexer names its machine
+
+
+def compose_services() -> dict[str, str]:
+    """compose.yaml's services, each as its block of text (no YAML library here)."""
+    text = (BASE_DIR / "compose.yaml").read_text().split("\nservices:\n", 1)[1].split("\nvolumes:", 1)[0]
+    blocks = re.split(r"^  (?=[\w-]+:$)", text, flags=re.MULTILINE)
+    return {block.split(":", 1)[0]: block for block in blocks if block.strip()}
+
+
+def test_every_indexer_in_compose_yaml_names_its_machine():
+    services = compose_services()
+    indexers = {name: block for name, block in services.items() if "manage.py index" in block}
+    assert indexers and "web" in services
+    for name, block in indexers.items():
+        assert re.search(r"SESSIONVIEWER_MACHINE: [\w-]+\n", block), name
+
+
+def test_the_image_names_its_machine_rather_than_by_its_container_id():
+    dockerfile = (BASE_DIR / "Dockerfile").read_text()
+    assert re.search(r"SESSIONVIEWER_MACHINE=sessionviewer\n", dockerfile)
