@@ -54,12 +54,13 @@ COLUMNS = (
     ("Cost", "cost"),
 )
 _RANGE = ("updated_since", "updated_before", "updated_until")
-MACHINE_COLUMN = ("Machine", "machine")  # after Format, once there are two machines
+# Last, once there are two machines: the table's CSS places its columns by their position.
+MACHINE_COLUMN = ("Machine", "machine")
 
 
 def columns(machines: bool) -> tuple[tuple[str, str], ...]:
     """The list table's columns; machines: whether the index has sessions of two or more."""
-    return (*COLUMNS[:2], MACHINE_COLUMN, *COLUMNS[2:]) if machines else COLUMNS
+    return (*COLUMNS, MACHINE_COLUMN) if machines else COLUMNS
 
 
 def _without(filters: dict, *names: str) -> dict:
@@ -109,6 +110,7 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
         matched = matching_session_ids(q)
     result = []
     by_source: dict[tuple, list[tuple[Source, int]]] = {}
+    machine_of: dict[str, dict] = {}
     for name, label, field in FACETS:
         own = _RANGE if name == "updated" else (name,)
         qs = filter_sessions(_without(filters, *own), matched=matched).queryset.order_by()
@@ -132,9 +134,13 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
             )
             rows = [(f"{_month_text(m['month'])}-01", _month_text(m["month"]), m["n"]) for m in months]
         elif name == "root":
-            machines = {source.machine for source, _ in counted}
+            # With two machines, a root's machine too: both may have the same path.
+            named = len({source.machine for source, _ in counted}) > 1
+            machine_of = (
+                {str(s.id): {"machine": s.machine, "path": s.path} for s, _ in counted} if named else {}
+            )
             rows = [
-                (str(s.id), f"{s.machine}: {s.path}" if len(machines) > 1 else s.path, n)
+                (str(s.id), f"{s.machine}: {s.path}" if named else s.path, n)
                 for s, n in counted[:FACET_LIMIT]
             ]
         elif name == "machine":
@@ -162,6 +168,8 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
                 selected = params.get(name) == value
                 link = _link(params, **{name: None if selected else value})
             values.append({"value": value, "label": text, "count": count, "selected": selected, "link": link})
+            if name == "root" and value in machine_of:  # for the page, which shortens the path apart
+                values[-1].update(machine_of[value])
         if values:
             result.append({"name": name, "label": label, "values": values})
     return result

@@ -367,3 +367,11 @@ def test_every_indexer_in_compose_yaml_names_its_machine():
 def test_the_image_names_its_machine_rather_than_by_its_container_id():
     dockerfile = (BASE_DIR / "Dockerfile").read_text()
     assert re.search(r"SESSIONVIEWER_MACHINE=sessionviewer\n", dockerfile)
+
+
+@pytest.mark.django_db
+def test_the_root_facet_on_the_page_names_each_roots_machine_beside_its_short_path(
+    viewer, client, two_machines
+):
+    page = client.get(reverse("session-list")).content.decode()
+    assert f"desk: {two_machines}" in page or f'desk: <span class="path" title="{two_machines}">' in page
