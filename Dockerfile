@@ -1,8 +1,11 @@
 # Session Viewer: the same steps as `make run`, in the same order.
 FROM python:3.11-slim
 
+# The machine the indexer's roots belong to: not the host name, which in a container is its id
+# and new on every deploy. Give each machine its own (-e SESSIONVIEWER_MACHINE=laptop).
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
-    SESSIONVIEWER_DATA=/app/data SESSIONVIEWER_DEMO=1 ALLOWED_HOSTS=localhost,127.0.0.1
+    SESSIONVIEWER_DATA=/app/data SESSIONVIEWER_DEMO=1 ALLOWED_HOSTS=localhost,127.0.0.1 \
+    SESSIONVIEWER_MACHINE=sessionviewer
 
 WORKDIR /app
 RUN useradd --create-home --uid 1000 viewer

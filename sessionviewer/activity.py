@@ -23,12 +23,14 @@ from django.utils import timezone
 
 from sessionviewer.filters import RANGES, filter_sessions, matching_session_ids, range_start, started_in_range
 from sessionviewer.formats import format_name
+from sessionviewer.models import Source
 
 FACET_LIMIT = 12
 # (parameter, label, field): the list page's facets, in the order shown.
 FACETS = (
     ("format", "Format", "format"),
-    ("root", "Root", "source__path"),
+    ("machine", "Machine", None),
+    ("root", "Root", None),
     ("project", "Project", "project"),
     ("jid", "JID", "jid"),
     ("agent", "Agent", "agent"),
@@ -52,6 +54,13 @@ COLUMNS = (
     ("Cost", "cost"),
 )
 _RANGE = ("updated_since", "updated_before", "updated_until")
+# Last, once there are two machines: the table's CSS places its columns by their position.
+MACHINE_COLUMN = ("Machine", "machine")
+
+
+def columns(machines: bool) -> tuple[tuple[str, str], ...]:
+    """The list table's columns; machines: whether the index has sessions of two or more."""
+    return (*COLUMNS, MACHINE_COLUMN) if machines else COLUMNS
 
 
 def _without(filters: dict, *names: str) -> dict:
@@ -100,9 +109,18 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
     if (q := filters.get("q")) and matched is None:
         matched = matching_session_ids(q)
     result = []
+    by_source: dict[tuple, list[tuple[Source, int]]] = {}
+    machine_of: dict[str, dict] = {}
     for name, label, field in FACETS:
         own = _RANGE if name == "updated" else (name,)
         qs = filter_sessions(_without(filters, *own), matched=matched).queryset.order_by()
+        if name in ("machine", "root"):
+            # Both count by source, on the same sessions unless one of them is filtered:
+            # counted once then, and without joining the sources to every session.
+            dropped = tuple(n for n in own if filters.get(n))
+            if dropped not in by_source:
+                by_source[dropped] = _counts_by_source(qs)
+            counted = by_source[dropped]
         if name == "model":
             counts = Counter(m for used in qs.values_list("models_used", flat=True) for m in used or [])
             rows = [(m, m, n) for m, n in counts.most_common(FACET_LIMIT)]
@@ -116,8 +134,22 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
             )
             rows = [(f"{_month_text(m['month'])}-01", _month_text(m["month"]), m["n"]) for m in months]
         elif name == "root":
-            found = qs.values("source_id", "source__path").annotate(n=Count("id")).order_by("-n")
-            rows = [(str(r["source_id"]), r["source__path"], r["n"]) for r in found[:FACET_LIMIT]]
+            # With two machines, a root's machine too: both may have the same path.
+            named = len({source.machine for source, _ in counted}) > 1
+            machine_of = (
+                {str(s.id): {"machine": s.machine, "path": s.path} for s, _ in counted} if named else {}
+            )
+            rows = [
+                (str(s.id), f"{s.machine}: {s.path}" if named else s.path, n)
+                for s, n in counted[:FACET_LIMIT]
+            ]
+        elif name == "machine":
+            per_machine = Counter()
+            for source, n in counted:
+                if source.machine:
+                    per_machine[source.machine] += n
+            rows = [(m, m, n) for m, n in sorted(per_machine.items(), key=lambda r: (-r[1], r[0]))]
+            rows = rows[:FACET_LIMIT]
         else:
             found = qs.exclude(**{field: ""}).values(field).annotate(n=Count("id")).order_by("-n", field)
             rows = [(r[field], r[field], r["n"]) for r in found[:FACET_LIMIT]]
@@ -136,9 +168,19 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
                 selected = params.get(name) == value
                 link = _link(params, **{name: None if selected else value})
             values.append({"value": value, "label": text, "count": count, "selected": selected, "link": link})
+            if name == "root" and value in machine_of:  # for the page, which shortens the path apart
+                values[-1].update(machine_of[value])
         if values:
             result.append({"name": name, "label": label, "values": values})
     return result
+
+
+def _counts_by_source(qs) -> list[tuple[Source, int]]:
+    """The sessions of qs per source, the most first, each source read once (a few rows)."""
+    found = dict(qs.values("source_id").annotate(n=Count("id")).values_list("source_id", "n"))
+    sources = Source.objects.only("id", "machine", "path").in_bulk(list(found))
+    counted = [(sources[i], n) for i, n in found.items() if i in sources]
+    return sorted(counted, key=lambda r: (-r[1], r[0].machine, r[0].path))
 
 
 # --- Charts -------------------------------------------------------------------------------------------

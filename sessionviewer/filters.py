@@ -17,6 +17,7 @@ from django.db.models.functions import Coalesce, Lower, NullIf
 from django.utils import timezone
 
 from sessionviewer import search
+from sessionviewer.index.fold import fold_home
 from sessionviewer.models import Entry, Session
 from sessionviewer.search import index_order_matches, matching_entries
 
@@ -38,6 +39,7 @@ SORTS = {
     "tokens": F("token_total"),
     "cost": F("cost"),  # sessions without a price last, either way
     "format": F("format"),
+    "machine": F("source__machine"),
     # As the column shows it: the project, or the JID where there is none (Fluux sessions).
     "project": Coalesce(NullIf("project", Value("")), "jid"),
     "agent": F("agent"),
@@ -130,11 +132,13 @@ def filter_sessions(
     )
     if fmt := params.get("format"):
         qs = qs.filter(format=fmt)
+    if machine := params.get("machine"):
+        qs = qs.filter(source__machine=machine)
     if root := params.get("root"):
         qs = qs.filter(source_id=root) if isinstance(root, int) else qs.filter(source__path=root)
     for name in TEXT_FILTERS:
         if value := params.get(name):
-            qs = qs.filter(**{name: value})
+            qs = qs.filter(**{name: fold_home(value) if name == "project" else value})
     if model := params.get("model"):
         qs = qs.filter(models_used__contains=f'"{model}"')
     if since := params.get("updated_since"):
@@ -205,6 +209,8 @@ ROW_FIELDS = (
     "extra",  # its unknown_entries: the row's badge
     "index_error",
 )
+# The same, with the machine of each row's source: once there are two machines.
+ROW_FIELDS_WITH_MACHINE = (*ROW_FIELDS, "source", "source__machine")
 
 
 def session_page(query: SessionQuery, fields: tuple[str, ...] | None = None) -> Page:
@@ -213,7 +219,9 @@ def session_page(query: SessionQuery, fields: tuple[str, ...] | None = None) -> 
     only columns read (ROW_FIELDS for the page), else every column and the source."""
 
     def shown(qs: QuerySet[Session]) -> QuerySet[Session]:
-        return qs.only(*fields) if fields else qs.select_related("source")
+        if fields and "source" not in fields:
+            return qs.only(*fields)
+        return qs.select_related("source").only(*fields) if fields else qs.select_related("source")
 
     page = Paginator(shown(query.queryset), query.size).get_page(query.page)
     found: dict[int, list[Session]] = {}

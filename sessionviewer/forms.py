@@ -305,6 +305,7 @@ class ActivityForm(QueryForm):
     """
 
     format = OneOfField(FORMATS)
+    machine = _text()
     root = RootField()
     project = _text()
     agent = _text()

@@ -16,7 +16,7 @@ from sessionviewer import prices
 from sessionviewer.index.rows import ENTRY_FIELDS as ENTRY_FIELDS  # the column order, written once there
 from sessionviewer.index.rows import json_text
 from sessionviewer.roots import is_inside_roots
-from sessionviewer.workspaces.secrets import fingerprinted
+from sessionviewer.workspaces.secrets import fingerprint, fingerprinted
 
 
 class OrjsonField(models.TextField):
@@ -35,17 +35,35 @@ class OrjsonField(models.TextField):
 
 
 class Source(models.Model):
-    """A configured root folder of session files."""
+    """A configured root folder of session files, on the machine whose indexer reads it:
+    two machines' ~/.claude/projects are two sources. A root indexed before machines were
+    named has machine "" until an indexer claims it (index/passes.py)."""
 
-    path = models.CharField(max_length=1024, unique=True)
+    machine = models.CharField(max_length=settings.MACHINE_MAX, blank=True, default="")
+    path = models.CharField(max_length=1024)
     format = models.CharField(max_length=32)
     indexed_at = models.DateTimeField(null=True, blank=True)
 
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["machine", "path"], name="source_machine_path")]
+
     def __str__(self) -> str:
-        return f"{self.path} ({self.format})"
+        return f"{self.machine}:{self.path} ({self.format})"
+
+    @classmethod
+    def machines(cls) -> list[str]:
+        """The machines that have claimed a root, by name: the list shows its Machine column,
+        and a project its sessions per machine, once there are two."""
+        return sorted(set(cls.objects.exclude(machine="").values_list("machine", flat=True)))
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "path": self.path, "format": self.format, "indexed_at": self.indexed_at}
+        return {
+            "id": self.id,
+            "machine": self.machine,
+            "path": self.path,
+            "format": self.format,
+            "indexed_at": self.indexed_at,
+        }
 
 
 class Session(models.Model):
@@ -221,6 +239,7 @@ class Session(models.Model):
             "title": self.display_title,
             "format": self.format,
             "source": self.source_id,
+            "machine": self.source.machine,  # "" for a root indexed before machines, not yet claimed
             "key": self.key,
             "path": self.path,
             "status": self.status,
@@ -675,3 +694,32 @@ class MemorySnapshot(models.Model):
                 changed_at=now, exists=False, current=True,
             )  # fmt: skip
         return count
+
+
+class KeyCheck(models.Model):
+    """What SECRET_KEY makes of a fixed text, kept once for the whole index: finding
+    fingerprints are keyed with SECRET_KEY, so an indexer or web host with another key would
+    fingerprint the same value differently and split its findings. mismatch() says so."""
+
+    purpose = models.CharField(max_length=64, unique=True)
+    digest = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    FINGERPRINTS = "finding fingerprints"
+
+    def __str__(self) -> str:
+        return self.purpose
+
+    @classmethod
+    def mismatch(cls) -> str:
+        """ "" when this process's SECRET_KEY is the index's (the first to ask records its
+        own), else what is wrong and what to do."""
+        digest = fingerprint("key check", cls.FINGERPRINTS, settings.SECRET_KEY)
+        check, _ = cls.objects.get_or_create(purpose=cls.FINGERPRINTS, defaults={"digest": digest})
+        if check.digest == digest:
+            return ""
+        return (
+            "SECRET_KEY is not the one this index's finding fingerprints were made with "
+            f"(recorded {check.created_at:%Y-%m-%d %H:%M} UTC): every indexer and web host of one "
+            "index needs the same SECRET_KEY, or the same finding is counted as two"
+        )

@@ -3,7 +3,8 @@ subagents and forks nested under their parents, tokens and cost over time, the m
 tools and the git branches seen.
 
 A project is Session.project, the working directory the agent ran in (Claude Code, the Go
-agent, OpenClaw). Its URL key is the path tilde-encoded as datasette encodes table names:
+agent, OpenClaw, Codex) with the user's home folded to "~" (index/fold.py): /home/dev/shop on
+one machine and /Users/dev/shop on another are one project, its sessions per machine. Its URL key is the path tilde-encoded as datasette encodes table names:
 letters, digits, "_" and "-" as written, a space as "+", every other byte of its UTF-8 as
 ~XX. The key holds no "/", "." or "%", so no proxy or browser rewrites it ("..", "//",
 "%2F"), and it is only ever compared with the database's values, never opened as a file.
@@ -18,12 +19,13 @@ import orjson
 from django.core.exceptions import EmptyResultSet
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import F, Max, Q, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.urls import reverse
 from django.utils import timezone
 
 from sessionviewer import activity
 from sessionviewer.filters import filter_sessions, range_start, started_in_range
+from sessionviewer.index.fold import fold_home
 from sessionviewer.models import Session
 from sessionviewer.readers.claude_code import RENAMED_TOOLS
 
@@ -79,7 +81,9 @@ class ProjectConverter:
 
 
 def project_sessions(project: str) -> QuerySet[Session]:
-    return Session.objects.filter(project=project)
+    """A project's sessions on every machine. A key made before projects were folded
+    (/home/me/app, not ~/app) still finds them."""
+    return Session.objects.filter(project=fold_home(project))
 
 
 # --- The report ------------------------------------------------------------------------------------------
@@ -188,6 +192,34 @@ def branches(qs: QuerySet[Session], limit: int = BRANCH_LIMIT) -> list[dict]:
     return latest_first[:limit]
 
 
+def sessions_per_machine(qs: QuerySet[Session]) -> list[dict]:
+    """The sessions of qs per machine, the most first: sessions, tokens, cost and when one last
+    wrote ("" is a root indexed before machines were named, not claimed yet)."""
+    rows = (
+        qs.order_by()
+        .values("source__machine")
+        .annotate(
+            sessions=Count("id"),
+            tokens=Sum(
+                F("input_tokens") + F("output_tokens") + F("cache_read_tokens") + F("cache_write_tokens")
+            ),
+            cost=Sum("cost"),
+            last=Max("updated_at"),
+        )
+    )
+    found = [
+        {
+            "machine": r["source__machine"],
+            "sessions": r["sessions"],
+            "tokens": r["tokens"] or 0,
+            "cost": r["cost"],
+            "last": r["last"],
+        }
+        for r in rows
+    ]
+    return sorted(found, key=lambda r: (-r["sessions"], r["machine"]))
+
+
 def usage_report(base: QuerySet[Session], params: dict, today: date | None = None) -> dict:
     """The sessions of base started in the range (params["_range"]), a page of them
     (params["_page"]) nested, their totals, usage over time and by model, tools and branches.
@@ -204,9 +236,10 @@ def usage_report(base: QuerySet[Session], params: dict, today: date | None = Non
     models = activity.usage_by_model(qs)
     # Top level: sessions whose parent is not among them (no parent, or one elsewhere).
     top = qs.filter(Q(parent=None) | ~Q(parent__in=qs.values("id")))
-    top = top.order_by(F("updated_at").desc(nulls_last=True), "-id")
+    top = top.order_by(F("updated_at").desc(nulls_last=True), "-id").select_related("source")
     page = Paginator(top, PAGE_SIZE).get_page(params.get("_page") or 1)
     tools = tool_counts(qs)
+    machines = sessions_per_machine(qs)
     return {
         "range": {
             "name": range_name,
@@ -221,8 +254,9 @@ def usage_report(base: QuerySet[Session], params: dict, today: date | None = Non
         "models": models,
         "tools": tools,
         "branches": branches(qs),
+        "machines": machines,
         "page": page,
-        "rows": _nest(list(page.object_list), qs),
+        "rows": _nest(list(page.object_list), qs.select_related("source")),
         "charts": {
             **activity.time_charts(days, bucket),
             "tokens_per_model": activity.bar_chart(
@@ -241,6 +275,7 @@ def usage_report(base: QuerySet[Session], params: dict, today: date | None = Non
 def _session_to_dict(session: Session, depth: int) -> dict:
     return {
         "id": session.id,
+        "machine": session.source.machine,
         "url": session.get_absolute_url(),
         "title": session.display_title,
         "format": session.format,
@@ -268,6 +303,7 @@ def usage_to_dict(data: dict) -> dict:
         "models": data["models"],
         "tools": data["tools"],
         "branches": data["branches"],
+        "machines": data["machines"],  # sessions per machine
         # The page's sessions, parents first, each followed by its subagents (depth > 0).
         "sessions": [_session_to_dict(r["session"], r["depth"]) for r in data["rows"]],
         "page": {"number": page.number, "pages": page.paginator.num_pages, "top_level": page.paginator.count},

@@ -47,3 +47,19 @@ def is_inside_roots(path: Path, roots: list[Path]) -> bool:
     """Whether path (symlinks resolved) lies inside one of roots."""
     resolved = path.resolve()
     return any(resolved.is_relative_to(root.resolve()) for root in roots)
+
+
+# A Docker container's host name: its id, 12 hex digits (or all 64).
+_CONTAINER_ID = re.compile(r"[0-9a-f]{12}|[0-9a-f]{64}")
+
+
+def container_id_warning(machine: str, vendor: str) -> str:
+    """What an indexer on a shared database says of a machine name that looks like a
+    container's id ("" when it does not): that id is new on every deploy, and each new one
+    would index the same files again as another machine's."""
+    if vendor != "postgresql" or not _CONTAINER_ID.fullmatch(machine):
+        return ""
+    return (
+        f"warning: the machine name {machine!r} looks like a container id, which changes on every "
+        "deploy: set SESSIONVIEWER_MACHINE to a name that stays"
+    )

@@ -4,6 +4,7 @@ A malformed value raises ImproperlyConfigured at start-up rather than being gues
 """
 
 import os
+import socket
 from datetime import timedelta
 from pathlib import Path
 
@@ -283,5 +284,26 @@ if SESSIONVIEWER_MEMORY_RETENTION_DAYS < 0:
 SESSIONVIEWER_MAX_EVENT_BYTES = envint("SESSIONVIEWER_MAX_EVENT_BYTES", str(MAX_EVENT_BYTES))
 if SESSIONVIEWER_MAX_EVENT_BYTES < 1:
     raise ImproperlyConfigured("SESSIONVIEWER_MAX_EVENT_BYTES must be a number of bytes, 1 or more")
+
+
+MACHINE_MAX = 100  # Source.machine's max_length
+
+
+def envmachine(name: str) -> str:
+    """The machine an indexer names its roots by: NAME, else the host name. Up to MACHINE_MAX
+    printable characters, no space at either end; anything else is refused at start."""
+    value = os.environ.get(name) or socket.gethostname()
+    if not value or len(value) > MACHINE_MAX or not value.isprintable() or value != value.strip():
+        raise ImproperlyConfigured(
+            f"{name} must be 1 to {MACHINE_MAX} printable characters with no space at either end, "
+            f"not {value!r}"
+        )
+    return value
+
+
+# The machine this process indexes for: a root's identity is (machine, path), so two machines'
+# ~/.claude/projects never overwrite each other. In a container the host name is the
+# container's id, new on every deploy: set it there.
+SESSIONVIEWER_MACHINE = envmachine("SESSIONVIEWER_MACHINE")
 # The agent's name, for Fluux's built-in default prompt.
 SESSIONVIEWER_AGENT_NAME = os.environ.get("SESSIONVIEWER_AGENT_NAME", "Fluux Agent")

@@ -10,7 +10,7 @@ from sessionviewer.models import Session
 from .test_browser_sessions import demo, open_page  # noqa: F401 - demo, a fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-WEBSHOP = "/home/demo/projects/webshop"
+WEBSHOP = "~/projects/webshop"  # /home/demo/projects/webshop, the home folded
 
 
 def test_a_project_opens_from_the_list_with_its_sessions_and_charts(browser_page, demo):  # noqa: F811

@@ -96,7 +96,7 @@ def test_every_page_type_fits_the_width_passes_axe_and_keeps_the_policy(
         reverse("activity"),
         reverse("activity") + "?_range=7",
         reverse("project-detail", args=[Session.objects.exclude(project="").order_by("-id").first().project]),
-        reverse("project-detail", args=["/home/demo/projects/webshop"]),
+        reverse("project-detail", args=["~/projects/webshop"]),
         *transcripts(),
         reverse("session-cost", args=[Session.objects.exclude(cost=None).order_by("-cost").first().id]),
         reverse("workspace-list"),

@@ -73,3 +73,23 @@ def test_unknown_entries_are_counted_by_type_across_passes():
     fold.fold_entries(state, [unknown, untyped])  # an append: the counts add up
     assert state.extra["unknown_entries"] == {"brand-new-record": 2, "(no type)": 1}
     assert state.problem_count == 0
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        ("/home/dev/work/shop", "~/work/shop"),
+        ("/Users/dev/work/shop", "~/work/shop"),
+        ("/root/shop", "~/shop"),
+        ("/home/dev", "~"),
+        ("C:\\Users\\dev\\work\\shop", "~/work/shop"),
+        ("c:/Users/dev/shop", "~/shop"),
+        ("/srv/shop", "/srv/shop"),
+        ("/home", "/home"),
+        ("/homes/dev/shop", "/homes/dev/shop"),
+        ("/srv/home/dev/shop", "/srv/home/dev/shop"),
+        ("/rootless/shop", "/rootless/shop"),
+    ],
+)
+def test_a_project_is_keyed_by_its_path_with_the_users_home_folded(path, key):
+    assert fold.fold_home(path) == key

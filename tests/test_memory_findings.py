@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from sessionviewer.models import MemorySnapshot
+from sessionviewer.models import KeyCheck, MemorySnapshot
 
 from .test_memory_timeline import (  # noqa: F401 - fixtures
     ALICE,
@@ -171,3 +171,15 @@ def test_someone_who_may_not_read_workspaces_gets_no_findings(client, tree):
     client.force_login(User.objects.create_user("nobody", password="pw"))
     assert client.get(reverse("workspace-memory-findings")).status_code == 403
     assert client.get(reverse("api-workspace-memory-findings")).status_code == 403
+
+
+def test_the_findings_say_so_when_secret_key_is_not_the_one_they_were_made_with(
+    client, tree, viewer_of_workspaces
+):
+    write(tree / ALICE / "memory.md", f"Call {PHONE}\n", at(10, 0))
+    index(tree)
+    assert findings(client)["key_mismatch"] == ""
+    KeyCheck.objects.update(digest="0" * 64)  # as an indexer with another key recorded it
+    assert "needs the same SECRET_KEY" in findings(client)["key_mismatch"]
+    page = client.get(reverse("workspace-memory-findings")).content.decode()
+    assert "needs the same SECRET_KEY" in page

@@ -17,8 +17,8 @@ from tests import test_pages
 pytestmark = pytest.mark.django_db
 
 demo = test_pages.demo
-PROJECT = "/home/me/my app/ünï/../über"
-OTHER = "/home/me/elsewhere"
+PROJECT = "/srv/me/my app/ünï/../über"  # outside a home: the key is the path as it is
+OTHER = "/srv/me/elsewhere"
 ALICE = "alice@example.com"
 
 
@@ -139,7 +139,7 @@ def test_a_project_path_in_the_url_is_only_compared_never_opened(client, viewer,
 
 @pytest.mark.parametrize("name", ["project-detail", "api-project-detail"])
 def test_an_unknown_project_is_404(client, viewer, project, name):
-    _get(client, name, "/home/me/never-seen", status=404)
+    _get(client, name, "/srv/me/never-seen", status=404)
 
 
 @pytest.mark.parametrize("name", ["project-detail", "api-project-detail"])
@@ -371,7 +371,7 @@ def test_all_of_a_projects_time_ends_at_its_last_session_not_today(client, viewe
 
 def test_the_heading_shows_the_whole_path_breakable_at_its_separators(client, viewer, project):
     body = _get(client, "project-detail").content.decode()
-    assert '<h1 class="project-name">/<wbr>home/<wbr>me/<wbr>my app/<wbr>' in body
+    assert '<h1 class="project-name">/<wbr>srv/<wbr>me/<wbr>my app/<wbr>' in body
 
 
 def test_a_renamed_tool_is_counted_under_its_new_name(client, viewer, project):

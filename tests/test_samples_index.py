@@ -96,7 +96,8 @@ def test_the_go_fork_is_linked_to_the_session_it_forked_from(indexed):
 
 def test_claude_sessions_take_their_project_from_cwd(indexed):
     session = Session.objects.get(key__endswith="spotter/short.jsonl")
-    assert session.project == "/home/marco/projects/spotter"
+    assert session.project == "~/projects/spotter"  # the home folded: the same project on every machine
+    assert session.cwd == "/home/marco/projects/spotter"
 
 
 def test_a_subagent_session_counts_its_own_messages(indexed):

@@ -7,6 +7,7 @@ import importlib.util
 import os
 import re
 import secrets
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,7 @@ ENVIRONMENT = [
     "SESSIONVIEWER_LOGIN_FAILURE_LIMIT",
     "SESSIONVIEWER_LOGIN_COOLOFF_MINUTES",
     "SESSIONVIEWER_MAX_EVENT_BYTES",
+    "SESSIONVIEWER_MACHINE",
 ]
 # What SESSIONVIEWER_BEHIND_TLS_PROXY decides, copied from a fresh read of the settings into the live ones.
 PROXY_SETTINGS = [
@@ -249,3 +251,21 @@ def test_the_largest_inflated_event_is_256_mb_unless_told(monkeypatch):
 def test_a_largest_event_that_is_no_number_of_bytes_stops_the_start(monkeypatch, value):
     with pytest.raises(ImproperlyConfigured, match="SESSIONVIEWER_MAX_EVENT_BYTES"):
         read_settings(monkeypatch, SESSIONVIEWER_MAX_EVENT_BYTES=value)
+
+
+# The machine an indexer names its roots by
+
+
+def test_the_machine_defaults_to_the_host_name(monkeypatch):
+    assert socket.gethostname() == read_settings(monkeypatch).SESSIONVIEWER_MACHINE
+
+
+def test_the_machine_is_taken_as_written(monkeypatch):
+    name = "laptop · Ada's (2)" + "x" * 82
+    assert name == read_settings(monkeypatch, SESSIONVIEWER_MACHINE=name).SESSIONVIEWER_MACHINE
+
+
+@pytest.mark.parametrize("value", ["x" * 101, "tab\there", "new\nline", " padded", "padded ", "bell\x07"])
+def test_a_machine_name_too_long_or_unprintable_is_refused_at_start(monkeypatch, value):
+    with pytest.raises(ImproperlyConfigured, match="SESSIONVIEWER_MACHINE must be 1 to 100 printable"):
+        read_settings(monkeypatch, SESSIONVIEWER_MACHINE=value)

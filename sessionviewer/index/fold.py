@@ -6,6 +6,7 @@ them across by name. No Django: the reading process folds as it reads.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +23,22 @@ TITLE_KINDS = {"summary", "custom-title", "ai-title", "title", "session_info"}
 # In a session's extra: its unknown entries, counted by their type (UNTYPED: a line without one).
 UNKNOWN_ENTRIES = "unknown_entries"
 UNTYPED = "(no type)"
+# Formats whose working directory is the session's project.
+PROJECT_FORMATS = frozenset({"claude_code", "go_agent", "openclaw", "codex"})
+# A user's home at the start of a path: Linux, macOS, root's, and Windows' (either separator).
+_HOME = re.compile(r"(?:/home/[^/]+|/Users/[^/]+|/root)(?=/|$)")
+_WINDOWS_HOME = re.compile(r"[A-Za-z]:[\\/]Users[\\/][^\\/]+(?=[\\/]|$)")
+
+
+def fold_home(path: str) -> str:
+    """A project's key: its path with the user's home as "~", so that /home/dev/work/shop on
+    one machine and /Users/dev/work/shop on another are one project (C:\\Users\\dev\\shop is
+    ~/shop). A path outside a home is kept as it is."""
+    if match := _HOME.match(path):
+        return "~" + path[match.end() :]
+    if match := _WINDOWS_HOME.match(path):
+        return "~" + path[match.end() :].replace("\\", "/")
+    return path
 
 
 @dataclass
@@ -234,9 +251,11 @@ def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
     # Each value as the index stores it (db_text), so that queries with it meet the stored one.
     extra = entry.extra
     if cwd := extra.get("cwd"):
-        state.cwd = db_text(str(cwd)[:1024])
-        if state.format in ("claude_code", "go_agent", "openclaw", "codex"):
-            state.project = state.cwd
+        cwd = db_text(str(cwd)[:1024])
+        if cwd != state.cwd or not state.project:  # most lines: the same directory again
+            state.cwd = cwd
+            if state.format in PROJECT_FORMATS:
+                state.project = fold_home(cwd)
     if branch := extra.get("gitBranch") or extra.get("git_branch"):
         branch = db_text(str(branch)[:256])
         if branch != state.git_branch or not state.git_branches:  # most lines: the same branch again

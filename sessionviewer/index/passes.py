@@ -251,7 +251,7 @@ def _survey(spec: RootSpec, summary: IndexSummary) -> _Survey | None:
     if fmt is None:
         summary.errors.append(f"{root}: no known session format found")
         return None
-    source, _ = Source.objects.get_or_create(path=str(root), defaults={"format": fmt})
+    source = _claimed_source(str(root), fmt)
     if source.format != fmt:
         # The root was re-tagged: what was read under the old format means nothing now.
         with transaction.atomic():
@@ -291,6 +291,18 @@ def _survey(spec: RootSpec, summary: IndexSummary) -> _Survey | None:
             grew = state is not None and not rewritten and _grew(read_offset, state[2], stat)
             bytes_to_read += max(stat.st_size - (read_offset if grew else 0), 0)
     return _Survey(source, found, set(known), [k.key_prefix for k in kept], changed, bytes_to_read)
+
+
+def _claimed_source(path: str, fmt: str) -> Source:
+    """This machine's source for the root. A root indexed before machines were named has
+    none: the first machine to index its path claims it, its sessions with it (one UPDATE,
+    so of two indexers racing for it one wins and the other makes its own)."""
+    machine = settings.SESSIONVIEWER_MACHINE
+    source = Source.objects.filter(machine=machine, path=path).first()
+    if source is None:
+        Source.objects.filter(machine="", path=path).update(machine=machine)
+        source, _ = Source.objects.get_or_create(machine=machine, path=path, defaults={"format": fmt})
+    return source
 
 
 @dataclass

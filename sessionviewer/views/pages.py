@@ -12,9 +12,10 @@ from django.views.decorators.http import require_GET, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import activity, export, projects, search, transcripts
-from sessionviewer.filters import ROW_FIELDS, filter_sessions, nested, session_page
+from sessionviewer.filters import ROW_FIELDS, ROW_FIELDS_WITH_MACHINE, filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, EntryTextForm, ProjectForm, SessionListForm, TranscriptForm
-from sessionviewer.models import Session
+from sessionviewer.index.fold import fold_home
+from sessionviewer.models import Session, Source
 from sessionviewer.views.http import bad_parameter_is_400, snapshot_rebuilt_is_retried
 from sessionviewer.views.workspaces import jid_links_for
 
@@ -44,12 +45,14 @@ def session_list(request: HttpRequest) -> HttpResponse:
     query = filter_sessions(params)
     facets = activity.facets(request.GET, params, query.matched)
     hits = search.search_hits_for(params, query.queryset)
+    machines = len(Source.machines()) > 1
     # After the search: its hits include subagents. Only the columns a row shows.
-    page = session_page(nested(query, params), ROW_FIELDS)
+    page = session_page(nested(query, params), ROW_FIELDS_WITH_MACHINE if machines else ROW_FIELDS)
     template_name = "sessions/list.html"
     if request.htmx:
         template_name += "#session-table"
-    context = {"page": page, "query": query, "facets": facets, "hits": hits, "columns": activity.COLUMNS}
+    context = {"page": page, "query": query, "facets": facets, "hits": hits, "machines": machines}
+    context["columns"] = activity.columns(machines)
     return render(request, template_name, context)
 
 
@@ -165,6 +168,9 @@ def activity_page(request: HttpRequest) -> HttpResponse:
 def project_detail(request: HttpRequest, project: str) -> HttpResponse:
     """One working directory: its sessions with their subagents, usage, tools and branches."""
     params = ProjectForm.read(request.GET)
+    if (folded := fold_home(project)) != project:  # a key from before projects were folded
+        query = f"?{request.GET.urlencode()}" if request.GET else ""
+        return HttpResponsePermanentRedirect(reverse("project-detail", args=[folded]) + query)
     sessions = projects.project_sessions(project)
     if not sessions.exists():
         raise Http404("no session ran in this project")

@@ -49,7 +49,7 @@ from sessionviewer.forms import (
     WholeNumberField,
     clean_param,
 )
-from sessionviewer.models import AuditEvent, Revision, Session
+from sessionviewer.models import AuditEvent, KeyCheck, Revision, Session
 from sessionviewer.render import IMAGE_TYPES
 from sessionviewer.roots import memory_roots
 from sessionviewer.templatetags.workspace_tags import diff_lines
@@ -660,7 +660,16 @@ def _findings_history(request: HttpRequest) -> dict:
     page = Paginator(histories, FINDINGS_PAGE_SIZE).get_page(params["_page"] or 1)
     memory_findings.attach_changes(page.object_list, base)
     rows = [_history_row(root_index, history) for history in page.object_list]
-    return {"root_index": root_index, "params": params, "page": page, "rows": rows, "kinds": ws.KINDS}
+    # An index whose findings were fingerprinted with another SECRET_KEY: said, not split silently.
+    mismatch = KeyCheck.mismatch()
+    return {
+        "root_index": root_index,
+        "params": params,
+        "page": page,
+        "rows": rows,
+        "kinds": ws.KINDS,
+        "key_mismatch": mismatch,
+    }
 
 
 def _history_row(root_index: int, history: memory_findings.FindingHistory) -> dict:
@@ -1450,6 +1459,7 @@ def api_memory_findings(request: HttpRequest) -> HttpResponse:
             "page": page.number,
             "pages": page.paginator.num_pages,
             "findings": findings,
+            "key_mismatch": context["key_mismatch"],  # "" unless SECRET_KEY is not the index's
             "url": reverse("workspace-memory-findings"),
         }
     )

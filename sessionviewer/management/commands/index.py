@@ -1,13 +1,15 @@
 import logging
 import time
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
-from django.db import OperationalError
+from django.db import OperationalError, connection
 
 from sessionviewer.index import index_roots, index_when_free, watch_roots
 from sessionviewer.index.busy import BUSY_STATUS, database_busy
-from sessionviewer.roots import configured_roots, memory_roots, parse_root
+from sessionviewer.models import KeyCheck
+from sessionviewer.roots import configured_roots, container_id_warning, memory_roots, parse_root
 from sessionviewer.transcripts.store import prepare_snapshots, unprepared_sessions
 
 log = logging.getLogger(__name__)
@@ -33,8 +35,12 @@ class Command(BaseCommand):
             specs = [parse_root(r) for r in roots] if roots else configured_roots()
         except ImproperlyConfigured as error:
             raise CommandError(str(error)) from None
+        if warning := container_id_warning(settings.SESSIONVIEWER_MACHINE, connection.vendor):
+            self.stderr.write(warning)
         progress = self._progress if self.stderr.isatty() else None
         try:
+            if mismatch := KeyCheck.mismatch():  # before anything is fingerprinted with this key
+                raise CommandError(mismatch)
             # The watcher waits for a busy database; a single pass says so and stops.
             summary = (index_when_free if watch else index_roots)(specs, progress, memory_roots())
             if progress:
