@@ -1,12 +1,15 @@
 import logging
+import socket
 import time
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 from django.db import OperationalError
 
 from sessionviewer.index import index_roots, index_when_free, watch_roots
 from sessionviewer.index.busy import BUSY_STATUS, database_busy
+from sessionviewer.index.locks import RootTaken, roots_held
 from sessionviewer.roots import configured_roots, memory_roots, parse_root
 from sessionviewer.transcripts.store import prepare_snapshots, unprepared_sessions
 
@@ -28,23 +31,33 @@ class Command(BaseCommand):
         parser.add_argument("--watch", action="store_true", help="keep indexing as files change")
 
     def handle(self, *args, roots, watch, **options):
-        started = time.perf_counter()
         try:
             specs = [parse_root(r) for r in roots] if roots else configured_roots()
         except ImproperlyConfigured as error:
             raise CommandError(str(error)) from None
+        memory = memory_roots()
+        machine = getattr(settings, "SESSIONVIEWER_MACHINE", "") or socket.gethostname()
+        try:
+            # On a shared PostgreSQL: one indexer per machine and root, for the whole pass or watch.
+            with roots_held(machine, [*(str(spec.path) for spec in specs), *(str(root) for root in memory)]):
+                self._index(specs, memory, watch, options["verbosity"])
+        except RootTaken as error:
+            raise CommandError(str(error)) from None
+
+    def _index(self, specs, memory, watch: bool, verbosity: int) -> None:
+        started = time.perf_counter()
         progress = self._progress if self.stderr.isatty() else None
         try:
             # The watcher waits for a busy database; a single pass says so and stops.
-            summary = (index_when_free if watch else index_roots)(specs, progress, memory_roots())
+            summary = (index_when_free if watch else index_roots)(specs, progress, memory)
             if progress:
                 self.stderr.write("\r\033[K", ending="")
-            self._summarise(summary, options["verbosity"])
+            self._summarise(summary, verbosity)
             # Also the long sessions this pass did not touch whose thread is not prepared (an
             # upgrade changed the snapshots' layout; a pass was cut off before preparing them).
             with summary.phases.timing("snapshots"):
                 prepare_snapshots(sorted({*summary.touched, *unprepared_sessions()}))
-            if options["verbosity"] >= 2:  # one line, for bench/ to read: what start-up leaves
+            if verbosity >= 2:  # one line, for bench/ to read: what start-up leaves
                 command = time.perf_counter() - started
                 self.stdout.write(f"Phases: {summary.phases.line()}; command {command:.3f} s")
         except OperationalError as error:
@@ -57,7 +70,7 @@ class Command(BaseCommand):
                 raise CommandError(message, returncode=BUSY_STATUS) from None
             log.warning(message)  # a page prepares the thread it shows itself
         if watch:
-            self._watch(specs, options["verbosity"])
+            self._watch(specs, memory, verbosity)
 
     def _summarise(self, summary, verbosity: int) -> None:
         """The bad lines found, the files and roots that could not be indexed, then the counts."""
@@ -77,7 +90,7 @@ class Command(BaseCommand):
         self.stderr.write(f"\r\033[K[{bar}] {done}/{total} {name[-60:]}", ending="")
         self.stderr.flush()
 
-    def _watch(self, specs, verbosity: int) -> None:
+    def _watch(self, specs, memory, verbosity: int) -> None:
         self.stdout.write(f"Watching {len(specs)} roots for changes (Ctrl-C to stop)")
 
         def report(summary) -> None:
@@ -90,6 +103,6 @@ class Command(BaseCommand):
                 log.error("preparing the threads of a pass failed", exc_info=error)
 
         try:
-            watch_roots(specs, report, memory=memory_roots())
+            watch_roots(specs, report, memory=memory)
         except FileNotFoundError as error:
             raise CommandError(str(error)) from None
