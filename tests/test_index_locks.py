@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from contextlib import nullcontext
 from io import StringIO
+from pathlib import Path
 
+import orjson
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models import Count, Sum
 
-from sessionviewer.index.locks import RootTaken, lock_key, roots_held
-from sessionviewer.models import Session
+from sessionviewer.index.locks import RootTaken, lock_key, roots_held, take_turn
+from sessionviewer.models import CopiedUsage, Session
 from tests.claude_files import write_tool_turn
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +47,10 @@ def test_a_second_indexer_of_the_same_machine_and_root_is_refused_on_postgresql(
             with roots_held("laptop", ["/home/dev/.claude/projects"]):
                 pass
         # Another machine with the same path, and the same machine's other roots, go ahead.
-        with roots_held("ci-runner", ["/home/dev/.claude/projects"]), roots_held("laptop", ["/home/dev/.codex"]):
+        with (
+            roots_held("ci-runner", ["/home/dev/.claude/projects"]),
+            roots_held("laptop", ["/home/dev/.codex"]),
+        ):
             pass
     with roots_held("laptop", ["/home/dev/.claude/projects"]):  # let go when the first ended
         pass
@@ -75,3 +85,95 @@ def test_manage_py_index_refuses_a_root_another_indexer_of_its_machine_holds(tmp
         call_command("index", f"claude_code={root}", stdout=out, stderr=err)
     assert Session.objects.count() == 1
 
+
+def test_take_turn_makes_another_transaction_wait_on_postgresql_and_is_nothing_on_sqlite():
+    with transaction.atomic():
+        take_turn("copies")
+        if not ON_POSTGRESQL:
+            return
+        other = connection.get_new_connection(connection.get_connection_params())
+        try:
+            with other.cursor() as cursor:  # another indexer's transaction
+                cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [lock_key("turn", "copies")])
+                assert cursor.fetchone()[0] is False
+                cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [lock_key("turn", "snapshot\x001")])
+                assert cursor.fetchone()[0] is True  # another turn is free
+        finally:
+            other.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_take_turn_outside_a_transaction_is_a_mistake_on_postgresql():
+    with pytest.raises(RuntimeError) if ON_POSTGRESQL else nullcontext():
+        take_turn("copies")
+
+
+SESSIONS, REPLIES = 60, 5
+
+
+def _write_sessions(root: Path) -> None:
+    """Claude Code sessions whose every reply (and its usage) another root holds a copy of."""
+    for number in range(SESSIONS):
+        base = {"sessionId": f"s{number}", "cwd": "/home/me/app"}
+        lines, parent = [], None
+        for reply in range(REPLIES):
+            at = f"2026-02-08T19:{reply:02d}:{number % 60:02d}Z"
+            lines.append(
+                {**base, "type": "user", "uuid": f"u{reply}", "parentUuid": parent, "timestamp": at,
+                 "message": {"role": "user", "content": f"Step {reply} of {number}"}}
+            )  # fmt: skip
+            message = {
+                "id": f"msg_{number}_{reply}", "role": "assistant", "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "Done."}],
+                "usage": {"input_tokens": 100, "output_tokens": 10},
+            }  # fmt: skip
+            lines.append(
+                {**base, "type": "assistant", "uuid": f"a{reply}", "parentUuid": f"u{reply}", "timestamp": at,
+                 "message": message}
+            )  # fmt: skip
+            parent = f"a{reply}"
+        path = root / "-home-me-app" / f"{number:04d}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+
+
+@pytest.mark.skipif(not ON_POSTGRESQL, reason="SQLite is one machine's database: one writer at a time")
+@pytest.mark.django_db(transaction=True)
+def test_two_indexers_at_once_count_each_copied_reply_once(tmp_path):
+    """Two indexers, each with a root of its own, write at once; every reply is held in both
+    roots, so both settle the same replies (copies.count_once) at about the same time."""
+    roots = [tmp_path / "a" / "projects", tmp_path / "b" / "projects"]
+    for root in roots:
+        _write_sessions(root)
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "sessionviewer.settings",
+        "SECRET_KEY": "test-only-secret",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "SESSIONVIEWER_ROOTS": "",
+        "SESSIONVIEWER_MEMORY_ROOTS": "",
+    }
+    indexers = [
+        subprocess.Popen(
+            [sys.executable, "manage.py", "index", f"claude_code={root}"],
+            cwd=settings.BASE_DIR,
+            env={**env, "SESSIONVIEWER_MACHINE": f"machine-{n}"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n, root in enumerate(roots)
+    ]
+    for indexer in indexers:
+        out, err = indexer.communicate(timeout=300)
+        assert indexer.returncode == 0, err
+        assert "not indexed" not in err and "failed" not in err, err
+    assert Session.objects.count() == 2 * SESSIONS
+    # Each reply counted by one session, its copy in the other root kept off the totals.
+    held = CopiedUsage.objects.values("message_id").annotate(rows=Count("id"))
+    assert {row["message_id"]: row["rows"] for row in held} == {
+        f"msg_{number}_{reply}": 1 for number in range(SESSIONS) for reply in range(REPLIES)
+    }
+    totals = Session.objects.aggregate(output=Sum("output_tokens"), input=Sum("input_tokens"))
+    assert totals == {"output": SESSIONS * REPLIES * 10, "input": SESSIONS * REPLIES * 100}

@@ -63,3 +63,19 @@ def roots_held(machine: str, roots: Iterable[str]) -> Iterator[None]:
         yield
     finally:
         held.close()  # the database lets every lock of the connection go
+
+
+def take_turn(*name: object) -> None:
+    """Wait until no other indexer's transaction holds `name`, then hold it until this
+    transaction ends: for the work every indexer of a shared index does over sessions
+    that are not only its own (which session counts a copied reply, copies.py). Take it
+    first in its transaction, before any row is written, so that two indexers never wait
+    for each other's rows and turn at once. Nothing is taken on SQLite, where one writer
+    at a time is the rule already."""
+    if connection.vendor != "postgresql":
+        return
+    if not connection.in_atomic_block:
+        raise RuntimeError("take_turn() holds its lock until the transaction ends: call it inside one")
+    key = lock_key("turn", "\0".join(str(part) for part in name))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])

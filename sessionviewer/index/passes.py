@@ -36,6 +36,7 @@ from sessionviewer import prices, readers
 from sessionviewer.index import copies, fold, worker
 from sessionviewer.index.busy import database_busy
 from sessionviewer.index.links import link_sessions
+from sessionviewer.index.locks import take_turn
 from sessionviewer.index.memory import MemorySummary, snapshot_roots
 from sessionviewer.index.phases import Phases
 from sessionviewer.index.rows import db_text
@@ -331,6 +332,10 @@ def _write_changes(
         if checkpointer is not None:
             checkpointer.keep_log_bounded()
         with transaction.atomic():
+            if any(plan.reset for plan in group):
+                # A file read again gives up the copies its session held (_index_file): not
+                # while another indexer settles them (copies.count_once). First, before any row.
+                take_turn("copies")
             new_rows = NewRows()
             small = _NewFiles(summary, touched)
             for plan in group:
