@@ -13,9 +13,10 @@ import orjson
 import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Sum
 
+from sessionviewer.index import passes
 from sessionviewer.index.locks import RootTaken, lock_key, roots_held, take_turn
 from sessionviewer.models import CopiedUsage, Session
 from tests.claude_files import write_tool_turn
@@ -177,3 +178,32 @@ def test_two_indexers_at_once_count_each_copied_reply_once(tmp_path):
     }
     totals = Session.objects.aggregate(output=Sum("output_tokens"), input=Sum("input_tokens"))
     assert totals == {"output": SESSIONS * REPLIES * 10, "input": SESSIONS * REPLIES * 100}
+
+
+def test_a_file_the_database_refuses_is_recorded_on_its_session_and_the_command_exits_1(
+    tmp_path, monkeypatch
+):
+    """As when another indexer wrote a row first: the file is named, kept for the next pass,
+    and the pass says it failed rather than exiting 0."""
+    root = tmp_path / "projects"
+    for name in ("a", "b"):
+        write_tool_turn(root / "p" / f"{name}.jsonl", f"Prompt {name}", [{"type": "text", "text": "Done."}])
+    real_write_files = passes.write_files
+
+    def refusing_b(files):
+        real_write_files(files)
+        if any(session.key.endswith("b.jsonl") for session, _, _ in files):
+            raise IntegrityError('duplicate key value violates unique constraint "session_source_key"')
+
+    monkeypatch.setattr(passes, "write_files", refusing_b)
+    err = StringIO()
+    with pytest.raises(CommandError) as failed:
+        call_command("index", f"claude_code={root}", stdout=StringIO(), stderr=err)
+    assert failed.value.returncode == 1
+    assert "refused 1 of this pass's writes" in str(failed.value)
+    assert "not indexed: " in err.getvalue() and "b.jsonl" in err.getvalue()
+    refused = Session.objects.get(key__endswith="b.jsonl")
+    assert "session_source_key" in refused.index_error
+    monkeypatch.setattr(passes, "write_files", real_write_files)
+    call_command("index", f"claude_code={root}", stdout=StringIO(), stderr=StringIO())  # exits 0
+    assert Session.objects.get(key__endswith="b.jsonl").index_error == ""

@@ -69,6 +69,9 @@ class IndexSummary:
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)  # roots or files that could not be read at all
     busy: list[str] = field(default_factory=list)  # sources locked or migrating: read next pass, no error
+    # Files or steps the database refused (another writer's row, a value out of range): each
+    # is in errors too, and tried again next pass; `manage.py index` exits 1 for them.
+    refused: int = 0
     bad_lines: list[str] = field(default_factory=list)  # "path:line: why", the first BAD_LINES_KEPT
     touched: list[int] = field(default_factory=list)  # ids of the sessions read this pass
     memory: MemorySummary = field(default_factory=MemorySummary)  # the memory files' snapshots
@@ -147,6 +150,7 @@ def _count_copies_once(read_whole: list[Session], summary: IndexSummary) -> None
             copies.count_once(read_whole)
     except Exception as error:  # noqa: BLE001 - the sessions are in; a copied reply counts twice
         summary.errors.append(f"finding replies copied between files failed: {error!r}")
+        summary.refused += isinstance(error, DatabaseError)
         log.error("finding the copied replies failed", exc_info=error)
 
 
@@ -370,6 +374,7 @@ def _write_changes(
                 link_sessions(source, touched)
         except Exception as error:  # noqa: BLE001 - the sessions are in; only their links are missing
             summary.errors.append(f"{source.path}: linking its sessions failed: {error!r}")
+            summary.refused += isinstance(error, DatabaseError)
             log.error("linking the sessions of %s failed", source.path, exc_info=error)
         summary.touched += [s.id for s in touched]
         if read_whole is not None:
@@ -483,6 +488,8 @@ def _record_failure(plan: _Plan, error: Exception, summary: IndexSummary) -> Non
     message = str(error) if isinstance(error, OSError | DatabaseError) else f"{type(error).__name__}: {error}"
     message = db_text(readers.without_lone_surrogates(message))[:ERROR_LENGTH]
     summary.errors.append(f"{path}: {message}")
+    if isinstance(error, DatabaseError):
+        summary.refused += 1
     if not isinstance(error, OSError | DatabaseError):  # a bug, not the input's fault: its traceback helps
         log.error("indexing %s failed", path, exc_info=error)
     try:

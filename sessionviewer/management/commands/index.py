@@ -60,6 +60,12 @@ class Command(BaseCommand):
             if verbosity >= 2:  # one line, for bench/ to read: what start-up leaves
                 command = time.perf_counter() - started
                 self.stdout.write(f"Phases: {summary.phases.line()}; command {command:.3f} s")
+            if summary.refused and not watch:
+                raise CommandError(
+                    f"the database refused {summary.refused} of this pass's writes (named above): "
+                    "the next pass tries them again",
+                    returncode=1,
+                )
         except OperationalError as error:
             if not database_busy(error):
                 raise
