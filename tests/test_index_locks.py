@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from contextlib import nullcontext
 from io import StringIO
 from pathlib import Path
@@ -18,7 +20,7 @@ from django.db.models import Count, Sum
 
 from sessionviewer.index import passes
 from sessionviewer.index.locks import RootTaken, lock_key, roots_held, take_turn
-from sessionviewer.models import CopiedUsage, Session
+from sessionviewer.models import CopiedUsage, Entry, Session, Source
 from tests.claude_files import write_tool_turn
 
 pytestmark = pytest.mark.django_db
@@ -112,9 +114,10 @@ def test_take_turn_outside_a_transaction_is_a_mistake_on_postgresql():
 SESSIONS, REPLIES = 60, 5
 
 
-def _write_sessions(root: Path) -> None:
-    """Claude Code sessions whose every reply (and its usage) another root holds a copy of."""
-    for number in range(SESSIONS):
+def _write_sessions(root: Path, sessions: int = SESSIONS) -> None:
+    """Claude Code sessions of REPLIES turns each; written in two roots, each root holds a
+    copy of the other's every reply (and its usage)."""
+    for number in range(sessions):
         base = {"sessionId": f"s{number}", "cwd": "/home/me/app"}
         lines, parent = [], None
         for reply in range(REPLIES):
@@ -207,3 +210,56 @@ def test_a_file_the_database_refuses_is_recorded_on_its_session_and_the_command_
     monkeypatch.setattr(passes, "write_files", real_write_files)
     call_command("index", f"claude_code={root}", stdout=StringIO(), stderr=StringIO())  # exits 0
     assert Session.objects.get(key__endswith="b.jsonl").index_error == ""
+
+
+def _command_env() -> dict:
+    """A `manage.py` of its own on the test's database (a file on SQLite)."""
+    db = connection.settings_dict
+    url = (
+        f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+        if ON_POSTGRESQL
+        else f"sqlite:///{db['NAME']}"
+    )
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "sessionviewer.settings",
+        "SECRET_KEY": "test-only-secret",
+        "DATABASE_URL": url,
+        "SESSIONVIEWER_ROOTS": "",
+        "SESSIONVIEWER_MEMORY_ROOTS": "",
+        "SESSIONVIEWER_MACHINE": "laptop",
+    }
+
+
+def _index_state() -> list:
+    """What a pass leaves, compared between a killed-then-resumed index and a fresh one."""
+    sessions = sorted(
+        Session.objects.values_list(
+            "source__path", "key", "entry_count", "input_tokens", "output_tokens", "file_size", "read_offset"
+        )
+    )
+    return [sessions, Entry.objects.count(), sorted(CopiedUsage.objects.values_list("message_id", flat=True))]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_indexer_killed_mid_pass_loses_nothing(tmp_path):
+    root = tmp_path / "projects"
+    _write_sessions(root, sessions=3 * passes.GROUP_FILES)  # three groups, each one transaction
+    command = [sys.executable, "manage.py", "index", f"claude_code={root}"]
+    indexer = subprocess.Popen(command, cwd=settings.BASE_DIR, env=_command_env(), stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    while not Session.objects.exists():  # the first group is committed: kill it past there
+        assert indexer.poll() is None and time.monotonic() < deadline, indexer.stderr.read()
+        time.sleep(0.02)
+    indexer.send_signal(signal.SIGKILL)
+    assert indexer.wait(60) == -signal.SIGKILL
+    assert Session.objects.count() < 3 * passes.GROUP_FILES  # it was stopped halfway
+    again = subprocess.run(command, cwd=settings.BASE_DIR, env=_command_env(), capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr  # not refused: the killed one's lock went with it
+    resumed = _index_state()
+    Session.objects.all().delete()
+    Source.objects.all().delete()
+    fresh = subprocess.run(command, cwd=settings.BASE_DIR, env=_command_env(), capture_output=True, text=True)
+    assert fresh.returncode == 0, fresh.stderr
+    assert resumed == _index_state()
+    assert resumed[1] == 3 * passes.GROUP_FILES * 2 * REPLIES
