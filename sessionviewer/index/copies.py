@@ -27,6 +27,7 @@ from django.db.models import Count, QuerySet
 
 from sessionviewer import prices
 from sessionviewer.index.fold import turn_line, usage_of
+from sessionviewer.index.locks import take_turn
 from sessionviewer.index.rows import json_text
 from sessionviewer.index.statements import update_sessions
 from sessionviewer.models import CopiedUsage, Entry, Session
@@ -46,7 +47,11 @@ def count_once(read_whole: Iterable[Session]) -> None:
     pass over the whole index. Most replies are held once: none of those comes to Python.
 
     Their own CopiedUsage rows went when they were read again (their totals started
-    over); the rows of other sessions that they counted are settled again here too."""
+    over); the rows of other sessions that they counted are settled again here too.
+
+    Indexers sharing a PostgreSQL index take turns here (take_turn): two settling one
+    reply at once would both give its copies back and both take them off again."""
+    take_turn("copies")
     session_ids = [s.id for s in read_whole]
     whole_index = len(session_ids) > LOOKUPS
     # Asked in as few statements as the parameters allow (one, up to CHUNK sessions): most
@@ -77,7 +82,8 @@ def _replies():
 
 def delete_sessions(gone: QuerySet[Session]) -> None:
     """Delete these sessions; the replies they counted go back to the sessions holding
-    copies of them, which count them now."""
+    copies of them, which count them now. Indexers take turns, as in count_once."""
+    take_turn("copies")
     message_ids = release(list(gone.values_list("id", flat=True)))
     gone.delete()
     settle(message_ids)

@@ -26,6 +26,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from sessionviewer.index.locks import take_turn
 from sessionviewer.models import MemorySnapshot
 from sessionviewer.readers import EARLIEST, LATEST, listing
 from sessionviewer.workspaces import (
@@ -101,6 +102,8 @@ def snapshot_roots(roots: Iterable[Path]) -> MemorySummary:
 
 def _snapshot_root(root: Path, summary: MemorySummary) -> None:
     key = str(root)  # as the editor's revisions name it: the resolved root
+    # Indexers sharing a PostgreSQL index take turns per root: both would record one change.
+    take_turn("memory", key)
     rows = MemorySnapshot.objects.filter(root=key, current=True).values_list(
         "id", "jid", "filename", "exists", "size", "mtime_ns", "inode", "sha256"
     )

@@ -36,6 +36,7 @@ from sessionviewer import prices, readers
 from sessionviewer.index import copies, fold, worker
 from sessionviewer.index.busy import database_busy
 from sessionviewer.index.links import link_sessions
+from sessionviewer.index.locks import take_turn
 from sessionviewer.index.memory import MemorySummary, snapshot_roots
 from sessionviewer.index.phases import Phases
 from sessionviewer.index.rows import db_text
@@ -68,6 +69,9 @@ class IndexSummary:
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)  # roots or files that could not be read at all
     busy: list[str] = field(default_factory=list)  # sources locked or migrating: read next pass, no error
+    # Files or steps the database refused (another writer's row, a value out of range): each
+    # is in errors too, and tried again next pass; `manage.py index` exits 1 for them.
+    refused: int = 0
     bad_lines: list[str] = field(default_factory=list)  # "path:line: why", the first BAD_LINES_KEPT
     touched: list[int] = field(default_factory=list)  # ids of the sessions read this pass
     memory: MemorySummary = field(default_factory=MemorySummary)  # the memory files' snapshots
@@ -146,6 +150,7 @@ def _count_copies_once(read_whole: list[Session], summary: IndexSummary) -> None
             copies.count_once(read_whole)
     except Exception as error:  # noqa: BLE001 - the sessions are in; a copied reply counts twice
         summary.errors.append(f"finding replies copied between files failed: {error!r}")
+        summary.refused += isinstance(error, DatabaseError)
         log.error("finding the copied replies failed", exc_info=error)
 
 
@@ -343,6 +348,10 @@ def _write_changes(
         if checkpointer is not None:
             checkpointer.keep_log_bounded()
         with transaction.atomic():
+            if any(plan.reset for plan in group):
+                # A file read again gives up the copies its session held (_index_file): not
+                # while another indexer settles them (copies.count_once). First, before any row.
+                take_turn("copies")
             new_rows = NewRows()
             small = _NewFiles(summary, touched)
             for plan in group:
@@ -377,6 +386,7 @@ def _write_changes(
                 link_sessions(source, touched)
         except Exception as error:  # noqa: BLE001 - the sessions are in; only their links are missing
             summary.errors.append(f"{source.path}: linking its sessions failed: {error!r}")
+            summary.refused += isinstance(error, DatabaseError)
             log.error("linking the sessions of %s failed", source.path, exc_info=error)
         summary.touched += [s.id for s in touched]
         if read_whole is not None:
@@ -490,6 +500,8 @@ def _record_failure(plan: _Plan, error: Exception, summary: IndexSummary) -> Non
     message = str(error) if isinstance(error, OSError | DatabaseError) else f"{type(error).__name__}: {error}"
     message = db_text(readers.without_lone_surrogates(message))[:ERROR_LENGTH]
     summary.errors.append(f"{path}: {message}")
+    if isinstance(error, DatabaseError):
+        summary.refused += 1
     if not isinstance(error, OSError | DatabaseError):  # a bug, not the input's fault: its traceback helps
         log.error("indexing %s failed", path, exc_info=error)
     try:

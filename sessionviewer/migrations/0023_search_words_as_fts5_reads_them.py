@@ -95,6 +95,6 @@ def _run(statements):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("sessionviewer", "0019_read_database_sessions_from_seq_0")]
+    dependencies = [("sessionviewer", "0022_projects_fold_home")]
 
     operations = [migrations.RunPython(_run(UP), _run(DOWN))]

@@ -20,6 +20,7 @@ from django.db.models import F
 
 from sessionviewer import readers, threads
 from sessionviewer.index import rows
+from sessionviewer.index.locks import take_turn
 from sessionviewer.models import Entry, Session, ThreadPiece, ThreadSnapshot
 from sessionviewer.transcripts import flat, layout
 
@@ -168,13 +169,19 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
         # where the parents are broken, or for an entry that is not a leaf), then read back
         # as a snapshot: the page loads the rows it shows when it shows them. Never one
         # entry per line in a web worker: for a 2 GB session that was 2 GB and 22 s.
-        if not _built_over_columns(session, leaf):
-            save_snapshot(session, _light_transcript(session.id, leaf), leaf)
+        with transaction.atomic():
+            # Web processes and indexers sharing the index take turns per session: the one
+            # that waited finds the snapshot the other built.
+            take_turn("snapshot", session.id)
+            if _from_snapshot(session, leaf) is None and not _built_over_columns(session, leaf):
+                save_snapshot(session, _light_transcript(session.id, leaf), leaf)
         if (snapshot := _from_snapshot(session, leaf)) is not None:
             return _remember(_cache, key, snapshot)
     built = _index(threads.build_thread(cached_entries(session), leaf))
     if leaf is None:
-        save_snapshot(session, built, leaf)
+        with transaction.atomic():
+            take_turn("snapshot", session.id)  # another process's save of it goes first
+            save_snapshot(session, built, leaf)
     return _remember(_cache, key, built)
 
 
@@ -222,29 +229,36 @@ def prepare_snapshots(session_ids: list[int]) -> int:
     (_light_entries): the page reads the rows it shows when it shows them."""
     built = 0
     for session in Session.objects.filter(id__in=session_ids, entry_count__gte=PREPARE_FROM).iterator():
-        version = version_text(session)
-        active = ThreadSnapshot.objects.filter(session=session, leaf="").first()
-        if active is not None and active.version == version and active.data.get("layout") == LAYOUT:
-            continue
-        if active is not None and extend_snapshot(session, active):
+        with transaction.atomic():
+            # Indexers sharing a PostgreSQL index take turns per session: both would build it.
+            take_turn("snapshot", session.id)
+            built += _prepare(session)
+    return built
+
+
+def _prepare(session: Session) -> int:
+    """prepare_snapshots for one session: how many threads were built."""
+    version = version_text(session)
+    active = ThreadSnapshot.objects.filter(session=session, leaf="").first()
+    if active is not None and active.version == version and active.data.get("layout") == LAYOUT:
+        return 0
+    if active is not None and extend_snapshot(session, active):
+        return 1
+    # Branches are built again below; a leaf that is no more would keep a stale one.
+    ThreadSnapshot.objects.filter(session=session).exclude(version=version).delete()
+    try:
+        return flat.build_snapshots(session, PREPARE_LEAVES)
+    except flat.Fallback:
+        pass  # broken parents: built from entries, which name what is wrong
+    with _without_gc():
+        entries, lines, kept = _light_entries(session.id)
+        facts = partial(_facts_of, lines, kept)
+        active = _index(threads.build_thread(entries), facts)
+        save_snapshot(session, active, None)
+        built = 1
+        for leaf in [x for x in active.thread.leaves if x != active.thread.leaf_id][:PREPARE_LEAVES]:
+            save_snapshot(session, _index(threads.build_thread(entries, leaf), facts), leaf)
             built += 1
-            continue
-        # Branches are built again below; a leaf that is no more would keep a stale one.
-        ThreadSnapshot.objects.filter(session=session).exclude(version=version).delete()
-        try:
-            built += flat.build_snapshots(session, PREPARE_LEAVES)
-            continue
-        except flat.Fallback:
-            pass  # broken parents: built from entries, which name what is wrong
-        with _without_gc():
-            entries, lines, kept = _light_entries(session.id)
-            facts = partial(_facts_of, lines, kept)
-            active = _index(threads.build_thread(entries), facts)
-            save_snapshot(session, active, None)
-            built += 1
-            for leaf in [x for x in active.thread.leaves if x != active.thread.leaf_id][:PREPARE_LEAVES]:
-                save_snapshot(session, _index(threads.build_thread(entries, leaf), facts), leaf)
-                built += 1
     return built
 
 

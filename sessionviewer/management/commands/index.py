@@ -8,6 +8,7 @@ from django.db import OperationalError, connection
 
 from sessionviewer.index import index_roots, index_when_free, watch_roots
 from sessionviewer.index.busy import BUSY_STATUS, database_busy
+from sessionviewer.index.locks import RootTaken, roots_held
 from sessionviewer.models import KeyCheck
 from sessionviewer.roots import configured_roots, container_id_warning, memory_roots, parse_root
 from sessionviewer.transcripts.store import prepare_snapshots, unprepared_sessions
@@ -30,29 +31,45 @@ class Command(BaseCommand):
         parser.add_argument("--watch", action="store_true", help="keep indexing as files change")
 
     def handle(self, *args, roots, watch, **options):
-        started = time.perf_counter()
         try:
             specs = [parse_root(r) for r in roots] if roots else configured_roots()
         except ImproperlyConfigured as error:
             raise CommandError(str(error)) from None
         if warning := container_id_warning(settings.SESSIONVIEWER_MACHINE, connection.vendor):
             self.stderr.write(warning)
+        memory = memory_roots()
+        machine = settings.SESSIONVIEWER_MACHINE
+        try:
+            # On a shared PostgreSQL: one indexer per machine and root, for the whole pass or watch.
+            with roots_held(machine, [*(str(spec.path) for spec in specs), *(str(root) for root in memory)]):
+                self._index(specs, memory, watch, options["verbosity"])
+        except RootTaken as error:
+            raise CommandError(str(error)) from None
+
+    def _index(self, specs, memory, watch: bool, verbosity: int) -> None:
+        started = time.perf_counter()
         progress = self._progress if self.stderr.isatty() else None
         try:
             if mismatch := KeyCheck.mismatch():  # before anything is fingerprinted with this key
                 raise CommandError(mismatch)
             # The watcher waits for a busy database; a single pass says so and stops.
-            summary = (index_when_free if watch else index_roots)(specs, progress, memory_roots())
+            summary = (index_when_free if watch else index_roots)(specs, progress, memory)
             if progress:
                 self.stderr.write("\r\033[K", ending="")
-            self._summarise(summary, options["verbosity"])
+            self._summarise(summary, verbosity)
             # Also the long sessions this pass did not touch whose thread is not prepared (an
             # upgrade changed the snapshots' layout; a pass was cut off before preparing them).
             with summary.phases.timing("snapshots"):
                 prepare_snapshots(sorted({*summary.touched, *unprepared_sessions()}))
-            if options["verbosity"] >= 2:  # one line, for bench/ to read: what start-up leaves
+            if verbosity >= 2:  # one line, for bench/ to read: what start-up leaves
                 command = time.perf_counter() - started
                 self.stdout.write(f"Phases: {summary.phases.line()}; command {command:.3f} s")
+            if summary.refused and not watch:
+                raise CommandError(
+                    f"the database refused {summary.refused} of this pass's writes (named above): "
+                    "the next pass tries them again",
+                    returncode=1,
+                )
         except OperationalError as error:
             if not database_busy(error):
                 raise
@@ -63,7 +80,7 @@ class Command(BaseCommand):
                 raise CommandError(message, returncode=BUSY_STATUS) from None
             log.warning(message)  # a page prepares the thread it shows itself
         if watch:
-            self._watch(specs, options["verbosity"])
+            self._watch(specs, memory, verbosity)
 
     def _summarise(self, summary, verbosity: int) -> None:
         """The bad lines found, the files and roots that could not be indexed, then the counts."""
@@ -83,7 +100,7 @@ class Command(BaseCommand):
         self.stderr.write(f"\r\033[K[{bar}] {done}/{total} {name[-60:]}", ending="")
         self.stderr.flush()
 
-    def _watch(self, specs, verbosity: int) -> None:
+    def _watch(self, specs, memory, verbosity: int) -> None:
         self.stdout.write(f"Watching {len(specs)} roots for changes (Ctrl-C to stop)")
 
         def report(summary) -> None:
@@ -96,6 +113,6 @@ class Command(BaseCommand):
                 log.error("preparing the threads of a pass failed", exc_info=error)
 
         try:
-            watch_roots(specs, report, memory=memory_roots())
+            watch_roots(specs, report, memory=memory)
         except FileNotFoundError as error:
             raise CommandError(str(error)) from None

@@ -1,0 +1,265 @@
+"""One indexer per machine and root on a shared PostgreSQL (index/locks.py); SQLite takes none."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import nullcontext
+from io import StringIO
+from pathlib import Path
+
+import orjson
+import pytest
+from django.conf import settings
+from django.core.management import CommandError, call_command
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Sum
+
+from sessionviewer.index import passes
+from sessionviewer.index.locks import RootTaken, lock_key, roots_held, take_turn
+from sessionviewer.models import CopiedUsage, Entry, Session, Source
+from tests.claude_files import write_tool_turn
+
+pytestmark = pytest.mark.django_db
+
+ON_POSTGRESQL = connection.vendor == "postgresql"
+
+
+def test_the_key_names_the_machine_and_the_root_and_fits_a_bigint():
+    keys = {
+        lock_key("laptop", "/home/dev/.claude/projects"),
+        lock_key("ci-runner", "/home/dev/.claude/projects"),
+        lock_key("laptop", "/home/dev/.codex/sessions"),
+    }
+    assert len(keys) == 3
+    assert lock_key("laptop", "/r") == lock_key("laptop", "/r")
+    assert all(-(2**63) <= key < 2**63 for key in keys)
+
+
+def test_a_second_indexer_of_the_same_machine_and_root_is_refused_on_postgresql():
+    with roots_held("laptop", ["/home/dev/.claude/projects", "/srv/fluux/memory"]):
+        if ON_POSTGRESQL:
+            with pytest.raises(RootTaken) as refused, roots_held("laptop", ["/home/dev/.claude/projects"]):
+                pass
+            assert refused.value.machine == "laptop"
+            assert refused.value.root == "/home/dev/.claude/projects"
+        else:  # one machine's database: a second pass waits for the first's transaction instead
+            with roots_held("laptop", ["/home/dev/.claude/projects"]):
+                pass
+        # Another machine with the same path, and the same machine's other roots, go ahead.
+        with (
+            roots_held("ci-runner", ["/home/dev/.claude/projects"]),
+            roots_held("laptop", ["/home/dev/.codex"]),
+        ):
+            pass
+    with roots_held("laptop", ["/home/dev/.claude/projects"]):  # let go when the first ended
+        pass
+
+
+def test_a_refused_root_lets_go_of_the_roots_it_had_taken():
+    with roots_held("laptop", ["/b"]):
+        with pytest.raises(RootTaken) if ON_POSTGRESQL else nullcontext(), roots_held("laptop", ["/a", "/b"]):
+            pass
+        with roots_held("laptop", ["/a"]):  # "/a" was taken before "/b" was refused, and let go
+            pass
+
+
+def test_manage_py_index_refuses_a_root_another_indexer_of_its_machine_holds(tmp_path, settings):
+    settings.SESSIONVIEWER_MACHINE = "laptop-a"
+    root = tmp_path / "projects"
+    (root / "p").mkdir(parents=True)
+    write_tool_turn(root / "p" / "a.jsonl", "Fix the upload test", [{"type": "text", "text": "Done."}])
+    out, err = StringIO(), StringIO()
+    with roots_held("laptop-a", [str(root)]):
+        if ON_POSTGRESQL:
+            with pytest.raises(CommandError) as refused:
+                call_command("index", f"claude_code={root}", stdout=out, stderr=err)
+            assert "'laptop-a'" in str(refused.value) and str(root) in str(refused.value)
+            assert refused.value.returncode != 0
+            assert not Session.objects.exists()
+        else:
+            call_command("index", f"claude_code={root}", stdout=out, stderr=err)
+            assert Session.objects.count() == 1
+    settings.SESSIONVIEWER_MACHINE = "laptop-b"  # the same path on another machine
+    with roots_held("laptop-a", [str(root)]):
+        call_command("index", f"claude_code={root}", stdout=out, stderr=err)
+    assert Session.objects.count() == 1
+
+
+def test_take_turn_makes_another_transaction_wait_on_postgresql_and_is_nothing_on_sqlite():
+    with transaction.atomic():
+        take_turn("copies")
+        if not ON_POSTGRESQL:
+            return
+        other = connection.get_new_connection(connection.get_connection_params())
+        try:
+            with other.cursor() as cursor:  # another indexer's transaction
+                cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [lock_key("turn", "copies")])
+                assert cursor.fetchone()[0] is False
+                cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [lock_key("turn", "snapshot\x001")])
+                assert cursor.fetchone()[0] is True  # another turn is free
+        finally:
+            other.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_take_turn_outside_a_transaction_is_a_mistake_on_postgresql():
+    with pytest.raises(RuntimeError) if ON_POSTGRESQL else nullcontext():
+        take_turn("copies")
+
+
+SESSIONS, REPLIES = 60, 5
+
+
+def _write_sessions(root: Path, sessions: int = SESSIONS) -> None:
+    """Claude Code sessions of REPLIES turns each; written in two roots, each root holds a
+    copy of the other's every reply (and its usage)."""
+    for number in range(sessions):
+        base = {"sessionId": f"s{number}", "cwd": "/home/me/app"}
+        lines, parent = [], None
+        for reply in range(REPLIES):
+            at = f"2026-02-08T19:{reply:02d}:{number % 60:02d}Z"
+            lines.append(
+                {**base, "type": "user", "uuid": f"u{reply}", "parentUuid": parent, "timestamp": at,
+                 "message": {"role": "user", "content": f"Step {reply} of {number}"}}
+            )  # fmt: skip
+            message = {
+                "id": f"msg_{number}_{reply}", "role": "assistant", "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "Done."}],
+                "usage": {"input_tokens": 100, "output_tokens": 10},
+            }  # fmt: skip
+            lines.append(
+                {**base, "type": "assistant", "uuid": f"a{reply}", "parentUuid": f"u{reply}", "timestamp": at,
+                 "message": message}
+            )  # fmt: skip
+            parent = f"a{reply}"
+        path = root / "-home-me-app" / f"{number:04d}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+
+
+@pytest.mark.skipif(not ON_POSTGRESQL, reason="SQLite is one machine's database: one writer at a time")
+@pytest.mark.django_db(transaction=True)
+def test_two_indexers_at_once_count_each_copied_reply_once(tmp_path):
+    """Two indexers, each with a root of its own, write at once; every reply is held in both
+    roots, so both settle the same replies (copies.count_once) at about the same time."""
+    roots = [tmp_path / "a" / "projects", tmp_path / "b" / "projects"]
+    for root in roots:
+        _write_sessions(root)
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "sessionviewer.settings",
+        "SECRET_KEY": "test-only-secret",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "SESSIONVIEWER_ROOTS": "",
+        "SESSIONVIEWER_MEMORY_ROOTS": "",
+    }
+    indexers = [
+        subprocess.Popen(
+            [sys.executable, "manage.py", "index", f"claude_code={root}"],
+            cwd=settings.BASE_DIR,
+            env={**env, "SESSIONVIEWER_MACHINE": f"machine-{n}"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n, root in enumerate(roots)
+    ]
+    for indexer in indexers:
+        out, err = indexer.communicate(timeout=300)
+        assert indexer.returncode == 0, err
+        assert "not indexed" not in err and "failed" not in err, err
+    assert Session.objects.count() == 2 * SESSIONS
+    # Each reply counted by one session, its copy in the other root kept off the totals.
+    held = CopiedUsage.objects.values("message_id").annotate(rows=Count("id"))
+    assert {row["message_id"]: row["rows"] for row in held} == {
+        f"msg_{number}_{reply}": 1 for number in range(SESSIONS) for reply in range(REPLIES)
+    }
+    totals = Session.objects.aggregate(output=Sum("output_tokens"), input=Sum("input_tokens"))
+    assert totals == {"output": SESSIONS * REPLIES * 10, "input": SESSIONS * REPLIES * 100}
+
+
+def test_a_file_the_database_refuses_is_recorded_on_its_session_and_the_command_exits_1(
+    tmp_path, monkeypatch
+):
+    """As when another indexer wrote a row first: the file is named, kept for the next pass,
+    and the pass says it failed rather than exiting 0."""
+    root = tmp_path / "projects"
+    for name in ("a", "b"):
+        write_tool_turn(root / "p" / f"{name}.jsonl", f"Prompt {name}", [{"type": "text", "text": "Done."}])
+    real_write_files = passes.write_files
+
+    def refusing_b(files):
+        real_write_files(files)
+        if any(session.key.endswith("b.jsonl") for session, _, _ in files):
+            raise IntegrityError('duplicate key value violates unique constraint "session_source_key"')
+
+    monkeypatch.setattr(passes, "write_files", refusing_b)
+    err = StringIO()
+    with pytest.raises(CommandError) as failed:
+        call_command("index", f"claude_code={root}", stdout=StringIO(), stderr=err)
+    assert failed.value.returncode == 1
+    assert "refused 1 of this pass's writes" in str(failed.value)
+    assert "not indexed: " in err.getvalue() and "b.jsonl" in err.getvalue()
+    refused = Session.objects.get(key__endswith="b.jsonl")
+    assert "session_source_key" in refused.index_error
+    monkeypatch.setattr(passes, "write_files", real_write_files)
+    call_command("index", f"claude_code={root}", stdout=StringIO(), stderr=StringIO())  # exits 0
+    assert Session.objects.get(key__endswith="b.jsonl").index_error == ""
+
+
+def _command_env() -> dict:
+    """A `manage.py` of its own on the test's database (a file on SQLite)."""
+    db = connection.settings_dict
+    url = (
+        f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+        if ON_POSTGRESQL
+        else f"sqlite:///{db['NAME']}"
+    )
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "sessionviewer.settings",
+        "SECRET_KEY": "test-only-secret",
+        "DATABASE_URL": url,
+        "SESSIONVIEWER_ROOTS": "",
+        "SESSIONVIEWER_MEMORY_ROOTS": "",
+        "SESSIONVIEWER_MACHINE": "laptop",
+    }
+
+
+def _index_state() -> list:
+    """What a pass leaves, compared between a killed-then-resumed index and a fresh one."""
+    sessions = sorted(
+        Session.objects.values_list(
+            "source__path", "key", "entry_count", "input_tokens", "output_tokens", "file_size", "read_offset"
+        )
+    )
+    return [sessions, Entry.objects.count(), sorted(CopiedUsage.objects.values_list("message_id", flat=True))]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_indexer_killed_mid_pass_loses_nothing(tmp_path):
+    root = tmp_path / "projects"
+    _write_sessions(root, sessions=3 * passes.GROUP_FILES)  # three groups, each one transaction
+    command = [sys.executable, "manage.py", "index", f"claude_code={root}"]
+    indexer = subprocess.Popen(command, cwd=settings.BASE_DIR, env=_command_env(), stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    while not Session.objects.exists():  # the first group is committed: kill it past there
+        assert indexer.poll() is None and time.monotonic() < deadline, indexer.stderr.read()
+        time.sleep(0.02)
+    indexer.send_signal(signal.SIGKILL)
+    assert indexer.wait(60) == -signal.SIGKILL
+    assert Session.objects.count() < 3 * passes.GROUP_FILES  # it was stopped halfway
+    again = subprocess.run(command, cwd=settings.BASE_DIR, env=_command_env(), capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr  # not refused: the killed one's lock went with it
+    resumed = _index_state()
+    Session.objects.all().delete()
+    Source.objects.all().delete()
+    fresh = subprocess.run(command, cwd=settings.BASE_DIR, env=_command_env(), capture_output=True, text=True)
+    assert fresh.returncode == 0, fresh.stderr
+    assert resumed == _index_state()
+    assert resumed[1] == 3 * passes.GROUP_FILES * 2 * REPLIES
