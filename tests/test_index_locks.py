@@ -20,7 +20,8 @@ from django.db.models import Count, Sum
 
 from sessionviewer.index import passes
 from sessionviewer.index.locks import RootTaken, lock_key, roots_held, take_turn
-from sessionviewer.models import CopiedUsage, Entry, Session, Source
+from sessionviewer.models import CopiedUsage, Entry, Session, Source, ThreadSnapshot
+from sessionviewer.transcripts.store import PREPARE_FROM
 from tests.claude_files import write_tool_turn
 
 pytestmark = pytest.mark.django_db
@@ -263,3 +264,46 @@ def test_an_indexer_killed_mid_pass_loses_nothing(tmp_path):
     assert fresh.returncode == 0, fresh.stderr
     assert resumed == _index_state()
     assert resumed[1] == 3 * passes.GROUP_FILES * 2 * REPLIES
+
+
+def _write_long_session(path: Path, turns: int) -> None:
+    """A Claude Code session of 2 * turns entries: long enough for a prepared thread snapshot."""
+    base = {"sessionId": path.stem, "cwd": "/home/me/app", "timestamp": "2026-02-08T19:00:00Z"}
+    lines, parent = [], None
+    for turn in range(turns):
+        lines.append({**base, "type": "user", "uuid": f"u{turn}", "parentUuid": parent,
+                      "message": {"role": "user", "content": f"Step {turn}"}})  # fmt: skip
+        lines.append({**base, "type": "assistant", "uuid": f"a{turn}", "parentUuid": f"u{turn}",
+                      "message": {"id": f"m{turn}", "role": "assistant", "model": "m",
+                                  "content": [{"type": "text", "text": "Done."}]}})  # fmt: skip
+        parent = f"a{turn}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+
+
+@pytest.mark.skipif(not ON_POSTGRESQL, reason="SQLite is one machine's database: one writer at a time")
+@pytest.mark.django_db(transaction=True)
+def test_two_indexers_at_once_prepare_each_long_thread_once(tmp_path):
+    """Each indexer prepares the long sessions it wrote and every other one not prepared yet
+    (unprepared_sessions): the other indexer's too, at about the same time."""
+    roots = [tmp_path / name / "projects" for name in ("a", "b", "c")]
+    for number, root in enumerate(roots):
+        for session in range(2):
+            _write_long_session(root / "-home-me-app" / f"{number}-{session}.jsonl", PREPARE_FROM // 2 + 1)
+    indexers = [
+        subprocess.Popen(
+            [sys.executable, "manage.py", "index", f"claude_code={root}"],
+            cwd=settings.BASE_DIR,
+            env={**_command_env(), "SESSIONVIEWER_MACHINE": f"machine-{n}"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n, root in enumerate(roots)
+    ]
+    for indexer in indexers:
+        _, err = indexer.communicate(timeout=300)
+        assert indexer.returncode == 0, err
+    assert Session.objects.filter(entry_count__gte=PREPARE_FROM).count() == 6
+    snapshots = ThreadSnapshot.objects.values_list("session_id", "leaf")
+    assert sorted(snapshots) == sorted((s.id, "") for s in Session.objects.all())
