@@ -28,7 +28,7 @@ from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import memory_findings, memory_timeline, projects
@@ -444,7 +444,7 @@ def _page_number(request: HttpRequest) -> int:
 # Pages: the workspaces
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def workspace_list(request: HttpRequest) -> HttpResponse:
@@ -465,7 +465,7 @@ def _usage(request: HttpRequest, sessions: list[dict]) -> dict | None:
     return projects.usage_report(Session.objects.filter(id__in=ids), params)
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
@@ -511,7 +511,7 @@ def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return render(request, "workspaces/jid.html", context)
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def prompt_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -592,7 +592,7 @@ def _timeline_dict(context: dict) -> dict:
     }
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
@@ -608,7 +608,7 @@ def memory_timeline_page(request: HttpRequest, root: int, jid: str) -> HttpRespo
     return render(request, template_name, context)
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
@@ -637,7 +637,7 @@ def _as_of(request: HttpRequest, root_index: int, base: Path, jid: str) -> dict:
     }
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @bad_parameter_is_400
@@ -700,7 +700,7 @@ def _history_row(root_index: int, history: memory_findings.FindingHistory) -> di
     }
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @bad_parameter_is_400
@@ -742,7 +742,7 @@ def _source_api_url(root: int, name: str, jid: str, subdir: str | None) -> str:
     return reverse("api-workspace-source", args=[root, jid, name])
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
@@ -755,7 +755,7 @@ def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdi
     return render(request, "workspaces/source.html", context)
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
@@ -778,7 +778,7 @@ def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
     return response
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
@@ -794,7 +794,7 @@ def search(request: HttpRequest) -> HttpResponse:
     return render(request, template_name, {"q": query, "hits": hits})
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def secrets(request: HttpRequest) -> HttpResponse:
@@ -831,7 +831,7 @@ def _audit_roots() -> list[str]:
     return sorted({*AuditEvent.recorded_roots(), *(str(root) for root in memory_roots())})
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
@@ -888,7 +888,7 @@ def _revision_dict(revision: Revision) -> dict:
     }
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
 @bad_parameter_is_400
@@ -954,7 +954,7 @@ def preview(request: HttpRequest) -> HttpResponse:
     return render(request, "workspaces/edit.html#preview", {"preview_text": text})
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
 def remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
@@ -997,7 +997,7 @@ def remove_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
     return redirect(target.done_url())
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
@@ -1068,7 +1068,7 @@ def revision_restore_before(request: HttpRequest, revision_id: int) -> HttpRespo
 # Pages: the agent's own commands
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
 def new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1123,7 +1123,7 @@ def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return redirect("workspace-jid", root, jid)
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
 def forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1246,7 +1246,7 @@ def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -
     return context
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
 def purge_confirm(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:
@@ -1279,13 +1279,13 @@ def purge_finding(request: HttpRequest, root: int, fp: str, jid: str = "") -> Ht
 # The JSON twins
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 def api_workspace_list(request: HttpRequest) -> HttpResponse:
     return json_response({"roots": [_root_dict(i, root) for i, root in enumerate(memory_roots())]})
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 @bad_parameter_is_400
 def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1321,7 +1321,7 @@ def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     try:
@@ -1333,7 +1333,7 @@ def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return json_response({"root": root, "jid": jid, **prompt.to_dict()})
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 def api_search(request: HttpRequest) -> HttpResponse:
     try:
@@ -1345,7 +1345,7 @@ def api_search(request: HttpRequest) -> HttpResponse:
     return json_response({"q": query, "hits": _hits(memory_roots(), query)})
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 def api_secrets(request: HttpRequest) -> HttpResponse:
     try:
@@ -1355,7 +1355,7 @@ def api_secrets(request: HttpRequest) -> HttpResponse:
     return json_response(page.to_dict())
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 def api_audit_log(request: HttpRequest) -> HttpResponse:
     try:
@@ -1373,7 +1373,7 @@ def api_audit_log(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
     revision = Revision.objects.select_related("user").filter(id=revision_id).first()
@@ -1393,7 +1393,7 @@ def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 @bad_parameter_is_400
 def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1412,7 +1412,7 @@ def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpRespon
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 @bad_parameter_is_400
 def api_memory_as_of(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1426,7 +1426,7 @@ def api_memory_as_of(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return json_response({"root": root, "jid": jid, **state.to_dict(), "url": url})
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 @bad_parameter_is_400
 def api_memory_findings(request: HttpRequest) -> HttpResponse:
@@ -1455,7 +1455,7 @@ def api_memory_findings(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 @bad_parameter_is_400
 def api_memory_changes(request: HttpRequest) -> HttpResponse:
@@ -1482,7 +1482,7 @@ def _json_not_found(view):
     return wrapper
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 @_json_not_found
 def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
@@ -1501,7 +1501,7 @@ def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", s
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(EDIT)
 @_json_not_found
 def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
@@ -1528,7 +1528,7 @@ def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> 
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(EDIT)
 @_json_not_found
 def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
@@ -1549,7 +1549,7 @@ def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> 
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(EDIT)
 @_json_not_found
 def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1569,7 +1569,7 @@ def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(EDIT)
 @_json_not_found
 def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1589,7 +1589,7 @@ def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpRespons
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(EDIT)
 @_json_not_found
 def api_purge_confirm(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:
