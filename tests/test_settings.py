@@ -29,6 +29,8 @@ ENVIRONMENT = [
     "SESSIONVIEWER_LOGIN_FAILURE_LIMIT",
     "SESSIONVIEWER_LOGIN_COOLOFF_MINUTES",
     "SESSIONVIEWER_MAX_EVENT_BYTES",
+    "SESSIONVIEWER_ROOTS",
+    "SESSIONVIEWER_DEMO",
 ]
 # What SESSIONVIEWER_BEHIND_TLS_PROXY decides, copied from a fresh read of the settings into the live ones.
 PROXY_SETTINGS = [
@@ -249,3 +251,16 @@ def test_the_largest_inflated_event_is_256_mb_unless_told(monkeypatch):
 def test_a_largest_event_that_is_no_number_of_bytes_stops_the_start(monkeypatch, value):
     with pytest.raises(ImproperlyConfigured, match="SESSIONVIEWER_MAX_EVENT_BYTES"):
         read_settings(monkeypatch, SESSIONVIEWER_MAX_EVENT_BYTES=value)
+
+
+# SESSIONVIEWER_ROOTS
+
+
+def test_roots_replace_the_demo_data(monkeypatch):
+    module = read_settings(monkeypatch, SESSIONVIEWER_ROOTS="claude_code=/srv/mine")
+    assert module.SESSIONVIEWER_ROOTS == ["claude_code=/srv/mine"]
+
+
+def test_demo_in_the_roots_keeps_the_demo_data_beside_ones_own(monkeypatch):
+    module = read_settings(monkeypatch, SESSIONVIEWER_ROOTS="claude_code=/srv/mine, demo")
+    assert module.SESSIONVIEWER_ROOTS == ["claude_code=/srv/mine", *module.DEMO_ROOTS]
