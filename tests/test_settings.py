@@ -258,9 +258,11 @@ def test_a_largest_event_that_is_no_number_of_bytes_stops_the_start(monkeypatch,
 
 def test_roots_replace_the_demo_data(monkeypatch):
     module = read_settings(monkeypatch, SESSIONVIEWER_ROOTS="claude_code=/srv/mine")
-    assert module.SESSIONVIEWER_ROOTS == ["claude_code=/srv/mine"]
+    roots = module.SESSIONVIEWER_ROOTS
+    assert roots == ["claude_code=/srv/mine"]
 
 
 def test_demo_in_the_roots_keeps_the_demo_data_beside_ones_own(monkeypatch):
     module = read_settings(monkeypatch, SESSIONVIEWER_ROOTS="claude_code=/srv/mine, demo")
-    assert module.SESSIONVIEWER_ROOTS == ["claude_code=/srv/mine", *module.DEMO_ROOTS]
+    roots = module.SESSIONVIEWER_ROOTS
+    assert roots == ["claude_code=/srv/mine", *module.DEMO_ROOTS]

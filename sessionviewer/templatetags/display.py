@@ -32,6 +32,7 @@ register = template.Library()
 # Paths longer than this keep only their last PATH_PARTS parts, after an ellipsis.
 PATH_CHARS = 20
 PATH_PARTS = 2
+NBSP = "\u00a0"
 
 
 @register.filter
@@ -140,8 +141,7 @@ def shorten(path: str) -> str:
 @register.filter
 def breakable_path(path: str) -> SafeString:
     """The whole path, allowed to wrap after each separator rather than inside a name."""
-    text = conditional_escape(render.neutralise(str(path or "")))
-    return mark_safe(text.replace("/", "/<wbr>").replace("\\", "\\<wbr>"))  # noqa: S308 - escaped above
+    return _breaks_after_separators(render.neutralise(str(path or "")))
 
 
 @register.filter
@@ -151,7 +151,30 @@ def short_path(path: str) -> SafeString | str:
     short = shorten(text)
     if short == text:
         return text
-    return format_html('<span class="path" title="{}">{}</span>', text, short)
+    return format_html('<span class="path" title="{}">{}</span>', text, _breaks_after_separators(short))
+
+
+def _breaks_after_separators(text: str) -> SafeString:
+    """text escaped, allowed to wrap after each separator rather than inside a name."""
+    escaped = conditional_escape(text)
+    return mark_safe(escaped.replace("/", "/<wbr>").replace("\\", "\\<wbr>"))  # noqa: S308 - escaped above
+
+
+@register.filter
+def breakable_jid(jid: str) -> SafeString:
+    """A JID allowed to wrap after its "@" and before each ".", never inside a name."""
+    text = conditional_escape(render.neutralise(str(jid or "")))
+    return mark_safe(text.replace("@", "@<wbr>").replace(".", "<wbr>."))  # noqa: S308 - escaped above
+
+
+@register.filter
+def header_label(label: str) -> str:
+    """A column's label on two lines at most: it may wrap after its first " · ", nowhere else
+    ("Agent ·" over "channel · peer"), so a narrow column never stacks it three high."""
+    head, separator, rest = label.partition(" · ")
+    if not separator:
+        return head.replace(" ", NBSP)
+    return head.replace(" ", NBSP) + NBSP + "· " + rest.replace(" ", NBSP)
 
 
 @register.filter
