@@ -903,3 +903,16 @@ def test_the_list_shows_a_file_that_could_not_be_indexed_with_its_error(
     session = Session.objects.get()
     assert "not indexed</span> ValueError: a bug" in page(client, reverse("session-list"))
     assert "The last index pass could not read this file" in page(client, detail_url(session))
+
+
+def test_the_transcript_header_folds_its_metadata_behind_details(client, demo, viewer):
+    session = session_titled("The checkout total is one cent off")
+    body = page(client, detail_url(session))
+    start = body.index('<header class="session-head">')
+    header = body[start : body.index("</header>", start)]
+    assert re.search(
+        r'</h1>\s*<details class="session-meta" open><summary>Details</summary>\s*<dl class="meta">', header
+    )
+    assert header.index('class="links"') < header.index("</details>")
+    export = page(client, reverse("session-export-html", args=[session.id]))
+    assert 'class="session-meta"' not in export
