@@ -257,6 +257,47 @@ def cost_rows(line: dict) -> list[tuple]:
 
 
 @register.filter
+def same_rate_lines(lines: list[dict]) -> list[dict]:
+    """A model's priced usage lines (prices.price_lines), those at the same rates made one:
+    days and input sizes that paid the same provider the same rates from the same table are
+    one table on the page, their tokens, turns and cost added up. "days" says which days."""
+    merged: dict[tuple, dict] = {}
+    for line in lines:
+        key = (
+            line["provider"],
+            tuple(sorted((line["rates"] or {}).items())),
+            tuple(line["assumed"]),
+            line["source"],
+        )
+        if key not in merged:
+            merged[key] = {
+                **line,
+                "tokens": dict(line["tokens"]),
+                "days": [line["day"]],
+                "contexts": {line["context"]},
+            }
+            continue
+        into = merged[key]
+        for kind, count in line["tokens"].items():
+            into["tokens"][kind] = into["tokens"].get(kind, 0) + count
+        into["turns"] += line["turns"]
+        if line["cost"] is not None:
+            into["cost"] = (into["cost"] or 0.0) + line["cost"]
+        into["days"].append(line["day"])
+        into["contexts"].add(line["context"])
+    for line in merged.values():
+        dated = sorted({day for day in line["days"] if day})
+        text = (
+            dated[0] if len(dated) == 1 else f"{dated[0]} to {dated[-1]}, {len(dated)} days" if dated else ""
+        )
+        undated = "" in line["days"] or None in line["days"]
+        line["days"] = f"{text} and undated" if text and undated else text or "undated"
+        # The input size only where it is one: the rates are the same whatever it was.
+        line["context"] = line["context"] if len(line.pop("contexts")) == 1 else 0
+    return list(merged.values())
+
+
+@register.filter
 def tokens_sum(tokens: dict) -> int:
     return prices.line_tokens(tokens)
 
