@@ -125,6 +125,8 @@ class Change:
     size: int
     sha256: str
     revision_id: int | None = None
+    # When a pass recorded it: for a file first seen, the moment its memory was first known.
+    recorded_at: datetime | None = None
     link: Link | None = None
     source_url: str | None = None  # the file as it is now, when a page shows it (set by the view)
     as_of_url: str | None = None  # the JID's memory just after this change (set by the view)
@@ -273,6 +275,7 @@ def _snapshot_change(snapshot: MemorySnapshot) -> Change:
         size=snapshot.size,
         sha256=snapshot.sha256,
         revision_id=snapshot.revision_id,
+        recorded_at=snapshot.recorded_at,
     )
     _compare_facts(change)
     before_findings = previous.findings_now() if previous else []

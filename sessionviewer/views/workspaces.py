@@ -13,7 +13,7 @@ import itertools
 import mimetypes
 import re
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime, timedelta
 from functools import wraps
 from pathlib import Path
 
@@ -49,7 +49,7 @@ from sessionviewer.forms import (
     WholeNumberField,
     clean_param,
 )
-from sessionviewer.models import AuditEvent, Revision, Session
+from sessionviewer.models import AuditEvent, MemorySnapshot, Revision, Session
 from sessionviewer.render import IMAGE_TYPES
 from sessionviewer.roots import memory_roots
 from sessionviewer.templatetags.workspace_tags import diff_lines
@@ -558,11 +558,15 @@ def _change_source_url(root_index: int, change: memory_timeline.Change) -> str |
 
 def _as_of_url(root_index: int, change: memory_timeline.Change, jid: str | None) -> str | None:
     """The JID's memory as it was just after the change: a global file's, in the JID's timeline
-    (jid) that shows it; on the page of every JID, a global file has no JID to show."""
+    (jid) that shows it; on the page of every JID, a global file has no JID to show. A file
+    first seen was changed (its mtime) before any snapshot could hold it: its link is to the
+    memory as first recorded, the pass that saw it, which the snapshots can rebuild."""
     owner = change.jid or jid
     if not owner:
         return None
-    at = change.changed_at.astimezone(UTC).isoformat()
+    first = change.who == MemorySnapshot.FIRST and change.recorded_at is not None
+    at = max(change.recorded_at, change.changed_at) if first else change.changed_at
+    at = at.astimezone(UTC).isoformat()
     return reverse("workspace-memory-as-of", args=[root_index, owner]) + f"?{urlencode({'at': at})}"
 
 
@@ -623,6 +627,15 @@ def memory_changes(request: HttpRequest) -> HttpResponse:
     return render(request, template_name, context)
 
 
+def _moment_field(moment: datetime) -> str:
+    """A moment as the as-of form's date-and-time field holds it: in UTC, as the form reads a
+    moment without an offset, to the second, rounded up so the change it shows stays in."""
+    moment = moment.astimezone(UTC).replace(tzinfo=None)
+    if moment.microsecond:
+        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
+    return moment.isoformat(timespec="seconds")
+
+
 def _as_of(request: HttpRequest, root_index: int, base: Path, jid: str) -> dict:
     """The memory of jid as it was at ?at= (now when absent). Raises BadParameter."""
     bound = MemoryAsOfForm.read(request.GET)["at"] or timezone.now()
@@ -632,6 +645,7 @@ def _as_of(request: HttpRequest, root_index: int, base: Path, jid: str) -> dict:
         "root_index": root_index,
         "jid": jid,
         "state": state,
+        "at_field": _moment_field(state.at),
         "prompt": state.prompt,
         "sections": sections,
     }
