@@ -679,8 +679,17 @@ def _findings_history(request: HttpRequest) -> dict:
 
 def _history_row(root_index: int, history: memory_findings.FindingHistory) -> dict:
     """A finding with where to go from it: the change that brought it, the file at its line in
-    the editor (or the source page, for a file the editor does not edit), and /forget."""
+    the editor (or the source page, for a file the editor does not edit), and /forget. A
+    purged one that no state holds any more has nowhere to go."""
     jid = history.jid
+    if history.first_at is None:
+        return {
+            "history": history,
+            "change_url": None,
+            "open_url": None,
+            "forget_url": None,
+            "purge_url": None,
+        }
     at = history.first_at.astimezone(UTC).isoformat()
     timeline = reverse("workspace-memory-timeline", args=[root_index, jid]) if jid else None
     editable = JID_EDITABLE if jid else GLOBAL_FILES
