@@ -285,6 +285,10 @@ def test_the_as_of_form_picks_a_moment_and_says_its_zone(client, tree, viewer_of
     ).content.decode()
     assert '<input type="datetime-local" name="at" value="2026-03-05T10:30:16" step="1">' in page
     assert '<span class="zone">UTC</span>' in page
+    timeline = client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content.decode()
+    assert (
+        '<input type="datetime-local" name="at" step="1" required> <span class="zone">UTC</span>' in timeline
+    )
 
 
 def test_a_moment_from_the_form_is_read_in_utc(client, tree, viewer_of_workspaces):
