@@ -153,3 +153,23 @@ def test_at_a_desk_the_details_stay_open(browser_page, demo):
     open_page(page, test_browser_sessions.titled("The checkout total is one cent off").get_absolute_url())
     expect(page.locator(".session-head dl.meta")).to_be_visible()
     expect(page.get_by_text("Details", exact=True)).not_to_be_visible()
+
+
+def test_on_a_phone_no_copy_button_covers_the_text_it_copies(browser_page, demo):
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_page(page, test_browser_sessions.titled("Add a cart page").get_absolute_url())
+    page.wait_for_selector(".copyable > button.copy", state="attached")
+    covered = page.evaluate(
+        """() => [...document.querySelectorAll('.copyable > button.copy')].flatMap(button => {
+            const block = button.parentElement.firstElementChild;
+            const b = button.getBoundingClientRect();
+            if (!b.width) return [];  // in a closed fold
+            const range = document.createRange();
+            range.selectNodeContents(block);
+            const over = [...range.getClientRects()].some(r => r.width && r.left < b.right && b.left < r.right && r.top < b.bottom && b.top < r.bottom);
+            return over ? [block.textContent.slice(0, 60)] : [];
+        })"""
+    )
+    assert page.locator(".copyable > button.copy").count() > 0
+    assert covered == []
