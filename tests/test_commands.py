@@ -305,3 +305,7 @@ def test_the_demo_memory_has_a_diff_a_linked_turn_and_a_finding_on_its_timeline(
     assert flagged["new_findings"][0]["kind"] == "phone"
     page = client.get(reverse("workspace-memory-timeline", args=[0, "alice@example.com"])).content.decode()
     assert 'class="diff' in page and "Open this turn in the transcript" in page and "1 new finding" in page
+    # As a watcher running then would have recorded it: the memory just after it can be rebuilt.
+    after = client.get(flagged["as_of_url"]).content.decode()
+    assert 'id="before-snapshots"' not in after and "cannot be rebuilt" not in after
+    assert "their contact: Jan, +31 6 12345678" in after
