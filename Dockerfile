@@ -18,11 +18,11 @@ COPY . .
 # static (collectstatic needs a key at build time only; the real one comes at run time), compile
 RUN SECRET_KEY=build-only python manage.py collectstatic --noinput --verbosity 0 \
     && python -m compileall -q sessionviewer \
-    && mkdir -p /app/data && cp -R demo /app/data/demo && chown -R viewer /app/data
+    && mkdir -p /app/data && chown -R viewer /app/data
 
 USER viewer
 VOLUME ["/app/data", "/sessions"]
 EXPOSE 8000
 
-# migrate, index, then serve with gunicorn and the watcher beside it
-CMD ["sh", "-c", "python manage.py migrate --noinput && python manage.py index && (python manage.py index --watch > /app/data/watcher.log 2>&1 &) && exec gunicorn sessionviewer.wsgi --bind 0.0.0.0:8000 --workers 3 --timeout 300 --access-logfile -"]
+# migrate, copy the demo data once (its memory with a history), index, then serve with gunicorn and the watcher beside it
+CMD ["sh", "-c", "python manage.py migrate --noinput && python manage.py demo && python manage.py index && (python manage.py index --watch > /app/data/watcher.log 2>&1 &) && exec gunicorn sessionviewer.wsgi --bind 0.0.0.0:8000 --workers 3 --timeout 300 --access-logfile -"]

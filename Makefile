@@ -58,10 +58,10 @@ static: install $(DATA)/secret_key
 compile: install
 	$(PY) -m compileall -q sessionviewer
 
-# The demo data is copied once, so that what the persona editor writes stays out of git.
-$(DATA)/demo:
-	mkdir -p $(DATA)
-	cp -R demo $(DATA)/demo
+# The demo data is copied once, so that what the persona editor writes stays out of git;
+# `manage.py demo` indexes its memory's history (demo/fluux/history.json) as it copies it.
+$(DATA)/demo: migrate
+	$(SECRET) $(PY) manage.py demo
 
 index: migrate $(DATA)/demo
 	$(SECRET) $(PY) manage.py index

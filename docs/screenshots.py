@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
@@ -46,7 +45,6 @@ def manage(env: dict, *args: str) -> None:
 
 
 def serve(folder: Path) -> tuple[subprocess.Popen, str, dict]:
-    shutil.copytree(ROOT / "demo", folder / "demo")
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "sessionviewer.settings",
@@ -58,6 +56,7 @@ def serve(folder: Path) -> tuple[subprocess.Popen, str, dict]:
     }
     env.pop("SESSIONVIEWER_ROOTS", None)  # the demo roots under the data folder
     manage(env, "migrate", "--noinput")
+    manage(env, "demo")  # the demo data, its memory with a history
     manage(env, "collectstatic", "--noinput", "--verbosity", "0")
     manage(env, "index")
     manage(env, "createuser", "shots", "--role", "viewer", "--password", PASSWORD)

@@ -229,17 +229,34 @@ def bar_chart(
     }
 
 
-def column_chart(title: str, rows: list[tuple[str, int | float]], unit: str, height: int = 160) -> dict:
-    """Vertical bars over time, oldest first, gaps included; dated ticks under them."""
+def tick_text(day: str, years: int, bucket: str) -> str:
+    """A tick's date as short as the chart allows: "03-05" within a year; over several, the
+    year too ("2025-03-05", or "2025-03" for a month)."""
+    if years < 2:
+        return day[5:]
+    return day[:7] if bucket == "month" else day
+
+
+def column_chart(
+    title: str, rows: list[tuple[str, int | float]], unit: str, height: int = 160, bucket: str = "day"
+) -> dict:
+    """Vertical bars over time, oldest first, gaps included; dated ticks under them, with
+    their years where the chart spans more than one."""
     top = max((v for _, v in rows), default=0) or 1
     step = max(4, min(24, 720 // max(len(rows), 1)))
     columns = []
     for n, (label, value) in enumerate(rows):
         h = round(height * max(value, 0) / top, 1)
         columns.append({"label": label, "value": value, "x": n * step, "y": height - h, "height": h})
-    # At most TICKS ticks, and never closer than a label's width ("03-05"), so they never overlap.
-    every = max(1, -(-len(rows) // TICKS), -(-TICK_GAP // step))
-    ticks = [{"x": c["x"] + step / 2, "label": c["label"]} for c in columns[::every]]
+    years = len({label[:4] for label, _ in rows})
+    texts = [tick_text(label, years, bucket) for label, _ in rows]
+    # At most TICKS ticks, and never closer than a label's width (TICK_GAP for "03-05", more
+    # for a label with its year), so they never overlap.
+    gap = TICK_GAP * max((len(text) for text in texts), default=5) / 5
+    every = max(1, -(-len(rows) // TICKS), int(-(-gap // step)))
+    ticks = [{"x": c["x"] + step / 2, "label": c["label"], "text": texts[n]} for n, c in enumerate(columns)][
+        ::every
+    ]
     return {
         "title": title,
         "unit": unit,
@@ -269,6 +286,14 @@ def _next_bucket(day: date, span: int) -> date:
     if span > MONTHS_FROM:
         return (day.replace(day=28) + timedelta(days=4)).replace(day=1)
     return day + timedelta(days=7 if span > WEEKS_FROM else 1)
+
+
+def range_end(qs, since: date | None, today: date) -> date:
+    """The range's last day: today, but for "All" (no since) the last session's day, so that
+    a chart of all time ends where the sessions do, not in an empty tail up to today."""
+    if since is None and (last := qs.aggregate(last=Max("started_at"))["last"]):
+        return min(today, timezone.localdate(last))
+    return today
 
 
 def sessions_by_day(qs, since: date | None, today: date) -> tuple[list[dict], str]:
@@ -361,9 +386,14 @@ def time_charts(days: list[dict], bucket: str) -> dict:
             f"{sub} started" if bucket != "day" else "Sessions started per day",
             [(d["day"], d["sessions"]) for d in days],
             "sessions",
+            bucket=bucket,
         ),
-        "tokens_per_day": column_chart(f"Tokens {per}", [(d["day"], d["tokens"]) for d in days], "tokens"),
-        "cost_per_day": column_chart(f"Cost {per}", [(d["day"], d["cost"]) for d in days], "USD"),
+        "tokens_per_day": column_chart(
+            f"Tokens {per}", [(d["day"], d["tokens"]) for d in days], "tokens", bucket=bucket
+        ),
+        "cost_per_day": column_chart(
+            f"Cost {per}", [(d["day"], d["cost"]) for d in days], "USD", bucket=bucket
+        ),
     }
 
 
@@ -379,6 +409,7 @@ def report(
     range_name = filters.get("_range") or DEFAULT_RANGE
     since = range_start(range_name, today)
     qs = started_in_range(filter_sessions(_without(filters, "_range")).queryset.order_by(), range_name, today)
+    today = range_end(qs, since, today)
     days, bucket = sessions_by_day(qs, since, today)
     models = usage_by_model(qs)
     places = _top(

@@ -31,25 +31,45 @@ class Place:
         return {"file": self.filename, "line": self.line, "column": self.column}
 
 
+@dataclass(frozen=True, slots=True)
+class Purge:
+    """A purge of a finding, from the audit log: when and by whom, never the value."""
+
+    at: datetime
+    by: str
+
+    def to_dict(self) -> dict:
+        return {"at": self.at, "by": self.by}
+
+
 @dataclass
 class FindingHistory:
     jid: str  # "": a global persona file
     fp: str
     kind: str
-    masked: str
+    masked: str  # "": purged, no state holds it to mask
     first_snapshot: int
     first_file: str
     first_line: int
-    first_at: datetime
+    first_at: datetime | None  # None: purged, its first state rewritten
     first_who: str
     present: list[Place] = field(default_factory=list)  # in the current files; empty: gone
     change: memory_timeline.Change | None = None  # the change that brought it, linked to its turn
+    purged: Purge | None = None  # the last purge of it (it may have come back since)
 
     @property
     def still_present(self) -> bool:
         return bool(self.present)
 
+    @property
+    def listed_at(self) -> datetime:
+        return self.first_at or self.purged.at
+
     def to_dict(self) -> dict:
+        purged = self.purged.to_dict() if self.purged else None
+        if self.first_at is None:  # only its purge is known: no state, no value
+            return {"jid": self.jid, "kind": self.kind, "masked": None, "fingerprint": self.fp,
+                    "first_seen": None, "still_present": False, "present_in": [], "purged": purged}  # fmt: skip
         link = self.change.link if self.change else None
         return {
             "jid": self.jid,
@@ -66,6 +86,7 @@ class FindingHistory:
             },
             "still_present": self.still_present,
             "present_in": [place.to_dict() for place in self.present],
+            "purged": purged,
         }
 
 
@@ -92,12 +113,36 @@ def finding_histories(root: str, jid: str | None = None, kind: str = "") -> list
                 )  # fmt: skip
             if current:
                 history.present.append(Place(filename, finding["line"], finding["column"]))
-    return sorted(found.values(), key=lambda h: (h.first_at, h.first_snapshot), reverse=True)
+    _add_purges(found, root, jid, kind)
+    return sorted(found.values(), key=lambda h: (h.listed_at, h.first_snapshot), reverse=True)
+
+
+def _add_purges(found: dict[tuple[str, str], FindingHistory], root: str, jid: str | None, kind: str) -> None:
+    """A purged finding stays listed, as purged on a day by someone, without its value: the
+    audit log names it by kind and fingerprint. One that came back keeps its states' history."""
+    events = (
+        AuditEvent.objects.filter(root=root, action="purge")
+        .select_related("user")
+        .order_by("created_at", "id")
+    )
+    if jid is not None:
+        events = events.filter(jid=jid)
+    for event in events:
+        fp, found_kind = event.detail.get("fingerprint"), event.detail.get("kind", "")
+        if not fp or (kind and found_kind != kind):
+            continue
+        by = event.user.get_username() if event.user else "a user since deleted"
+        history = found.get((event.jid, fp))
+        if history is None:
+            history = found[(event.jid, fp)] = FindingHistory(
+                event.jid, fp, found_kind, "", 0, "", 0, None, ""
+            )
+        history.purged = Purge(event.created_at, by)
 
 
 def attach_changes(histories: list[FindingHistory], root: str) -> None:
     """The change that brought each finding, linked to its turn: for one page of them."""
-    changes = memory_timeline.load_changes(sorted({f"s{h.first_snapshot}" for h in histories}))
+    changes = memory_timeline.load_changes(sorted({f"s{h.first_snapshot}" for h in histories if h.first_at}))
     memory_timeline.link_all(changes, root)
     by_id = {change.id: change for change in changes}
     for history in histories:
@@ -106,7 +151,7 @@ def attach_changes(histories: list[FindingHistory], root: str) -> None:
 
 # Purging one finding from the stored history
 
-PURGED = "[purged]"
+PURGED = memory_timeline.PURGED
 
 
 @dataclass

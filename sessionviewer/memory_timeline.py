@@ -14,7 +14,7 @@ the first reply written at or after the file's mtime, with the user message befo
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -27,8 +27,9 @@ from django.utils.http import urlencode
 
 from sessionviewer import transcripts
 from sessionviewer.index.memory import JID_TRACKED
-from sessionviewer.models import Entry, MemorySnapshot, Revision, Session
+from sessionviewer.models import AuditEvent, Entry, MemorySnapshot, Revision, Session
 from sessionviewer.workspaces import KNOWLEDGE, PERSONA_FILES, Prompt, build_prompt
+from sessionviewer.workspaces.secrets import fingerprint, secret_values
 
 # A reply written longer than this after a change is not claimed as its turn: a turn's tool
 # loop lasts seconds to minutes.
@@ -125,6 +126,8 @@ class Change:
     size: int
     sha256: str
     revision_id: int | None = None
+    # When a pass recorded it: for a file first seen, the moment its memory was first known.
+    recorded_at: datetime | None = None
     link: Link | None = None
     source_url: str | None = None  # the file as it is now, when a page shows it (set by the view)
     as_of_url: str | None = None  # the JID's memory just after this change (set by the view)
@@ -273,6 +276,7 @@ def _snapshot_change(snapshot: MemorySnapshot) -> Change:
         size=snapshot.size,
         sha256=snapshot.sha256,
         revision_id=snapshot.revision_id,
+        recorded_at=snapshot.recorded_at,
     )
     _compare_facts(change)
     before_findings = previous.findings_now() if previous else []
@@ -400,6 +404,42 @@ def link_all(changes: list[Change], root: str) -> None:
             if change.jid not in sessions:
                 sessions[change.jid] = jid_sessions(root, change.jid)
             change.link = link_change(change, sessions[change.jid])
+    linked = [change for change in changes if change.link and change.link.turn]
+    if linked and (purged := purged_fingerprints(root)):
+        for change in linked:
+            change.link = _without_purged(change.link, change.jid, purged)
+
+
+# Purged values: a purge (memory_findings.purge) rewrites the memory's history, never the
+# transcripts, which keep the value; a timeline's excerpt of a turn hides it all the same.
+PURGED = "[purged]"
+
+
+def purged_fingerprints(root: str) -> set[str]:
+    """The findings purged in root, by fingerprint (the audit log names them so)."""
+    events = AuditEvent.objects.filter(root=root, action="purge").values_list("detail", flat=True)
+    return {detail["fingerprint"] for detail in events if detail.get("fingerprint")}
+
+
+def hide_purged(text: str, jid: str, purged: set[str]) -> str:
+    """text with the value of every purged finding in it replaced by PURGED."""
+    values = {
+        value
+        for finding, value in secret_values(text, (jid,) if jid else ())
+        if fingerprint(finding.kind, value, settings.SECRET_KEY) in purged
+    }
+    for value in sorted(values, key=len, reverse=True):
+        text = text.replace(value, PURGED)
+    return text
+
+
+def _without_purged(link: Link, jid: str, purged: set[str]) -> Link:
+    turn = link.turn
+    texts = {
+        "user_text": hide_purged(turn.user_text, jid, purged),
+        "reply_text": hide_purged(turn.reply_text, jid, purged),
+    }
+    return replace(link, turn=replace(turn, **texts))
 
 
 def filenames(root: str, jid: str | None) -> list[str]:

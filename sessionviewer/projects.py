@@ -229,9 +229,7 @@ def usage_report(base: QuerySet[Session], params: dict, today: date | None = Non
     range_name = params.get("_range") or activity.DEFAULT_RANGE
     since = range_start(range_name, today)
     qs = started_in_range(filter_sessions({}, base=base).queryset.order_by(), range_name, today)
-    if since is None and (last := qs.aggregate(last=Max("started_at"))["last"]):
-        # All of a project's time: up to its last session, not an empty tail to today.
-        today = min(today, timezone.localdate(last))
+    today = activity.range_end(qs, since, today)
     days, bucket = activity.sessions_by_day(qs, since, today)
     models = activity.usage_by_model(qs)
     # Top level: sessions whose parent is not among them (no parent, or one elsewhere).

@@ -249,7 +249,8 @@ LOGGING = {
 # Session roots: entries separated by commas or newlines, each a path, optionally
 # tagged with its format as FORMAT=PATH (claude_code, go_agent, openclaw, fluux_xmpp, codex);
 # openclaw=~/.openclaw/agents also finds each agent's agent/openclaw-agent.sqlite.
-# Unset, the demo data and every default location found on this machine are used.
+# Unset, the demo data and every default location found on this machine are used;
+# set, they are replaced, and the entry `demo` brings the demo data back beside them.
 # `make run` copies the repository's demo/ into the data folder once, so that edits
 # made in the persona editor never touch the tracked files.
 DEMO_DIR = DATA_DIR / "demo"
@@ -269,7 +270,9 @@ DEFAULT_ROOTS = [
     "fluux_xmpp=./data/memory",
     "codex=~/.codex/sessions",
 ]
-SESSIONVIEWER_ROOTS = envlist("SESSIONVIEWER_ROOTS") or [
+SESSIONVIEWER_ROOTS = [
+    root for item in envlist("SESSIONVIEWER_ROOTS") for root in (DEMO_ROOTS if item == "demo" else [item])
+] or [
     *(DEMO_ROOTS if envbool("SESSIONVIEWER_DEMO", "1") else []),
     *DEFAULT_ROOTS,
 ]

@@ -5,6 +5,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import orjson
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from sessionviewer import activity
 from sessionviewer.activity import bar_chart, column_chart
@@ -173,3 +174,42 @@ def test_these_sessions_on_the_list_are_the_ones_the_range_covers(client, spread
     in_range = activity.report({"_range": "90"})["totals"]["sessions"]
     listed = client.get(reverse("api-session-list"), {"_range": "90", "_flat": "1"}).json()["count"]
     assert listed == in_range  # the link says _flat=1: Activity counts subagents as sessions
+
+
+def test_all_runs_from_the_first_session_to_the_last_not_to_today(spread):
+    later = TODAY + timedelta(days=300)
+    data = activity.report({"_range": "all"}, today=later)
+    assert data["range"]["until"] == TODAY
+    assert data["days"][-1]["day"] <= TODAY.isoformat()
+    assert data["totals"]["sessions"] == 40
+
+
+def test_the_page_says_all_ends_on_the_last_sessions_day(client, spread, viewer):
+    Session.objects.filter(started_at__gt=datetime.combine(TODAY, time(0), UTC) - timedelta(days=50)).delete()
+    last = Session.objects.exclude(started_at=None).order_by("-started_at").first().started_at
+    body = client.get(reverse("activity"), {"_range": "all"}).content.decode()
+    assert f"to {timezone.localdate(last).isoformat()}, by week." in body
+
+
+def test_ticks_carry_their_years_where_the_chart_spans_more_than_one(client, spread, viewer):
+    ticks = activity.report({"_range": "all"}, today=TODAY)["charts"]["sessions_per_day"]["ticks"]
+    assert all(t["text"] == t["label"] for t in ticks)  # "2025-06-09": weeks over two years
+    body = client.get(reverse("activity"), {"_range": "all"}).content.decode()
+    assert (
+        f'<text class="tick" x="{ticks[1]["x"]:.1f}" y="175" text-anchor="middle">{ticks[1]["label"]}</text>'
+        in body
+    )
+
+
+def test_ticks_within_one_year_leave_the_year_out():
+    chart = activity.column_chart(
+        "Sessions", [("2026-03-01", 1), ("2026-03-02", 0), ("2026-03-03", 2)], "sessions"
+    )
+    assert [t["text"] for t in chart["ticks"]] == ["03-01", "03-03"]
+
+
+def test_ticks_by_month_over_several_years_say_the_month_and_year():
+    rows = [(f"{2024 + m // 12}-{m % 12 + 1:02d}-01", m) for m in range(30)]
+    chart = activity.column_chart("Sessions", rows, "sessions", bucket="month")
+    assert chart["ticks"][0]["text"] == "2024-01"
+    assert all(len(t["text"]) == 7 for t in chart["ticks"])

@@ -187,3 +187,40 @@ def test_the_list_nests_subagents_lists_them_flat_and_takes_a_one_day_range(brow
     page.get_by_role("button", name="Apply").click()
     page.wait_for_url(re.compile(f"updated_until={day}"))
     expect(page.locator("table.sessions")).to_contain_text(child.display_title[:30])
+
+
+LINES = """(el) => {
+    // How many lines an element's text takes: the distinct tops of its text's boxes.
+    const range = document.createRange();
+    range.selectNodeContents(el);
+    return new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top))).size;
+}"""
+
+
+def test_the_list_fits_1280_px_with_short_headers_and_names_kept_whole(browser_page, demo):
+    page = browser_page
+    open_page(page, "/?_flat=1")
+    table = page.locator("table.sessions")
+    assert table.evaluate("t => t.getBoundingClientRect().width <= t.parentElement.clientWidth")
+    headers = [
+        (th.inner_text(), th.evaluate(LINES))
+        for th in page.locator("table.sessions th").all()
+        if th.is_visible()
+    ]
+    assert [label for label, lines in headers if lines > 2] == []
+    models = page.locator("table.sessions .model").all()
+    assert models and [m.inner_text() for m in models if m.evaluate(LINES) > 1] == []
+    # Each name of a path or JID (a text between two <wbr>) sits on one line.
+    broken = page.evaluate(
+        """() => [...document.querySelectorAll('table.sessions td:nth-child(3)')].flatMap(td => {
+            const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+            const names = [];
+            while (walker.nextNode()) names.push(walker.currentNode);
+            return names.filter(text => {
+                const range = document.createRange();
+                range.selectNodeContents(text);
+                return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size > 1;
+            }).map(text => text.textContent);
+        })"""
+    )
+    assert broken == []

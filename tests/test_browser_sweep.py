@@ -60,9 +60,46 @@ def memory_history(memory: Path) -> dict[str, str]:
     return {history.jid: history.fp for history in finding_histories(str(memory.resolve()))}
 
 
+# Every highlighted search hit (<mark>) on the page whose text is below 4.5:1 against what is
+# behind it (its own background, or the first one below it, translucent layers blended), with
+# where it landed: axe-core samples some text, this checks every hit, folded ones included.
+HIT_CONTRAST = """() => {
+    const rgba = (value) => {
+        const numbers = value.match(/[\\d.]+/g).map(Number);
+        if (value.startsWith("color(")) return [numbers[0] * 255, numbers[1] * 255, numbers[2] * 255, numbers[3] ?? 1];
+        return [numbers[0], numbers[1], numbers[2], numbers[3] ?? 1];
+    };
+    const over = (top, below) => top.slice(0, 3).map((c, i) => c * top[3] + below[i] * (1 - top[3])).concat(1);
+    const background = (element) => {
+        const layers = [];
+        for (let e = element; e; e = e.parentElement) {
+            const color = rgba(getComputedStyle(e).backgroundColor);
+            if (color[3] > 0) layers.push(color);
+            if (color[3] >= 1) break;
+        }
+        return layers.reverse().reduce((below, top) => over(top, below), [255, 255, 255, 1]);
+    };
+    const luminance = (color) => {
+        const [r, g, b] = color.slice(0, 3).map((c) => {
+            c /= 255;
+            return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+        });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    return [...document.querySelectorAll("mark")].flatMap((mark) => {
+        const behind = background(mark);
+        const [a, b] = [luminance(over(rgba(getComputedStyle(mark).color), behind)), luminance(behind)];
+        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+        if (ratio >= 4.5) return [];
+        const place = mark.closest("pre, code, details, li, p");
+        return [`${ratio.toFixed(2)}:1 "${mark.textContent}" in ${place ? place.tagName + "." + place.className : "?"}`];
+    });
+}"""
+
+
 def problems(watched: Watched, axe_source: str, where: str) -> list[str]:
     page = watched.page
-    found = []
+    found = [f"{where}: search hit below 4.5:1: {hit}" for hit in page.evaluate(HIT_CONTRAST)]
     width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     if width[0] > width[1]:
         found.append(f"{where}: scrolls sideways ({width[0]} px wide in {width[1]})")
@@ -98,6 +135,8 @@ def test_every_page_type_fits_the_width_passes_axe_and_keeps_the_policy(
         reverse("project-detail", args=[Session.objects.exclude(project="").order_by("-id").first().project]),
         reverse("project-detail", args=["~/projects/webshop"]),
         *transcripts(),
+        # Hits marked in a terminal, a diff, code and thinking, and in the list's snippets.
+        reverse("session-detail", args=[Session.objects.get(path__contains=EDITS).id]) + "?q=cart",
         reverse("session-cost", args=[Session.objects.exclude(cost=None).order_by("-cost").first().id]),
         reverse("workspace-list"),
         reverse("workspace-jid", args=[0, ALICE]),

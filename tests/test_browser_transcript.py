@@ -132,3 +132,44 @@ def test_a_subagent_opens_inline_where_its_parent_called_it(browser_page, demo):
     inline.locator("summary").click()
     expect(inline.locator("li.entry").first).to_be_visible()
     expect(page.locator("#live-poller")).to_have_count(1)  # the parent's own, and no second one
+
+
+def test_on_a_phone_the_first_screen_shows_the_first_message_under_a_short_title(browser_page, demo):
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_page(page, test_browser_sessions.titled("The checkout total is one cent off").get_absolute_url())
+    lines = page.locator(".session-head h1").evaluate(
+        "h => Math.round(h.getBoundingClientRect().height / parseFloat(getComputedStyle(h).lineHeight))"
+    )
+    assert lines <= 3
+    expect(page.locator(".session-head dl.meta")).not_to_be_visible()
+    expect(page.locator("#entry-list > li").first).to_be_in_viewport()
+    page.get_by_text("Details", exact=True).click()
+    expect(page.locator(".session-head dl.meta")).to_be_visible()
+
+
+def test_at_a_desk_the_details_stay_open(browser_page, demo):
+    page = browser_page
+    open_page(page, test_browser_sessions.titled("The checkout total is one cent off").get_absolute_url())
+    expect(page.locator(".session-head dl.meta")).to_be_visible()
+    expect(page.get_by_text("Details", exact=True)).not_to_be_visible()
+
+
+def test_on_a_phone_no_copy_button_covers_the_text_it_copies(browser_page, demo):
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_page(page, test_browser_sessions.titled("Add a cart page").get_absolute_url())
+    page.wait_for_selector(".copyable > button.copy", state="attached")
+    covered = page.evaluate(
+        """() => [...document.querySelectorAll('.copyable > button.copy')].flatMap(button => {
+            const block = button.parentElement.firstElementChild;
+            const b = button.getBoundingClientRect();
+            if (!b.width) return [];  // in a closed fold
+            const range = document.createRange();
+            range.selectNodeContents(block);
+            const over = [...range.getClientRects()].some(r => r.width && r.left < b.right && b.left < r.right && r.top < b.bottom && b.top < r.bottom);
+            return over ? [block.textContent.slice(0, 60)] : [];
+        })"""
+    )
+    assert page.locator(".copyable > button.copy").count() > 0
+    assert covered == []

@@ -21,6 +21,7 @@ from sessionviewer.index.busy import BUSY_STATUS
 from sessionviewer.models import Problem, Session
 
 from .test_index_worker import HOSTILE_KINDS, SAMPLES, claude_file, deep_tool_call, write_hostile_root
+from .test_pages import DEMO
 
 pytestmark = pytest.mark.django_db
 
@@ -270,3 +271,41 @@ def test_index_prints_no_phases_at_the_default_verbosity(tmp_path):
     out = StringIO()
     call_command("index", f"claude_code={tmp_path}", stdout=out, stderr=StringIO())
     assert "Phases" not in out.getvalue()
+
+
+# manage.py demo
+
+
+@pytest.fixture
+def demo_copy(tmp_path, settings, django_user_model, client):
+    settings.DEMO_DIR = tmp_path / "data" / "demo"
+    memory = settings.DEMO_DIR / "fluux" / "memory"
+    settings.SESSIONVIEWER_MEMORY_ROOTS = [str(memory)]
+    client.force_login(django_user_model.objects.create_superuser("admin", password="pw"))
+    call_command("demo", stdout=StringIO())
+    return memory
+
+
+def test_demo_copies_the_demo_data_once(demo_copy):
+    memory_md = demo_copy / "alice@example.com" / "memory.md"
+    assert memory_md.read_bytes() == (DEMO / "fluux/memory/alice@example.com/memory.md").read_bytes()
+    memory_md.write_text("- changed in the editor\n")
+    call_command("demo", stdout=StringIO())
+    assert memory_md.read_text() == "- changed in the editor\n"
+
+
+def test_the_demo_memory_has_a_diff_a_linked_turn_and_a_finding_on_its_timeline(demo_copy, client):
+    timeline = client.get(reverse("api-workspace-memory-timeline", args=[0, "alice@example.com"])).json()
+    changed = [c for c in timeline["changes"] if c["who"] == "outside"]
+    assert {c["file"] for c in changed} == {"memory.md", "knowledge.jsonl"}
+    assert all(c.get("diff") or c.get("added") for c in changed)
+    turns = [c["link"]["turn"]["user_text"] for c in changed if c["link"]["turn"]]
+    assert any(text.startswith("Here are my notes from the call with the printer") for text in turns)
+    [flagged] = [c for c in changed if c["new_findings"]]
+    assert flagged["new_findings"][0]["kind"] == "phone"
+    page = client.get(reverse("workspace-memory-timeline", args=[0, "alice@example.com"])).content.decode()
+    assert 'class="diff' in page and "Open this turn in the transcript" in page and "1 new finding" in page
+    # As a watcher running then would have recorded it: the memory just after it can be rebuilt.
+    after = client.get(flagged["as_of_url"]).content.decode()
+    assert 'id="before-snapshots"' not in after and "cannot be rebuilt" not in after
+    assert "their contact: Jan, +31 6 12345678" in after

@@ -1,6 +1,7 @@
 """Cost per session as the index stores it: one usage per message (the last streamed line),
 cache writes by kind, subagents apart, appends across passes, every format."""
 
+import re
 import shutil
 from pathlib import Path
 
@@ -184,10 +185,54 @@ def test_the_cost_page_lists_tokens_by_kind_times_rate_per_model(indexed, client
     else:
         body = response.content.decode()
         assert (
-            '<tr><th scope="row">cache write, 1 h</th><td class="num">6000</td><td class="num">10.0</td><td class="num">$0.06</td></tr>'
+            '<tr><th scope="row">cache write, 1 h</th><td class="num">6,000</td><td class="num">10.0</td><td class="num">$0.06</td></tr>'
             in body
         )
         assert "claude-fable-9 · no price" in body
+
+
+def priced_over_three_days(settings) -> Session:
+    """claude-fable-9 on 1 and 2 March at one rate, on 3 March from a dearer provider (prices.toml)."""
+    settings.DATA_DIR.mkdir(exist_ok=True)
+    (settings.DATA_DIR / "prices.toml").write_text(
+        '[models."claude-fable-9"]\ninput = 1\noutput = 2\n[models."dear/claude-fable-9"]\ninput = 4\noutput = 8\n'
+    )
+    prices.clear_cache()
+    source = Session.objects.first().source
+    lines = {
+        prices.line_key("claude-fable-9", provider, day, context): {
+            "input": 1_234_567,
+            "output": 1000,
+            "turns": 3,
+        }
+        for provider, day, context in (
+            ("", "2026-03-01", 0),
+            ("", "2026-03-02", 32_000),
+            ("dear", "2026-03-03", 0),
+        )
+    }
+    return Session.objects.create(source=source, key="three-days", format="claude_code", usage_lines=lines)
+
+
+def cost_tables(body: str) -> list[str]:
+    return re.findall(r'<table class="cost-lines">.*?</table>', body, re.S)
+
+
+def test_the_cost_page_shows_one_table_for_days_at_the_same_rates(indexed, client, viewer, settings):
+    session = priced_over_three_days(settings)
+    body = client.get(f"/sessions/{session.id}/cost/").content.decode()
+    tables = cost_tables(body)
+    assert len(tables) == 2
+    assert "<caption>2026-03-01 to 2026-03-02, 2 days · 6 turns · " in tables[0]
+    assert "over 32.0k" not in tables[0]  # the same rates whatever the input's size
+    assert '<td class="num">2,469,134</td>' in tables[0]
+
+
+def test_the_cost_page_prints_counts_with_thousands_separators(indexed, client, viewer, settings):
+    session = priced_over_three_days(settings)
+    body = client.get(f"/sessions/{session.id}/cost/").content.decode()
+    assert '<tr><th scope="row">input</th><td class="num">1,234,567</td>' in cost_tables(body)[1]
+    assert '<th scope="row">Total</th><td class="num">1,235,567</td>' in cost_tables(body)[1]
 
 
 # --- A reply counted once, however many lines and files hold it ----------------------------------

@@ -81,7 +81,8 @@ def test_long_paths_are_shortened_from_the_left_with_the_whole_path_on_hover():
     path = "/home/me/src/spotter-worktrees/spotter-4te"
     assert shorten(path) == "…/spotter-worktrees/spotter-4te"
     assert (
-        str(short_path(path)) == f'<span class="path" title="{path}">…/spotter-worktrees/spotter-4te</span>'
+        str(short_path(path))
+        == f'<span class="path" title="{path}">…/<wbr>spotter-worktrees/<wbr>spotter-4te</span>'
     )
 
 
@@ -93,7 +94,7 @@ def test_short_paths_and_names_stay_whole():
 
 def test_a_shortened_path_is_escaped():
     assert str(short_path("/home/me/src/projects/<script>/x")) == (
-        '<span class="path" title="/home/me/src/projects/&lt;script&gt;/x">…/&lt;script&gt;/x</span>'
+        '<span class="path" title="/home/me/src/projects/&lt;script&gt;/x">…/<wbr>&lt;script&gt;/<wbr>x</span>'
     )
 
 

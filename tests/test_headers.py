@@ -212,3 +212,35 @@ def test_a_refused_form_gets_a_page_of_ours_without_inline_style(db):
     assert "Form refused" in body
     assert "SESSIONVIEWER_BEHIND_TLS_PROXY=1" in body
     assert inline_code(body) == []
+
+
+# HEAD: monitors and link checkers send it
+
+
+def test_head_answers_every_page_and_json_twin_like_get_without_a_body(client, site):
+    session = Session.objects.get(id=site["session"])
+    more = {
+        "cost": reverse("session-cost", args=[session.id]),
+        "timeline": reverse("workspace-memory-timeline", args=[0, ALICE]),
+        "as of": reverse("workspace-memory-as-of", args=[0, ALICE]),
+        "memory changes": reverse("workspace-memory-changes"),
+        "memory findings": reverse("workspace-memory-findings"),
+    }
+    differ = {}
+
+    def body(response) -> bytes:
+        return b"".join(response.streaming_content) if response.streaming else response.content
+
+    for name, url in {**urls(site), **api_urls(site), **more}.items():
+        got, head = client.get(url), client.head(url)
+        if (head.status_code, head.get("Content-Type"), body(head)) != (
+            got.status_code,
+            got.get("Content-Type"),
+            b"",
+        ):
+            differ[name] = (got.status_code, head.status_code, body(head)[:80])
+    assert differ == {}
+
+
+def test_head_of_the_front_page_answers_an_anonymous_monitor_like_get(db):
+    assert Client().head("/").status_code == Client().get("/").status_code == 302

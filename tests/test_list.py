@@ -7,6 +7,7 @@ import re
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from sessionviewer.models import Session
 from tests import test_pages
@@ -101,3 +102,47 @@ def test_the_raw_file_link_shows_only_where_there_is_a_file(client, demo, viewer
     assert "Raw file</a>" in page(client, session.get_absolute_url())
     Session.objects.filter(id=session.id).update(path=str(tmp_path / "gone.jsonl"))
     assert "Raw file</a>" not in page(client, session.get_absolute_url())
+
+
+# The list at 1280 px: what the server sends for it
+
+
+def header_labels(body: str) -> list[str]:
+    head = body[body.index('<table class="sessions">') : body.index("</thead>")]
+    return [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<th[^>]*>(.*?)</th>", head)]
+
+
+def test_header_labels_may_wrap_only_once_after_their_first_separator(client, demo, viewer):
+    labels = header_labels(page(client, reverse("session-list")))
+    assert "Agent\u00a0· channel\u00a0·\u00a0peer" in labels
+    assert [label for label in labels if label.count(" ") > 1] == []
+
+
+def test_a_long_project_path_is_cut_from_the_left_whole_on_hover_and_wraps_only_after_a_separator(
+    client, demo, viewer
+):
+    body = page(client, reverse("session-list"))
+    assert (
+        '<span class="path" title="/home/demo/projects/webshop">…/<wbr>projects/<wbr>webshop</span>' in body
+    )
+
+
+def test_a_jid_wraps_only_after_its_at_or_before_a_dot(client, demo, viewer):
+    body = page(client, reverse("session-list"), format="fluux_xmpp")
+    assert "dev@<wbr>conference<wbr>.example<wbr>.com" in body
+
+
+def test_each_model_name_is_kept_whole(client, demo, viewer):
+    body = page(client, reverse("session-list"), _flat="1")
+    assert '<span class="model">claude-sonnet-4-5-20250929</span>' in body
+    assert re.search(
+        r'<span class="model">qwen3\.5:9b</span>, <span class="model">gpt-5\.4</span>', body
+    ) or ('<span class="model">claude-sonnet-4-5</span>, <span class="model">claude-opus-4-6</span>' in body)
+
+
+def test_a_date_outside_the_current_year_shows_its_year(client, demo, viewer):
+    old = Session.objects.exclude(updated_at=None).order_by("updated_at").first()
+    assert old.updated_at.year < 2026
+    body = page(client, reverse("session-list"), _flat="1")
+    day = old.updated_at.astimezone(timezone.get_current_timezone())
+    assert f">{day.day} {day:%b} {day.year}</time>" in body

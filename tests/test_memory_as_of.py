@@ -6,6 +6,7 @@ prompt rebuilt from those bytes, on memory trees whose agent writes have chosen 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from datetime import UTC, timedelta
 
 import orjson
@@ -19,7 +20,17 @@ from sessionviewer import workspaces as ws
 from sessionviewer.models import MemorySnapshot, Revision
 from sessionviewer.workspaces import prompt as prompt_module
 
-from .test_memory_timeline import ALICE, at, index, timeline, tree, viewer_of_workspaces, write  # noqa: F401 - fixtures
+from .test_memory_timeline import (  # noqa: F401 - fixtures
+    ALICE,
+    at,
+    direct_turn,
+    fact,
+    index,
+    timeline,
+    tree,
+    viewer_of_workspaces,
+    write,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -257,3 +268,39 @@ def test_the_page_badges_the_global_files_and_offers_the_first_recorded_moment(
     assert 'id="before-snapshots"' in page and "Show the memory as first recorded" in page
     now = client.get(reverse("workspace-memory-as-of", args=[0, ALICE])).content.decode()
     assert 'id="before-snapshots"' not in now
+
+
+def test_a_first_seen_change_links_to_the_memory_as_first_recorded(client, tree, viewer_of_workspaces):
+    # The tree's first pass saw memory.md, written at 08:00, long before it.
+    [first] = [c for c in timeline(client)["changes"] if c["file"] == "memory.md"]
+    assert first["who"] == "first"
+    page = client.get(first["as_of_url"]).content.decode()
+    assert 'id="before-snapshots"' not in page
+    assert "Likes tea." in page
+
+
+def test_the_as_of_form_picks_a_moment_and_says_its_zone(client, tree, viewer_of_workspaces):
+    page = client.get(
+        reverse("workspace-memory-as-of", args=[0, ALICE]), {"at": "2026-03-05T10:30:15.25+00:00"}
+    ).content.decode()
+    assert '<input type="datetime-local" name="at" value="2026-03-05T10:30:16" step="1">' in page
+    assert '<span class="zone">UTC</span>' in page
+    timeline = client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content.decode()
+    assert (
+        '<input type="datetime-local" name="at" step="1" required> <span class="zone">UTC</span>' in timeline
+    )
+
+
+def test_a_moment_from_the_form_is_read_in_utc(client, tree, viewer_of_workspaces):
+    data = as_of(client, "2026-03-05T10:30:16")
+    assert data["at"].startswith("2026-03-05T10:30:16")
+
+
+def test_every_time_on_the_timeline_says_its_zone(client, tree, viewer_of_workspaces):
+    direct_turn(tree, 1, at(10, 0), fact("tea", "Likes green tea", at(10, 0)))
+    index(tree)
+    page = client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content.decode()
+    times = re.findall(r"<time [^>]*>([^<]*)</time>", page)
+    roles = re.findall(r'<span class="turn-role">([^<]*)</span>', page)
+    assert times and roles
+    assert [t for t in times + roles if not t.endswith(" UTC")] == []

@@ -6,6 +6,9 @@ fingerprint, and no copy kept anywhere."""
 
 from __future__ import annotations
 
+import html
+import re
+
 import orjson
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -88,11 +91,22 @@ def test_a_purge_is_audited_by_kind_and_fingerprint(client, tree, viewer_of_work
     assert (event.user, event.jid) == (viewer_of_workspaces, ALICE)
 
 
-def test_a_purged_finding_leaves_the_findings_report(client, tree, viewer_of_workspaces):
+def test_a_purged_finding_stays_listed_as_purged_on_a_day_by_someone_without_its_value(
+    client, tree, viewer_of_workspaces
+):
     fp = leak(client, tree)
+    before = orjson.loads(client.get(reverse("api-workspace-memory-findings")).content)["findings"]
+    assert {f["jid"] for f in before} == {ALICE, ""}  # the JID's memory.md and the global instructions
     purge(client, fp)
-    findings = orjson.loads(client.get(reverse("api-workspace-memory-findings")).content)["findings"]
-    assert findings == []
+    [finding] = orjson.loads(client.get(reverse("api-workspace-memory-findings")).content)["findings"]
+    assert (finding["fingerprint"], finding["kind"], finding["masked"]) == (fp, "anthropic_key", None)
+    assert finding["purged"]["by"] == "edith" and finding["first_seen"] is None
+    page = client.get(reverse("workspace-memory-findings")).content.decode()
+    event = AuditEvent.objects.get(action="purge")
+    assert f'Purged on <time datetime="{event.created_at.isoformat()}">' in page
+    assert f"{event.created_at:%Y-%m-%d %H:%M:%S} UTC</time> by edith" in page
+    listed = page[page.index('<ol class="changes finding-histories">') :]
+    assert before[0]["masked"] not in listed  # (the message saying what was purged names it masked)
 
 
 def test_the_confirm_page_warns_when_the_disk_still_holds_it(client, tree, viewer_of_workspaces):
@@ -270,3 +284,26 @@ def test_a_global_finding_links_to_its_change_among_the_global_ones(client, tree
     page = client.get(reverse("workspace-memory-findings")).content.decode()
     assert f"{reverse('workspace-memory-changes')}?scope=global&amp;until=" in page
     assert f"#change-{finding['first_seen']['change']}" in page
+
+
+def test_a_timeline_excerpt_of_the_turn_hides_a_purged_value_the_transcript_keeps(
+    client, tree, viewer_of_workspaces
+):
+    write(tree / ALICE / "memory.md", f"Likes tea.\nkey {KEY}\n", at(10, 0))
+    append(
+        tree / ALICE / "history.jsonl",
+        message("user", f"Remember my key {KEY} please", at(10, 0) + 4, "in-1", ALICE),
+        message("assistant", f"Noted: {KEY}.", at(10, 0) + 4.01, "out-1"),
+    )
+    index(tree)
+    [finding] = orjson.loads(client.get(reverse("api-workspace-memory-findings"), {"jid": ALICE}).content)[
+        "findings"
+    ]
+    timeline_url = reverse("workspace-memory-timeline", args=[0, ALICE])
+    assert KEY in client.get(timeline_url).content.decode()  # the turn's excerpt, before the purge
+    purge(client, finding["fingerprint"])
+    page = client.get(timeline_url).content.decode()
+    assert KEY not in page
+    assert "Remember my key [purged] please" in page and "Noted: [purged]." in page
+    [turn] = re.findall(r'class="turn-link" href="([^"]+)"', page)
+    assert KEY in client.get(html.unescape(turn)).content.decode()  # the transcript keeps it

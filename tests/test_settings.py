@@ -31,6 +31,8 @@ ENVIRONMENT = [
     "SESSIONVIEWER_LOGIN_COOLOFF_MINUTES",
     "SESSIONVIEWER_MAX_EVENT_BYTES",
     "SESSIONVIEWER_MACHINE",
+    "SESSIONVIEWER_ROOTS",
+    "SESSIONVIEWER_DEMO",
 ]
 # What SESSIONVIEWER_BEHIND_TLS_PROXY decides, copied from a fresh read of the settings into the live ones.
 PROXY_SETTINGS = [
@@ -269,3 +271,18 @@ def test_the_machine_is_taken_as_written(monkeypatch):
 def test_a_machine_name_too_long_or_unprintable_is_refused_at_start(monkeypatch, value):
     with pytest.raises(ImproperlyConfigured, match="SESSIONVIEWER_MACHINE must be 1 to 100 printable"):
         read_settings(monkeypatch, SESSIONVIEWER_MACHINE=value)
+
+
+# SESSIONVIEWER_ROOTS
+
+
+def test_roots_replace_the_demo_data(monkeypatch):
+    module = read_settings(monkeypatch, SESSIONVIEWER_ROOTS="claude_code=/srv/mine")
+    roots = module.SESSIONVIEWER_ROOTS
+    assert roots == ["claude_code=/srv/mine"]
+
+
+def test_demo_in_the_roots_keeps_the_demo_data_beside_ones_own(monkeypatch):
+    module = read_settings(monkeypatch, SESSIONVIEWER_ROOTS="claude_code=/srv/mine, demo")
+    roots = module.SESSIONVIEWER_ROOTS
+    assert roots == ["claude_code=/srv/mine", *module.DEMO_ROOTS]

@@ -32,6 +32,7 @@ register = template.Library()
 # Paths longer than this keep only their last PATH_PARTS parts, after an ellipsis.
 PATH_CHARS = 20
 PATH_PARTS = 2
+NBSP = "\u00a0"
 
 
 @register.filter
@@ -140,8 +141,7 @@ def shorten(path: str) -> str:
 @register.filter
 def breakable_path(path: str) -> SafeString:
     """The whole path, allowed to wrap after each separator rather than inside a name."""
-    text = conditional_escape(render.neutralise(str(path or "")))
-    return mark_safe(text.replace("/", "/<wbr>").replace("\\", "\\<wbr>"))  # noqa: S308 - escaped above
+    return _breaks_after_separators(render.neutralise(str(path or "")))
 
 
 @register.filter
@@ -151,7 +151,30 @@ def short_path(path: str) -> SafeString | str:
     short = shorten(text)
     if short == text:
         return text
-    return format_html('<span class="path" title="{}">{}</span>', text, short)
+    return format_html('<span class="path" title="{}">{}</span>', text, _breaks_after_separators(short))
+
+
+def _breaks_after_separators(text: str) -> SafeString:
+    """text escaped, allowed to wrap after each separator rather than inside a name."""
+    escaped = conditional_escape(text)
+    return mark_safe(escaped.replace("/", "/<wbr>").replace("\\", "\\<wbr>"))  # noqa: S308 - escaped above
+
+
+@register.filter
+def breakable_jid(jid: str) -> SafeString:
+    """A JID allowed to wrap after its "@" and before each ".", never inside a name."""
+    text = conditional_escape(render.neutralise(str(jid or "")))
+    return mark_safe(text.replace("@", "@<wbr>").replace(".", "<wbr>."))  # noqa: S308 - escaped above
+
+
+@register.filter
+def header_label(label: str) -> str:
+    """A column's label on two lines at most: it may wrap after its first " · ", nowhere else
+    ("Agent ·" over "channel · peer"), so a narrow column never stacks it three high."""
+    head, separator, rest = label.partition(" · ")
+    if not separator:
+        return head.replace(" ", NBSP)
+    return head.replace(" ", NBSP) + NBSP + "· " + rest.replace(" ", NBSP)
 
 
 @register.filter
@@ -231,6 +254,47 @@ def cost_rows(line: dict) -> list[tuple]:
             cost = count * rate / 1_000_000 if rate is not None else None
             rows.append((prices.KIND_LABELS[kind], count, rate, cost, kind in line["assumed"]))
     return rows
+
+
+@register.filter
+def same_rate_lines(lines: list[dict]) -> list[dict]:
+    """A model's priced usage lines (prices.price_lines), those at the same rates made one:
+    days and input sizes that paid the same provider the same rates from the same table are
+    one table on the page, their tokens, turns and cost added up. "days" says which days."""
+    merged: dict[tuple, dict] = {}
+    for line in lines:
+        key = (
+            line["provider"],
+            tuple(sorted((line["rates"] or {}).items())),
+            tuple(line["assumed"]),
+            line["source"],
+        )
+        if key not in merged:
+            merged[key] = {
+                **line,
+                "tokens": dict(line["tokens"]),
+                "days": [line["day"]],
+                "contexts": {line["context"]},
+            }
+            continue
+        into = merged[key]
+        for kind, count in line["tokens"].items():
+            into["tokens"][kind] = into["tokens"].get(kind, 0) + count
+        into["turns"] += line["turns"]
+        if line["cost"] is not None:
+            into["cost"] = (into["cost"] or 0.0) + line["cost"]
+        into["days"].append(line["day"])
+        into["contexts"].add(line["context"])
+    for line in merged.values():
+        dated = sorted({day for day in line["days"] if day})
+        text = (
+            dated[0] if len(dated) == 1 else f"{dated[0]} to {dated[-1]}, {len(dated)} days" if dated else ""
+        )
+        undated = "" in line["days"] or None in line["days"]
+        line["days"] = f"{text} and undated" if text and undated else text or "undated"
+        # The input size only where it is one: the rates are the same whatever it was.
+        line["context"] = line["context"] if len(line.pop("contexts")) == 1 else 0
+    return list(merged.values())
 
 
 @register.filter

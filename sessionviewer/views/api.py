@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from sessionviewer import activity, projects, search, transcripts
 from sessionviewer.filters import filter_sessions, nested, session_page
@@ -36,7 +36,7 @@ def _get_session(session_id: int) -> Session | None:
     return Session.objects.select_related("source", "parent").filter(id=session_id).first()
 
 
-@require_GET
+@require_safe
 @api_login_required
 @bad_parameter_is_400
 def session_list(request: HttpRequest) -> HttpResponse:
@@ -61,7 +61,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @api_login_required
 @bad_parameter_is_400
 @snapshot_rebuilt_is_retried
@@ -79,7 +79,7 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
     return json_response(transcripts.thread_to_dict(session, view, params["_offset"] or 0, params["_limit"]))
 
 
-@require_GET
+@require_safe
 @api_login_required
 def session_cost(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _get_session(session_id)
@@ -88,7 +88,7 @@ def session_cost(request: HttpRequest, session_id: int) -> HttpResponse:
     return json_response(session.cost_to_dict())
 
 
-@require_GET
+@require_safe
 @api_login_required
 def session_raw(request: HttpRequest, session_id: int) -> HttpResponse:
     session = get_object_or_404(Session.objects.select_related("source"), id=session_id)
@@ -103,7 +103,7 @@ def session_raw(request: HttpRequest, session_id: int) -> HttpResponse:
     return FileResponse(handle, content_type="application/x-ndjson; charset=utf-8", filename=path.name)
 
 
-@require_GET
+@require_safe
 @api_login_required
 @bad_parameter_is_400
 def session_facets(request: HttpRequest) -> HttpResponse:
@@ -132,7 +132,7 @@ def _snippet_to_dict(session_id: int, snippet: search.Snippet, q: str) -> dict:
     }
 
 
-@require_GET
+@require_safe
 @api_login_required
 @bad_parameter_is_400
 def search_hits(request: HttpRequest) -> HttpResponse:
@@ -192,7 +192,7 @@ def search_hits(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @api_login_required
 @bad_parameter_is_400
 def activity_report(request: HttpRequest) -> HttpResponse:
@@ -200,7 +200,7 @@ def activity_report(request: HttpRequest) -> HttpResponse:
     return json_response(activity.report_to_dict(report))
 
 
-@require_GET
+@require_safe
 @api_login_required
 @bad_parameter_is_400
 def project_detail(request: HttpRequest, project: str) -> HttpResponse:

@@ -8,7 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanen
 from django.shortcuts import get_object_or_404, render
 from django.templatetags.static import static
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_safe
+from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import activity, export, projects, search, transcripts
@@ -35,7 +35,7 @@ def _get_session(session_id: int) -> Session:
     return get_object_or_404(Session.objects.select_related("source", "parent"), id=session_id)
 
 
-@require_GET
+@require_safe
 @login_required
 @view_permission
 @vary_on_headers("HX-Request")
@@ -56,7 +56,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     return render(request, template_name, context)
 
 
-@require_GET
+@require_safe
 @login_required
 @view_permission
 @vary_on_headers("HX-Request")
@@ -92,7 +92,7 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
     return render(request, template_name, context)
 
 
-@require_GET
+@require_safe
 @login_required
 @view_permission
 def session_cost(request: HttpRequest, session_id: int) -> HttpResponse:
@@ -101,7 +101,7 @@ def session_cost(request: HttpRequest, session_id: int) -> HttpResponse:
     return render(request, "sessions/cost.html", {"session": session, "costing": session.cost_to_dict()})
 
 
-@require_GET
+@require_safe
 @login_required
 @view_permission
 @vary_on_headers("HX-Request")
@@ -124,7 +124,7 @@ def entry_text(request: HttpRequest, session_id: int, line: int, block: int) -> 
     return render(request, "sessions/_long_text.html#long-text-rest", context)
 
 
-@require_GET
+@require_safe
 @login_required
 @view_permission
 @snapshot_rebuilt_is_retried
@@ -136,7 +136,7 @@ def session_export_html(request: HttpRequest, session_id: int) -> HttpResponse:
     return response
 
 
-@require_GET
+@require_safe
 @login_required
 @view_permission
 @snapshot_rebuilt_is_retried
@@ -145,7 +145,7 @@ def session_export_md(request: HttpRequest, session_id: int) -> HttpResponse:
     return _download(export.as_markdown(session), "text/markdown", export.filename(session, "md"))
 
 
-@require_GET
+@require_safe
 @login_required
 @view_permission
 @vary_on_headers("HX-Request")
@@ -160,7 +160,7 @@ def activity_page(request: HttpRequest) -> HttpResponse:
     return render(request, template_name, {"report": report, "facets": facets})
 
 
-@require_GET
+@require_safe
 @login_required
 @view_permission
 @vary_on_headers("HX-Request")

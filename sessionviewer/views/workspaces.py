@@ -13,7 +13,7 @@ import itertools
 import mimetypes
 import re
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime, timedelta
 from functools import wraps
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import memory_findings, memory_timeline, projects
@@ -49,7 +49,7 @@ from sessionviewer.forms import (
     WholeNumberField,
     clean_param,
 )
-from sessionviewer.models import AuditEvent, KeyCheck, Revision, Session
+from sessionviewer.models import AuditEvent, KeyCheck, MemorySnapshot, Revision, Session
 from sessionviewer.render import IMAGE_TYPES
 from sessionviewer.roots import memory_roots
 from sessionviewer.templatetags.workspace_tags import diff_lines
@@ -444,7 +444,7 @@ def _page_number(request: HttpRequest) -> int:
 # Pages: the workspaces
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def workspace_list(request: HttpRequest) -> HttpResponse:
@@ -465,7 +465,7 @@ def _usage(request: HttpRequest, sessions: list[dict]) -> dict | None:
     return projects.usage_report(Session.objects.filter(id__in=ids), params)
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
@@ -511,7 +511,7 @@ def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return render(request, "workspaces/jid.html", context)
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def prompt_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -558,11 +558,15 @@ def _change_source_url(root_index: int, change: memory_timeline.Change) -> str |
 
 def _as_of_url(root_index: int, change: memory_timeline.Change, jid: str | None) -> str | None:
     """The JID's memory as it was just after the change: a global file's, in the JID's timeline
-    (jid) that shows it; on the page of every JID, a global file has no JID to show."""
+    (jid) that shows it; on the page of every JID, a global file has no JID to show. A file
+    first seen was changed (its mtime) before any snapshot could hold it: its link is to the
+    memory as first recorded, the pass that saw it, which the snapshots can rebuild."""
     owner = change.jid or jid
     if not owner:
         return None
-    at = change.changed_at.astimezone(UTC).isoformat()
+    first = change.who == MemorySnapshot.FIRST and change.recorded_at is not None
+    at = max(change.recorded_at, change.changed_at) if first else change.changed_at
+    at = at.astimezone(UTC).isoformat()
     return reverse("workspace-memory-as-of", args=[root_index, owner]) + f"?{urlencode({'at': at})}"
 
 
@@ -592,7 +596,7 @@ def _timeline_dict(context: dict) -> dict:
     }
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
@@ -608,7 +612,7 @@ def memory_timeline_page(request: HttpRequest, root: int, jid: str) -> HttpRespo
     return render(request, template_name, context)
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
@@ -623,6 +627,15 @@ def memory_changes(request: HttpRequest) -> HttpResponse:
     return render(request, template_name, context)
 
 
+def _moment_field(moment: datetime) -> str:
+    """A moment as the as-of form's date-and-time field holds it: in UTC, as the form reads a
+    moment without an offset, to the second, rounded up so the change it shows stays in."""
+    moment = moment.astimezone(UTC).replace(tzinfo=None)
+    if moment.microsecond:
+        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
+    return moment.isoformat(timespec="seconds")
+
+
 def _as_of(request: HttpRequest, root_index: int, base: Path, jid: str) -> dict:
     """The memory of jid as it was at ?at= (now when absent). Raises BadParameter."""
     bound = MemoryAsOfForm.read(request.GET)["at"] or timezone.now()
@@ -632,12 +645,13 @@ def _as_of(request: HttpRequest, root_index: int, base: Path, jid: str) -> dict:
         "root_index": root_index,
         "jid": jid,
         "state": state,
+        "at_field": _moment_field(state.at),
         "prompt": state.prompt,
         "sections": sections,
     }
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @bad_parameter_is_400
@@ -674,8 +688,17 @@ def _findings_history(request: HttpRequest) -> dict:
 
 def _history_row(root_index: int, history: memory_findings.FindingHistory) -> dict:
     """A finding with where to go from it: the change that brought it, the file at its line in
-    the editor (or the source page, for a file the editor does not edit), and /forget."""
+    the editor (or the source page, for a file the editor does not edit), and /forget. A
+    purged one that no state holds any more has nowhere to go."""
     jid = history.jid
+    if history.first_at is None:
+        return {
+            "history": history,
+            "change_url": None,
+            "open_url": None,
+            "forget_url": None,
+            "purge_url": None,
+        }
     at = history.first_at.astimezone(UTC).isoformat()
     timeline = reverse("workspace-memory-timeline", args=[root_index, jid]) if jid else None
     editable = JID_EDITABLE if jid else GLOBAL_FILES
@@ -709,7 +732,7 @@ def _history_row(root_index: int, history: memory_findings.FindingHistory) -> di
     }
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @bad_parameter_is_400
@@ -751,7 +774,7 @@ def _source_api_url(root: int, name: str, jid: str, subdir: str | None) -> str:
     return reverse("api-workspace-source", args=[root, jid, name])
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
@@ -764,7 +787,7 @@ def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdi
     return render(request, "workspaces/source.html", context)
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
@@ -787,7 +810,7 @@ def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
     return response
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
@@ -803,7 +826,7 @@ def search(request: HttpRequest) -> HttpResponse:
     return render(request, template_name, {"q": query, "hits": hits})
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def secrets(request: HttpRequest) -> HttpResponse:
@@ -840,7 +863,7 @@ def _audit_roots() -> list[str]:
     return sorted({*AuditEvent.recorded_roots(), *(str(root) for root in memory_roots())})
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
@@ -897,7 +920,7 @@ def _revision_dict(revision: Revision) -> dict:
     }
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
 @bad_parameter_is_400
@@ -963,7 +986,7 @@ def preview(request: HttpRequest) -> HttpResponse:
     return render(request, "workspaces/edit.html#preview", {"preview_text": text})
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
 def remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
@@ -1006,7 +1029,7 @@ def remove_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
     return redirect(target.done_url())
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
@@ -1077,7 +1100,7 @@ def revision_restore_before(request: HttpRequest, revision_id: int) -> HttpRespo
 # Pages: the agent's own commands
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
 def new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1132,7 +1155,7 @@ def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return redirect("workspace-jid", root, jid)
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
 def forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1255,7 +1278,7 @@ def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -
     return context
 
 
-@require_GET
+@require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
 def purge_confirm(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:
@@ -1288,13 +1311,13 @@ def purge_finding(request: HttpRequest, root: int, fp: str, jid: str = "") -> Ht
 # The JSON twins
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 def api_workspace_list(request: HttpRequest) -> HttpResponse:
     return json_response({"roots": [_root_dict(i, root) for i, root in enumerate(memory_roots())]})
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 @bad_parameter_is_400
 def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1330,7 +1353,7 @@ def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     try:
@@ -1342,7 +1365,7 @@ def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return json_response({"root": root, "jid": jid, **prompt.to_dict()})
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 def api_search(request: HttpRequest) -> HttpResponse:
     try:
@@ -1354,7 +1377,7 @@ def api_search(request: HttpRequest) -> HttpResponse:
     return json_response({"q": query, "hits": _hits(memory_roots(), query)})
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 def api_secrets(request: HttpRequest) -> HttpResponse:
     try:
@@ -1364,7 +1387,7 @@ def api_secrets(request: HttpRequest) -> HttpResponse:
     return json_response(page.to_dict())
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 def api_audit_log(request: HttpRequest) -> HttpResponse:
     try:
@@ -1382,7 +1405,7 @@ def api_audit_log(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
     revision = Revision.objects.select_related("user").filter(id=revision_id).first()
@@ -1402,7 +1425,7 @@ def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 @bad_parameter_is_400
 def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1421,7 +1444,7 @@ def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpRespon
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 @bad_parameter_is_400
 def api_memory_as_of(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1435,7 +1458,7 @@ def api_memory_as_of(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return json_response({"root": root, "jid": jid, **state.to_dict(), "url": url})
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 @bad_parameter_is_400
 def api_memory_findings(request: HttpRequest) -> HttpResponse:
@@ -1465,7 +1488,7 @@ def api_memory_findings(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 @bad_parameter_is_400
 def api_memory_changes(request: HttpRequest) -> HttpResponse:
@@ -1492,7 +1515,7 @@ def _json_not_found(view):
     return wrapper
 
 
-@require_GET
+@require_safe
 @api_permission_required(VIEW)
 @_json_not_found
 def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
@@ -1511,7 +1534,7 @@ def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", s
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(EDIT)
 @_json_not_found
 def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
@@ -1538,7 +1561,7 @@ def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> 
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(EDIT)
 @_json_not_found
 def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
@@ -1559,7 +1582,7 @@ def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> 
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(EDIT)
 @_json_not_found
 def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1579,7 +1602,7 @@ def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(EDIT)
 @_json_not_found
 def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1599,7 +1622,7 @@ def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpRespons
     )
 
 
-@require_GET
+@require_safe
 @api_permission_required(EDIT)
 @_json_not_found
 def api_purge_confirm(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:

@@ -1,10 +1,10 @@
 // Narrow screens (app.css's 720px): the site header folds into a menu behind a button, and
-// the list's filters start folded so the sessions come first. Without scripts the header
-// wraps instead and the filters stay open.
+// the list's filters and a transcript's details start folded so the sessions, or the
+// conversation, come first. Without scripts the header wraps instead and both stay open.
 const narrow = window.matchMedia("(max-width: 720px)");
 
 function foldFilters(root) {
-  for (const details of root.querySelectorAll("details.filters")) details.open = !narrow.matches;
+  for (const details of root.querySelectorAll("details.filters, details.session-meta")) details.open = !narrow.matches;
 }
 
 document.addEventListener("DOMContentLoaded", () => {
