@@ -86,6 +86,8 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
     lines = {key: dict(tokens) for key, tokens in state.usage_lines.items()}
     # A format whose prompts carry more than what the person wrote says what to title with.
     prompt_text = getattr(readers.format_module(state.format), "prompt_text", None)
+    # And one whose lines name models that did not answer (a header's) says which did.
+    model_answered = getattr(readers.format_module(state.format), "model_answered", None)
     state.entry_count += len(entries)
     if stamps := [e.timestamp for e in entries if e.timestamp]:
         if state.started_at is not None:
@@ -104,6 +106,7 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
             and not entry.is_meta
             and entry.model not in models_used
             and not entry.model.startswith("<")
+            and (model_answered is None or model_answered(entry))
         ):
             models_used.append(entry.model)
         if entry.model and not entry.model.startswith("<"):
@@ -235,7 +238,7 @@ def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
     extra = entry.extra
     if cwd := extra.get("cwd"):
         state.cwd = db_text(str(cwd)[:1024])
-        if state.format in ("claude_code", "go_agent", "openclaw", "codex"):
+        if state.format in ("claude_code", "go_agent", "openclaw", "pi", "codex"):
             state.project = state.cwd
     if branch := extra.get("gitBranch") or extra.get("git_branch"):
         branch = db_text(str(branch)[:256])
