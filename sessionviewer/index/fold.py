@@ -182,7 +182,8 @@ def usage_of(tokens: dict[str, int]) -> dict[str, int]:
 
 
 def title_of(text: str) -> str:
-    """A session title from a prompt or a summary: whitespace folded, cut to TITLE_LENGTH.
+    """A session title from a prompt or a summary: whitespace folded, cut to TITLE_LENGTH
+    on a word boundary (cut_title).
 
     Folded from a growing head of the text, not the whole: a pasted log of 60 MB split
     into words took eight times its size (bench/README.md). The head's folding is the
@@ -191,9 +192,24 @@ def title_of(text: str) -> str:
     head = TITLE_LENGTH * 4
     while True:
         title = " ".join(text[:head].split())
-        if len(title) >= TITLE_LENGTH or head >= len(text):
-            return title[:TITLE_LENGTH]
+        if len(title) > TITLE_LENGTH or head >= len(text):
+            return cut_title(title, TITLE_LENGTH)
         head *= 4
+
+
+def cut_title(title: str, limit: int) -> str:
+    """title at most limit characters long: cut after its last whole word that fits, with
+    an ellipsis; cut inside a word only when no word boundary lies in its second half
+    (a long path, a language written without spaces)."""
+    if len(title) <= limit:
+        return title
+    head = title[: limit - 1]
+    if title[limit - 1].isspace():  # the cut falls just after a word
+        return head.rstrip() + "…"
+    space = head.rfind(" ")
+    if space >= limit // 2:
+        head = head[:space]
+    return head.rstrip() + "…"
 
 
 def _add_usage(state: SessionState, usage: dict, sign: int) -> None:
