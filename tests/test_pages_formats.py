@@ -152,3 +152,10 @@ def test_migration_0020_recuts_another_formats_200_character_title_in_place(inde
     Session.objects.filter(id=session.id).update(format="go_agent", first_prompt="word " * 39 + "wordy")
     migration.read_openclaw_again_and_cut_titles(apps, None)
     assert Session.objects.get(id=session.id).first_prompt == ("word " * 39).rstrip() + "…"
+
+
+def test_the_list_cuts_a_long_title_after_a_whole_word(client, indexed, viewer):
+    Session.objects.filter(key="gateway_turns").update(first_prompt="Refactor the checkout " + "flow " * 30)
+    body = body_of(client, reverse("session-list"), _flat="1")
+    shown = re.search(r'<a href="/sessions/\d+/">(Refactor the checkout [^<]*)</a>', body)[1]
+    assert len(shown) <= 100 and shown.endswith("flow…")
