@@ -782,7 +782,9 @@ def discover(root: Path) -> Iterator[SessionFile | Kept]:
             if name is None:
                 continue
             path = folder / file_name
-            if not trusted and not looks_like(path, first_object(path)):
+            head = _head(path) if not gateway_folder else b""
+            first = _first_of(head)
+            if not trusted and not looks_like(path, first or first_object(path)):
                 continue
             stem, status, retired = name
             if stem in imported:
@@ -795,7 +797,7 @@ def discover(root: Path) -> Iterator[SessionFile | Kept]:
             if retired:
                 listed = _retired_listing(listed, stem)
             found = session_file(path, key, status, agent, listed)
-            if not gateway_folder and listed is None and written_by_pi(path):
+            if not gateway_folder and listed is None and written_by_pi(first, head):
                 found.format = PI
             if retired:
                 found.extra["retired_at"] = parse_retired_time(retired) or retired
@@ -813,20 +815,32 @@ _GATEWAY_MARKS = (b'"provider":"openclaw"', b"(untrusted metadata)", b'"customTy
 _HEAD_BYTES = 16 * 1024  # a gateway session shows one of them within its first turn
 
 
-def written_by_pi(path: Path) -> bool:
-    """Whether a transcript found outside OpenClaw's folders is a session of pi, the coding
-    agent: a pi header (no myclaw session key), and nothing of OpenClaw's gateway in its head."""
+def _head(path: Path) -> bytes:
+    """A transcript's first _HEAD_BYTES, read once for both what discovery asks of it."""
     try:
         with open_regular(path) as handle:
-            head = handle.read(_HEAD_BYTES)
+            return handle.read(_HEAD_BYTES)
     except OSError:
-        return False
-    first, _newline, _rest = head.partition(b"\n")
+        return b""
+
+
+def _first_of(head: bytes) -> dict | None:
+    """The head's first line as a JSON object; None when it is not one or not whole."""
+    first, newline, _rest = head.lstrip().partition(b"\n")
+    if not newline:
+        return None
     try:
-        header = orjson.loads(first)
+        obj = orjson.loads(first)
     except orjson.JSONDecodeError:
-        return False
-    if not isinstance(header, dict) or header.get("type") != "session" or "sessionKey" in header:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def written_by_pi(header: dict | None, head: bytes) -> bool:
+    """Whether a transcript found outside OpenClaw's folders, of which these are the first
+    object and the head, is a session of pi, the coding agent: a pi header (no myclaw
+    session key), and nothing of OpenClaw's gateway."""
+    if header is None or header.get("type") != "session" or "sessionKey" in header:
         return False
     return not any(mark in head for mark in _GATEWAY_MARKS)
 
