@@ -21,6 +21,7 @@ class Family:
 FAMILIES = {
     "claude_code": Family("Claude Code", "marks/claude_code.svg"),  # a shell prompt
     "openclaw": Family("OpenClaw", "marks/openclaw.svg"),  # a claw's three scratches
+    "pi": Family("pi", "marks/pi.svg"),  # the letter
     "go_agent": Family("Go agent", "marks/go_agent.svg"),  # a hexagon going forward
     "fluux_xmpp": Family("Fluux", "marks/fluux_xmpp.svg"),  # two chat bubbles
     "codex": Family("Codex CLI", "marks/codex.svg"),  # a prompt in a circle

@@ -247,7 +247,7 @@ LOGGING = {
 }
 
 # Session roots: entries separated by commas or newlines, each a path, optionally
-# tagged with its format as FORMAT=PATH (claude_code, go_agent, openclaw, fluux_xmpp, codex);
+# tagged with its format as FORMAT=PATH (claude_code, go_agent, openclaw, pi, fluux_xmpp, codex);
 # openclaw=~/.openclaw/agents also finds each agent's agent/openclaw-agent.sqlite.
 # Unset, the demo data and every default location found on this machine are used;
 # set, they are replaced, and the entry `demo` brings the demo data back beside them.
@@ -259,6 +259,7 @@ DEMO_ROOTS = [
     f"go_agent={DEMO_DIR / 'go-agent/sessions'}",
     f"openclaw={DEMO_DIR / 'openclaw/agents'}",
     f"openclaw={DEMO_DIR / 'myclaw/sessions'}",
+    f"pi={DEMO_DIR / 'pi/sessions'}",
     f"fluux_xmpp={DEMO_DIR / 'fluux/memory'}",
     f"codex={DEMO_DIR / 'codex/sessions'}",
 ]
@@ -267,6 +268,7 @@ DEFAULT_ROOTS = [
     "go_agent=~/.config/agent/sessions",
     "openclaw=~/.myclaw/sessions",
     "openclaw=~/.openclaw/agents",
+    "pi=~/.pi/agent/sessions",
     "fluux_xmpp=./data/memory",
     "codex=~/.codex/sessions",
 ]

@@ -27,6 +27,7 @@ def test_every_format_has_a_human_name_and_a_mark():
         "claude_code": "Claude Code",
         "go_agent": "Go agent",
         "openclaw": "OpenClaw",
+        "pi": "pi",
         "fluux_xmpp": "Fluux",
         "codex": "Codex CLI",
     }

@@ -93,3 +93,27 @@ def test_unknown_entries_are_counted_by_type_across_passes():
 )
 def test_a_project_is_keyed_by_its_path_with_the_users_home_folded(path, key):
     assert fold.fold_home(path) == key
+
+
+def test_a_long_title_is_cut_after_its_last_whole_word_with_an_ellipsis():
+    text = "Refactor the cart " + "module " * 40
+    title = fold.title_of(text)
+    assert len(title) <= fold.TITLE_LENGTH
+    assert title.endswith("module…")
+    assert " ".join(text.split()).startswith(title[:-1])
+
+
+def test_a_title_that_fits_is_kept_whole():
+    text = "x" * (fold.TITLE_LENGTH - 10) + " done"
+    assert fold.title_of(text) == text
+
+
+def test_a_title_without_a_word_boundary_late_enough_is_cut_inside_the_word():
+    text = "パス" * 150  # no spaces: a language written without them
+    title = fold.title_of(text)
+    assert title == text[: fold.TITLE_LENGTH - 1] + "…"
+
+
+@pytest.mark.parametrize("limit", [10, 11, 12])
+def test_cut_title_never_leaves_half_a_word(limit):
+    assert fold.cut_title("alpha beta gamma", limit) in ("alpha…", "alpha beta…")

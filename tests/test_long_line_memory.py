@@ -52,13 +52,13 @@ def test_a_long_prompt_titles_its_session_without_splitting_all_of_it(long_line,
     before = tracemalloc.get_traced_memory()[0]
     title = fold.title_of(text)
     assert tracemalloc.get_traced_memory()[1] - before < len(text) / 10
-    assert title == " ".join(text.split())[: fold.TITLE_LENGTH]
+    assert title == fold.cut_title(" ".join(text.split()), fold.TITLE_LENGTH)
 
 
 @pytest.mark.parametrize("spaces", [0, 1, 799, 800, 801, 5_000])
 def test_a_title_folds_whitespace_as_the_whole_text_would(spaces):
     text = " \n" * spaces + "word " * 30 + "\t" * spaces + "last " * 50
-    assert fold.title_of(text) == " ".join(text.split())[: fold.TITLE_LENGTH]
+    assert fold.title_of(text) == fold.cut_title(" ".join(text.split()), fold.TITLE_LENGTH)
 
 
 def test_a_reader_keeps_only_the_head_of_a_long_first_line(long_line):

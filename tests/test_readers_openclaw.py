@@ -185,10 +185,10 @@ def test_openclaw_reader_gives_session_info_name_as_summary():
     assert v3("e0000015").summary == "Reading notes"
 
 
-def test_openclaw_reader_keeps_model_of_model_change():
+def test_openclaw_reader_keeps_model_of_model_change_as_a_marker():
     entry = v3("e0000010")
     assert entry.model == "gpt-5.1"
-    assert entry.extra == {"provider": "openai", "model_id": "gpt-5.1"}
+    assert entry.extra == {"provider": "openai", "model_id": "gpt-5.1", "marker": "model"}
 
 
 def test_openclaw_reader_keeps_unknown_type_raw():
@@ -445,7 +445,7 @@ def test_openclaw_discover_accepts_agents_folder_and_sessions_folder_as_root():
 
 def test_openclaw_discover_reads_folder_of_loose_pi_files_and_nested_layouts():
     keys = list(found(FIXTURES))
-    assert keys[:2] == ["pi_v1_without_ids", "pi_v3_all_kinds"]
+    assert keys[:3] == ["gateway_turns", "pi_v1_without_ids", "pi_v3_all_kinds"]
     assert f"myclaw/sessions/{TELEGRAM}" in keys
     assert "agents_layout/agents/ops/sessions/6f6f6f6f-0000-4000-8000-000000000006" in keys
     assert keys == [f.key for f in openclaw.discover(FIXTURES)]
@@ -593,3 +593,156 @@ def test_a_reset_transcript_keeps_its_own_identity_not_the_live_sessions():
     # What names the conversation both belong to stays.
     assert reset.extra["session_key"] == live.extra["session_key"]
     assert (reset.channel, reset.peer_id, reset.title) == ("telegram", "user_1001", "Weather chat")
+
+
+# gateway turns
+
+GATEWAY = FIXTURES / "gateway_turns.jsonl"
+
+
+def gateway(entry_id):
+    return by_id(read(GATEWAY), entry_id)
+
+
+def test_gateway_envelope_becomes_a_sender_chip_and_leaves_what_the_person_wrote():
+    entry = gateway("g0000004")
+    assert entry.text == "Can you read the notes and tell me what is left for the launch?"
+    assert entry.extra["sender"] == {"label": "Dana (1001)", "name": "Dana", "channel": "telegram"}
+    # The JSON blocks stay one click away, as the gateway wrote them.
+    assert entry.extra["envelope"].startswith("Conversation info (untrusted metadata):\n```json\n")
+    assert '"username": "dana_w"' in entry.extra["envelope"]
+
+
+def test_gateway_envelope_with_only_a_sender_block_and_a_time_stamp():
+    entry = gateway("g0000009")
+    assert entry.text == "Ok"
+    assert entry.extra["sender"] == {"label": "openclaw-control-ui"}
+    assert entry.extra["envelope"].endswith("[Mon 2026-04-06 09:52 GMT+0]")
+
+
+def test_a_user_message_without_an_envelope_has_no_chip():
+    assert "sender" not in gateway("g0000002").extra
+
+
+def test_reply_to_current_is_left_out_of_the_text_and_kept_as_what_it_answered():
+    entry = gateway("g0000008")
+    assert (
+        entry.text
+        == "Neither file is there yet, so nothing is recorded for the launch. See [[Launch plan]] in the wiki?"
+    )
+    assert entry.extra["reply_to"] == "current"
+
+
+def test_reply_to_an_id_and_audio_as_voice_are_left_out_too():
+    entry = gateway("g000000a")
+    assert entry.text == "Noted."
+    assert entry.extra["reply_to"] == "812"
+    assert entry.extra["audio_as_voice"] is True
+
+
+def test_an_agent_failure_before_any_reply_is_an_error_notice():
+    entry = gateway("g0000001")
+    assert entry.is_meta  # the gateway wrote it, not a model
+    assert entry.extra["level"] == "error"
+    assert entry.text.endswith('No API key found for provider "anthropic".')
+
+
+def test_a_tool_result_with_status_error_is_an_error():
+    (result,) = gateway("g0000006").blocks
+    assert result.is_error
+
+
+def test_a_tool_result_starting_with_enoent_is_an_error():
+    (result,) = gateway("g0000007").blocks
+    assert result.is_error
+
+
+def test_a_tool_result_that_only_mentions_an_error_is_not_one():
+    entry = openclaw.parse_line(
+        {
+            "type": "message",
+            "id": "r",
+            "message": {
+                "role": "toolResult",
+                "toolCallId": "c",
+                "content": [
+                    {"type": "text", "text": '{"status": "ok", "error": null, "note": "ENOENT is fine"}'}
+                ],
+                "isError": False,
+            },
+        },
+        1,
+    )
+    assert not entry.blocks[0].is_error
+
+
+def test_a_heartbeat_is_not_a_title_but_the_first_real_message_is():
+    from sessionviewer.index import fold
+
+    state = fold.SessionState(format="openclaw")
+    fold.fold_entries(state, read(GATEWAY))
+    assert state.first_prompt == "Can you read the notes and tell me what is left for the launch?"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly.",
+        "Check the inbox. If nothing needs attention, reply HEARTBEAT_OK.",
+        "A new session was started via /new or /reset. Execute your Session Startup sequence now.",
+        "Pre-compaction memory flush. Store durable memories now.",
+        "System: [2026-04-06 09:00:00 UTC] Cron: stock report done",
+        "/model",
+    ],
+)
+def test_system_polls_and_bare_commands_title_nothing(text):
+    from sessionviewer.readers import Block, Entry
+
+    entry = Entry(id="u", parent_id=None, kind="message", role="user", blocks=[Block("text", text=text)])
+    assert openclaw.prompt_text(entry) == ""
+
+
+def test_the_sample_excerpt_reads_clean(samples_dir):
+    entries = read_session(
+        samples_dir / "openclaw" / "openclaw-excerpt" / "8555a0a4-excerpt.jsonl", "openclaw"
+    ).entries
+    failed = entries[1]
+    assert failed.extra["level"] == "error"
+    user = next(e for e in entries if e.role == USER)
+    assert user.text == "はくあ" and user.extra["sender"]["label"] == "openclaw-tui (gateway-client)"
+    missing = next(b for e in entries for b in e.blocks if b.type == TOOL_RESULT and "ENOENT" in b.text)
+    assert missing.is_error
+    reply = entries[-1]
+    assert not reply.text.startswith("[[") and reply.extra["reply_to"] == "current"
+
+
+def test_the_gateways_older_bracket_envelope_becomes_a_chip_too():
+    entry = openclaw.parse_line(
+        {
+            "type": "message",
+            "id": "u",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": "[Telegram Dana id:424242001 Wed 2026-03-04 19:30 UTC] How many orders?",
+                    }
+                ],
+            },
+        },
+        1,
+    )
+    assert entry.text == "How many orders?"
+    assert entry.extra["sender"] == {"label": "Dana id:424242001", "channel": "telegram"}
+    assert entry.extra["envelope"] == "[Telegram Dana id:424242001 Wed 2026-03-04 19:30 UTC]"
+
+
+def test_a_bracket_that_is_no_envelope_stays_text():
+    line = {
+        "type": "message",
+        "id": "u",
+        "message": {"role": "user", "content": "[link](http://x) and [Note 2026] here"},
+    }
+    entry = openclaw.parse_line(line, 1)
+    assert entry.text == "[link](http://x) and [Note 2026] here" and "sender" not in entry.extra

@@ -24,7 +24,7 @@ TITLE_KINDS = {"summary", "custom-title", "ai-title", "title", "session_info"}
 UNKNOWN_ENTRIES = "unknown_entries"
 UNTYPED = "(no type)"
 # Formats whose working directory is the session's project.
-PROJECT_FORMATS = frozenset({"claude_code", "go_agent", "openclaw", "codex"})
+PROJECT_FORMATS = frozenset({"claude_code", "go_agent", "openclaw", "pi", "codex"})
 # A user's home at the start of a path: Linux, macOS, root's, and Windows' (either separator).
 _HOME = re.compile(r"(?:/home/[^/]+|/Users/[^/]+|/root)(?=/|$)")
 _WINDOWS_HOME = re.compile(r"[A-Za-z]:[\\/]Users[\\/][^\\/]+(?=[\\/]|$)")
@@ -103,6 +103,8 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
     lines = {key: dict(tokens) for key, tokens in state.usage_lines.items()}
     # A format whose prompts carry more than what the person wrote says what to title with.
     prompt_text = getattr(readers.format_module(state.format), "prompt_text", None)
+    # And one whose lines name models that did not answer (a header's) says which did.
+    model_answered = getattr(readers.format_module(state.format), "model_answered", None)
     state.entry_count += len(entries)
     if stamps := [e.timestamp for e in entries if e.timestamp]:
         if state.started_at is not None:
@@ -121,6 +123,7 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
             and not entry.is_meta
             and entry.model not in models_used
             and not entry.model.startswith("<")
+            and (model_answered is None or model_answered(entry))
         ):
             models_used.append(entry.model)
         if entry.model and not entry.model.startswith("<"):
@@ -196,7 +199,8 @@ def usage_of(tokens: dict[str, int]) -> dict[str, int]:
 
 
 def title_of(text: str) -> str:
-    """A session title from a prompt or a summary: whitespace folded, cut to TITLE_LENGTH.
+    """A session title from a prompt or a summary: whitespace folded, cut to TITLE_LENGTH
+    on a word boundary (cut_title).
 
     Folded from a growing head of the text, not the whole: a pasted log of 60 MB split
     into words took eight times its size (bench/README.md). The head's folding is the
@@ -205,9 +209,24 @@ def title_of(text: str) -> str:
     head = TITLE_LENGTH * 4
     while True:
         title = " ".join(text[:head].split())
-        if len(title) >= TITLE_LENGTH or head >= len(text):
-            return title[:TITLE_LENGTH]
+        if len(title) > TITLE_LENGTH or head >= len(text):
+            return cut_title(title, TITLE_LENGTH)
         head *= 4
+
+
+def cut_title(title: str, limit: int) -> str:
+    """title at most limit characters long: cut after its last whole word that fits, with
+    an ellipsis; cut inside a word only when no word boundary lies in its second half
+    (a long path, a language written without spaces)."""
+    if len(title) <= limit:
+        return title
+    head = title[: limit - 1]
+    if title[limit - 1].isspace():  # the cut falls just after a word
+        return head.rstrip() + "…"
+    space = head.rfind(" ")
+    if space >= limit // 2:
+        head = head[:space]
+    return head.rstrip() + "…"
 
 
 def _add_usage(state: SessionState, usage: dict, sign: int) -> None:

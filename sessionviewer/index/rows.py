@@ -285,6 +285,7 @@ LIGHT_COLUMNS = (*ENTRY_FIELDS, "text_facts")
 # What a thread (threads.py) and the page's layout (transcripts.layout) read of an entry's
 # extra: a light entry keeps only these.
 THREAD_EXTRA = ("is_compact_summary", "parent_session_path", "error_message", "stop_reason", "level")
+THREAD_EXTRA += ("marker",)  # a setting its reader shows where it happened (a model switch)
 
 
 def light_entries_from_rows(rows: Iterable[Sequence]) -> Iterator[tuple[readers.Entry, int]]:

@@ -62,7 +62,7 @@ from . import (
     text_of,
     usage_counts,
 )
-from .files import read_regular
+from .files import open_regular, read_regular
 
 FORMAT = "openclaw"
 
@@ -82,21 +82,118 @@ _TRANSCRIPT_ONLY_MODELS = ("gateway-injected", "delivery-mirror")
 SETTING_KINDS = ("model_change", "thinking_level_change", "custom", "custom_message", "label", "session_info")
 
 # OpenClaw's gateway wraps what a person sent through a channel: blocks of metadata
-# ("Sender (untrusted metadata):" and a fenced JSON object, one block per kind), then a
-# time stamp, then the text itself. The model sees it all; a title wants the text.
-_ENVELOPE = re.compile(r"\A\s*[A-Z][\w ]{0,40} \(untrusted metadata\):\s*```[a-z]*\n.*?\n```\s*", re.S)
+# ("Sender (untrusted metadata):" and a fenced JSON object, one block per kind; "Replied
+# message (untrusted, for context):" and such), then a time stamp, then the text itself.
+# The model sees it all; the page shows the text, with the sender as a chip.
+_ENVELOPE = re.compile(
+    r"\A\s*(?P<kind>[A-Z][\w ]{0,40}) \(untrusted(?: metadata|, for context)\):\s*"
+    r"```[a-z]*\n(?P<json>.*?)\n```\s*",
+    re.S,
+)
 _STAMP = re.compile(r"\A\[[A-Z][a-z]{2} \d{4}-\d{2}-\d{2} \d{2}:\d{2}[^\]\n]{0,20}\]\s*")
+# Before the JSON blocks, the gateway wrote one bracket: channel, sender, time stamp.
+#   [Telegram Dana id:424242001 Wed 2026-03-04 19:30 UTC] How many orders did we get today?
+_BRACKET = re.compile(
+    r"\A\[(?P<channel>[A-Z][\w-]{1,30}) (?P<sender>[^\]\n]{0,120}?) ?"
+    r"[A-Z][a-z]{2} \d{4}-\d{2}-\d{2} \d{2}:\d{2}[^\]\n]{0,20}\]\s*"
+)
+# What a chip shows of the envelope, from its Sender and Conversation info blocks.
+_SENDER_FIELDS = {"label": ("label",), "name": ("name", "sender", "username"), "channel": ("channel",)}
+
+# Reply directives the gateway strips before it sends a reply (src/utils/directive-tags.ts).
+_DIRECTIVE = re.compile(
+    r"(?:^|(?<=\s))\[\[\s*(?:(?P<current>reply_to_current)|reply_to\s*:\s*(?P<id>[^\]\n]+?)"
+    r"|(?P<voice>audio_as_voice))\s*\]\][ \t]*",
+    re.I,
+)
+
+# Turns the gateway or the agent's schedule sends, not a person: the heartbeat (its default
+# prompt, or any asking for HEARTBEAT_OK), a new session's start-up, a memory flush before
+# compaction, queued system events. They never title a session.
+_POLLS = re.compile(
+    r"HEARTBEAT_OK|HEARTBEAT\.md|\A\[OpenClaw heartbeat poll\]|\AA new session was started via /new or /reset"
+    r"|\APre-compaction memory flush|\ASystem: \[",
+)
+_SLASH_COMMAND = re.compile(r"\A/[\w:-]+\Z")  # pi writes a command such as "/mode" as a user line
+# A notice the gateway writes in the agent's place when a run fails before any reply.
+_FAILED_BEFORE_REPLY = "Agent failed before reply"
 
 
 def prompt_text(entry: Entry) -> str:
     """What a person wrote, without the gateway's metadata blocks and time stamp: the text
-    that titles a session. A message that is nothing but the envelope keeps its whole text."""
+    that titles a session; "" for a turn no person wrote (a heartbeat, a system poll, a bare
+    slash command). A message that is nothing but the envelope keeps its whole text."""
     text = entry.text
+    stripped, _envelope = split_envelope(text)
+    stripped = _STAMP.sub("", stripped, count=1).strip() or text  # a time stamp alone, too
+    if _POLLS.search(stripped) or _SLASH_COMMAND.match(stripped):
+        return ""
+    return stripped
+
+
+def split_envelope(text: str) -> tuple[str, str]:
+    """(the text a person wrote, the gateway's envelope before it: "" when there is none)."""
     stripped = text
     while found := _ENVELOPE.match(stripped):
         stripped = stripped[found.end() :]
-    stripped = _STAMP.sub("", stripped, count=1).strip()
-    return stripped or text
+    if stripped is not text:
+        stripped = _STAMP.sub("", stripped, count=1)
+    elif found := _BRACKET.match(text):
+        stripped = text[found.end() :]
+    return stripped, text[: len(text) - len(stripped)]
+
+
+def _sender(envelope: str) -> dict:
+    """The sender chip's label, name and channel, from the envelope's JSON blocks; the
+    Sender block's label and name come before Conversation info's."""
+    blocks = {}
+    while found := _ENVELOPE.match(envelope):
+        envelope = envelope[found.end() :]
+        try:
+            value = orjson.loads(found["json"])
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            blocks[found["kind"]] = value
+    if not blocks and (bracket := _BRACKET.match(envelope)):
+        return _compact({"label": bracket["sender"].strip(), "channel": bracket["channel"].lower()})
+    chip = {}
+    for field, names in _SENDER_FIELDS.items():
+        for block in (blocks.get("Sender", {}), blocks.get("Conversation info", {})):
+            value = next((text_of(block.get(n)) for n in names if text_of(block.get(n))), "")
+            if value:
+                chip[field] = value
+                break
+    return chip
+
+
+def _gateway_user_text(entry: Entry) -> None:
+    """A user message the gateway wrapped: its envelope leaves the text for a chip."""
+    first = next((b for b in entry.blocks if b.type == TEXT), None)
+    if first is None or ("(untrusted" not in first.text and not first.text.startswith("[")):
+        return
+    stripped, envelope = split_envelope(first.text)
+    if not envelope:
+        return
+    first.text = stripped.strip()
+    entry.extra["envelope"] = envelope.strip()
+    entry.extra["sender"] = _sender(envelope) or {"label": "gateway"}
+
+
+def _reply_directives(entry: Entry) -> None:
+    """Directives the gateway strips before sending: left out of the text, kept as what
+    the reply answered."""
+    for block in entry.blocks:
+        if block.type != TEXT or "[[" not in block.text:
+            continue
+        for found in _DIRECTIVE.finditer(block.text):
+            if found["current"]:
+                entry.extra.setdefault("reply_to", "current")
+            elif found["id"]:
+                entry.extra["reply_to"] = found["id"].strip()
+            else:
+                entry.extra["audio_as_voice"] = True
+        block.text = _DIRECTIVE.sub("", block.text).strip()
 
 
 _RETIRED = re.compile(r"^(?P<stem>.+)\.jsonl\.(?P<status>reset|deleted)\.(?P<time>.+)$")
@@ -265,12 +362,31 @@ def _blocks(content: Any) -> list[Block]:
     return [block for block in map(_block, content) if block is not None]
 
 
-def _tool_result(content: Any, call_id: str, name: str, is_error: bool) -> list[Block]:
+def _tool_result(content: Any, call_id: str, name: str, is_error: bool, details: Any = None) -> list[Block]:
     """One tool_result block with the flattened text; images the tool returned follow it."""
     parts = _blocks(content)
     text = "\n".join(b.text for b in parts if b.type == TEXT and b.text)
+    is_error = is_error or _failed(text, details)
     result = Block(TOOL_RESULT, text=text, name=name, call_id=call_id, is_error=is_error)
     return [result] + [b for b in parts if b.type == IMAGE]
+
+
+# OpenClaw's tools answer a failure with {"status": "error", ...} (text and details) and
+# isError false; a file tool's failure is the system's error code first ("ENOENT: ...").
+_ERRNO = re.compile(r"\A\s*(?:Error: )?E(?:NOENT|ACCES|PERM|ISDIR|NOTDIR|EXIST|NOTEMPTY)\b")
+
+
+def _failed(text: str, details: Any) -> bool:
+    if isinstance(details, dict) and details.get("status") == "error":
+        return True
+    if text.lstrip()[:1] == "{" and '"error"' in text:
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            value = None
+        if isinstance(value, dict) and value.get("status") == "error":
+            return True
+    return bool(_ERRNO.match(text))
 
 
 def _bash(message: dict, call_id: str) -> list[Block]:
@@ -322,6 +438,7 @@ def _message(obj: dict, line: int) -> Entry:
             text_of(message.get("toolCallId")),
             text_of(message.get("toolName")),
             message.get("isError") is True,
+            message.get("details"),
         )
     elif written == "bashExecution":
         entry.subtype = written
@@ -337,6 +454,12 @@ def _message(obj: dict, line: int) -> Entry:
         )
     else:
         entry.blocks = _blocks(message.get("content"))
+        if written == "user":
+            _gateway_user_text(entry)
+        elif written == "assistant":
+            _reply_directives(entry)
+            if entry.is_meta and entry.text.lstrip("⚠️ ").startswith(_FAILED_BEFORE_REPLY):
+                entry.extra["level"] = "error"  # the gateway's notice of a failed run: shown
         entry.summary = text_of(message.get("summary"))  # branchSummary, compactionSummary roles
         entry.subtype = text_of(message.get("customType"))  # custom (v3) and hookMessage (v2) roles
         if isinstance(message.get("display"), bool):
@@ -374,7 +497,21 @@ def _flat(obj: dict, line: int) -> Entry:
     entry.blocks = _blocks(blocks) if isinstance(blocks, list) else []
     if not any(b.type == TEXT and b.text for b in entry.blocks):
         entry.blocks = _blocks(obj.get("content")) + entry.blocks
+    if written == "user":
+        _gateway_user_text(entry)
+    elif written == "assistant":
+        _reply_directives(entry)
     return entry
+
+
+def model_answered(entry: Entry) -> bool:
+    """Whether entry.model is a model the session used: one that answered. A header's or a
+    model change's model is only the one asked for, and a request aborted or failed before
+    it said anything got no answer."""
+    if entry.kind != MESSAGE or entry.role != ASSISTANT:
+        return False
+    said = any(b.text.strip() or b.type not in (TEXT, THINKING) for b in entry.blocks)
+    return said or entry.extra.get("stop_reason") not in ("aborted", "error")
 
 
 def _header(obj: dict, entry_id: str) -> Entry:
@@ -405,7 +542,11 @@ def _setting(kind: str, obj: dict, entry: Entry) -> Entry:
     if kind == "model_change":
         provider, model = text_of(obj.get("provider")), text_of(obj.get("modelId"))
         entry.model = model
-        entry.extra = _compact({"provider": provider, "model_id": model})
+        # A marker: the page shows where the model was switched. The first entry of a tree
+        # (parentId null) is the model the session started with, switched from nothing.
+        started_with = "parentId" in obj and obj["parentId"] is None
+        marker = "" if started_with else "model"
+        entry.extra = _compact({"provider": provider, "model_id": model, "marker": marker})
         text = f"model: {provider}/{model}" if provider else f"model: {model}"
     elif kind == "thinking_level_change":
         level = text_of(obj.get("thinkingLevel"))
@@ -634,13 +775,16 @@ def discover(root: Path) -> Iterator[SessionFile | Kept]:
         if imported is _EVERYTHING:
             continue  # the agent's database is busy: its Kept covers these too
         index, error = _load_index(folder) if trusted else ({}, "")
+        gateway_folder = bool(agent) or (folder / "sessions.json").is_file()
         prefix = key_prefix(folder, root)
         for file_name in names:
             name = _transcript_name(file_name)
             if name is None:
                 continue
             path = folder / file_name
-            if not trusted and not looks_like(path, first_object(path)):
+            head = _head(path) if not gateway_folder else b""
+            first = _first_of(head)
+            if not trusted and not looks_like(path, first or first_object(path)):
                 continue
             stem, status, retired = name
             if stem in imported:
@@ -653,6 +797,8 @@ def discover(root: Path) -> Iterator[SessionFile | Kept]:
             if retired:
                 listed = _retired_listing(listed, stem)
             found = session_file(path, key, status, agent, listed)
+            if not gateway_folder and listed is None and written_by_pi(first, head):
+                found.format = PI
             if retired:
                 found.extra["retired_at"] = parse_retired_time(retired) or retired
             if error:
@@ -661,6 +807,42 @@ def discover(root: Path) -> Iterator[SessionFile | Kept]:
 
 
 _EVERYTHING: set[str] = set()  # in_databases' mark for an agent whose database is busy
+
+PI = "pi"  # pi's own sessions: see pi.py
+# What only OpenClaw's gateway writes into a transcript: its own assistant rows
+# (provider "openclaw"), the envelope of a message from a channel, its model snapshots.
+_GATEWAY_MARKS = (b'"provider":"openclaw"', b"(untrusted metadata)", b'"customType":"model-snapshot"')
+_HEAD_BYTES = 16 * 1024  # a gateway session shows one of them within its first turn
+
+
+def _head(path: Path) -> bytes:
+    """A transcript's first _HEAD_BYTES, read once for both what discovery asks of it."""
+    try:
+        with open_regular(path) as handle:
+            return handle.read(_HEAD_BYTES)
+    except OSError:
+        return b""
+
+
+def _first_of(head: bytes) -> dict | None:
+    """The head's first line as a JSON object; None when it is not one or not whole."""
+    first, newline, _rest = head.lstrip().partition(b"\n")
+    if not newline:
+        return None
+    try:
+        obj = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def written_by_pi(header: dict | None, head: bytes) -> bool:
+    """Whether a transcript found outside OpenClaw's folders, of which these are the first
+    object and the head, is a session of pi, the coding agent: a pi header (no myclaw
+    session key), and nothing of OpenClaw's gateway."""
+    if header is None or header.get("type") != "session" or "sessionKey" in header:
+        return False
+    return not any(mark in head for mark in _GATEWAY_MARKS)
 
 
 def _unreadable(database: Path, root: Path, agent: str, error: OSError) -> SessionFile:

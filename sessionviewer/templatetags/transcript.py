@@ -15,6 +15,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from sessionviewer import render, transcripts
+from sessionviewer.index import fold
 from sessionviewer.readers import claude_code
 from sessionviewer.transcripts import tools
 
@@ -90,6 +91,13 @@ def plain(text: str) -> SafeString:
 def neutral(text: str) -> str:
     """Names and titles: control and direction characters made visible; autoescape does the rest."""
     return render.neutralise(str(text or ""))
+
+
+@register.filter
+def title_cut(text: str, limit: int) -> str:
+    """A title cut to limit characters as the index cuts one: after its last whole word, with
+    an ellipsis (fold.cut_title). truncatechars would cut inside a word."""
+    return fold.cut_title(str(text or ""), int(limit))
 
 
 @register.filter

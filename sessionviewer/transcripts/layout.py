@@ -4,8 +4,9 @@ Two rules, both computed once per built thread (store.py keeps them with its sna
 
 - Noise is hidden until the reader switches on "show all entries": the harness's bookkeeping
   (progress and hook lines, file-history snapshots, queue operations, session headers,
-  setting changes), meta and system-reminder lines, local-command caveats and output, and the
-  compaction summary line that its boundary's banner already shows. A line of a type no
+  setting changes but those a reader marks, such as a model switch), meta and
+  system-reminder lines, local-command caveats and output, and the compaction summary
+  line that its boundary's banner already shows. A line of a type no
   reader knows is not noise: it shows.
 - Each compaction boundary gets one fold holding what it compacted away; the first prompt
   stays outside the first fold, so a page opens on what the person asked for.
@@ -31,7 +32,7 @@ def is_noise(entry: readers.Entry, facts: int = 0) -> bool:
     if kind in (readers.COMPACTION, readers.BRANCH, readers.RAW):
         return False  # a line of a type no reader knows stays in sight: it may be what matters
     if kind != readers.MESSAGE:
-        return not _is_error(entry)
+        return not (_is_error(entry) or entry.extra.get("marker"))  # a marker shows where (a model switch)
     if entry.extra.get("is_compact_summary"):
         return True  # its text is the summary its boundary's banner shows
     if _is_error(entry):
