@@ -12,10 +12,12 @@ from sessionviewer.transcripts.store import (
     UnknownLeaf,
     clear_cache,
     forget_session,
+    let_go,
     load_entries,
     load_entry,
     prepare_snapshots,
     transcript,
+    transcript_to_walk,
     unprepared_sessions,
     version_text,
 )
@@ -24,6 +26,7 @@ from sessionviewer.transcripts.store import (
 # and page.py brings search, Markdown and Pygments, a fifth of `manage.py index`'s start.
 _PAGE_NAMES = frozenset(
     {
+        "CHILD_FIELDS",
         "CHUNK",
         "PROBLEM_LIMIT",
         "TEXT_LIMIT",
@@ -53,6 +56,7 @@ def __getattr__(name: str):
 __all__ = [
     "StaleSnapshot",
     "forget_session",
+    "CHILD_FIELDS",
     "CHUNK",
     "PROBLEM_LIMIT",
     "TEXT_LIMIT",
@@ -65,6 +69,7 @@ __all__ = [
     "UnknownLeaf",
     "anchor",
     "clear_cache",
+    "let_go",
     "compaction_summary",
     "item_to_dict",
     "load_entries",
@@ -76,5 +81,6 @@ __all__ = [
     "thread_to_dict",
     "transcript",
     "transcript_page",
+    "transcript_to_walk",
     "version_text",
 ]

@@ -178,6 +178,23 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
     return _remember(_cache, key, built)
 
 
+def transcript_to_walk(session: Session, leaf: str | None = None) -> Transcript:
+    """The thread for one walk from its start to its end (an export), which lets each stretch
+    of items go once past it (let_go): read anew from its snapshot, never the cached one,
+    whose items other requests keep. A thread built from its entries (a short session) is
+    the cached one: its entries are in memory already."""
+    t = transcript(session, leaf)
+    if isinstance(t.items, LazyItems):
+        return _from_snapshot(session, leaf) or t
+    return t
+
+
+def let_go(t: Transcript, before: int) -> None:
+    """Forget what a walk read of the items before index before: asked for again, it is read again."""
+    if isinstance(t.items, LazyItems):
+        t.items.let_go(before)
+
+
 def _built_over_columns(session: Session, leaf: str | None) -> bool:
     try:
         flat.build_snapshots(session, 0, leaf)
@@ -768,6 +785,16 @@ class LazyItems(Sequence):
 
     def prefetch(self, indexes: list[int]) -> None:
         self.source.prefetch(indexes)
+
+    def let_go(self, before: int) -> None:
+        """Forget the items before index before, their entries and pieces."""
+        if before >= self.count:
+            self.made, self.source.loaded, self.pieces.loaded = {}, {}, {}
+            return
+        line, number = self.pieces.line(before), before // PIECE
+        self.made = {i: item for i, item in self.made.items() if i >= before}
+        self.source.loaded = {n: e for n, e in self.source.loaded.items() if n >= line}
+        self.pieces.loaded = {n: piece for n, piece in self.pieces.loaded.items() if n >= number}
 
     def is_compacted(self, index: int) -> bool:
         at = bisect_right(self.compacted, [index, float("inf")]) - 1
