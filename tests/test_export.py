@@ -176,6 +176,14 @@ def test_markdown_export_shows_a_written_file_as_code_in_its_language(client, de
     assert re.search(r"\*\*Tool call `Write`\*\* \(`[^`]+`\)\n\n` [^`]+\.py `\n\n```py\n", body)
 
 
+def test_html_export_has_a_print_stylesheet_inline(client, demo, viewer, checkout):
+    body = export(client, checkout, "html")
+    [style] = re.findall(r"<style>(.*?)</style>", body, re.S)
+    assert "@media print" in style and "details::details-content" in style
+    # The dark palette is for screens: on paper the page stays black on white.
+    assert "@media (prefers-color-scheme: dark)" not in style
+
+
 # --- Streamed, a chunk at a time -----------------------------------------------------------------------
 
 
