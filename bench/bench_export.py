@@ -58,8 +58,9 @@ session = Session.objects.filter(kind="main").order_by("-entry_count").first()
 print(client.cookies["sessionid"].value, session.id, session.entry_count)
 """
 
-# The export in a fresh interpreter (argv: tree, database, session id, format), the thread warm
-# as bench_pages measures it: one untimed export, then the time of a second, read to its end.
+# The export in a fresh interpreter (argv: tree, database, session id, format), read to its end;
+# the session's page first, so that the thread and the modules are loaded, as in a worker that
+# has served before.
 EXPORT = """
 import sys, time
 from pathlib import Path
@@ -69,7 +70,7 @@ bench_pages.setup_django(Path(sys.argv[2]))
 from django.urls import reverse
 client = bench_pages.bench_client()
 url = reverse("session-export-" + sys.argv[4], args=[int(sys.argv[3])])
-client.get(url).getvalue()
+client.get(reverse("session-detail", args=[int(sys.argv[3])]))
 started = time.perf_counter()
 size = len(client.get(url).getvalue())
 print(time.perf_counter() - started, size)
@@ -83,8 +84,15 @@ def environ(database: Path) -> dict:
 
 
 def build(folder: Path, template: Path, name: str, megabytes: float, lines: int | None = None) -> dict:
-    """A generated session of about `megabytes` MB (cut to `lines` lines), indexed into its own database."""
+    """A generated session of about `megabytes` MB (cut to `lines` lines), indexed into its own
+    database; one the folder holds already (--reuse) is measured again."""
     started = time.perf_counter()
+    database, meta = folder / f"{name}.sqlite3", folder / f"{name}.json"
+    if database.exists() and meta.exists():
+        cookie, session_id, entries = login(ROOT, database)
+        print(f"{name}: reusing {database}", flush=True)
+        kept = json.loads(meta.read_text())
+        return {**kept, "database": database, "session": session_id, "cookie": cookie}
     made = generate.generate_large(folder / name, megabytes)
     path = Path(made["path"])
     if lines is not None:
@@ -94,7 +102,7 @@ def build(folder: Path, template: Path, name: str, megabytes: float, lines: int 
             raise SystemExit(f"{name}: {len(kept)} lines generated, fewer than {lines}: raise the size")
         path.write_bytes(b"".join(kept))
     size = path.stat().st_size
-    database = bench_sizes.fresh(template, folder / f"{name}.sqlite3")
+    bench_sizes.fresh(template, database)
     indexed = bench_sizes.run_index(database, made["roots"][0][1])
     shutil.rmtree(folder / name, ignore_errors=True)  # the pages read the database only
     cookie, session_id, entries = login(ROOT, database)
@@ -103,14 +111,9 @@ def build(folder: Path, template: Path, name: str, megabytes: float, lines: int 
         f"{time.perf_counter() - started:.0f} s (index {indexed['seconds']} s)",
         flush=True,
     )
-    return {
-        "name": name,
-        "mb": round(size / generate.MB, 1),
-        "entries": entries,
-        "database": database,
-        "session": session_id,
-        "cookie": cookie,
-    }
+    kept = {"name": name, "mb": round(size / generate.MB, 1), "entries": entries}
+    meta.write_text(json.dumps(kept))
+    return {**kept, "database": database, "session": session_id, "cookie": cookie}
 
 
 def login(tree: Path, database: Path) -> tuple[str, int, int]:
@@ -235,7 +238,7 @@ def against(tree: Path, session: dict, rounds: int) -> dict:
     for kind in ("html", "md"):
         for n in range(rounds):
             for name, where in (("other", tree), ("this", ROOT)):
-                copy = session["database"].with_name(f"{name}.sqlite3")
+                copy = session["database"].with_name(f"{session['name']}-{name}.sqlite3")
                 if n == 0 and kind == "html":
                     shutil.copyfile(session["database"], copy)
                 command = [sys.executable, "-c", EXPORT, str(where), str(copy), str(session["session"]), kind]
@@ -265,14 +268,20 @@ def main() -> None:
     parser.add_argument("--only-entries", action="store_true", help="only the --against comparison")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument(
+        "--reuse", type=Path, help="work in this folder, kept: its databases are measured again"
+    )
     args = parser.parse_args()
-
-    folder = Path(tempfile.mkdtemp(prefix="sessionviewer-bench-export-"))
+    if args.reuse:
+        args.reuse.mkdir(parents=True, exist_ok=True)
+        args.keep = True
+    folder = args.reuse or Path(tempfile.mkdtemp(prefix="sessionviewer-bench-export-"))
     print(f"working in {folder}; {shutil.disk_usage(folder).free / generate.MB:,.0f} MB free", flush=True)
     results: dict = {"environment": bench_sizes.bench_pages.environment()}
     try:
         template = folder / "template.sqlite3"
-        bench_sizes.migrate(template)
+        if not template.exists():
+            bench_sizes.migrate(template)
         # The page a worker answers first names its static files through the manifest.
         collect = [sys.executable, str(ROOT / "manage.py"), "collectstatic", "--noinput", "-v0"]
         subprocess.run(collect, env=environ(template), check=True, cwd=ROOT)
@@ -292,7 +301,7 @@ def main() -> None:
                 if args.timeout_check and name == "large":
                     results["timeout_check"] = timeout_check(session)
                 if not args.keep:
-                    session["database"].unlink()
+                    session["database"].unlink()  # a 2 GB session's database is 2 GB more
         print(table(results))
     finally:
         OUT.mkdir(exist_ok=True)

@@ -60,11 +60,11 @@ def _walk(t: transcripts.Transcript, children_by_tool: dict, show_all: bool) -> 
     result under its call, one reply one message."""
     start = 0
     while start < len(t.items):
+        transcripts.walk_to(t, start, 3 * CHUNK)  # a chunk's messages span about that many items
         chunk = transcripts.rows_for(
             t, start, len(t.items), children_by_tool, 0, show_all=show_all, limit=CHUNK, use_folds=False
         )
         yield chunk.groups
-        transcripts.let_go(t, chunk.stop)
         start = chunk.stop
 
 

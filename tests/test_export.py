@@ -225,23 +225,27 @@ def test_an_export_stops_with_a_note_when_its_thread_is_built_again(
     transcripts.transcript(checkout)
     transcripts.clear_cache()  # read back from its snapshot, as a long session is
 
-    def rebuilt(t, before):
+    def rebuilt(t, start, ahead):
         raise transcripts.StaleSnapshot("built again")
 
-    monkeypatch.setattr(exports.transcripts, "let_go", rebuilt)
+    monkeypatch.setattr(exports.transcripts, "walk_to", rebuilt)
     body = export(client, checkout, "html")
     assert exports.REBUILT in body
     assert body.rstrip().endswith("</html>")
 
 
-def test_letting_go_of_a_walk_forgets_the_entries_before_it(demo, checkout):
+def test_a_walk_forgets_the_entries_before_it_and_reads_those_ahead(demo, checkout):
     transcripts.transcript(checkout)
     transcripts.clear_cache()
     t = transcripts.transcript_to_walk(checkout)
     assert t is not transcripts.transcript(checkout)  # its own copy: the cached one is left alone
     items = t.items
     entries = [items[i].entry for i in range(len(items))]
-    transcripts.let_go(t, 5)
+    transcripts.walk_to(t, 5, 3)
     assert set(items.made) == set(range(5, len(items)))
     assert min(items.source.loaded) == entries[5].line
+    transcripts.walk_to(t, 10, 4)
+    assert (
+        {entries[i].line for i in range(10, 14)} <= set(items.source.loaded) <= {e.line for e in entries[10:]}
+    )
     assert items[2].entry.id == entries[2].id  # asked for again, read again

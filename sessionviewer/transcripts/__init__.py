@@ -12,7 +12,6 @@ from sessionviewer.transcripts.store import (
     UnknownLeaf,
     clear_cache,
     forget_session,
-    let_go,
     load_entries,
     load_entry,
     prepare_snapshots,
@@ -20,6 +19,7 @@ from sessionviewer.transcripts.store import (
     transcript_to_walk,
     unprepared_sessions,
     version_text,
+    walk_to,
 )
 
 # The page's names load on first use: the indexer needs only the snapshots (store.py),
@@ -69,7 +69,6 @@ __all__ = [
     "UnknownLeaf",
     "anchor",
     "clear_cache",
-    "let_go",
     "compaction_summary",
     "item_to_dict",
     "load_entries",
@@ -83,4 +82,5 @@ __all__ = [
     "transcript_page",
     "transcript_to_walk",
     "version_text",
+    "walk_to",
 ]

@@ -180,7 +180,7 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
 
 def transcript_to_walk(session: Session, leaf: str | None = None) -> Transcript:
     """The thread for one walk from its start to its end (an export), which lets each stretch
-    of items go once past it (let_go): read anew from its snapshot, never the cached one,
+    of items go once past it (walk_to): read anew from its snapshot, never the cached one,
     whose items other requests keep. A thread built from its entries (a short session) is
     the cached one: its entries are in memory already."""
     t = transcript(session, leaf)
@@ -189,10 +189,12 @@ def transcript_to_walk(session: Session, leaf: str | None = None) -> Transcript:
     return t
 
 
-def let_go(t: Transcript, before: int) -> None:
-    """Forget what a walk read of the items before index before: asked for again, it is read again."""
+def walk_to(t: Transcript, start: int, ahead: int) -> None:
+    """A walk (an export) is at item start: forget what it read of the items before (asked for
+    again, they are read again) and read the entries of the next `ahead` items in one query,
+    the noise among them, which a page's prefetch leaves to blocks read one by one."""
     if isinstance(t.items, LazyItems):
-        t.items.let_go(before)
+        t.items.walk_to(start, ahead)
 
 
 def _built_over_columns(session: Session, leaf: str | None) -> bool:
@@ -786,15 +788,22 @@ class LazyItems(Sequence):
     def prefetch(self, indexes: list[int]) -> None:
         self.source.prefetch(indexes)
 
-    def let_go(self, before: int) -> None:
-        """Forget the items before index before, their entries and pieces."""
-        if before >= self.count:
+    def walk_to(self, start: int, ahead: int) -> None:
+        """Forget the items before start, their entries and pieces; read the next ahead items'."""
+        if start >= self.count:
             self.made, self.source.loaded, self.pieces.loaded = {}, {}, {}
             return
-        line, number = self.pieces.line(before), before // PIECE
-        self.made = {i: item for i, item in self.made.items() if i >= before}
-        self.source.loaded = {n: e for n, e in self.source.loaded.items() if n >= line}
+        line, number = self.pieces.line(start), start // PIECE
+        self.made = {i: item for i, item in self.made.items() if i >= start}
+        loaded = self.source.loaded = {n: e for n, e in self.source.loaded.items() if n >= line}
         self.pieces.loaded = {n: piece for n, piece in self.pieces.loaded.items() if n >= number}
+        stop = min(start + ahead, self.count)
+        while start < stop and self.pieces.line(start) in loaded:
+            start += 1  # read ahead last time
+        if start < stop:
+            loaded.update(
+                _load_lines(self.source.session_id, self.pieces.line(start), self.pieces.line(stop - 1))
+            )
 
     def is_compacted(self, index: int) -> bool:
         at = bisect_right(self.compacted, [index, float("inf")]) - 1
