@@ -232,14 +232,14 @@ def timeout_check(session: dict, timeout: int = 20) -> dict:
     return found
 
 
-def against(tree: Path, session: dict, rounds: int) -> dict:
+def against(tree: Path, session: dict, rounds: int, kinds: tuple[str, ...]) -> dict:
     """The session's exports in this tree and in another, alternately, each in a fresh process."""
     times: dict = {}
-    for kind in ("html", "md"):
+    for kind in kinds:
         for n in range(rounds):
             for name, where in (("other", tree), ("this", ROOT)):
                 copy = session["database"].with_name(f"{session['name']}-{name}.sqlite3")
-                if n == 0 and kind == "html":
+                if n == 0 and kind == kinds[0]:
                     shutil.copyfile(session["database"], copy)
                 command = [sys.executable, "-c", EXPORT, str(where), str(copy), str(session["session"]), kind]
                 done = run(command, copy, where)
@@ -267,6 +267,7 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=20_000, help="lines of the session --against times")
     parser.add_argument("--only-entries", action="store_true", help="only the --against comparison")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--kinds", default="html,md", help="the exports --against times")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument(
         "--reuse", type=Path, help="work in this folder, kept: its databases are measured again"
@@ -288,7 +289,9 @@ def main() -> None:
         if args.against:
             entries = build(folder, template, "entries", args.entries / 590 * 1.2, lines=args.entries)
             results["against"] = {"tree": str(args.against), "entries": entries["entries"]}
-            results["against"].update(against(args.against, entries, args.rounds))
+            results["against"].update(
+                against(args.against, entries, args.rounds, tuple(args.kinds.split(",")))
+            )
         if not args.only_entries:
             sizes = [("small", args.small_mb), ("large", args.large_mb)]
             if args.huge_mb:
@@ -314,9 +317,9 @@ def main() -> None:
 
 
 def table(results: dict) -> str:
-    rows = ["| figure | " + " | ".join(k for k in ("small", "large", "huge") if k in results) + " |"]
-    if len(rows[0]) > 12:
-        names = [k for k in ("small", "large", "huge") if k in results]
+    names = [k for k in ("small", "large", "huge") if k in results]
+    rows = ["| figure | " + " | ".join(names) + " |"] if names else []
+    if names:
         rows.append("|---" * (len(names) + 1) + "|")
         rows.append(
             "| size | "
@@ -351,7 +354,7 @@ def table(results: dict) -> str:
             rows.append(f"--timeout 20, {worker_class} worker: {got['seconds']} s, {got['mb']} MB, {state}")
     if "against" in results:
         a = results["against"]
-        for kind in ("html", "md"):
+        for kind in [k for k in ("html", "md") if k in a]:
             rows.append(
                 f"{a['entries']:,}-entry export.{kind}: this tree {a[kind]['this']} s, {a['tree']} {a[kind]['other']} s "
                 f"({a[kind]['this'] / a[kind]['other']:.2f}x)"

@@ -60,7 +60,7 @@ def _walk(t: transcripts.Transcript, children_by_tool: dict, show_all: bool) -> 
     result under its call, one reply one message."""
     start = 0
     while start < len(t.items):
-        transcripts.walk_to(t, start, 3 * CHUNK)  # a chunk's messages span about that many items
+        transcripts.walk_to(t, start, 8 * CHUNK)  # more than a chunk's messages span, most often
         chunk = transcripts.rows_for(
             t, start, len(t.items), children_by_tool, 0, show_all=show_all, limit=CHUNK, use_folds=False
         )
@@ -112,10 +112,17 @@ def _html_parts(t: transcripts.Transcript, children_by_tool: dict, context: dict
     yield render_to_string("sessions/export.html#export-end", context)
 
 
+def _longest_backticks(text: str, at_least: int) -> int:
+    """The longest run of backticks in text, if it is at_least long (0 otherwise): the search
+    runs only on texts that hold such a run, few of a long session's outputs."""
+    if "`" * at_least not in text:
+        return 0
+    return max(len(m) for m in re.findall(r"`+", text))
+
+
 def _fence(text: str, language: str = "") -> str:
     # A fence longer than any backtick run inside, so the output cannot close it early.
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = "`" * max(3, _longest_backticks(text, 3) + 1)
     return f"{fence}{language}\n{text}\n{fence}"
 
 
@@ -151,7 +158,7 @@ def _language(path: str) -> str:
 
 
 def _code(text: str) -> str:
-    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    ticks = "`" * (_longest_backticks(text, 1) + 1)
     return f"{ticks} {text} {ticks}"
 
 

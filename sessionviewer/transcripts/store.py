@@ -191,8 +191,8 @@ def transcript_to_walk(session: Session, leaf: str | None = None) -> Transcript:
 
 def walk_to(t: Transcript, start: int, ahead: int) -> None:
     """A walk (an export) is at item start: forget what it read of the items before (asked for
-    again, they are read again) and read the entries of the next `ahead` items in one query,
-    the noise among them, which a page's prefetch leaves to blocks read one by one."""
+    again, they are read again) and read the entries of the next `ahead` items it has not, the
+    noise among them, which a page's prefetch leaves to blocks of 200 lines read one by one."""
     if isinstance(t.items, LazyItems):
         t.items.walk_to(start, ahead)
 
@@ -795,15 +795,9 @@ class LazyItems(Sequence):
             return
         line, number = self.pieces.line(start), start // PIECE
         self.made = {i: item for i, item in self.made.items() if i >= start}
-        loaded = self.source.loaded = {n: e for n, e in self.source.loaded.items() if n >= line}
+        self.source.loaded = {n: e for n, e in self.source.loaded.items() if n >= line}
         self.pieces.loaded = {n: piece for n, piece in self.pieces.loaded.items() if n >= number}
-        stop = min(start + ahead, self.count)
-        while start < stop and self.pieces.line(start) in loaded:
-            start += 1  # read ahead last time
-        if start < stop:
-            loaded.update(
-                _load_lines(self.source.session_id, self.pieces.line(start), self.pieces.line(stop - 1))
-            )
+        self.source.prefetch(list(range(start, min(start + ahead, self.count))))
 
     def is_compacted(self, index: int) -> bool:
         at = bisect_right(self.compacted, [index, float("inf")]) - 1
