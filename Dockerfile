@@ -24,5 +24,7 @@ USER viewer
 VOLUME ["/app/data", "/sessions"]
 EXPOSE 8000
 
-# migrate, copy the demo data once (its memory with a history), index, then serve with gunicorn and the watcher beside it
-CMD ["sh", "-c", "python manage.py migrate --noinput && python manage.py demo && python manage.py index && (python manage.py index --watch > /app/data/watcher.log 2>&1 &) && exec gunicorn sessionviewer.wsgi --bind 0.0.0.0:8000 --workers 3 --timeout 300 --access-logfile -"]
+# migrate, copy the demo data once (its memory with a history), index, then serve with gunicorn and
+# the watcher beside it (gthread workers: their heartbeat goes on while a long export streams,
+# which a sync worker's would not)
+CMD ["sh", "-c", "python manage.py migrate --noinput && python manage.py demo && python manage.py index && (python manage.py index --watch > /app/data/watcher.log 2>&1 &) && exec gunicorn sessionviewer.wsgi --bind 0.0.0.0:8000 --workers 3 --worker-class gthread --threads 4 --timeout 300 --access-logfile -"]

@@ -6,8 +6,11 @@ DATA := data
 HOST ?= 127.0.0.1
 PORT ?= 8000
 WORKERS ?= 3
-# Seconds a request may take before gunicorn restarts its worker: an HTML export
-# renders 0.6-0.7 ms an entry, so gunicorn's default 30 s cut off sessions past ~40,000 entries.
+# Threads per worker (gunicorn's gthread workers): a worker's heartbeat goes on while its
+# threads answer, so a long export that streams is never taken for a hung worker.
+THREADS ?= 4
+# Seconds a worker may go silent before gunicorn restarts it: with gthread, a request may
+# take longer (an export of a 2 GB session takes minutes), only a stuck worker is cut off.
 TIMEOUT ?= 300
 PYTEST_ARGS ?=
 
@@ -74,7 +77,7 @@ run: migrate static compile index admin
 	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl-C to stop)"
 	@$(SECRET) $(PY) manage.py index --watch > $(DATA)/watcher.log 2>&1 & watcher=$$!; \
 	trap 'kill $$watcher 2>/dev/null' EXIT INT TERM; \
-	$(SECRET) $(VENV)/bin/gunicorn sessionviewer.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --timeout $(TIMEOUT) --access-logfile -
+	$(SECRET) $(VENV)/bin/gunicorn sessionviewer.wsgi --bind $(HOST):$(PORT) --workers $(WORKERS) --worker-class gthread --threads $(THREADS) --timeout $(TIMEOUT) --access-logfile -
 
 test: install-dev
 	$(VENV)/bin/ruff check .

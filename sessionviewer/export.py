@@ -1,6 +1,9 @@
 """A session as a file to keep: self-contained HTML (styles inlined, no scripts) or Markdown.
 
-Both show the thread the page shows by default (the latest branch), every item of it.
+Both show the latest branch as the page shows it, every compaction in place: the noise left
+out unless asked for (show_all), one reply one message, tool calls as their views. Both are
+made as parts, CHUNK messages at a time (the view streams them), so that a session of any
+size costs a worker about one chunk's entries.
 """
 
 from __future__ import annotations
@@ -9,17 +12,18 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from django.conf import settings
-from django.template.loader import render_to_string
+from django.template.loader import get_template, render_to_string
 
 from sessionviewer import readers, render, transcripts
 from sessionviewer.models import Session
-from sessionviewer.templatetags.transcript import harness
+from sessionviewer.templatetags.transcript import harness, summary_in_banner
 from sessionviewer.transcripts import tools
 
-_STYLES = ("css/app.css", "css/tools.css", "css/pygments.css", "css/transcript.css")
+_STYLES = ("css/app.css", "css/tools.css", "css/pygments.css", "css/transcript.css", "css/print.css")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -45,14 +49,48 @@ def content_security_policy(styles: str | None = None) -> str:
     )
 
 
-def as_html(session: Session) -> str:
-    t = transcripts.transcript(session)
+# Messages rendered and sent at a time: each stretch's entries are let go before the next is
+# read, so an export of any length holds about as much as one of this many messages.
+CHUNK = 200
+
+
+def _walk(t: transcripts.Transcript, children_by_tool: dict, show_all: bool) -> Iterator[list]:
+    """The thread's groups of rows as the page shows them, CHUNK messages at a time: every
+    compaction in place as its banner (no folds), the noise left out unless show_all, a tool
+    result under its call, one reply one message."""
+    start = 0
+    while start < len(t.items):
+        transcripts.walk_to(t, start, 8 * CHUNK)  # more than a chunk's messages span, most often
+        chunk = transcripts.rows_for(
+            t, start, len(t.items), children_by_tool, 0, show_all=show_all, limit=CHUNK, use_folds=False
+        )
+        yield chunk.groups
+        start = chunk.stop
+
+
+def _children_by_tool(session: Session) -> dict[str, list]:
+    found: dict[str, list] = {}
+    for child in session.children.only(*transcripts.CHILD_FIELDS).order_by("id"):
+        if child.parent_tool_id:
+            found.setdefault(child.parent_tool_id, []).append(child)
+    return found
+
+
+# Said where an export stops early: the session's thread was built again while it was written.
+REBUILT = "The session was indexed again while this export was written: export it again for the rest."
+
+
+def as_html(session: Session, show_all: bool = False) -> Iterator[str]:
+    """The export as parts to send one after another: the head, the rows of each CHUNK, the end.
+    The thread is read here, before the first part, so an unknown or rebuilt one is known."""
+    t = transcripts.transcript_to_walk(session)
     styles = _styles()
     context = {
         "session": session,
         "thread": t.thread,
-        "groups": transcripts.rows_for(t, 0, len(t.items), show_all=True, open_folds=True).groups,
         "total": len(t.items),
+        "show_all": show_all,
+        "hidden_count": len(t.noise),
         "export": True,
         "target": "",  # no entry is singled out in an export
         "styles": styles,
@@ -60,13 +98,31 @@ def as_html(session: Session) -> str:
         "children": [],
         "problems": list(session.problems.order_by("line")[: transcripts.PROBLEM_LIMIT]),
     }
-    return render_to_string("sessions/export.html", context)
+    return _html_parts(t, _children_by_tool(session), context)
+
+
+def _html_parts(t: transcripts.Transcript, children_by_tool: dict, context: dict) -> Iterator[str]:
+    rows = get_template("sessions/_rows.html")
+    yield render_to_string("sessions/export.html#export-start", context)
+    try:
+        for groups in _walk(t, children_by_tool, context["show_all"]):
+            yield rows.render({**context, "groups": groups})
+    except transcripts.StaleSnapshot:
+        yield f'<li class="entry meta"><p class="clipped">{REBUILT}</p></li>'
+    yield render_to_string("sessions/export.html#export-end", context)
+
+
+def _longest_backticks(text: str, at_least: int) -> int:
+    """The longest run of backticks in text, if it is at_least long (0 otherwise): the search
+    runs only on texts that hold such a run, few of a long session's outputs."""
+    if "`" * at_least not in text:
+        return 0
+    return max(len(m) for m in re.findall(r"`+", text))
 
 
 def _fence(text: str, language: str = "") -> str:
     # A fence longer than any backtick run inside, so the output cannot close it early.
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = "`" * max(3, _longest_backticks(text, 3) + 1)
     return f"{fence}{language}\n{text}\n{fence}"
 
 
@@ -75,7 +131,8 @@ _DIFF_SIGNS = {"add": "+", "del": "-", "ctx": " "}
 
 def _tool_call_markdown(block: readers.Block) -> str:
     """A tool call as what it did, as the page shows it: an edit as a diff per file, a
-    command as a console line; any other call as its arguments in JSON."""
+    command as a console line, a written file as code, a read as its path; any other call
+    as its arguments in JSON."""
     head = f"**Tool call `{block.name}`** (`{block.call_id}`)"
     view = tools.describe(block)
     if view.kind in (tools.EDIT, tools.PATCH) and view.diffs:
@@ -86,12 +143,22 @@ def _tool_call_markdown(block: readers.Block) -> str:
         return "\n\n".join(parts)
     if view.kind == tools.SHELL and view.command:
         return f"{head}\n\n{_fence('$ ' + view.command, 'console')}"
+    if view.kind == tools.WRITE:
+        return f"{head}\n\n{_code(view.path)}\n\n{_fence(view.content, _language(view.path))}"
+    if view.kind == tools.READ:
+        return f"{head} {_code(view.path)}{' ' + view.line_range if view.line_range else ''}"
     arguments = json.dumps(block.arguments, indent=2, ensure_ascii=False, default=str)
     return f"{head}\n\n{_fence(arguments)}"
 
 
+def _language(path: str) -> str:
+    """A fence's language from a file's extension, as far as it is a plain word."""
+    suffix = Path(path).suffix.lstrip(".")
+    return suffix if re.fullmatch(r"[A-Za-z0-9+-]{1,12}", suffix) else ""
+
+
 def _code(text: str) -> str:
-    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    ticks = "`" * (_longest_backticks(text, 1) + 1)
     return f"{ticks} {text} {ticks}"
 
 
@@ -114,8 +181,13 @@ def _block_markdown(block: readers.Block) -> str:
     return block.text
 
 
-def as_markdown(session: Session) -> str:
-    t = transcripts.transcript(session)
+def as_markdown(session: Session, show_all: bool = False) -> Iterator[str]:
+    """The export as Markdown parts: the head, then the rows of each CHUNK (as_html's walk)."""
+    t = transcripts.transcript_to_walk(session)
+    return _markdown_parts(session, t, _children_by_tool(session), show_all)
+
+
+def _markdown_parts(session: Session, t, children_by_tool: dict, show_all: bool) -> Iterator[str]:
     lines = [f"# {session.display_title}", ""]
     for label, value in (
         ("Format", session.format),
@@ -129,30 +201,64 @@ def as_markdown(session: Session) -> str:
     ):
         if value:
             lines.append(f"- {label}: {value}")
-    lines.append("")
-    summaries = {c.summary for c in t.thread.compactions if c.summary}
-    for item in t.items:
-        e = item.entry
-        if e.kind == readers.COMPACTION:
-            lines += ["---", "", "## Compaction", "", item.summary or e.summary, "", "---", ""]
-            continue
-        if e.kind != readers.MESSAGE or (e.extra.get("is_compact_summary") and e.text in summaries):
-            continue  # a compact summary is already under its compaction's heading
-        line = harness(e)
-        if line is not None and line["kind"] in ("caveat", "meta"):
-            continue  # text the harness wrote for the model, not part of the conversation
-        who = e.sender or e.role or e.kind
-        when = f" · {e.timestamp:%Y-%m-%d %H:%M:%S}" if e.timestamp else ""
-        model = f" · {e.model}" if e.model else ""
-        compacted = " · compacted" if item.compacted else ""
-        if line is not None:
-            who = "command" if line["kind"] == "command" else "command output"
-            body = _code(line["line"]) if line["kind"] == "command" else _fence(line["text"])
-            lines += [f"## {who}{when}{compacted}", "", body, ""]
-            continue
-        lines += [f"## {who}{model}{when}{compacted}", ""]
-        lines += [_block_markdown(b) for b in e.blocks]
-        if error := e.extra.get("error_message"):
-            lines += ["", f"**Error:** {error}"]
-        lines += [""]
-    return render.neutralise("\n".join(lines))
+    if not show_all and len(t.noise):
+        lines.append(
+            f"- Hidden: {len(t.noise)} progress, hook and meta entries (export with _all=1 for them)"
+        )
+    yield render.neutralise("\n".join(lines) + "\n\n")
+    try:
+        for groups in _walk(t, children_by_tool, show_all):
+            parts = [_row_markdown(row, t.thread) for group in groups for row in group.rows if not row.hidden]
+            yield render.neutralise("".join(parts))
+    except transcripts.StaleSnapshot:
+        yield f"*{REBUILT}*\n"
+
+
+def _row_markdown(row: transcripts.Row, thread) -> str:
+    """One message as the page shows it, a heading and its blocks, each tool call with its result."""
+    e = row.entry
+    when = f" · {e.timestamp:%Y-%m-%d %H:%M:%S}" if e.timestamp else ""
+    if row.role_class == "compaction":
+        c = row.compaction
+        facts = "".join(
+            f" · {text}"
+            for text in (
+                c["trigger"] and f"trigger: {c['trigger']}",
+                c["before"] and f"{c['before']} tokens before",
+                c["after"] and f"{c['after']} tokens after",
+            )
+            if text
+        )
+        summary = row.item.summary or e.summary
+        return "\n".join(["---", "", f"## Compaction{when}{facts}", "", summary, "", "---", "", ""])
+    line = harness(e)
+    if line is not None:
+        who = {"command": "command", "output": "command output", "interrupt": "interrupted"}
+        if line["kind"] == "command":
+            body = _code(line["line"])
+        elif line["kind"] == "interrupt":
+            body = "*Stopped by the person.*"
+        else:
+            body = _fence(line["text"])
+        return f"## {who.get(line['kind'], 'harness note')}{when}\n\n{body}\n\n"
+    if row.role_class == "compact-summary":
+        if summary_in_banner(e, thread):
+            return f"## compaction summary{when}\n\n*The summary the model continued from, shown under its compaction above.*\n\n"
+        return f"## compaction summary{when}\n\n{e.text}\n\n"
+    if row.role_class == "unknown":
+        raw = json.dumps(e.raw, indent=2, ensure_ascii=False, default=str) if e.raw is not None else ""
+        return f"## unknown entry{when}\n\n{_fence(raw, 'json')}\n\n"
+    if row.role_class == "meta":
+        kind = f"{e.kind} · {e.subtype}" if e.subtype else e.kind
+        text = (e.summary or e.text).strip().splitlines()
+        return f"## {kind}{when}\n\n{text[0] if text else ''}\n\n"
+    who = e.sender or e.role or e.kind
+    model = f" · {e.model}" if e.model else ""
+    parts = [f"## {who}{model}{when}"]
+    for piece in row.pieces:
+        parts.append(_block_markdown(piece.block))
+        if piece.result is not None:
+            parts.append(_block_markdown(piece.result))
+    if error := row.error_message:
+        parts.append(f"**Error:** {error}")
+    return "\n\n".join(parts) + "\n\n"

@@ -358,6 +358,13 @@ class EntryTextForm(QueryForm):
     _from = WholeNumberField()
 
 
+class ExportForm(QueryForm):
+    """An export (/sessions/<id>/export.html, .md): _all=1 exports every entry, the noise too,
+    as the page's switch of the same name shows them."""
+
+    _all = WholeNumberField(max_value=1)
+
+
 class TranscriptForm(QueryForm):
     """The transcript (/sessions/<id>/) and its twin: which thread, and which part of it.
 

@@ -219,13 +219,16 @@ def test_folds_are_computed_the_same_from_a_snapshot(compacted_twice, db):
     assert loaded.compactions == built.compactions == (4, 8)
 
 
-def test_an_export_shows_every_entry_with_its_folds_open(client, compacted_twice, viewer):
+def test_an_export_shows_each_compaction_in_place_without_folds(client, compacted_twice, viewer):
     from django.urls import reverse
 
     body = page(client, reverse("session-export-html", args=[compacted_twice.id]))
-    assert body.count("<details open>") == 2
-    for entry_id in ("u-1", "a-1", "u-2", "a-2", "s-1", "u-3", "a-3", "s-2", "u-4", "a-4"):
-        assert f'id="entry-{entry_id}"' in body
+    assert "compacted-run" not in thread_of(body) and "fold-" not in thread_of(body)
+    order = ["u-1", "a-1", "u-2", "a-2", "c-1", "u-3", "a-3", "c-2", "u-4", "a-4"]
+    assert entry_ids(body) == [f"entry-{entry_id}" for entry_id in order]  # the summary lines are noise
+    assert body.count("Context compacted") == 2
+    every = page(client, reverse("session-export-html", args=[compacted_twice.id]), _all=1)
+    assert 'id="entry-s-1"' in every and 'id="entry-s-2"' in every
 
 
 # --- Opened from a search hit ----------------------------------------------------------------------------

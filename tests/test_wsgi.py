@@ -21,3 +21,12 @@ def test_the_wsgi_application_leaves_what_it_loaded_out_of_the_collector_s_way()
     is_app, frozen = done.stdout.split()
     assert is_app == "True"
     assert int(frozen) > 10_000  # Django and the apps' objects
+
+
+def test_make_run_and_the_dockerfile_serve_with_threaded_workers():
+    # A sync worker's heartbeat waits for its request to end: a long export that streams
+    # would be killed at --timeout. gthread workers beat while their threads answer.
+    for name in ("Makefile", "Dockerfile"):
+        text = (settings.BASE_DIR / name).read_text()
+        serve = next(line for line in text.splitlines() if "gunicorn sessionviewer.wsgi" in line)
+        assert "--worker-class gthread" in serve, name

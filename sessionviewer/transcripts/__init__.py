@@ -16,14 +16,17 @@ from sessionviewer.transcripts.store import (
     load_entry,
     prepare_snapshots,
     transcript,
+    transcript_to_walk,
     unprepared_sessions,
     version_text,
+    walk_to,
 )
 
 # The page's names load on first use: the indexer needs only the snapshots (store.py),
 # and page.py brings search, Markdown and Pygments, a fifth of `manage.py index`'s start.
 _PAGE_NAMES = frozenset(
     {
+        "CHILD_FIELDS",
         "CHUNK",
         "PROBLEM_LIMIT",
         "TEXT_LIMIT",
@@ -53,6 +56,7 @@ def __getattr__(name: str):
 __all__ = [
     "StaleSnapshot",
     "forget_session",
+    "CHILD_FIELDS",
     "CHUNK",
     "PROBLEM_LIMIT",
     "TEXT_LIMIT",
@@ -76,5 +80,7 @@ __all__ = [
     "thread_to_dict",
     "transcript",
     "transcript_page",
+    "transcript_to_walk",
     "version_text",
+    "walk_to",
 ]

@@ -78,6 +78,8 @@ _ANCHOR_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 
 def anchor(entry_id: str) -> str:
     """A stable, HTML- and CSS-safe element id for an entry id: other characters as _hex_."""
+    if _ANCHOR_SAFE.issuperset(entry_id):  # most ids (UUIDs): one pass in C, not one a character
+        return "entry-" + entry_id
     return "entry-" + "".join(c if c in _ANCHOR_SAFE else f"_{ord(c):x}_" for c in entry_id)
 
 

@@ -185,6 +185,25 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
     return _remember(_cache, key, built)
 
 
+def transcript_to_walk(session: Session, leaf: str | None = None) -> Transcript:
+    """The thread for one walk from its start to its end (an export), which lets each stretch
+    of items go once past it (walk_to): read anew from its snapshot, never the cached one,
+    whose items other requests keep. A thread built from its entries (a short session) is
+    the cached one: its entries are in memory already."""
+    t = transcript(session, leaf)
+    if isinstance(t.items, LazyItems):
+        return _from_snapshot(session, leaf) or t
+    return t
+
+
+def walk_to(t: Transcript, start: int, ahead: int) -> None:
+    """A walk (an export) is at item start: forget what it read of the items before (asked for
+    again, they are read again) and read the entries of the next `ahead` items it has not, the
+    noise among them, which a page's prefetch leaves to blocks of 200 lines read one by one."""
+    if isinstance(t.items, LazyItems):
+        t.items.walk_to(start, ahead)
+
+
 def _built_over_columns(session: Session, leaf: str | None) -> bool:
     try:
         flat.build_snapshots(session, 0, leaf)
@@ -782,6 +801,17 @@ class LazyItems(Sequence):
 
     def prefetch(self, indexes: list[int]) -> None:
         self.source.prefetch(indexes)
+
+    def walk_to(self, start: int, ahead: int) -> None:
+        """Forget the items before start, their entries and pieces; read the next ahead items'."""
+        if start >= self.count:
+            self.made, self.source.loaded, self.pieces.loaded = {}, {}, {}
+            return
+        line, number = self.pieces.line(start), start // PIECE
+        self.made = {i: item for i, item in self.made.items() if i >= start}
+        self.source.loaded = {n: e for n, e in self.source.loaded.items() if n >= line}
+        self.pieces.loaded = {n: piece for n, piece in self.pieces.loaded.items() if n >= number}
+        self.source.prefetch(list(range(start, min(start + ahead, self.count))))
 
     def is_compacted(self, index: int) -> bool:
         at = bisect_right(self.compacted, [index, float("inf")]) - 1

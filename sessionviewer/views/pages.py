@@ -4,7 +4,13 @@ filters/transcripts/activity, parsing in readers."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required, permission_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponsePermanentRedirect,
+    StreamingHttpResponse,
+)
 from django.shortcuts import get_object_or_404, render
 from django.templatetags.static import static
 from django.urls import reverse
@@ -13,7 +19,14 @@ from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import activity, export, projects, search, transcripts
 from sessionviewer.filters import ROW_FIELDS, ROW_FIELDS_WITH_MACHINE, filter_sessions, nested, session_page
-from sessionviewer.forms import ActivityForm, EntryTextForm, ProjectForm, SessionListForm, TranscriptForm
+from sessionviewer.forms import (
+    ActivityForm,
+    EntryTextForm,
+    ExportForm,
+    ProjectForm,
+    SessionListForm,
+    TranscriptForm,
+)
 from sessionviewer.index.fold import fold_home
 from sessionviewer.models import Session, Source
 from sessionviewer.views.http import bad_parameter_is_400, snapshot_rebuilt_is_retried
@@ -124,13 +137,22 @@ def entry_text(request: HttpRequest, session_id: int, line: int, block: int) -> 
     return render(request, "sessions/_long_text.html#long-text-rest", context)
 
 
+def _stream(parts, content_type: str, filename: str) -> StreamingHttpResponse:
+    """A download sent as it is made: an export of any length, a part at a time."""
+    response = StreamingHttpResponse(parts, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
 @require_safe
 @login_required
 @view_permission
+@bad_parameter_is_400
 @snapshot_rebuilt_is_retried
-def session_export_html(request: HttpRequest, session_id: int) -> HttpResponse:
+def session_export_html(request: HttpRequest, session_id: int) -> StreamingHttpResponse:
     session = _get_session(session_id)
-    response = _download(export.as_html(session), "text/html", export.filename(session, "html"))
+    show_all = bool(ExportForm.read(request.GET)["_all"])
+    response = _stream(export.as_html(session, show_all), "text/html", export.filename(session, "html"))
     # The file carries its own policy (a <meta>); the app's would refuse its inline <style>.
     response["Content-Security-Policy"] = export.content_security_policy()
     return response
@@ -139,10 +161,12 @@ def session_export_html(request: HttpRequest, session_id: int) -> HttpResponse:
 @require_safe
 @login_required
 @view_permission
+@bad_parameter_is_400
 @snapshot_rebuilt_is_retried
-def session_export_md(request: HttpRequest, session_id: int) -> HttpResponse:
+def session_export_md(request: HttpRequest, session_id: int) -> StreamingHttpResponse:
     session = _get_session(session_id)
-    return _download(export.as_markdown(session), "text/markdown", export.filename(session, "md"))
+    show_all = bool(ExportForm.read(request.GET)["_all"])
+    return _stream(export.as_markdown(session, show_all), "text/markdown", export.filename(session, "md"))
 
 
 @require_safe
