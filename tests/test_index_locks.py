@@ -84,10 +84,11 @@ def test_manage_py_index_refuses_a_root_another_indexer_of_its_machine_holds(tmp
         else:
             call_command("index", f"claude_code={root}", stdout=out, stderr=err)
             assert Session.objects.count() == 1
-    settings.SESSIONVIEWER_MACHINE = "laptop-b"  # the same path on another machine
+    settings.SESSIONVIEWER_MACHINE = "laptop-b"  # the same path on another machine: its own sessions
     with roots_held("laptop-a", [str(root)]):
         call_command("index", f"claude_code={root}", stdout=out, stderr=err)
-    assert Session.objects.count() == 1
+    machines = Session.objects.values_list("source__machine", flat=True)
+    assert sorted(machines) == (["laptop-b"] if ON_POSTGRESQL else ["laptop-a", "laptop-b"])
 
 
 def test_take_turn_makes_another_transaction_wait_on_postgresql_and_is_nothing_on_sqlite():
