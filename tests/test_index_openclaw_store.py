@@ -67,7 +67,7 @@ def test_a_database_session_is_indexed_with_its_entries(store, tmp_path):
     assert (session.first_prompt, session.message_count, session.project) == (
         "Fix the upload test",
         2,
-        "/home/alice/project",
+        "~/project",  # /home/alice/project, the home folded
     )
     assert (session.read_offset, session.read_line) == (3, 3)
 
@@ -102,7 +102,7 @@ def test_a_session_numbered_from_0_is_indexed_from_its_first_event(store, tmp_pa
     run(tmp_path)
     session = Session.objects.get()
     assert list(session.entries.order_by("line").values_list("line", "kind"))[0] == (1, "session")
-    assert session.project == "/home/alice/project"  # the header, seq 0, says so
+    assert session.project == "~/project"  # the header, seq 0, says so (the home folded)
     assert (session.read_offset, session.read_line) == (3, 3)
     store.events("s1", said("m3", "user", "and the docs", "m2"))
     run(tmp_path)

@@ -225,7 +225,7 @@ def test_codex_token_counts_are_priced_by_the_model_of_their_turn_context():
 def test_codex_session_folds_into_its_project_model_and_first_prompt():
     state = SessionState(format="codex")
     fold_entries(state, entries(TOOLS))
-    assert (state.project, state.cwd) == ("/home/user/projects/greeter", "/home/user/projects/greeter")
+    assert (state.project, state.cwd) == ("~/projects/greeter", "/home/user/projects/greeter")
     assert (state.models_used, state.git_branch) == (["gpt-5-codex"], "main")
     assert state.session_uuid == "0199a4f2-6c1e-7c33-9b1a-2d5e8f0c4a11"
     assert state.first_prompt == "Make greet() use an f-string and run the tests."
@@ -246,7 +246,7 @@ def test_codex_reader_reads_a_bare_session_meta_of_an_early_rollout():
 def test_codex_reader_takes_an_early_rollouts_cwd_from_its_environment_context():
     state = SessionState(format="codex")
     fold_entries(state, entries(LEGACY))
-    assert state.project == "/home/user/projects/webshop"
+    assert state.project == "~/projects/webshop"  # the home folded: one project on every machine
 
 
 def test_codex_reader_reads_state_lines_as_hidden_events():
