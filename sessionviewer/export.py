@@ -51,7 +51,7 @@ def as_html(session: Session) -> str:
     context = {
         "session": session,
         "thread": t.thread,
-        "groups": transcripts.rows_for(t, 0, len(t.items), show_all=True, open_folds=True).groups,
+        "groups": transcripts.rows_for(t, 0, len(t.items), show_all=True).groups,
         "total": len(t.items),
         "export": True,
         "target": "",  # no entry is singled out in an export

@@ -61,7 +61,7 @@ def test_search_lands_on_the_hit(browser_page, demo):
     expect(page.locator("li.entry mark.hit").first).to_be_attached()
 
 
-def test_a_tool_result_expands_and_a_compaction_unfolds(browser_page, demo):
+def test_a_tool_result_expands_and_a_compaction_summary_unfolds(browser_page, demo):
     page = browser_page
     open_page(page, titled("Add a cart page").get_absolute_url())
     output = page.locator("details.output").first
@@ -70,10 +70,10 @@ def test_a_tool_result_expands_and_a_compaction_unfolds(browser_page, demo):
     expect(output.locator("pre")).to_be_visible()
 
     open_page(page, titled("one cent off").get_absolute_url())
-    run = page.locator(".compacted-run details")
-    expect(run.locator("li.entry").first).to_be_hidden()
-    run.locator("summary").first.click()
-    expect(run.locator("li.entry").first).to_be_visible()
+    summary = page.locator(".compaction-banner details.summary").first
+    expect(summary.locator(".md")).to_be_hidden()
+    summary.locator("summary").click()
+    expect(summary.locator(".md")).to_contain_text("Primary Request and Intent")
     page.keyboard.press("j")
     expect(page.locator("li.entry.focused")).to_have_count(1)
 

@@ -82,11 +82,11 @@ def page(client, url, status=200, **params) -> str:
     return response.content.decode()
 
 
-def with_folds(client, url: str, body: str) -> str:
-    """The page with each compaction fold's first chunk, as opening the folds would load them."""
-    for link in re.findall(r'class="more fold-chunk" hx-get="([^"]+)"', body):
-        assert link.startswith(url + "?")  # the fold's own page: it loads from there wherever it shows
-        response = client.get(html.unescape(link), HTTP_HX_REQUEST="true")
+def whole_page(client, url: str, body: str) -> str:
+    """The page with every chunk after the first, as scrolling to the end would load them."""
+    while found := re.search(r'<li id="entry-chunk" class="more" hx-get="([^"]+)"', body[-3000:]):
+        assert found.group(1).startswith(url + "?")
+        response = client.get(html.unescape(found.group(1)), HTTP_HX_REQUEST="true")
         assert response.status_code == 200
         body += response.content.decode()
     return body
@@ -311,13 +311,13 @@ def test_a_search_hit_on_another_branch_opens_that_branch(client, demo, viewer):
 # --- The transcript -------------------------------------------------------------------------------------
 
 
-def test_claude_transcript_has_compaction_banner_folded_run_and_subagent_link(client, demo, viewer):
+def test_claude_transcript_has_compaction_banner_in_place_and_subagent_link(client, demo, viewer):
     session = session_titled("one cent off")
     url = detail_url(session)
-    body = page(client, url)
-    assert "Context compacted" in body and "trigger: manual" in body and "48213 tokens before" in body
-    assert 'class="compacted-run"' in body and "</span>, compacted:" in body
-    body = with_folds(client, url, body)  # the call that started the subagent was compacted away
+    body = whole_page(client, url, page(client, url))
+    assert "Context compacted" in body and "trigger: manual" in body and "48,213 tokens before" in body
+    assert 'class="compacted-run"' not in body
+    body = body[: body.index("Context compacted")]  # the call that started the subagent came before it
     child = session.children.get()
     assert f'href="{child.get_absolute_url()}"' in body
     assert "Open the subagent transcript" in body
@@ -343,7 +343,7 @@ def test_a_subagent_links_back_to_the_call_that_started_it(client, demo, viewer)
 def test_a_parent_shows_its_subagent_inline_where_it_was_called(client, demo, viewer):
     child = Session.objects.get(kind="subagent")
     url = detail_url(child)
-    parent = with_folds(client, detail_url(child.parent), page(client, detail_url(child.parent)))
+    parent = whole_page(client, detail_url(child.parent), page(client, detail_url(child.parent)))
     assert (
         f'<li class="more fold-chunk" hx-get="{url}?_offset=0&amp;_inline=1" hx-trigger="intersect once"'
         in parent
@@ -417,8 +417,8 @@ def test_go_agent_fork_links_its_parent_and_compaction_shows_tokens(client, demo
     fork = Session.objects.get(format="go_agent", kind="fork")
     body = page(client, detail_url(fork))
     assert f'href="{fork.parent.get_absolute_url()}"' in body
-    parent = with_folds(client, detail_url(fork.parent), page(client, detail_url(fork.parent)))
-    assert "Context compacted" in parent and "38214 tokens before" in parent
+    parent = whole_page(client, detail_url(fork.parent), page(client, detail_url(fork.parent)))
+    assert "Context compacted" in parent and "38,214 tokens before" in parent
     assert '<img class="thumb" src="data:image/png;base64,' in parent
     assert "edit failed" in parent
 
@@ -524,10 +524,13 @@ def test_command_output_loses_terminal_colour_codes():
 def test_the_compact_summary_shows_only_in_the_compaction_banner(client, demo, viewer):
     session = session_titled("one cent off")
     body = page(client, detail_url(session))
-    assert body.count("Primary Request and Intent") == 1
+    assert "Primary Request and Intent" not in body  # folded in the banner, loaded when opened
     assert "shown in the compaction banner above" not in body  # the summary line is hidden
+    at = re.search(r'class="md summary-later" hx-get="[^"]*_summary=(\d+)"', body).group(1)
+    summary = client.get(detail_url(session), {"_summary": at}, HTTP_HX_REQUEST="true").content.decode()
+    assert summary.count("Primary Request and Intent") == 1
     body = page(client, detail_url(session), _all="1")
-    assert body.count("Primary Request and Intent") == 1
+    assert "Primary Request and Intent" not in body
     assert "shown in the compaction banner above" in body
     assert "Compacted (ctrl+o to see full summary)</pre>" in body
 

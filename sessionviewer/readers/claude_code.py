@@ -323,6 +323,17 @@ def harness_line(entry: Entry) -> dict | None:
     return {"kind": "meta", "text": text}
 
 
+def is_compact_command(entry: Entry) -> bool:
+    """Whether a user line is the /compact command a person typed: Claude Code writes it after
+    the compaction it asked for (the boundary, its summary, a caveat, then the command)."""
+    harness = harness_line(entry)
+    return (
+        harness is not None
+        and harness["kind"] == "command"
+        and harness["line"].split(" ", 1)[0] == "/compact"
+    )
+
+
 def is_reminder(text: str) -> bool:
     """Whether a text block is only a <system-reminder> the harness added for the model."""
     text = text.strip()
