@@ -23,6 +23,8 @@ safe to mark as such in a template, and every one passes its input through
 - `highlight_file(code, filename)`: `highlight_code` with the language guessed
   from the file's name (its extension, or names such as Makefile), for a file a
   tool wrote.
+- `highlight_file_lines(lines, filename)` and `render_numbered(numbers, lines)`: a file's
+  lines as a read tool gave them, highlighted, with their numbers in the file in a gutter.
 - `render_diff(lines)`: a unified diff as `<pre class="diff">`, one escaped line
   per span, its kind (add, del, ctx, hunk, note) as a class and its line numbers
   as data attributes, which CSS shows and copying leaves out.
@@ -149,16 +151,37 @@ def render_plain(text: str) -> str:
     return f'<pre class="plain">{html.escape(_prepare(text), quote=False)}</pre>'
 
 
-def highlight_file(code: str, filename: str) -> str:
-    """Code highlighted by its file's name; plain when the name says nothing or the code is long."""
-    code = _prepare(code)
+def _highlight_by_name(code: str, filename: str) -> str:
+    """Prepared code, highlighted by its file's name; escaped alone when the name says nothing
+    or the code is long."""
     name = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
     stem, dot, suffix = name.rpartition(".")
     # Keyed by extension, so the cache stays small: "x.py" for every Python file.
     key = f"x.{suffix.lower()}" if dot and stem and suffix else name
     lexer = _file_lexer(key[:100]) if key and len(code) <= HIGHLIGHT_LIMIT else None
-    body = highlight(code, lexer, _formatter) if lexer else html.escape(code, quote=False)
-    return f'<pre class="highlight"><code>{body}</code></pre>'
+    return highlight(code, lexer, _formatter) if lexer else html.escape(code, quote=False)
+
+
+def highlight_file(code: str, filename: str) -> str:
+    """Code highlighted by its file's name; plain when the name says nothing or the code is long."""
+    return f'<pre class="highlight"><code>{_highlight_by_name(_prepare(code), filename)}</code></pre>'
+
+
+def highlight_file_lines(lines: list[str], filename: str) -> list[str]:
+    """A file's lines highlighted by its name as highlight_file does, one HTML string a line:
+    Pygments closes its spans at each line's end, so any run of them stands alone."""
+    body = _highlight_by_name(_prepare("\n".join(lines)), filename)
+    return body.split("\n")[: len(lines)]
+
+
+def render_numbered(numbers: list[int], lines: list[str]) -> str:
+    """Lines from highlight_file_lines with their numbers in the file in a gutter, which CSS
+    shows and copying leaves out."""
+    out = ['<pre class="highlight numbered"><code>']
+    for number, line in zip(numbers, lines, strict=True):
+        out.append(f'<span class="cl"><span class="ln" data-n="{int(number)}"></span>{line}\n</span>')
+    out.append("</code></pre>")
+    return "".join(out)
 
 
 _DIFF_SIGNS = {"add": "+", "del": "-", "ctx": " "}

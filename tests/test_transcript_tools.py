@@ -467,6 +467,14 @@ def codex_session(tmp_path):
     )
 
 
+def one_call_session(tmp_path, name: str, arguments: dict, output: str) -> Session:
+    """A Claude Code session of one tool call (toolu_1) and its result, indexed."""
+    call_block = {"type": "tool_use", "id": "toolu_1", "name": name, "input": arguments}
+    write_tool_turn(tmp_path / "projects" / "-w" / "s.jsonl", "go", [call_block], {"toolu_1": output})
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    return Session.objects.get()
+
+
 def tool_call(body: str, call_id: str) -> str:
     """The HTML of the tool call with this id: its view, raw arguments and result."""
     return next(part for part in body.split('<div class="tool-call ')[1:] if call_id in part)
@@ -532,6 +540,32 @@ def test_claude_read_grep_and_glob_show_path_range_and_pattern(client, viewer, c
     assert '<code class="pattern">def greet</code> in <code class="path">/home/user/app</code>' in grep
     assert "/home/user/app/greet.py:1:def greet():" in grep  # the matches
     assert '<code class="pattern">**/*.toml</code>' in tool_call(body, "toolu_glob")
+
+
+@pytest.mark.django_db
+def test_a_claude_read_result_is_code_with_the_files_line_numbers_in_a_gutter(client, viewer, claude):
+    read = tool_call(page(client, detail_url(claude)), "toolu_read")
+    assert '<span class="cl"><span class="ln" data-n="10"></span><span class="k">def</span>' in read
+    assert '<span class="ln" data-n="11"></span>' in read
+    assert "10\u2192" not in read and "10→" not in read  # the numbers are the gutter, never text
+    assert 'class="read-rest"' not in read  # two lines: nothing more to show
+
+
+@pytest.mark.django_db
+def test_a_long_read_result_previews_five_lines_then_shows_all(client, viewer, tmp_path):
+    lines = "\n".join(f"{n:>6}\u2192x = {n}" for n in range(1, 13))
+    session = one_call_session(tmp_path, "Read", {"file_path": "/app/long.py"}, lines)
+    read = tool_call(page(client, detail_url(session)), "toolu_1")
+    head, whole = read.split('<details class="read-rest">')
+    assert head.count('<span class="cl">') == 5 and 'data-n="5"' in head and 'data-n="6"' not in head
+    assert "<summary>Show all 12 lines</summary>" in whole and whole.count('<span class="cl">') == 12
+
+
+@pytest.mark.django_db
+def test_a_failed_read_shows_its_error_as_output(client, viewer, tmp_path):
+    session = one_call_session(tmp_path, "Read", {"file_path": "/app/gone.py"}, "File does not exist.")
+    read = tool_call(page(client, detail_url(session)), "toolu_1")
+    assert 'class="read-file"' not in read and "File does not exist." in read
 
 
 @pytest.mark.django_db
@@ -620,7 +654,11 @@ def test_openclaw_tools_get_the_same_views(client, viewer, openclaw):
     bash = tool_call(body, "call_bash")
     assert '<span class="prompt" aria-hidden="true">$ </span>npm test</pre>' in bash
     assert '<span class="badge exit error">exit 1</span>' in bash
-    assert '<span class="n">lines 5–14</span>' in tool_call(body, "call_read")
+    read = tool_call(body, "call_read")
+    assert '<span class="n">lines 5–14</span>' in read
+    assert (
+        '<span class="ln" data-n="5"></span><span class="k">export</span>' in read
+    )  # numbered from its offset
     edit = tool_call(body, "call_edit")
     assert '<pre class="diff numbered">' in edit  # from pi's own diff in the result's details
     assert (
@@ -657,7 +695,7 @@ def test_go_agent_tools_get_the_same_views(client, viewer, go):
 @pytest.mark.django_db
 def test_codex_tools_get_the_same_views(client, viewer, codex_session):
     url = detail_url(codex_session)
-    body = test_pages.with_folds(client, url, page(client, url))  # the calls before the compaction too
+    body = test_pages.whole_page(client, url, page(client, url))
     shell = tool_call(body, "call_read_1")
     assert "$ </span>sed -n &#x27;1,20p&#x27; src/app.py</pre>" in shell
     tests_run = tool_call(body, "call_test_1")
@@ -670,7 +708,7 @@ def test_codex_tools_get_the_same_views(client, viewer, codex_session):
     assert "<span class=\"sign\">+</span>    return f'Hello, {name}!'" in tool_call(body, "call_patch_1")
     assert '<details class="thinking"><summary>Thinking: **Looking at greet()**</summary>' in body
     assert "Fix the failing test" in tool_call(body, "call_plan_1")
-    assert "<strong>Context compacted</strong>" in body
+    assert "<strong>Context compacted (1)</strong>" in body
     assert "<dt>Tokens</dt><dd>16.8k total: 4.4k in · 420 out · 12.0k cache read</dd>" in body
     assert "<dt>Project</dt>" in body and "/home/user/projects/greeter" in body
     assert "stream disconnected before completion" in body  # an error event stays in sight
@@ -716,7 +754,7 @@ def test_the_markdown_export_shows_an_edit_as_a_diff_and_a_command_as_a_console_
 @pytest.mark.django_db
 def test_a_codex_reply_shows_the_usage_its_token_count_line_gave(client, viewer, codex_session):
     url = detail_url(codex_session)
-    body = test_pages.with_folds(client, url, page(client, url))
+    body = test_pages.whole_page(client, url, page(client, url))
     thread = body[body.index('id="entry-list"') :]
     assert thread.count('class="usage"') >= 1  # hidden token_count lines lend their usage to the reply
     assert "token_count" not in thread  # the lines themselves stay hidden

@@ -57,6 +57,7 @@ from . import (
     USER,
     Block,
     Entry,
+    FileLines,
     SessionFile,
     first_object,
     key_prefix,
@@ -332,6 +333,28 @@ def is_compact_command(entry: Entry) -> bool:
         and harness["kind"] == "command"
         and harness["line"].split(" ", 1)[0] == "/compact"
     )
+
+
+# A Read result's line: its number in the file, an arrow (a tab before 2.0), the line.
+_READ_LINE = re.compile(r"^\s*(\d+)(?:\t|\u2192)(.*)$")
+
+
+def read_output(text: str, arguments: Any = None) -> FileLines | None:
+    """A Read result's "     12→text" lines as the file's numbered lines; what follows them
+    (not a reminder to the model) is the note. None when the first line is not numbered."""
+    lines = text.split("\n")
+    numbers: list[int] = []
+    kept: list[str] = []
+    for raw in lines:
+        found = _READ_LINE.match(raw.removesuffix("\r"))
+        if not found:
+            break
+        numbers.append(int(found.group(1)))
+        kept.append(found.group(2))
+    if not numbers:
+        return None
+    note = "\n".join(lines[len(numbers) :]).strip()
+    return FileLines(numbers, kept, "" if is_reminder(note) else note)
 
 
 def is_reminder(text: str) -> bool:

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from sessionviewer import render, transcripts
+from sessionviewer import readers, render, transcripts
 from sessionviewer.readers import claude_code
 from sessionviewer.transcripts import tools
 
@@ -218,6 +218,35 @@ def highlight_file(content: str, path: str) -> SafeString:
     if clipped:
         html += f'<p class="clipped">Content cut at {OUTPUT_LIMIT:,} of {len(content):,} characters.</p>'
     return mark_safe(html)  # noqa: S308 - escaped by render.py
+
+
+# A read result shows this many of its lines, the rest behind "show all".
+PREVIEW_LINES = 5
+
+
+@register.simple_tag(takes_context=True)
+def file_lines(context, result, call) -> dict | None:
+    """A read result as the file's lines, highlighted by the file's name with their numbers in
+    a gutter: the first PREVIEW_LINES (head), all of them when there are more (whole: "show
+    all" puts them in the head's place), and the tool's note. None
+    when the session's format has no rule for it, the text is not a file's lines, the read
+    failed or its text is past OUTPUT_LIMIT: it then shows as any output does."""
+    session = context.get("session")
+    text = result.text or ""
+    if session is None or result.is_error or len(text) > OUTPUT_LIMIT:
+        return None
+    found = readers.read_output(session.format, text, call.arguments)
+    if found is None:
+        return None
+    lines = render.highlight_file_lines(found.lines, tools.edit_path(call))
+    numbers, cut = found.numbers, PREVIEW_LINES
+    whole = render.render_numbered(numbers, lines) if len(lines) > cut else ""
+    return {
+        "count": len(lines),
+        "head": mark_safe(render.render_numbered(numbers[:cut], lines[:cut])),  # noqa: S308 - escaped by render.py
+        "whole": mark_safe(whole),  # noqa: S308 - escaped by render.py
+        "note": found.note,
+    }
 
 
 @register.filter
