@@ -354,26 +354,66 @@ def test_a_parent_shows_its_subagent_inline_where_it_was_called(client, demo, vi
     assert "live-poller" not in fragment and 'id="entry-chunk"' not in fragment  # ids stay the parent's
 
 
-def test_claude_transcript_pairs_tool_calls_with_results_and_folds_thinking(client, demo, viewer):
+def test_claude_transcript_pairs_tool_calls_with_results_and_shows_thinking(client, demo, viewer):
     body = page(client, detail_url(session_titled("Add a cart page")))
     call = next(part for part in body.split('<div class="tool-call') if "toolu_01Zk" in part)
     assert 'class="tool-result error' in call  # the failing pytest run, under its call
     assert '<span class="badge exit error">exit 1</span>' in call
-    assert '<details class="thinking">' in body
+    assert 'class="thinking readable"' in body
     assert "Branch 2 of 2" in body
 
 
-def test_a_permalink_to_an_entry_opens_its_thinking(client, demo, viewer):
+def test_a_permalink_to_an_entry_opens_its_folded_thinking(client, demo, viewer):
     session = session_titled("Add a cart page")
     thinking = next(
         item.entry.id
         for item in transcripts.transcript(session).items
         if any(b.type == "thinking" for b in item.entry.blocks)
     )
-    assert '<details class="thinking">' in page(client, detail_url(session))
+    assert '<details class="thinking">' in page(client, detail_url(session), _thinking="0")
     body = page(client, detail_url(session), entry=thinking)
     row = re.search(rf'<li id="{transcripts.anchor(thinking)}".*?</li>', body, re.S).group(0)
     assert '<details class="thinking" open>' in row
+
+
+def test_a_long_thinking_block_shows_its_opening_lines_then_show_all(client, tmp_path, viewer):
+    thought = "\n\n".join(f"Step {n}: weigh <option {n}> and move on." for n in range(1, 9))
+    write_tool_turn(
+        tmp_path / "projects" / "-w" / "s.jsonl", "go", [{"type": "thinking", "thinking": thought}]
+    )
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    body = page(client, detail_url(Session.objects.get()))
+    block = body[body.index('<details class="thinking readable">') :]
+    opening = block[: block.index("</summary>")]
+    assert "Step 4: weigh &lt;option 4&gt; and move on.…" in opening and "Step 5" not in opening
+    assert '<span class="show-all">Show all</span>' in opening
+    assert "<p>Step 8: weigh &lt;option 8&gt; and move on.</p>" in block  # the whole of it, after
+
+
+def test_a_short_thinking_block_shows_whole_without_a_fold(client, tmp_path, viewer):
+    write_tool_turn(
+        tmp_path / "projects" / "-w" / "s.jsonl", "go", [{"type": "thinking", "thinking": "Easy one."}]
+    )
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    body = page(client, detail_url(Session.objects.get()))
+    assert (
+        '<div class="thinking readable"><span class="thinking-label">Thinking</span><div class="md"><p>Easy one.</p>'
+        in body
+    )
+
+
+def test_the_thinking_switch_folds_every_block_and_is_remembered(client, tmp_path, viewer):
+    write_tool_turn(
+        tmp_path / "projects" / "-w" / "s.jsonl", "go", [{"type": "thinking", "thinking": "Easy one."}]
+    )
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    url = detail_url(Session.objects.get())
+    folded = page(client, url, _thinking="0")
+    assert '<details class="thinking"><summary>Thinking: Easy one.</summary>' in folded
+    assert 'href="?_thinking=1">Show thinking</a>' in folded
+    assert '<details class="thinking"><summary>' in page(client, url)  # no parameter: remembered
+    shown = page(client, url, _thinking="1")
+    assert 'class="thinking readable"' in shown and 'href="?_thinking=0">Fold thinking</a>' in shown
 
 
 def test_a_permalink_or_search_hit_on_a_tool_call_opens_its_long_arguments(client, tmp_path, viewer):

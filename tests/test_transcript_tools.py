@@ -706,7 +706,10 @@ def test_codex_tools_get_the_same_views(client, viewer, codex_session):
         patch = tool_call(body, call_id)  # a custom tool call's text, a function call's input
         assert f'<span class="action update">update</span> <code class="path">{path}</code>' in patch
     assert "<span class=\"sign\">+</span>    return f'Hello, {name}!'" in tool_call(body, "call_patch_1")
-    assert '<details class="thinking"><summary>Thinking: **Looking at greet()**</summary>' in body
+    assert (
+        '<span class="thinking-label">Thinking</span><div class="md"><p><strong>Looking at greet()</strong>'
+        in body
+    )
     assert "Fix the failing test" in tool_call(body, "call_plan_1")
     assert "<strong>Context compacted (1)</strong>" in body
     assert "<dt>Tokens</dt><dd>16.8k total: 4.4k in · 420 out · 12.0k cache read</dd>" in body

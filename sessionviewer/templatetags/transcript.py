@@ -123,6 +123,24 @@ def first_line(text: str) -> str:
     return line[:120] + ("…" if len(line) > 120 else "")
 
 
+# A thinking block longer than this shows its opening lines, the rest behind "show all".
+OPENING_LINES = 4
+OPENING_CHARS = 400
+
+
+@register.filter
+def opening(text: str) -> str:
+    """The opening lines of a long thinking block, shown before "show all"; "" when the
+    block is short enough to show whole."""
+    lines = [line for line in (text or "").strip().split("\n") if line.strip()]
+    if len(lines) <= OPENING_LINES and sum(map(len, lines)) <= OPENING_CHARS:
+        return ""
+    head = "\n".join(lines[:OPENING_LINES])
+    if len(head) > OPENING_CHARS:
+        head = head[:OPENING_CHARS].rsplit(" ", 1)[0]
+    return head + "…"
+
+
 @register.filter
 def line_count(text: str) -> int:
     return (text or "").count("\n") + 1
