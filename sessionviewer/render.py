@@ -27,7 +27,8 @@ safe to mark as such in a template, and every one passes its input through
   lines as a read tool gave them, highlighted, with their numbers in the file in a gutter.
 - `render_diff(lines)`: a unified diff as `<pre class="diff">`, one escaped line
   per span, its kind (add, del, ctx, hunk, note) as a class and its line numbers
-  as data attributes, which CSS shows and copying leaves out.
+  as data attributes, which CSS shows and copying leaves out; within a changed
+  line, the words that changed are marked.
 - `neutralise(text)`: replaces control characters (C0 except newline and tab,
   DEL, C1), bidirectional overrides and isolates, directional marks and lone
   surrogates by their escaped code point, e.g. "\\u202e", so they are visible
@@ -43,6 +44,7 @@ Highlighting CSS lives in static/css/pygments.css, scoped under `.highlight`.
 import html
 import json
 import re
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 import nh3
@@ -187,13 +189,68 @@ def render_numbered(numbers: list[int], lines: list[str]) -> str:
 _DIFF_SIGNS = {"add": "+", "del": "-", "ctx": " "}
 
 
+# Words are compared within a changed line up to this length; past it the line is marked whole.
+WORD_DIFF_LIMIT = 1_000
+_WORD = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def _word_marks(old: str, new: str) -> tuple[str, str] | None:
+    """A removed line and the line that replaced it, escaped, the words that differ marked
+    (<span class="wd"> removed, <span class="wa"> added); None when they share too little
+    for marks to help, or are too long to compare."""
+    if len(old) > WORD_DIFF_LIMIT or len(new) > WORD_DIFF_LIMIT:
+        return None
+    a, b = _WORD.findall(old), _WORD.findall(new)
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    if matcher.ratio() < 0.5:
+        return None
+    old_out, new_out = [], []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        removed = html.escape("".join(a[i1:i2]), quote=False)
+        added = html.escape("".join(b[j1:j2]), quote=False)
+        if op == "equal":
+            old_out.append(removed)
+            new_out.append(added)
+            continue
+        if removed:
+            old_out.append(f'<span class="wd">{removed}</span>')
+        if added:
+            new_out.append(f'<span class="wa">{added}</span>')
+    return "".join(old_out), "".join(new_out)
+
+
+def _diff_texts(lines) -> list[str]:
+    """Each diff line's text, escaped; a run of removed lines followed by as many added ones
+    is read as those lines changed, and the words that changed are marked."""
+    texts = [_prepare(str(line.text)) for line in lines]
+    out = [html.escape(text, quote=False) for text in texts]
+    kinds = [line.kind for line in lines]
+    i = 0
+    while i < len(kinds):
+        if kinds[i] != "del":
+            i += 1
+            continue
+        d = i
+        while d < len(kinds) and kinds[d] == "del":
+            d += 1
+        a = d
+        while a < len(kinds) and kinds[a] == "add":
+            a += 1
+        if a - d == d - i:  # as many added as removed: line k became line k
+            for k in range(d - i):
+                if marked := _word_marks(texts[i + k], texts[d + k]):
+                    out[i + k], out[d + k] = marked
+        i = a
+    return out
+
+
 def render_diff(lines, numbered: bool = False) -> str:
-    """Diff lines (objects with kind, text, old and new) as one <pre>, a span per line;
-    numbered shows the line numbers' gutters."""
+    """Diff lines (objects with kind, text, old and new) as one <pre>, a span per line, the
+    words changed within a changed line marked; numbered shows the line numbers' gutters."""
+    lines = list(lines)
     out = ['<pre class="diff numbered"><code>' if numbered else '<pre class="diff"><code>']
-    for line in lines:
+    for line, text in zip(lines, _diff_texts(lines), strict=True):
         kind = line.kind if line.kind in ("add", "del", "ctx", "hunk", "note") else "ctx"
-        text = html.escape(_prepare(str(line.text)), quote=False)
         if kind in _DIFF_SIGNS:
             old = "" if line.old is None else int(line.old)
             new = "" if line.new is None else int(line.new)

@@ -475,9 +475,14 @@ def one_call_session(tmp_path, name: str, arguments: dict, output: str) -> Sessi
     return Session.objects.get()
 
 
-def tool_call(body: str, call_id: str) -> str:
-    """The HTML of the tool call with this id: its view, raw arguments and result."""
-    return next(part for part in body.split('<div class="tool-call ')[1:] if call_id in part)
+WORD_MARK = re.compile(r'<span class="w[ad]">(.*?)</span>')
+
+
+def tool_call(body: str, call_id: str, words: bool = False) -> str:
+    """The HTML of the tool call with this id: its view, raw arguments and result; the marks
+    on the words changed within a diff's lines are taken out unless words."""
+    html = next(part for part in body.split('<div class="tool-call ')[1:] if call_id in part)
+    return html if words else WORD_MARK.sub(r"\1", html)
 
 
 @pytest.mark.django_db
@@ -497,6 +502,37 @@ def test_claude_edit_shows_a_numbered_diff_with_its_path(client, viewer, claude)
     )
     assert '<span class="sign">+</span>    print("hello")' in html
     assert '<details class="arguments raw">' in html  # the raw JSON, one click away
+
+
+@pytest.mark.django_db
+def test_an_edit_marks_the_words_changed_within_a_changed_line(client, viewer, claude):
+    html = tool_call(page(client, detail_url(claude)), "toolu_edit", words=True)
+    assert '<span class="sign">-</span>    print(&quot;<span class="wd">helo</span>&quot;)' in html or (
+        '<span class="sign">-</span>    print("<span class="wd">helo</span>")' in html
+    )
+    assert '<span class="sign">+</span>    print("<span class="wa">hello</span>")' in html
+
+
+def test_a_diff_marks_words_only_where_a_line_was_changed_not_replaced():
+    lines = [
+        tools.DiffLine("del", "port = 80"),
+        tools.DiffLine("add", "port = 8080"),
+        tools.DiffLine("del", "completely different"),
+        tools.DiffLine("add", "nothing alike at all here"),
+        tools.DiffLine("del", "a removed line, alone"),
+        tools.DiffLine("ctx", "same"),
+    ]
+    html = render.render_diff(lines)
+    assert '<span class="sign">-</span>port = <span class="wd">80</span>' in html
+    assert '<span class="sign">+</span>port = <span class="wa">8080</span>' in html
+    assert '<span class="sign">-</span>completely different' in html  # too little in common to mark
+    assert '<span class="sign">-</span>a removed line, alone' in html
+
+
+def test_word_marks_escape_what_they_mark():
+    html = render.render_diff([tools.DiffLine("del", "x = <b>1</b>"), tools.DiffLine("add", "x = <i>1</i>")])
+    assert "<b>" not in html and "<i>" not in html
+    assert '<span class="wd">b</span>' in html and '<span class="wa">i</span>' in html
 
 
 @pytest.mark.django_db
