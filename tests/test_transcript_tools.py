@@ -13,6 +13,7 @@ from sessionviewer.index import index_roots
 from sessionviewer.models import Session
 from sessionviewer.readers import TOOL_CALL, TOOL_RESULT, Block, claude_code, read_session
 from sessionviewer.roots import RootSpec
+from sessionviewer.templatetags import transcript as transcript_tags
 from sessionviewer.transcripts import tools
 from tests import test_pages
 
@@ -602,6 +603,42 @@ def test_a_failed_read_shows_its_error_as_output(client, viewer, tmp_path):
     session = one_call_session(tmp_path, "Read", {"file_path": "/app/gone.py"}, "File does not exist.")
     read = tool_call(page(client, detail_url(session)), "toolu_1")
     assert 'class="read-file"' not in read and "File does not exist." in read
+
+
+def test_a_task_card_takes_the_subagents_tokens_tool_uses_and_duration_from_its_result():
+    task = call("Task", {"description": "Draft beads", "prompt": "Draft them."})
+    extra = {"tool_use_result": {"totalTokens": 33894, "totalToolUseCount": 9, "totalDurationMs": 38799}}
+    assert tools.describe(task, result("done"), extra).stats == {
+        "tokens": 33894,
+        "tool_uses": 9,
+        "duration_ms": 38799,
+    }
+    odd = {"tool_use_result": {"totalTokens": "many", "totalToolUseCount": True, "totalDurationMs": -1}}
+    assert tools.describe(task, result("done"), odd).stats == {}
+    assert tools.describe(task, None, {}).stats == {}
+
+
+@pytest.mark.parametrize(
+    ("milliseconds", "text"), [(38799, "38.8 s"), (125_000, "2 min 5 s"), (7_260_000, "2 h 1 min"), ("x", "")]
+)
+def test_a_subagents_duration_reads_as_a_person_says_it(milliseconds, text):
+    assert transcript_tags.duration(milliseconds) == text
+
+
+@pytest.mark.django_db
+def test_a_task_card_shows_what_its_subagent_spent(client, viewer, tmp_path):
+    session = index_fixture(
+        tmp_path,
+        "claude_code",
+        "task_subagent_result.jsonl",
+        "projects/-home-user-project",
+        "11111111-1111-4111-8111-111111111111",
+    )
+    card = tool_call(page(client, detail_url(session)), "toolu_task1")
+    assert (
+        '<span class="agent-stats"><span title="33894 tokens">33.9k tokens</span> · <span>9 tool uses</span> · <span>38.8 s</span></span>'
+        in card
+    )
 
 
 @pytest.mark.django_db

@@ -240,6 +240,27 @@ def _keep_tool_use_result(entry: Entry, result: Any) -> None:
         entry.extra["tool_use_result"] = result
 
 
+# What a Task/Agent result (toolUseResult) says its subagent spent, by the names the page uses.
+_SUBAGENT_STATS = (
+    ("totalTokens", "tokens"),
+    ("totalToolUseCount", "tool_uses"),
+    ("totalDurationMs", "duration_ms"),
+)
+
+
+def subagent_stats(extra: dict) -> dict[str, int]:
+    """A Task/Agent result's tokens, tool uses and duration in milliseconds, those it gives,
+    from the parts of toolUseResult the reader kept (entry.extra)."""
+    kept = extra.get("tool_use_result")
+    if not isinstance(kept, dict):
+        return {}
+    return {
+        name: value
+        for key, name in _SUBAGENT_STATS
+        if isinstance(value := kept.get(key), int) and not isinstance(value, bool) and value >= 0
+    }
+
+
 # An edit's hunks, kept for the diff's line numbers while the lines stay this short in all.
 PATCH_LIMIT = 20_000
 

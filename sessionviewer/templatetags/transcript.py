@@ -179,6 +179,20 @@ def compact(number) -> str:
     return str(n)
 
 
+@register.filter
+def duration(milliseconds) -> str:
+    """38799 -> 38.8 s, 125000 -> 2 min 5 s: how long a subagent ran."""
+    try:
+        seconds = int(milliseconds) / 1000
+    except (TypeError, ValueError):
+        return ""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min {rest} s"
+
+
 # Claude Code's harness lines: the rule is the reader's, shared with the index's titles.
 harness = register.filter("harness", claude_code.harness_line)
 

@@ -139,6 +139,7 @@ class ToolView:
     server: str = ""
     tool: str = ""
     background: bool = False
+    stats: dict[str, int] = field(default_factory=dict)  # a subagent's tokens, tool uses, duration_ms
 
     @property
     def template(self) -> str:
@@ -364,6 +365,7 @@ def _agent(name: str, args: dict, extra: dict) -> ToolView | None:
         description=description,
         prompt=prompt,
         subagent_type=kind if isinstance(kind, str) else "",
+        stats=claude_code.subagent_stats(extra),
     )
 
 
