@@ -219,9 +219,13 @@ def _word_marks(old: str, new: str) -> tuple[str, str] | None:
     return "".join(old_out), "".join(new_out)
 
 
+# How many added lines after the last pair a removed line is compared with.
+PAIR_WITHIN = 8
+
+
 def _diff_texts(lines) -> list[str]:
-    """Each diff line's text, escaped; a run of removed lines followed by as many added ones
-    is read as those lines changed, and the words that changed are marked."""
+    """Each diff line's text, escaped; in a run of removed lines followed by added ones, a
+    removed line and the added line it became have the words that changed marked."""
     texts = [_prepare(str(line.text)) for line in lines]
     out = [html.escape(text, quote=False) for text in texts]
     kinds = [line.kind for line in lines]
@@ -236,10 +240,15 @@ def _diff_texts(lines) -> list[str]:
         a = d
         while a < len(kinds) and kinds[a] == "add":
             a += 1
-        if a - d == d - i:  # as many added as removed: line k became line k
-            for k in range(d - i):
-                if marked := _word_marks(texts[i + k], texts[d + k]):
-                    out[i + k], out[d + k] = marked
+        # Each removed line, in order, pairs with the first added line after the last pair that
+        # shares half its words (as many comparisons as a screenful of lines needs, at most).
+        start = d
+        for k in range(i, d):
+            for j in range(start, min(a, start + PAIR_WITHIN)):
+                if marked := _word_marks(texts[k], texts[j]):
+                    out[k], out[j] = marked
+                    start = j + 1
+                    break
         i = a
     return out
 

@@ -530,6 +530,20 @@ def test_a_diff_marks_words_only_where_a_line_was_changed_not_replaced():
     assert '<span class="sign">-</span>a removed line, alone' in html
 
 
+def test_a_diff_pairs_a_changed_line_with_the_added_line_it_became_when_counts_differ():
+    lines = [
+        tools.DiffLine("del", "def checkout_total():"),
+        tools.DiffLine("del", "    return round(total, 2)"),
+        tools.DiffLine("add", "from decimal import Decimal"),
+        tools.DiffLine("add", "def checkout_total() -> Decimal:"),
+        tools.DiffLine("add", "    return round(total, 3)"),
+    ]
+    html = render.render_diff(lines)
+    assert '<span class="sign">+</span>from decimal import Decimal' in html  # new, nothing to pair
+    assert '<span class="sign">+</span>def checkout_total()<span class="wa"> -&gt; Decimal</span>:' in html
+    assert '<span class="sign">-</span>    return round(total, <span class="wd">2</span>)' in html
+
+
 def test_word_marks_escape_what_they_mark():
     html = render.render_diff([tools.DiffLine("del", "x = <b>1</b>"), tools.DiffLine("add", "x = <i>1</i>")])
     assert "<b>" not in html and "<i>" not in html
