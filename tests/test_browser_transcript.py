@@ -156,3 +156,22 @@ def test_a_subagent_opens_inline_where_its_parent_called_it(browser_page, demo):
     inline.locator("summary").click()
     expect(inline.locator("li.entry").first).to_be_visible()
     expect(page.locator("#live-poller")).to_have_count(1)  # the parent's own, and no second one
+
+
+def test_show_all_puts_a_reads_whole_file_in_place_of_its_preview(browser_page, tmp_path):
+    from sessionviewer.index import index_roots
+    from sessionviewer.models import Session
+    from sessionviewer.roots import RootSpec
+    from tests.claude_files import write_tool_turn
+
+    lines = "\n".join(f"{n:>6}\u2192x = {n}" for n in range(1, 13))
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/app/long.py"}}
+    write_tool_turn(tmp_path / "projects" / "-w" / "s.jsonl", "read it", [call], {"toolu_1": lines})
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    page = browser_page
+    open_page(page, Session.objects.get().get_absolute_url())
+    read = page.locator(".read-file")
+    expect(read.locator(".cl:visible")).to_have_count(5)
+    read.locator(".read-rest > summary").click()
+    expect(read.locator(".cl:visible")).to_have_count(12)  # not 17: the preview gives way
+    expect(read.locator(".ln[data-n='12']")).to_be_visible()
