@@ -202,7 +202,8 @@ def _word_marks(old: str, new: str) -> tuple[str, str] | None:
         return None
     a, b = _WORD.findall(old), _WORD.findall(new)
     matcher = SequenceMatcher(None, a, b, autojunk=False)
-    if matcher.ratio() < 0.5:
+    # The quick ratios bound the real one from above: most unrelated pairs stop there.
+    if matcher.real_quick_ratio() < 0.5 or matcher.quick_ratio() < 0.5 or matcher.ratio() < 0.5:
         return None
     old_out, new_out = [], []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():

@@ -94,7 +94,7 @@ def test_a_long_session_loads_to_the_end_as_it_scrolls(browser_page, tmp_path):
     index_roots([RootSpec(root, "go_agent")])
     page = browser_page
     open_page(page, Session.objects.get().get_absolute_url())
-    expect(page.locator("li.entry")).to_have_count(transcripts.CHUNK)
+    expect(page.locator("li.entry")).to_have_count(transcripts.FIRST_SCREEN)
     last = page.locator("#entry-m00600")
     for _ in range(601 // transcripts.CHUNK + 2):
         if last.count():

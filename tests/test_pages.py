@@ -17,7 +17,7 @@ from sessionviewer import transcripts
 from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, Session
 from sessionviewer.roots import RootSpec
-from sessionviewer.transcripts import CHUNK
+from sessionviewer.transcripts import CHUNK, FIRST_SCREEN
 
 from .claude_files import write_tool_turn
 
@@ -600,12 +600,12 @@ def long_session(tmp_path) -> Session:
     return Session.objects.get()
 
 
-def test_a_long_transcript_renders_only_the_first_chunk(client, long_session, viewer):
+def test_a_long_transcript_renders_only_its_first_screen(client, long_session, viewer):
     body = page(client, detail_url(long_session))
-    assert f'id="entry-m{CHUNK - 1:05d}"' in body
-    assert f'id="entry-m{CHUNK + CHUNK // 2:05d}"' not in body
-    # The session header is hidden: the chunk's CHUNK messages end before item CHUNK + 1.
-    assert 'hx-trigger="revealed"' in body and f"_offset={CHUNK + 1}" in body
+    assert f'id="entry-m{FIRST_SCREEN:05d}"' in body  # m00001 is the first message
+    assert f'id="entry-m{FIRST_SCREEN + 1:05d}"' not in body
+    # The session header is hidden: the first FIRST_SCREEN messages end before item FIRST_SCREEN + 1.
+    assert 'hx-trigger="revealed"' in body and f"_offset={FIRST_SCREEN + 1}" in body
 
 
 def test_the_next_chunk_comes_as_a_fragment(client, long_session, viewer):

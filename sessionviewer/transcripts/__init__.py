@@ -25,6 +25,7 @@ from sessionviewer.transcripts.store import (
 _PAGE_NAMES = frozenset(
     {
         "CHUNK",
+        "FIRST_SCREEN",
         "PROBLEM_LIMIT",
         "TEXT_LIMIT",
         "Group",
@@ -51,6 +52,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "FIRST_SCREEN",
     "StaleSnapshot",
     "forget_session",
     "CHUNK",

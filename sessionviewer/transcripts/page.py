@@ -72,7 +72,10 @@ def item_to_dict(item: threads.ThreadItem, session_id: int | None = None) -> dic
 
 
 PROBLEM_LIMIT = 500
-CHUNK = 50  # items on the first screen and per fetch; the rest load as the reader scrolls
+CHUNK = 50  # messages per fetch as the reader scrolls, and around a permalink
+# Messages on the page a session opens on: more than a screen holds, and nothing folded away
+# any more, so a long session's first page costs what these do.
+FIRST_SCREEN = 20
 
 _ANCHOR_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 
@@ -488,7 +491,7 @@ def transcript_page(session: Session, params: dict, show_all: bool = False, frag
     total = len(t.items)
     end = total
     late_results: list[LateResult] = []
-    limit: int | None = CHUNK
+    limit: int | None = FIRST_SCREEN if offset is None and not entry_id else CHUNK
     if after is not None:
         # Live updates: what was written after the last line the page shows. A result whose
         # call came in the same poll goes under it; one whose call the page shows already
