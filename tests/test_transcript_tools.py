@@ -468,6 +468,12 @@ def codex_session(tmp_path):
     )
 
 
+def whole(client, session: Session) -> str:
+    """The whole transcript page, every chunk loaded: a fixture's calls are past its first screen."""
+    url = detail_url(session)
+    return test_pages.whole_page(client, url, page(client, url))
+
+
 def one_call_session(tmp_path, name: str, arguments: dict, output: str) -> Session:
     """A Claude Code session of one tool call (toolu_1) and its result, indexed."""
     call_block = {"type": "tool_use", "id": "toolu_1", "name": name, "input": arguments}
@@ -488,7 +494,7 @@ def tool_call(body: str, call_id: str, words: bool = False) -> str:
 
 @pytest.mark.django_db
 def test_claude_edit_shows_a_numbered_diff_with_its_path(client, viewer, claude):
-    html = tool_call(page(client, detail_url(claude)), "toolu_edit")
+    html = tool_call(whole(client, claude), "toolu_edit")
     assert html.startswith('tool-edit">')
     assert '<code class="path">/home/user/app/greet.py</code>' in html
     assert '<pre class="diff numbered">' in html
@@ -507,7 +513,7 @@ def test_claude_edit_shows_a_numbered_diff_with_its_path(client, viewer, claude)
 
 @pytest.mark.django_db
 def test_an_edit_marks_the_words_changed_within_a_changed_line(client, viewer, claude):
-    html = tool_call(page(client, detail_url(claude)), "toolu_edit", words=True)
+    html = tool_call(whole(client, claude), "toolu_edit", words=True)
     assert '<span class="sign">-</span>    print(&quot;<span class="wd">helo</span>&quot;)' in html or (
         '<span class="sign">-</span>    print("<span class="wd">helo</span>")' in html
     )
@@ -552,7 +558,7 @@ def test_word_marks_escape_what_they_mark():
 
 @pytest.mark.django_db
 def test_claude_multiedit_shows_one_diff_per_edit(client, viewer, claude):
-    html = tool_call(page(client, detail_url(claude)), "toolu_multi")
+    html = tool_call(whole(client, claude), "toolu_multi")
     assert html.count('<div class="file-diff">') == 2
     assert "Edit 1" in html and "Edit 2" in html
     assert (
@@ -562,7 +568,7 @@ def test_claude_multiedit_shows_one_diff_per_edit(client, viewer, claude):
 
 @pytest.mark.django_db
 def test_claude_write_shows_the_file_highlighted_by_its_extension(client, viewer, claude):
-    html = tool_call(page(client, detail_url(claude)), "toolu_write")
+    html = tool_call(whole(client, claude), "toolu_write")
     assert '<code class="path">/home/user/app/run.py</code>' in html
     assert '<span class="kn">import</span>' in html  # Python, by the .py
     assert '<span class="n">8 lines</span>' in html  # the last newline ends a line, starts none
@@ -570,7 +576,7 @@ def test_claude_write_shows_the_file_highlighted_by_its_extension(client, viewer
 
 @pytest.mark.django_db
 def test_claude_bash_shows_the_command_output_and_exit_code(client, viewer, claude):
-    body = page(client, detail_url(claude))
+    body = whole(client, claude)
     failed = tool_call(body, "toolu_bash")
     assert '<span class="prompt" aria-hidden="true">$ </span>pytest -q</pre>' in failed
     assert '<span class="description">Run the tests</span>' in failed
@@ -582,7 +588,7 @@ def test_claude_bash_shows_the_command_output_and_exit_code(client, viewer, clau
 
 @pytest.mark.django_db
 def test_claude_read_grep_and_glob_show_path_range_and_pattern(client, viewer, claude):
-    body = page(client, detail_url(claude))
+    body = whole(client, claude)
     assert (
         '<code class="path">/home/user/app/greet.py</code> <span class="n">lines 10–29</span>'
         in tool_call(body, "toolu_read")
@@ -595,7 +601,7 @@ def test_claude_read_grep_and_glob_show_path_range_and_pattern(client, viewer, c
 
 @pytest.mark.django_db
 def test_a_claude_read_result_is_code_with_the_files_line_numbers_in_a_gutter(client, viewer, claude):
-    read = tool_call(page(client, detail_url(claude)), "toolu_read")
+    read = tool_call(whole(client, claude), "toolu_read")
     assert '<span class="cl"><span class="ln" data-n="10"></span><span class="k">def</span>' in read
     assert '<span class="ln" data-n="11"></span>' in read
     assert "10\u2192" not in read and "10→" not in read  # the numbers are the gutter, never text
@@ -657,7 +663,7 @@ def test_a_task_card_shows_what_its_subagent_spent(client, viewer, tmp_path):
 
 @pytest.mark.django_db
 def test_claude_todowrite_is_a_checklist_with_each_items_state(client, viewer, claude):
-    html = tool_call(page(client, detail_url(claude)), "toolu_todo")
+    html = tool_call(whole(client, claude), "toolu_todo")
     assert "1 of 3 done" in html
     assert (
         '<li class="todo completed"><span class="mark" aria-hidden="true">☑</span> <span class="text">Fix the greeting</span>'
@@ -669,7 +675,7 @@ def test_claude_todowrite_is_a_checklist_with_each_items_state(client, viewer, c
 
 @pytest.mark.django_db
 def test_claude_task_is_a_card_with_its_prompt_folded_and_result_under_it(client, viewer, claude):
-    html = tool_call(page(client, detail_url(claude)), "toolu_task")
+    html = tool_call(whole(client, claude), "toolu_task")
     assert '<p class="description">Review the greeting module</p>' in html
     assert (
         '<details class="prompt"><summary>Prompt: Read greet.py and list **any** problems.</summary>' in html
@@ -679,7 +685,7 @@ def test_claude_task_is_a_card_with_its_prompt_folded_and_result_under_it(client
 
 @pytest.mark.django_db
 def test_claude_web_calls_show_url_or_query_and_fold_the_result(client, viewer, claude):
-    body = page(client, detail_url(claude))
+    body = whole(client, claude)
     fetch = tool_call(body, "toolu_fetch")
     assert '<code class="url">https://example.com/docs/greeting</code>' in fetch
     assert '<details class="output"><summary>Result: Greetings are spelled hello.' in fetch
@@ -688,7 +694,7 @@ def test_claude_web_calls_show_url_or_query_and_fold_the_result(client, viewer, 
 
 @pytest.mark.django_db
 def test_claude_mcp_call_names_server_and_tool_with_json_pretty(client, viewer, claude):
-    html = tool_call(page(client, detail_url(claude)), "toolu_mcp")
+    html = tool_call(whole(client, claude), "toolu_mcp")
     assert (
         '<strong class="tool-name">create_issue</strong> <span class="n">on server</span> <code class="server">github</code>'
         in html
@@ -698,7 +704,7 @@ def test_claude_mcp_call_names_server_and_tool_with_json_pretty(client, viewer, 
 
 @pytest.mark.django_db
 def test_odd_and_unknown_tools_show_their_arguments_as_json(client, viewer, claude):
-    body = page(client, detail_url(claude))
+    body = whole(client, claude)
     for call_id in ("toolu_odd", "toolu_unknown"):
         html = tool_call(body, call_id)
         assert html.startswith('tool-generic">')
@@ -720,7 +726,7 @@ def test_a_permalink_to_a_generic_call_opens_its_long_arguments(client, viewer, 
 
 @pytest.mark.django_db
 def test_hostile_values_in_claude_tool_calls_are_shown_as_text(client, viewer, claude):
-    body = page(client, detail_url(claude))
+    body = whole(client, claude)
     assert active_content(body) == []
     edit = tool_call(body, "toolu_xss_edit")
     assert "&lt;img src=x onerror=alert(61)&gt;" in edit
@@ -737,7 +743,7 @@ def test_hostile_values_in_claude_tool_calls_are_shown_as_text(client, viewer, c
 
 @pytest.mark.django_db
 def test_openclaw_tools_get_the_same_views(client, viewer, openclaw):
-    body = page(client, detail_url(openclaw))
+    body = whole(client, openclaw)
     bash = tool_call(body, "call_bash")
     assert '<span class="prompt" aria-hidden="true">$ </span>npm test</pre>' in bash
     assert '<span class="badge exit error">exit 1</span>' in bash
@@ -764,7 +770,7 @@ def test_openclaw_tools_get_the_same_views(client, viewer, openclaw):
 
 @pytest.mark.django_db
 def test_go_agent_tools_get_the_same_views(client, viewer, go):
-    body = page(client, detail_url(go))
+    body = whole(client, go)
     assert '<code class="path">main.go</code>' in tool_call(body, "call_read")
     edit = tool_call(body, "call_edit")
     assert (
