@@ -28,7 +28,8 @@ SHOTS = [
     ("transcript-wide", "Add a cart page", "#entry-list", 1280, "light"),
     ("transcript-390", "Add a cart page", "#entry-list", 390, "light"),
     ("transcript-diff-dark", "Add a cart page", ".tool-edit", 1280, "dark"),
-    ("compaction-wide", "one cent off", "#entry-list", 1280, "light"),
+    ("compaction-wide", "one cent off", "li.entry.compaction", 1280, "light"),
+    ("read-wide", "one cent off", ".tool-read", 1280, "light"),
 ]
 
 

@@ -62,7 +62,7 @@ def _walk(t: transcripts.Transcript, children_by_tool: dict, show_all: bool) -> 
     while start < len(t.items):
         transcripts.walk_to(t, start, 8 * CHUNK)  # more than a chunk's messages span, most often
         chunk = transcripts.rows_for(
-            t, start, len(t.items), children_by_tool, 0, show_all=show_all, limit=CHUNK, use_folds=False
+            t, start, len(t.items), children_by_tool, 0, show_all=show_all, limit=CHUNK
         )
         yield chunk.groups
         start = chunk.stop

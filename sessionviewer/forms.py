@@ -370,8 +370,10 @@ class TranscriptForm(QueryForm):
 
     leaf: the branch shown (the active one when absent); entry: the entry a permalink opens at;
     _offset: the first item of a chunk, _stop: the item it ends before, _before=1 when it is
-    the chunk before the one shown, _fold=1 when it is inside a compaction's fold;
+    the chunk before the one shown;
     _all: 1 shows every entry, 0 hides the noise again (the page remembers it);
+    _thinking: 0 folds each thinking block to one line, 1 shows their opening lines again
+    (remembered too);
     _inline=1: chunks of a subagent shown in its parent's page (no live updates there);
     q: the search a hit was opened from (its words marked, hit to hit with n/N);
     _limit: the API's slice; _after, _read, _pending: the page's live updates (the last line
@@ -385,8 +387,8 @@ class TranscriptForm(QueryForm):
     _after = WholeNumberField()
     _before = WholeNumberField(max_value=1)  # 1: the chunk before _offset, for "show earlier"
     _stop = WholeNumberField()
-    _fold = WholeNumberField(max_value=1)
     _all = WholeNumberField(max_value=1)
+    _thinking = WholeNumberField(max_value=1)  # 0 folds every thinking block to a line, 1 opens them again
     _inline = WholeNumberField(max_value=1)
     _summary = WholeNumberField()  # the item of a compaction whose summary is asked for (it loads when opened)  # 1: chunks shown inside the parent's page (a subagent)
     q = SearchField()  # the search the page was opened from: its words are marked

@@ -23,9 +23,12 @@ safe to mark as such in a template, and every one passes its input through
 - `highlight_file(code, filename)`: `highlight_code` with the language guessed
   from the file's name (its extension, or names such as Makefile), for a file a
   tool wrote.
+- `highlight_file_lines(lines, filename)` and `render_numbered(numbers, lines)`: a file's
+  lines as a read tool gave them, highlighted, with their numbers in the file in a gutter.
 - `render_diff(lines)`: a unified diff as `<pre class="diff">`, one escaped line
   per span, its kind (add, del, ctx, hunk, note) as a class and its line numbers
-  as data attributes, which CSS shows and copying leaves out.
+  as data attributes, which CSS shows and copying leaves out; within a changed
+  line, the words that changed are marked.
 - `neutralise(text)`: replaces control characters (C0 except newline and tab,
   DEL, C1), bidirectional overrides and isolates, directional marks and lone
   surrogates by their escaped code point, e.g. "\\u202e", so they are visible
@@ -41,6 +44,7 @@ Highlighting CSS lives in static/css/pygments.css, scoped under `.highlight`.
 import html
 import json
 import re
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 import nh3
@@ -149,28 +153,114 @@ def render_plain(text: str) -> str:
     return f'<pre class="plain">{html.escape(_prepare(text), quote=False)}</pre>'
 
 
-def highlight_file(code: str, filename: str) -> str:
-    """Code highlighted by its file's name; plain when the name says nothing or the code is long."""
-    code = _prepare(code)
+def _highlight_by_name(code: str, filename: str) -> str:
+    """Prepared code, highlighted by its file's name; escaped alone when the name says nothing
+    or the code is long."""
     name = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
     stem, dot, suffix = name.rpartition(".")
     # Keyed by extension, so the cache stays small: "x.py" for every Python file.
     key = f"x.{suffix.lower()}" if dot and stem and suffix else name
     lexer = _file_lexer(key[:100]) if key and len(code) <= HIGHLIGHT_LIMIT else None
-    body = highlight(code, lexer, _formatter) if lexer else html.escape(code, quote=False)
-    return f'<pre class="highlight"><code>{body}</code></pre>'
+    return highlight(code, lexer, _formatter) if lexer else html.escape(code, quote=False)
+
+
+def highlight_file(code: str, filename: str) -> str:
+    """Code highlighted by its file's name; plain when the name says nothing or the code is long."""
+    return f'<pre class="highlight"><code>{_highlight_by_name(_prepare(code), filename)}</code></pre>'
+
+
+def highlight_file_lines(lines: list[str], filename: str) -> list[str]:
+    """A file's lines highlighted by its name as highlight_file does, one HTML string a line:
+    Pygments closes its spans at each line's end, so any run of them stands alone."""
+    body = _highlight_by_name(_prepare("\n".join(lines)), filename)
+    return body.split("\n")[: len(lines)]
+
+
+def render_numbered(numbers: list[int], lines: list[str]) -> str:
+    """Lines from highlight_file_lines with their numbers in the file in a gutter, which CSS
+    shows and copying leaves out."""
+    out = ['<pre class="highlight numbered"><code>']
+    for number, line in zip(numbers, lines, strict=True):
+        out.append(f'<span class="cl"><span class="ln" data-n="{int(number)}"></span>{line}\n</span>')
+    out.append("</code></pre>")
+    return "".join(out)
 
 
 _DIFF_SIGNS = {"add": "+", "del": "-", "ctx": " "}
 
 
+# Words are compared within a changed line up to this length; past it the line is marked whole.
+WORD_DIFF_LIMIT = 1_000
+_WORD = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def _word_marks(old: str, new: str) -> tuple[str, str] | None:
+    """A removed line and the line that replaced it, escaped, the words that differ marked
+    (<span class="wd"> removed, <span class="wa"> added); None when they share too little
+    for marks to help, or are too long to compare."""
+    if len(old) > WORD_DIFF_LIMIT or len(new) > WORD_DIFF_LIMIT:
+        return None
+    a, b = _WORD.findall(old), _WORD.findall(new)
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    # The quick ratios bound the real one from above: most unrelated pairs stop there.
+    if matcher.real_quick_ratio() < 0.5 or matcher.quick_ratio() < 0.5 or matcher.ratio() < 0.5:
+        return None
+    old_out, new_out = [], []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        removed = html.escape("".join(a[i1:i2]), quote=False)
+        added = html.escape("".join(b[j1:j2]), quote=False)
+        if op == "equal":
+            old_out.append(removed)
+            new_out.append(added)
+            continue
+        if removed:
+            old_out.append(f'<span class="wd">{removed}</span>')
+        if added:
+            new_out.append(f'<span class="wa">{added}</span>')
+    return "".join(old_out), "".join(new_out)
+
+
+# How many added lines after the last pair a removed line is compared with.
+PAIR_WITHIN = 8
+
+
+def _diff_texts(lines) -> list[str]:
+    """Each diff line's text, escaped; in a run of removed lines followed by added ones, a
+    removed line and the added line it became have the words that changed marked."""
+    texts = [_prepare(str(line.text)) for line in lines]
+    out = [html.escape(text, quote=False) for text in texts]
+    kinds = [line.kind for line in lines]
+    i = 0
+    while i < len(kinds):
+        if kinds[i] != "del":
+            i += 1
+            continue
+        d = i
+        while d < len(kinds) and kinds[d] == "del":
+            d += 1
+        a = d
+        while a < len(kinds) and kinds[a] == "add":
+            a += 1
+        # Each removed line, in order, pairs with the first added line after the last pair that
+        # shares half its words (as many comparisons as a screenful of lines needs, at most).
+        start = d
+        for k in range(i, d):
+            for j in range(start, min(a, start + PAIR_WITHIN)):
+                if marked := _word_marks(texts[k], texts[j]):
+                    out[k], out[j] = marked
+                    start = j + 1
+                    break
+        i = a
+    return out
+
+
 def render_diff(lines, numbered: bool = False) -> str:
-    """Diff lines (objects with kind, text, old and new) as one <pre>, a span per line;
-    numbered shows the line numbers' gutters."""
+    """Diff lines (objects with kind, text, old and new) as one <pre>, a span per line, the
+    words changed within a changed line marked; numbered shows the line numbers' gutters."""
+    lines = list(lines)
     out = ['<pre class="diff numbered"><code>' if numbered else '<pre class="diff"><code>']
-    for line in lines:
+    for line, text in zip(lines, _diff_texts(lines), strict=True):
         kind = line.kind if line.kind in ("add", "del", "ctx", "hunk", "note") else "ctx"
-        text = html.escape(_prepare(str(line.text)), quote=False)
         if kind in _DIFF_SIGNS:
             old = "" if line.old is None else int(line.old)
             new = "" if line.new is None else int(line.new)

@@ -61,19 +61,20 @@ def test_search_lands_on_the_hit(browser_page, demo):
     expect(page.locator("li.entry mark.hit").first).to_be_attached()
 
 
-def test_a_tool_result_expands_and_a_compaction_unfolds(browser_page, demo):
+def test_a_tool_result_expands_and_a_compaction_summary_unfolds(browser_page, demo):
     page = browser_page
     open_page(page, titled("Add a cart page").get_absolute_url())
-    output = page.locator("details.output").first
+    output = page.locator("details.output, details.read-rest").first  # a Read's whole file folds too
     expect(output.locator("pre")).to_be_hidden()
     output.locator("summary").click()
     expect(output.locator("pre")).to_be_visible()
 
     open_page(page, titled("one cent off").get_absolute_url())
-    run = page.locator(".compacted-run details")
-    expect(run.locator("li.entry").first).to_be_hidden()
-    run.locator("summary").first.click()
-    expect(run.locator("li.entry").first).to_be_visible()
+    page.keyboard.press("c")  # the next compaction, wherever it is: past the first screen here
+    summary = page.locator(".compaction-banner details.summary").first
+    expect(summary.locator(".md")).to_be_hidden()
+    summary.locator("summary").click()
+    expect(summary.locator(".md")).to_contain_text("Primary Request and Intent")
     page.keyboard.press("j")
     expect(page.locator("li.entry.focused")).to_have_count(1)
 
@@ -94,7 +95,7 @@ def test_a_long_session_loads_to_the_end_as_it_scrolls(browser_page, tmp_path):
     index_roots([RootSpec(root, "go_agent")])
     page = browser_page
     open_page(page, Session.objects.get().get_absolute_url())
-    expect(page.locator("li.entry")).to_have_count(transcripts.CHUNK)
+    expect(page.locator("li.entry")).to_have_count(transcripts.FIRST_SCREEN)
     last = page.locator("#entry-m00600")
     for _ in range(601 // transcripts.CHUNK + 2):
         if last.count():

@@ -1,5 +1,5 @@
-"""The transcript page in a real browser: what the first screen shows, folds that load when
-opened, keys that never land in a closed fold or a hidden row, search hits marked."""
+"""The transcript page in a real browser: what the first screen shows, compactions in place,
+keys that never land in a hidden row and jump to a compaction or the end, search hits marked."""
 
 from __future__ import annotations
 
@@ -21,9 +21,10 @@ def fresh_cache():
     transcripts.clear_cache()
 
 
-# Prompt u-1; fold 1 (a-1, u-2, a-2); boundary c-1; fold 5 (s-1, u-3, a-3); boundary c-2;
-# its summary s-2 (hidden); u-4; a-4: the fixture the server-rendered tests use.
+# u-1, a-1, u-2, a-2, boundary c-1, its summary s-1 (hidden), u-3, a-3, boundary c-2, its
+# summary s-2 (hidden), u-4, a-4: the fixture the server-rendered tests use.
 compacted_twice = test_transcript_page.compacted_twice
+compacted_by_command = test_transcript_page.compacted_by_command
 
 
 def open_page(page, path: str) -> None:
@@ -34,37 +35,44 @@ def focused_id(page) -> str:
     return page.locator("li.focused").get_attribute("id")
 
 
-def test_the_first_screen_shows_the_first_prompt(browser_page, compacted_twice):
+def test_the_first_screen_shows_the_first_prompt_then_the_session_in_order(browser_page, compacted_twice):
     page = browser_page
     open_page(page, compacted_twice.get_absolute_url())
     expect(page.locator("#entry-u-1")).to_be_in_viewport()
     expect(page.locator("#entry-u-1")).to_contain_text("first prompt: plan the release")
-    expect(page.locator("li.compacted-run")).to_have_count(2)
-    expect(page.locator("#entry-a-1")).to_have_count(0)  # compacted away: not even loaded
+    tops = [
+        page.locator(f"#entry-{e}").bounding_box()["y"]
+        for e in ("u-1", "a-1", "a-2", "c-1", "u-3", "c-2", "a-4")
+    ]
+    assert tops == sorted(tops)  # what was compacted away shows where it was written
 
 
-def test_opening_a_fold_loads_what_its_compaction_compacted(browser_page, compacted_twice):
+def test_the_compact_command_shows_above_its_banner(browser_page, compacted_by_command):
     page = browser_page
-    open_page(page, compacted_twice.get_absolute_url())
-    page.locator("#fold-1 > details > summary").click()
-    expect(page.locator("#fold-1 #entry-a-1")).to_be_visible()
-    expect(page.locator("#fold-1 #entry-a-2")).to_be_visible()
-    expect(page.locator("#fold-1 #entry-c-1")).to_have_count(0)  # the fold ends at its boundary
-    expect(page.locator("#entry-u-3")).to_have_count(0)  # the other fold stays closed and unloaded
+    open_page(page, compacted_by_command.get_absolute_url())
+    command = page.locator("#entry-cmd-1").bounding_box()["y"]
+    assert (
+        command
+        < page.locator("#entry-c-1").bounding_box()["y"]
+        < page.locator("#entry-u-2").bounding_box()["y"]
+    )
 
 
-def test_j_and_k_step_over_closed_folds_and_hidden_rows(browser_page, compacted_twice):
+def test_j_and_k_step_through_every_message_and_skip_hidden_rows(browser_page, compacted_twice):
     page = browser_page
     open_page(page, compacted_twice.get_absolute_url())
     seen = []
-    for _ in range(8):
+    for _ in range(11):
         page.keyboard.press("j")
         seen.append(focused_id(page))
     assert seen == [
         "entry-u-1",
-        "fold-1",
+        "entry-a-1",
+        "entry-u-2",
+        "entry-a-2",
         "entry-c-1",
-        "fold-5",
+        "entry-u-3",
+        "entry-a-3",
         "entry-c-2",
         "entry-u-4",
         "entry-a-4",
@@ -74,16 +82,32 @@ def test_j_and_k_step_over_closed_folds_and_hidden_rows(browser_page, compacted_
     assert focused_id(page) == "entry-u-4"
 
 
-def test_o_opens_the_focused_fold_and_j_then_walks_into_it(browser_page, compacted_twice):
+def test_c_goes_to_the_next_compaction_and_shift_c_back(browser_page, compacted_twice):
     page = browser_page
     open_page(page, compacted_twice.get_absolute_url())
-    page.keyboard.press("j")
-    page.keyboard.press("j")
-    assert focused_id(page) == "fold-1"
-    page.keyboard.press("o")
-    expect(page.locator("#fold-1 #entry-a-1")).to_be_visible()
-    page.keyboard.press("j")
-    assert focused_id(page) == "entry-a-1"
+    page.keyboard.press("c")
+    assert focused_id(page) == "entry-c-1"
+    page.keyboard.press("c")
+    assert focused_id(page) == "entry-c-2"
+    page.keyboard.press("C")
+    assert focused_id(page) == "entry-c-1"
+
+
+def test_shift_g_goes_to_the_end(browser_page, compacted_twice):
+    page = browser_page
+    open_page(page, compacted_twice.get_absolute_url())
+    page.keyboard.press("G")
+    assert focused_id(page) == "entry-a-4"
+    expect(page.locator("#entry-a-4")).to_be_in_viewport()
+
+
+def test_opening_a_compaction_summary_loads_it(browser_page, compacted_twice):
+    page = browser_page
+    open_page(page, compacted_twice.get_absolute_url())
+    summary = page.locator("#entry-c-1 details.summary")
+    expect(summary).not_to_contain_text("Summary one")
+    summary.locator("summary").click()
+    expect(summary).to_contain_text("Summary one")
 
 
 def test_question_mark_shows_the_keys(browser_page, compacted_twice):
@@ -173,3 +197,22 @@ def test_on_a_phone_no_copy_button_covers_the_text_it_copies(browser_page, demo)
     )
     assert page.locator(".copyable > button.copy").count() > 0
     assert covered == []
+
+
+def test_show_all_puts_a_reads_whole_file_in_place_of_its_preview(browser_page, tmp_path):
+    from sessionviewer.index import index_roots
+    from sessionviewer.models import Session
+    from sessionviewer.roots import RootSpec
+    from tests.claude_files import write_tool_turn
+
+    lines = "\n".join(f"{n:>6}\u2192x = {n}" for n in range(1, 13))
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/app/long.py"}}
+    write_tool_turn(tmp_path / "projects" / "-w" / "s.jsonl", "read it", [call], {"toolu_1": lines})
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    page = browser_page
+    open_page(page, Session.objects.get().get_absolute_url())
+    read = page.locator(".read-file")
+    expect(read.locator(".cl:visible")).to_have_count(5)
+    read.locator(".read-rest > summary").click()
+    expect(read.locator(".cl:visible")).to_have_count(12)  # not 17: the preview gives way
+    expect(read.locator(".ln[data-n='12']")).to_be_visible()

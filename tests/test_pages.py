@@ -17,7 +17,7 @@ from sessionviewer import transcripts
 from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, Session
 from sessionviewer.roots import RootSpec
-from sessionviewer.transcripts import CHUNK
+from sessionviewer.transcripts import CHUNK, FIRST_SCREEN
 
 from .claude_files import write_tool_turn
 
@@ -83,11 +83,11 @@ def page(client, url, status=200, **params) -> str:
     return body.decode()
 
 
-def with_folds(client, url: str, body: str) -> str:
-    """The page with each compaction fold's first chunk, as opening the folds would load them."""
-    for link in re.findall(r'class="more fold-chunk" hx-get="([^"]+)"', body):
-        assert link.startswith(url + "?")  # the fold's own page: it loads from there wherever it shows
-        response = client.get(html.unescape(link), HTTP_HX_REQUEST="true")
+def whole_page(client, url: str, body: str) -> str:
+    """The page with every chunk after the first, as scrolling to the end would load them."""
+    while found := re.search(r'<li id="entry-chunk" class="more" hx-get="([^"]+)"', body[-3000:]):
+        assert found.group(1).startswith(url + "?")
+        response = client.get(html.unescape(found.group(1)), HTTP_HX_REQUEST="true")
         assert response.status_code == 200
         body += response.content.decode()
     return body
@@ -316,13 +316,13 @@ def test_a_search_hit_on_another_branch_opens_that_branch(client, demo, viewer):
 # --- The transcript -------------------------------------------------------------------------------------
 
 
-def test_claude_transcript_has_compaction_banner_folded_run_and_subagent_link(client, demo, viewer):
+def test_claude_transcript_has_compaction_banner_in_place_and_subagent_link(client, demo, viewer):
     session = session_titled("one cent off")
     url = detail_url(session)
-    body = page(client, url)
-    assert "Context compacted" in body and "trigger: manual" in body and "48213 tokens before" in body
-    assert 'class="compacted-run"' in body and "</span>, compacted:" in body
-    body = with_folds(client, url, body)  # the call that started the subagent was compacted away
+    body = whole_page(client, url, page(client, url))
+    assert "Context compacted" in body and "trigger: manual" in body and "48,213 tokens before" in body
+    assert 'class="compacted-run"' not in body
+    body = body[: body.index("Context compacted")]  # the call that started the subagent came before it
     child = session.children.get()
     assert f'href="{child.get_absolute_url()}"' in body
     assert "Open the subagent transcript" in body
@@ -348,7 +348,7 @@ def test_a_subagent_links_back_to_the_call_that_started_it(client, demo, viewer)
 def test_a_parent_shows_its_subagent_inline_where_it_was_called(client, demo, viewer):
     child = Session.objects.get(kind="subagent")
     url = detail_url(child)
-    parent = with_folds(client, detail_url(child.parent), page(client, detail_url(child.parent)))
+    parent = whole_page(client, detail_url(child.parent), page(client, detail_url(child.parent)))
     assert (
         f'<li class="more fold-chunk" hx-get="{url}?_offset=0&amp;_inline=1" hx-trigger="intersect once"'
         in parent
@@ -359,26 +359,66 @@ def test_a_parent_shows_its_subagent_inline_where_it_was_called(client, demo, vi
     assert "live-poller" not in fragment and 'id="entry-chunk"' not in fragment  # ids stay the parent's
 
 
-def test_claude_transcript_pairs_tool_calls_with_results_and_folds_thinking(client, demo, viewer):
+def test_claude_transcript_pairs_tool_calls_with_results_and_shows_thinking(client, demo, viewer):
     body = page(client, detail_url(session_titled("Add a cart page")))
     call = next(part for part in body.split('<div class="tool-call') if "toolu_01Zk" in part)
     assert 'class="tool-result error' in call  # the failing pytest run, under its call
     assert '<span class="badge exit error">exit 1</span>' in call
-    assert '<details class="thinking">' in body
+    assert 'class="thinking readable"' in body
     assert "Branch 2 of 2" in body
 
 
-def test_a_permalink_to_an_entry_opens_its_thinking(client, demo, viewer):
+def test_a_permalink_to_an_entry_opens_its_folded_thinking(client, demo, viewer):
     session = session_titled("Add a cart page")
     thinking = next(
         item.entry.id
         for item in transcripts.transcript(session).items
         if any(b.type == "thinking" for b in item.entry.blocks)
     )
-    assert '<details class="thinking">' in page(client, detail_url(session))
+    assert '<details class="thinking">' in page(client, detail_url(session), _thinking="0")
     body = page(client, detail_url(session), entry=thinking)
     row = re.search(rf'<li id="{transcripts.anchor(thinking)}".*?</li>', body, re.S).group(0)
     assert '<details class="thinking" open>' in row
+
+
+def test_a_long_thinking_block_shows_its_opening_lines_then_show_all(client, tmp_path, viewer):
+    thought = "\n\n".join(f"Step {n}: weigh <option {n}> and move on." for n in range(1, 9))
+    write_tool_turn(
+        tmp_path / "projects" / "-w" / "s.jsonl", "go", [{"type": "thinking", "thinking": thought}]
+    )
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    body = page(client, detail_url(Session.objects.get()))
+    block = body[body.index('<details class="thinking readable">') :]
+    opening = block[: block.index("</summary>")]
+    assert "Step 4: weigh &lt;option 4&gt; and move on.…" in opening and "Step 5" not in opening
+    assert '<span class="show-all">Show all</span>' in opening
+    assert "<p>Step 8: weigh &lt;option 8&gt; and move on.</p>" in block  # the whole of it, after
+
+
+def test_a_short_thinking_block_shows_whole_without_a_fold(client, tmp_path, viewer):
+    write_tool_turn(
+        tmp_path / "projects" / "-w" / "s.jsonl", "go", [{"type": "thinking", "thinking": "Easy one."}]
+    )
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    body = page(client, detail_url(Session.objects.get()))
+    assert (
+        '<div class="thinking readable"><span class="thinking-label">Thinking</span><div class="md"><p>Easy one.</p>'
+        in body
+    )
+
+
+def test_the_thinking_switch_folds_every_block_and_is_remembered(client, tmp_path, viewer):
+    write_tool_turn(
+        tmp_path / "projects" / "-w" / "s.jsonl", "go", [{"type": "thinking", "thinking": "Easy one."}]
+    )
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    url = detail_url(Session.objects.get())
+    folded = page(client, url, _thinking="0")
+    assert '<details class="thinking"><summary>Thinking: Easy one.</summary>' in folded
+    assert 'href="?_thinking=1">Show thinking</a>' in folded
+    assert '<details class="thinking"><summary>' in page(client, url)  # no parameter: remembered
+    shown = page(client, url, _thinking="1")
+    assert 'class="thinking readable"' in shown and 'href="?_thinking=0">Fold thinking</a>' in shown
 
 
 def test_a_permalink_or_search_hit_on_a_tool_call_opens_its_long_arguments(client, tmp_path, viewer):
@@ -422,8 +462,8 @@ def test_go_agent_fork_links_its_parent_and_compaction_shows_tokens(client, demo
     fork = Session.objects.get(format="go_agent", kind="fork")
     body = page(client, detail_url(fork))
     assert f'href="{fork.parent.get_absolute_url()}"' in body
-    parent = with_folds(client, detail_url(fork.parent), page(client, detail_url(fork.parent)))
-    assert "Context compacted" in parent and "38214 tokens before" in parent
+    parent = whole_page(client, detail_url(fork.parent), page(client, detail_url(fork.parent)))
+    assert "Context compacted" in parent and "38,214 tokens before" in parent
     assert '<img class="thumb" src="data:image/png;base64,' in parent
     assert "edit failed" in parent
 
@@ -529,10 +569,13 @@ def test_command_output_loses_terminal_colour_codes():
 def test_the_compact_summary_shows_only_in_the_compaction_banner(client, demo, viewer):
     session = session_titled("one cent off")
     body = page(client, detail_url(session))
-    assert body.count("Primary Request and Intent") == 1
+    assert "Primary Request and Intent" not in body  # folded in the banner, loaded when opened
     assert "shown in the compaction banner above" not in body  # the summary line is hidden
+    at = re.search(r'class="md summary-later" hx-get="[^"]*_summary=(\d+)"', body).group(1)
+    summary = client.get(detail_url(session), {"_summary": at}, HTTP_HX_REQUEST="true").content.decode()
+    assert summary.count("Primary Request and Intent") == 1
     body = page(client, detail_url(session), _all="1")
-    assert body.count("Primary Request and Intent") == 1
+    assert "Primary Request and Intent" not in body
     assert "shown in the compaction banner above" in body
     assert "Compacted (ctrl+o to see full summary)</pre>" in body
 
@@ -562,12 +605,12 @@ def long_session(tmp_path) -> Session:
     return Session.objects.get()
 
 
-def test_a_long_transcript_renders_only_the_first_chunk(client, long_session, viewer):
+def test_a_long_transcript_renders_only_its_first_screen(client, long_session, viewer):
     body = page(client, detail_url(long_session))
-    assert f'id="entry-m{CHUNK - 1:05d}"' in body
-    assert f'id="entry-m{CHUNK + CHUNK // 2:05d}"' not in body
-    # The session header is hidden: the chunk's CHUNK messages end before item CHUNK + 1.
-    assert 'hx-trigger="revealed"' in body and f"_offset={CHUNK + 1}" in body
+    assert f'id="entry-m{FIRST_SCREEN:05d}"' in body  # m00001 is the first message
+    assert f'id="entry-m{FIRST_SCREEN + 1:05d}"' not in body
+    # The session header is hidden: the first FIRST_SCREEN messages end before item FIRST_SCREEN + 1.
+    assert 'hx-trigger="revealed"' in body and f"_offset={FIRST_SCREEN + 1}" in body
 
 
 def test_the_next_chunk_comes_as_a_fragment(client, long_session, viewer):

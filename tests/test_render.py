@@ -15,9 +15,11 @@ from sessionviewer.render import (
     MAX_LINE,
     clip_long_lines,
     highlight_code,
+    highlight_file_lines,
     neutralise,
     render_json,
     render_markdown,
+    render_numbered,
     render_plain,
     truncate,
 )
@@ -188,6 +190,44 @@ def test_highlight_code_output_is_safe_and_shows_the_code_as_is(source, readable
 def test_render_json_output_is_safe_and_shows_the_value(source, readable):
     expected = visible(json.dumps({"input": source}, indent=2, ensure_ascii=False))
     assert check(render_json({"input": source})).rstrip("\n") == expected
+
+
+class NumberedChecker(SafeHTMLChecker):
+    """Numbered code allows only its own markup: pre, code and span, a class, a line's number."""
+
+    def handle_starttag(self, tag, attrs) -> None:
+        if tag not in ("pre", "code", "span"):
+            self.problems.append(f"tag <{tag}>")
+        for name, value in attrs:
+            if name not in ("class", "data-n") or (name == "data-n" and not (value or "").isdigit()):
+                self.problems.append(f"attribute {name}={value!r} on <{tag}>")
+
+
+@pytest.mark.parametrize("filename", ["x.py", "page.html", "notes"])
+@pytest.mark.parametrize(("source", "readable"), CASES)
+def test_numbered_file_lines_are_safe_and_show_the_code_as_is(source, readable, filename):
+    lines = source.split("\n")
+    html = render_numbered(list(range(1, len(lines) + 1)), highlight_file_lines(lines, filename))
+    checker = NumberedChecker()
+    checker.feed(html)
+    checker.close()
+    assert checker.problems == [] and not INVISIBLE.search(html)
+    assert "".join(checker.text).rstrip("\n") == visible(source).rstrip("\n")
+
+
+def test_numbered_file_lines_close_every_span_within_their_line():
+    lines = ["def f():", '    s = """a', 'b"""', "    return s"]
+    highlighted = highlight_file_lines(lines, "src/x.py")
+    assert len(highlighted) == 4
+    assert all(line.count("<span") == line.count("</span>") for line in highlighted)
+    assert (
+        '<span class="s2">b&quot;&quot;&quot;</span>' in highlighted[2]
+        or '<span class="s2">b"""</span>' in highlighted[2]
+    )
+    html = render_numbered([10, 11, 12, 13], highlighted)
+    assert html.startswith(
+        '<pre class="highlight numbered"><code><span class="cl"><span class="ln" data-n="10"></span>'
+    )
 
 
 def test_xss_fixture_file_has_cases():

@@ -1,5 +1,5 @@
 """The transcript page reads like the session happened: one reply is one message, the
-harness's noise waits behind a switch, and each compaction folds what it compacted away."""
+harness's noise waits behind a switch, and each compaction is a banner where it happened."""
 
 from __future__ import annotations
 
@@ -39,6 +39,19 @@ def one_reply(tmp_path):
 
 
 @pytest.fixture
+def compacted_by_command(tmp_path):
+    """A /compact typed by the person: Claude Code writes the boundary (c-1), its summary
+    (s-1), a caveat (m-1), then the command (cmd-1) and its output (out-1)."""
+    return index_fixture(
+        tmp_path,
+        "claude_code",
+        "compact_command_after_boundary.jsonl",
+        CLAUDE_PROJECT,
+        "44444444-4444-4444-8444-444444444444",
+    )
+
+
+@pytest.fixture
 def compacted_twice(tmp_path):
     """Two compaction boundaries (c-1, c-2), each followed by its summary line."""
     return index_fixture(
@@ -55,16 +68,14 @@ def thread_of(body: str) -> str:
 
 
 def entry_ids(body: str) -> list[str]:
-    """The ids of the rows and folds, in page order."""
-    return re.findall(r'<li (?:class="compacted-run" )?id="((?:entry|fold)-[^"]+)"', thread_of(body))
+    """The ids of the rows, in page order."""
+    return re.findall(r'<li id="(entry-[^"]+)"', thread_of(body))
 
 
 def row(body: str, entry_id: str) -> str:
-    """One row's HTML: from its <li> to the next row, fold, list end or live poller."""
+    """One row's HTML: from its <li> to the next row, list end or live poller."""
     start = body.index(f'<li id="entry-{entry_id}"')
-    end = re.compile(r'<li id="entry-|<li class="compacted-run"|<li id="live-poller"|</ol>').search(
-        body, start + 1
-    )
+    end = re.compile(r'<li id="entry-|<li id="live-poller"|</ol>').search(body, start + 1)
     return body[start : end.start()]
 
 
@@ -156,34 +167,38 @@ def test_noise_rule_keeps_errors_commands_and_compactions_in_sight():
     assert not layout.is_noise(error_turn)
 
 
-# --- One fold per compaction ---------------------------------------------------------------------------------
+# --- Compactions where they happened ------------------------------------------------------------------------
 
 
-def test_the_page_opens_on_the_first_prompt_then_one_fold_per_compaction(client, compacted_twice, viewer):
+def test_the_page_shows_every_message_in_order_with_each_compaction_where_it_happened(
+    client, compacted_twice, viewer
+):
     body = page(client, detail_url(compacted_twice))
     assert entry_ids(body) == [
         "entry-u-1",
-        "fold-1",
+        "entry-a-1",
+        "entry-u-2",
+        "entry-a-2",
         "entry-c-1",
-        "fold-5",
+        "entry-u-3",
+        "entry-a-3",
         "entry-c-2",
         "entry-u-4",
         "entry-a-4",
     ]
-    assert body.count('class="compacted-run"') == 2
-    assert ">3 earlier entries</span>, compacted: " in body
+    assert "compacted-run" not in body and "earlier entries</span>, compacted" not in body
 
 
-def test_only_the_latest_compaction_summary_starts_open_the_others_load_when_opened(
-    client, compacted_twice, viewer
-):
+def test_a_compaction_banner_gives_its_number_trigger_and_tokens_before(client, compacted_twice, viewer):
+    banner = row(page(client, detail_url(compacted_twice)), "c-2")
+    assert "<strong>Context compacted (2)</strong> · trigger: auto · 160,000 tokens before" in banner
+
+
+def test_every_compaction_summary_starts_folded_and_loads_when_opened(client, compacted_twice, viewer):
     url = detail_url(compacted_twice)
     body = page(client, url)
-    assert (
-        '<details class="summary" open><summary>Summary</summary><div class="md"><p>This session is being continued from a previous conversation. Summary two'
-        in body
-    )
-    assert "Summary one" not in body  # rendered when its fold opens, not on every first screen
+    assert "Summary one" not in body and "Summary two" not in body
+    assert '<details class="summary" open>' not in body
     assert f'<div class="md summary-later" hx-get="{url}?_summary=4" hx-trigger="intersect once"' in body
     response = client.get(url, {"_summary": "4"}, HTTP_HX_REQUEST="true")
     assert response.status_code == 200 and "<html" not in response.content.decode()
@@ -194,28 +209,69 @@ def test_only_the_latest_compaction_summary_starts_open_the_others_load_when_ope
     assert client.get(url, {"_summary": "5"}).status_code == 404  # item 5 is no compaction
 
 
-def test_a_fold_loads_its_entries_as_a_fragment_and_stops_at_its_end(client, compacted_twice, viewer):
-    response = client.get(detail_url(compacted_twice), {"_offset": "5", "_fold": "1"}, HTTP_HX_REQUEST="true")
-    body = response.content.decode()
-    assert "<html" not in body
-    assert re.findall(r'<li id="(entry-[^"]+)"', body) == ["entry-u-3", "entry-a-3"]  # s-1 is hidden
-    assert "live-poller" not in body and "entry-chunk" not in body
+def test_a_permalink_to_a_compaction_opens_its_summary(client, compacted_twice, viewer):
+    banner = row(page(client, detail_url(compacted_twice), entry="c-1"), "c-1")
+    assert '<details class="summary" open>' in banner and "Summary one" in banner
 
 
-def test_a_permalink_into_a_fold_opens_that_fold_alone(client, compacted_twice, viewer):
-    body = page(client, detail_url(compacted_twice), entry="u-3")
-    assert '<li class="compacted-run" id="fold-5">\n  <details open>' in body
-    assert 'id="fold-1"' not in body and "Show earlier entries (5 before these)" in body
-    assert "entry-u-3" in entry_ids(body) and "entry-a-1" not in entry_ids(body)
+def test_the_compact_command_shows_before_the_banner_of_the_compaction_it_caused(
+    client, compacted_by_command, viewer
+):
+    body = page(client, detail_url(compacted_by_command))
+    assert entry_ids(body) == ["entry-u-1", "entry-a-1", "entry-cmd-1", "entry-c-1", "entry-u-2", "entry-a-2"]
+    assert '<span id="compaction-1" class="line-anchor"></span>' in row(body, "cmd-1")
+    everything = page(client, detail_url(compacted_by_command), _all="1")
+    ids = entry_ids(everything)
+    assert ids.index("entry-cmd-1") < ids.index("entry-c-1") < ids.index("entry-s-1")
+    assert ids.count("entry-cmd-1") == 1
 
 
-def test_folds_are_computed_the_same_from_a_snapshot(compacted_twice, db):
+def test_a_chunk_starting_after_a_compaction_leaves_out_the_command_its_banner_showed(
+    client, compacted_by_command, viewer
+):
+    response = client.get(detail_url(compacted_by_command), {"_offset": "3"}, HTTP_HX_REQUEST="true")
+    assert re.findall(r'<li id="(entry-[^"]+)"', response.content.decode()) == ["entry-u-2", "entry-a-2"]
+
+
+def test_a_chunk_ending_at_a_compaction_brings_the_command_with_its_banner(
+    client, compacted_by_command, viewer
+):
+    response = client.get(
+        detail_url(compacted_by_command),
+        {"_offset": "0", "_stop": "3", "_before": "1"},
+        HTTP_HX_REQUEST="true",
+    )
+    ids = re.findall(r'<li id="(entry-[^"]+)"', response.content.decode())
+    assert ids == ["entry-u-1", "entry-a-1", "entry-cmd-1", "entry-c-1"]
+
+
+def test_the_page_links_each_compaction_and_the_end(client, compacted_twice, viewer):
+    body = page(client, detail_url(compacted_twice))
+    jumps = body[body.index('<nav id="jumps"') : body.index("</nav>", body.index('<nav id="jumps"'))]
+    assert 'href="?_offset=4#compaction-1" data-item="4" data-compaction="1"' in jumps
+    assert 'href="?_offset=8#compaction-2" data-item="8" data-compaction="2"' in jumps
+    assert 'class="jump-end" href="?entry=a-4#entry-a-4"' in jumps
+    assert '<span id="compaction-2" class="line-anchor"></span>' in row(body, "c-2")
+
+
+def test_a_jump_to_a_compaction_opens_at_its_banner_with_what_came_before_a_click_away(
+    client, compacted_twice, viewer
+):
+    body = page(client, detail_url(compacted_twice), _offset="8")
+    assert entry_ids(body) == ["entry-earlier", "entry-c-2", "entry-u-4", "entry-a-4"]
+    assert "Show earlier entries (8 before these)" in body
+
+
+def test_a_short_session_without_compactions_has_no_jumps(client, one_reply, viewer):
+    assert 'id="jumps"' not in page(client, detail_url(one_reply))
+
+
+def test_a_snapshot_keeps_the_compactions_and_the_noise(compacted_twice, db):
     built = store.transcript(compacted_twice)  # built from the entries, and saved as a snapshot
     store.clear_cache()
     loaded = store.transcript(compacted_twice)
     assert isinstance(loaded.items, store.LazyItems)  # read back from the snapshot
-    assert list(loaded.folds) == list(built.folds) == [(1, 4), (5, 8)]
-    assert loaded.noise == built.noise and loaded.first_prompt == built.first_prompt == 0
+    assert loaded.noise == built.noise
     assert loaded.compactions == built.compactions == (4, 8)
 
 
@@ -329,5 +385,5 @@ def test_a_first_screen_read_from_a_snapshot_loads_only_the_rows_it_shows(tmp_pa
     store.clear_cache()
     context = transcripts.transcript_page(session, {})
     loaded = context["transcript"].items.source.loaded
-    assert len(context["transcript"].folds) == 30
-    assert len(loaded) < 200  # the prompt, 25 banners, their neighbours: not a block of 200 around each
+    assert len(context["transcript"].compactions) == 30
+    assert len(loaded) < 200  # the first chunk and what it plans ahead: not the 3,000 items

@@ -13,6 +13,7 @@ from sessionviewer.index import index_roots
 from sessionviewer.models import Session
 from sessionviewer.readers import TOOL_CALL, TOOL_RESULT, Block, claude_code, read_session
 from sessionviewer.roots import RootSpec
+from sessionviewer.templatetags import transcript as transcript_tags
 from sessionviewer.transcripts import tools
 from tests import test_pages
 
@@ -467,14 +468,33 @@ def codex_session(tmp_path):
     )
 
 
-def tool_call(body: str, call_id: str) -> str:
-    """The HTML of the tool call with this id: its view, raw arguments and result."""
-    return next(part for part in body.split('<div class="tool-call ')[1:] if call_id in part)
+def whole(client, session: Session) -> str:
+    """The whole transcript page, every chunk loaded: a fixture's calls are past its first screen."""
+    url = detail_url(session)
+    return test_pages.whole_page(client, url, page(client, url))
+
+
+def one_call_session(tmp_path, name: str, arguments: dict, output: str) -> Session:
+    """A Claude Code session of one tool call (toolu_1) and its result, indexed."""
+    call_block = {"type": "tool_use", "id": "toolu_1", "name": name, "input": arguments}
+    write_tool_turn(tmp_path / "projects" / "-w" / "s.jsonl", "go", [call_block], {"toolu_1": output})
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    return Session.objects.get()
+
+
+WORD_MARK = re.compile(r'<span class="w[ad]">(.*?)</span>')
+
+
+def tool_call(body: str, call_id: str, words: bool = False) -> str:
+    """The HTML of the tool call with this id: its view, raw arguments and result; the marks
+    on the words changed within a diff's lines are taken out unless words."""
+    html = next(part for part in body.split('<div class="tool-call ')[1:] if call_id in part)
+    return html if words else WORD_MARK.sub(r"\1", html)
 
 
 @pytest.mark.django_db
 def test_claude_edit_shows_a_numbered_diff_with_its_path(client, viewer, claude):
-    html = tool_call(page(client, detail_url(claude)), "toolu_edit")
+    html = tool_call(whole(client, claude), "toolu_edit")
     assert html.startswith('tool-edit">')
     assert '<code class="path">/home/user/app/greet.py</code>' in html
     assert '<pre class="diff numbered">' in html
@@ -492,8 +512,53 @@ def test_claude_edit_shows_a_numbered_diff_with_its_path(client, viewer, claude)
 
 
 @pytest.mark.django_db
+def test_an_edit_marks_the_words_changed_within_a_changed_line(client, viewer, claude):
+    html = tool_call(whole(client, claude), "toolu_edit", words=True)
+    assert '<span class="sign">-</span>    print(&quot;<span class="wd">helo</span>&quot;)' in html or (
+        '<span class="sign">-</span>    print("<span class="wd">helo</span>")' in html
+    )
+    assert '<span class="sign">+</span>    print("<span class="wa">hello</span>")' in html
+
+
+def test_a_diff_marks_words_only_where_a_line_was_changed_not_replaced():
+    lines = [
+        tools.DiffLine("del", "port = 80"),
+        tools.DiffLine("add", "port = 8080"),
+        tools.DiffLine("del", "completely different"),
+        tools.DiffLine("add", "nothing alike at all here"),
+        tools.DiffLine("del", "a removed line, alone"),
+        tools.DiffLine("ctx", "same"),
+    ]
+    html = render.render_diff(lines)
+    assert '<span class="sign">-</span>port = <span class="wd">80</span>' in html
+    assert '<span class="sign">+</span>port = <span class="wa">8080</span>' in html
+    assert '<span class="sign">-</span>completely different' in html  # too little in common to mark
+    assert '<span class="sign">-</span>a removed line, alone' in html
+
+
+def test_a_diff_pairs_a_changed_line_with_the_added_line_it_became_when_counts_differ():
+    lines = [
+        tools.DiffLine("del", "def checkout_total():"),
+        tools.DiffLine("del", "    return round(total, 2)"),
+        tools.DiffLine("add", "from decimal import Decimal"),
+        tools.DiffLine("add", "def checkout_total() -> Decimal:"),
+        tools.DiffLine("add", "    return round(total, 3)"),
+    ]
+    html = render.render_diff(lines)
+    assert '<span class="sign">+</span>from decimal import Decimal' in html  # new, nothing to pair
+    assert '<span class="sign">+</span>def checkout_total()<span class="wa"> -&gt; Decimal</span>:' in html
+    assert '<span class="sign">-</span>    return round(total, <span class="wd">2</span>)' in html
+
+
+def test_word_marks_escape_what_they_mark():
+    html = render.render_diff([tools.DiffLine("del", "x = <b>1</b>"), tools.DiffLine("add", "x = <i>1</i>")])
+    assert "<b>" not in html and "<i>" not in html
+    assert '<span class="wd">b</span>' in html and '<span class="wa">i</span>' in html
+
+
+@pytest.mark.django_db
 def test_claude_multiedit_shows_one_diff_per_edit(client, viewer, claude):
-    html = tool_call(page(client, detail_url(claude)), "toolu_multi")
+    html = tool_call(whole(client, claude), "toolu_multi")
     assert html.count('<div class="file-diff">') == 2
     assert "Edit 1" in html and "Edit 2" in html
     assert (
@@ -503,7 +568,7 @@ def test_claude_multiedit_shows_one_diff_per_edit(client, viewer, claude):
 
 @pytest.mark.django_db
 def test_claude_write_shows_the_file_highlighted_by_its_extension(client, viewer, claude):
-    html = tool_call(page(client, detail_url(claude)), "toolu_write")
+    html = tool_call(whole(client, claude), "toolu_write")
     assert '<code class="path">/home/user/app/run.py</code>' in html
     assert '<span class="kn">import</span>' in html  # Python, by the .py
     assert '<span class="n">8 lines</span>' in html  # the last newline ends a line, starts none
@@ -511,7 +576,7 @@ def test_claude_write_shows_the_file_highlighted_by_its_extension(client, viewer
 
 @pytest.mark.django_db
 def test_claude_bash_shows_the_command_output_and_exit_code(client, viewer, claude):
-    body = page(client, detail_url(claude))
+    body = whole(client, claude)
     failed = tool_call(body, "toolu_bash")
     assert '<span class="prompt" aria-hidden="true">$ </span>pytest -q</pre>' in failed
     assert '<span class="description">Run the tests</span>' in failed
@@ -523,7 +588,7 @@ def test_claude_bash_shows_the_command_output_and_exit_code(client, viewer, clau
 
 @pytest.mark.django_db
 def test_claude_read_grep_and_glob_show_path_range_and_pattern(client, viewer, claude):
-    body = page(client, detail_url(claude))
+    body = whole(client, claude)
     assert (
         '<code class="path">/home/user/app/greet.py</code> <span class="n">lines 10–29</span>'
         in tool_call(body, "toolu_read")
@@ -535,8 +600,70 @@ def test_claude_read_grep_and_glob_show_path_range_and_pattern(client, viewer, c
 
 
 @pytest.mark.django_db
+def test_a_claude_read_result_is_code_with_the_files_line_numbers_in_a_gutter(client, viewer, claude):
+    read = tool_call(whole(client, claude), "toolu_read")
+    assert '<span class="cl"><span class="ln" data-n="10"></span><span class="k">def</span>' in read
+    assert '<span class="ln" data-n="11"></span>' in read
+    assert "10\u2192" not in read and "10→" not in read  # the numbers are the gutter, never text
+    assert 'class="read-rest"' not in read  # two lines: nothing more to show
+
+
+@pytest.mark.django_db
+def test_a_long_read_result_previews_five_lines_then_shows_all(client, viewer, tmp_path):
+    lines = "\n".join(f"{n:>6}\u2192x = {n}" for n in range(1, 13))
+    session = one_call_session(tmp_path, "Read", {"file_path": "/app/long.py"}, lines)
+    read = tool_call(page(client, detail_url(session)), "toolu_1")
+    head, whole = read.split('<details class="read-rest">')
+    assert head.count('<span class="cl">') == 5 and 'data-n="5"' in head and 'data-n="6"' not in head
+    assert "<summary>Show all 12 lines</summary>" in whole and whole.count('<span class="cl">') == 12
+
+
+@pytest.mark.django_db
+def test_a_failed_read_shows_its_error_as_output(client, viewer, tmp_path):
+    session = one_call_session(tmp_path, "Read", {"file_path": "/app/gone.py"}, "File does not exist.")
+    read = tool_call(page(client, detail_url(session)), "toolu_1")
+    assert 'class="read-file"' not in read and "File does not exist." in read
+
+
+def test_a_task_card_takes_the_subagents_tokens_tool_uses_and_duration_from_its_result():
+    task = call("Task", {"description": "Draft beads", "prompt": "Draft them."})
+    extra = {"tool_use_result": {"totalTokens": 33894, "totalToolUseCount": 9, "totalDurationMs": 38799}}
+    assert tools.describe(task, result("done"), extra).stats == {
+        "tokens": 33894,
+        "tool_uses": 9,
+        "duration_ms": 38799,
+    }
+    odd = {"tool_use_result": {"totalTokens": "many", "totalToolUseCount": True, "totalDurationMs": -1}}
+    assert tools.describe(task, result("done"), odd).stats == {}
+    assert tools.describe(task, None, {}).stats == {}
+
+
+@pytest.mark.parametrize(
+    ("milliseconds", "text"), [(38799, "38.8 s"), (125_000, "2 min 5 s"), (7_260_000, "2 h 1 min"), ("x", "")]
+)
+def test_a_subagents_duration_reads_as_a_person_says_it(milliseconds, text):
+    assert transcript_tags.duration(milliseconds) == text
+
+
+@pytest.mark.django_db
+def test_a_task_card_shows_what_its_subagent_spent(client, viewer, tmp_path):
+    session = index_fixture(
+        tmp_path,
+        "claude_code",
+        "task_subagent_result.jsonl",
+        "projects/-home-user-project",
+        "11111111-1111-4111-8111-111111111111",
+    )
+    card = tool_call(page(client, detail_url(session)), "toolu_task1")
+    assert (
+        '<span class="agent-stats"><span title="33894 tokens">33.9k tokens</span> · <span>9 tool uses</span> · <span>38.8 s</span></span>'
+        in card
+    )
+
+
+@pytest.mark.django_db
 def test_claude_todowrite_is_a_checklist_with_each_items_state(client, viewer, claude):
-    html = tool_call(page(client, detail_url(claude)), "toolu_todo")
+    html = tool_call(whole(client, claude), "toolu_todo")
     assert "1 of 3 done" in html
     assert (
         '<li class="todo completed"><span class="mark" aria-hidden="true">☑</span> <span class="text">Fix the greeting</span>'
@@ -548,7 +675,7 @@ def test_claude_todowrite_is_a_checklist_with_each_items_state(client, viewer, c
 
 @pytest.mark.django_db
 def test_claude_task_is_a_card_with_its_prompt_folded_and_result_under_it(client, viewer, claude):
-    html = tool_call(page(client, detail_url(claude)), "toolu_task")
+    html = tool_call(whole(client, claude), "toolu_task")
     assert '<p class="description">Review the greeting module</p>' in html
     assert (
         '<details class="prompt"><summary>Prompt: Read greet.py and list **any** problems.</summary>' in html
@@ -558,7 +685,7 @@ def test_claude_task_is_a_card_with_its_prompt_folded_and_result_under_it(client
 
 @pytest.mark.django_db
 def test_claude_web_calls_show_url_or_query_and_fold_the_result(client, viewer, claude):
-    body = page(client, detail_url(claude))
+    body = whole(client, claude)
     fetch = tool_call(body, "toolu_fetch")
     assert '<code class="url">https://example.com/docs/greeting</code>' in fetch
     assert '<details class="output"><summary>Result: Greetings are spelled hello.' in fetch
@@ -567,7 +694,7 @@ def test_claude_web_calls_show_url_or_query_and_fold_the_result(client, viewer, 
 
 @pytest.mark.django_db
 def test_claude_mcp_call_names_server_and_tool_with_json_pretty(client, viewer, claude):
-    html = tool_call(page(client, detail_url(claude)), "toolu_mcp")
+    html = tool_call(whole(client, claude), "toolu_mcp")
     assert (
         '<strong class="tool-name">create_issue</strong> <span class="n">on server</span> <code class="server">github</code>'
         in html
@@ -577,7 +704,7 @@ def test_claude_mcp_call_names_server_and_tool_with_json_pretty(client, viewer, 
 
 @pytest.mark.django_db
 def test_odd_and_unknown_tools_show_their_arguments_as_json(client, viewer, claude):
-    body = page(client, detail_url(claude))
+    body = whole(client, claude)
     for call_id in ("toolu_odd", "toolu_unknown"):
         html = tool_call(body, call_id)
         assert html.startswith('tool-generic">')
@@ -599,7 +726,7 @@ def test_a_permalink_to_a_generic_call_opens_its_long_arguments(client, viewer, 
 
 @pytest.mark.django_db
 def test_hostile_values_in_claude_tool_calls_are_shown_as_text(client, viewer, claude):
-    body = page(client, detail_url(claude))
+    body = whole(client, claude)
     assert active_content(body) == []
     edit = tool_call(body, "toolu_xss_edit")
     assert "&lt;img src=x onerror=alert(61)&gt;" in edit
@@ -616,11 +743,15 @@ def test_hostile_values_in_claude_tool_calls_are_shown_as_text(client, viewer, c
 
 @pytest.mark.django_db
 def test_openclaw_tools_get_the_same_views(client, viewer, openclaw):
-    body = page(client, detail_url(openclaw))
+    body = whole(client, openclaw)
     bash = tool_call(body, "call_bash")
     assert '<span class="prompt" aria-hidden="true">$ </span>npm test</pre>' in bash
     assert '<span class="badge exit error">exit 1</span>' in bash
-    assert '<span class="n">lines 5–14</span>' in tool_call(body, "call_read")
+    read = tool_call(body, "call_read")
+    assert '<span class="n">lines 5–14</span>' in read
+    assert (
+        '<span class="ln" data-n="5"></span><span class="k">export</span>' in read
+    )  # numbered from its offset
     edit = tool_call(body, "call_edit")
     assert '<pre class="diff numbered">' in edit  # from pi's own diff in the result's details
     assert (
@@ -639,7 +770,7 @@ def test_openclaw_tools_get_the_same_views(client, viewer, openclaw):
 
 @pytest.mark.django_db
 def test_go_agent_tools_get_the_same_views(client, viewer, go):
-    body = page(client, detail_url(go))
+    body = whole(client, go)
     assert '<code class="path">main.go</code>' in tool_call(body, "call_read")
     edit = tool_call(body, "call_edit")
     assert (
@@ -657,7 +788,7 @@ def test_go_agent_tools_get_the_same_views(client, viewer, go):
 @pytest.mark.django_db
 def test_codex_tools_get_the_same_views(client, viewer, codex_session):
     url = detail_url(codex_session)
-    body = test_pages.with_folds(client, url, page(client, url))  # the calls before the compaction too
+    body = test_pages.whole_page(client, url, page(client, url))
     shell = tool_call(body, "call_read_1")
     assert "$ </span>sed -n &#x27;1,20p&#x27; src/app.py</pre>" in shell
     tests_run = tool_call(body, "call_test_1")
@@ -668,9 +799,12 @@ def test_codex_tools_get_the_same_views(client, viewer, codex_session):
         patch = tool_call(body, call_id)  # a custom tool call's text, a function call's input
         assert f'<span class="action update">update</span> <code class="path">{path}</code>' in patch
     assert "<span class=\"sign\">+</span>    return f'Hello, {name}!'" in tool_call(body, "call_patch_1")
-    assert '<details class="thinking"><summary>Thinking: **Looking at greet()**</summary>' in body
+    assert (
+        '<span class="thinking-label">Thinking</span><div class="md"><p><strong>Looking at greet()</strong>'
+        in body
+    )
     assert "Fix the failing test" in tool_call(body, "call_plan_1")
-    assert "<strong>Context compacted</strong>" in body
+    assert "<strong>Context compacted (1)</strong>" in body
     assert "<dt>Tokens</dt><dd>16.8k total: 4.4k in · 420 out · 12.0k cache read</dd>" in body
     assert "<dt>Project</dt>" in body and "/home/user/projects/greeter" in body
     assert "stream disconnected before completion" in body  # an error event stays in sight
@@ -716,7 +850,7 @@ def test_the_markdown_export_shows_an_edit_as_a_diff_and_a_command_as_a_console_
 @pytest.mark.django_db
 def test_a_codex_reply_shows_the_usage_its_token_count_line_gave(client, viewer, codex_session):
     url = detail_url(codex_session)
-    body = test_pages.with_folds(client, url, page(client, url))
+    body = test_pages.whole_page(client, url, page(client, url))
     thread = body[body.index('id="entry-list"') :]
     assert thread.count('class="usage"') >= 1  # hidden token_count lines lend their usage to the reply
     assert "token_count" not in thread  # the lines themselves stay hidden

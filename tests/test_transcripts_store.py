@@ -66,8 +66,6 @@ def shape(t: transcripts.Transcript, session: Session) -> dict:
         "absorbed": {at for at in blocks if at in t.absorbed},
         "owner": {i: t.owner.get(i) for i in range(len(t.items)) if t.owner.get(i) is not None},
         "noise": ({i for i in range(len(t.items)) if i in t.noise}, len(t.noise)),
-        "first_prompt": t.first_prompt,
-        "folds": list(t.folds),
         "compaction_items": t.compactions,
     }
 

@@ -343,6 +343,25 @@ def format_module(name: str):
     return importlib.import_module(f"{__name__}.{name}")
 
 
+@dataclass(slots=True)
+class FileLines:
+    """What a read tool gave of a file: its lines with their numbers in the file, and the text
+    the tool wrote after them (a note that more lines follow), if any."""
+
+    numbers: list[int]
+    lines: list[str]
+    note: str = ""
+
+
+def read_output(name: str, text: str, arguments: Any) -> FileLines | None:
+    """A read tool's result as the file's numbered lines, by the rule of the format (name)
+    that wrote it; None when the format has no rule or the text is not a file's lines."""
+    if name not in FORMATS or not isinstance(text, str):
+        return None
+    rule = getattr(format_module(name), "read_output", None)
+    return rule(text, arguments) if rule else None
+
+
 def decode_line(path: Path, number: int, offset: int, raw: bytes) -> dict | Problem | None:
     """One line, with or without its newline, to a JSON object, a Problem saying why
     not, or None when blank."""

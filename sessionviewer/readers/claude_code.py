@@ -57,6 +57,7 @@ from . import (
     USER,
     Block,
     Entry,
+    FileLines,
     SessionFile,
     first_object,
     key_prefix,
@@ -239,6 +240,27 @@ def _keep_tool_use_result(entry: Entry, result: Any) -> None:
         entry.extra["tool_use_result"] = result
 
 
+# What a Task/Agent result (toolUseResult) says its subagent spent, by the names the page uses.
+_SUBAGENT_STATS = (
+    ("totalTokens", "tokens"),
+    ("totalToolUseCount", "tool_uses"),
+    ("totalDurationMs", "duration_ms"),
+)
+
+
+def subagent_stats(extra: dict) -> dict[str, int]:
+    """A Task/Agent result's tokens, tool uses and duration in milliseconds, those it gives,
+    from the parts of toolUseResult the reader kept (entry.extra)."""
+    kept = extra.get("tool_use_result")
+    if not isinstance(kept, dict):
+        return {}
+    return {
+        name: value
+        for key, name in _SUBAGENT_STATS
+        if isinstance(value := kept.get(key), int) and not isinstance(value, bool) and value >= 0
+    }
+
+
 # An edit's hunks, kept for the diff's line numbers while the lines stay this short in all.
 PATCH_LIMIT = 20_000
 
@@ -321,6 +343,39 @@ def harness_line(entry: Entry) -> dict | None:
             "error": any(tag.endswith("stderr") and body.strip() for tag, body in shown),
         }
     return {"kind": "meta", "text": text}
+
+
+def is_compact_command(entry: Entry) -> bool:
+    """Whether a user line is the /compact command a person typed: Claude Code writes it after
+    the compaction it asked for (the boundary, its summary, a caveat, then the command)."""
+    harness = harness_line(entry)
+    return (
+        harness is not None
+        and harness["kind"] == "command"
+        and harness["line"].split(" ", 1)[0] == "/compact"
+    )
+
+
+# A Read result's line: its number in the file, an arrow (a tab before 2.0), the line.
+_READ_LINE = re.compile(r"^\s*(\d+)(?:\t|\u2192)(.*)$")
+
+
+def read_output(text: str, arguments: Any = None) -> FileLines | None:
+    """A Read result's "     12→text" lines as the file's numbered lines; what follows them
+    (not a reminder to the model) is the note. None when the first line is not numbered."""
+    lines = text.split("\n")
+    numbers: list[int] = []
+    kept: list[str] = []
+    for raw in lines:
+        found = _READ_LINE.match(raw.removesuffix("\r"))
+        if not found:
+            break
+        numbers.append(int(found.group(1)))
+        kept.append(found.group(2))
+    if not numbers:
+        return None
+    note = "\n".join(lines[len(numbers) :]).strip()
+    return FileLines(numbers, kept, "" if is_reminder(note) else note)
 
 
 def is_reminder(text: str) -> bool:

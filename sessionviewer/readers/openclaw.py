@@ -46,6 +46,7 @@ from . import (
     USER,
     Block,
     Entry,
+    FileLines,
     Kept,
     Problem,
     SessionFile,
@@ -890,6 +891,22 @@ def _is_openclaw_object(first: dict) -> bool:
     if kind == "message":
         return isinstance(first.get("message"), dict)
     return kind is None and "role" in first and "ts" in first
+
+
+# pi's read tool says where it stopped after the lines it gives.
+_MORE_LINES = re.compile(r"\n*(\.\.\. \(\d+ more lines not shown\. Use offset=\d+ to continue reading\))\s*$")
+
+
+def read_output(text: str, arguments: Any = None) -> FileLines:
+    """A read result (pi's tool, which OpenClaw runs): the file's lines from the call's offset
+    (1-based, 1 without one), and the note that more lines follow, if any."""
+    offset = arguments.get("offset") if isinstance(arguments, dict) else None
+    first = offset if isinstance(offset, int) and not isinstance(offset, bool) and offset >= 1 else 1
+    note = ""
+    if found := _MORE_LINES.search(text):
+        text, note = text[: found.start()], found.group(1)
+    lines = text.removesuffix("\n").split("\n")
+    return FileLines(list(range(first, first + len(lines))), lines, note)
 
 
 def looks_like(path: Path, first: dict | None) -> bool:

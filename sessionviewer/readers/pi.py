@@ -13,11 +13,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .openclaw import discover, model_answered, parse_line, prompt_text, read
+from .openclaw import discover, model_answered, parse_line, prompt_text, read, read_output
 
 FORMAT = "pi"
 
-__all__ = ["FORMAT", "discover", "looks_like", "model_answered", "parse_line", "prompt_text", "read"]
+__all__ = [
+    "FORMAT",
+    "discover",
+    "looks_like",
+    "model_answered",
+    "parse_line",
+    "prompt_text",
+    "read",
+    "read_output",
+]
 
 
 def looks_like(path: Path, first: dict | None) -> bool:

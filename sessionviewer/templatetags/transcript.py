@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from sessionviewer import render, transcripts
+from sessionviewer import readers, render, transcripts
 from sessionviewer.index import fold
 from sessionviewer.readers import claude_code
 from sessionviewer.transcripts import tools
@@ -131,6 +131,24 @@ def first_line(text: str) -> str:
     return line[:120] + ("…" if len(line) > 120 else "")
 
 
+# A thinking block longer than this shows its opening lines, the rest behind "show all".
+OPENING_LINES = 4
+OPENING_CHARS = 400
+
+
+@register.filter
+def opening(text: str) -> str:
+    """The opening lines of a long thinking block, shown before "show all"; "" when the
+    block is short enough to show whole."""
+    lines = [line for line in (text or "").strip().split("\n") if line.strip()]
+    if len(lines) <= OPENING_LINES and sum(map(len, lines)) <= OPENING_CHARS:
+        return ""
+    head = "\n".join(lines[:OPENING_LINES])
+    if len(head) > OPENING_CHARS:
+        head = head[:OPENING_CHARS].rsplit(" ", 1)[0]
+    return head + "…"
+
+
 @register.filter
 def line_count(text: str) -> int:
     return (text or "").count("\n") + 1
@@ -167,6 +185,20 @@ def compact(number) -> str:
         if abs(n) >= size:
             return f"{n / size:.1f}{suffix}"
     return str(n)
+
+
+@register.filter
+def duration(milliseconds) -> str:
+    """38799 -> 38.8 s, 125000 -> 2 min 5 s: how long a subagent ran."""
+    try:
+        seconds = int(milliseconds) / 1000
+    except (TypeError, ValueError):
+        return ""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min {rest} s"
 
 
 # Claude Code's harness lines: the rule is the reader's, shared with the index's titles.
@@ -226,6 +258,35 @@ def highlight_file(content: str, path: str) -> SafeString:
     if clipped:
         html += f'<p class="clipped">Content cut at {OUTPUT_LIMIT:,} of {len(content):,} characters.</p>'
     return mark_safe(html)  # noqa: S308 - escaped by render.py
+
+
+# A read result shows this many of its lines, the rest behind "show all".
+PREVIEW_LINES = 5
+
+
+@register.simple_tag(takes_context=True)
+def file_lines(context, result, call) -> dict | None:
+    """A read result as the file's lines, highlighted by the file's name with their numbers in
+    a gutter: the first PREVIEW_LINES (head), all of them when there are more (whole: "show
+    all" puts them in the head's place), and the tool's note. None
+    when the session's format has no rule for it, the text is not a file's lines, the read
+    failed or its text is past OUTPUT_LIMIT: it then shows as any output does."""
+    session = context.get("session")
+    text = result.text or ""
+    if session is None or result.is_error or len(text) > OUTPUT_LIMIT:
+        return None
+    found = readers.read_output(session.format, text, call.arguments)
+    if found is None:
+        return None
+    lines = render.highlight_file_lines(found.lines, tools.edit_path(call))
+    numbers, cut = found.numbers, PREVIEW_LINES
+    whole = render.render_numbered(numbers, lines) if len(lines) > cut else ""
+    return {
+        "count": len(lines),
+        "head": mark_safe(render.render_numbered(numbers[:cut], lines[:cut])),  # noqa: S308 - escaped by render.py
+        "whole": mark_safe(whole),  # noqa: S308 - escaped by render.py
+        "note": found.note,
+    }
 
 
 @register.filter

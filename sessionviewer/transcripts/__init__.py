@@ -28,6 +28,7 @@ _PAGE_NAMES = frozenset(
     {
         "CHILD_FIELDS",
         "CHUNK",
+        "FIRST_SCREEN",
         "PROBLEM_LIMIT",
         "TEXT_LIMIT",
         "Group",
@@ -54,6 +55,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "FIRST_SCREEN",
     "StaleSnapshot",
     "forget_session",
     "CHILD_FIELDS",

@@ -648,30 +648,26 @@ def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: li
         "problems": problems,
         "compactions": [position[i] for i in compactions],
     }
-    return _Writer(session, leaf, shown, head, cut, summaries, tree.summary_text)
+    return _Writer(session, leaf, shown, head, summaries, tree.summary_text)
 
 
 class _Writer:
     """One thread's snapshot: its pieces written as they fill, then its row."""
 
-    def __init__(
-        self, session: Session, leaf: str | None, shown, data: dict, cut: int, summaries: dict, summary_text
-    ):
+    def __init__(self, session: Session, leaf: str | None, shown, data: dict, summaries: dict, summary_text):
         from sessionviewer.transcripts import store
 
         self.size, self.empty = store.PIECE, store._empty_piece
-        self.leaf, self.shown, self.data, self.cut, self.summaries = leaf, shown, data, cut, summaries
+        self.leaf, self.shown, self.data, self.summaries = leaf, shown, data, summaries
         self.summary_text = summary_text  # Tree.summary_text: summaries holds where each comes from
         ThreadSnapshot.objects.filter(session_id=session.id, leaf=leaf or "").delete()
         self.snapshot = ThreadSnapshot.objects.create(
             session_id=session.id, leaf=leaf or "", version=store.version_text(session), data={}
         )
-        self.noisy = Bits(data["count"])
         self.firsts: list[int] = []
         self.pending: dict[int, dict] = {}  # pieces not written yet
         self.late: dict[int, list] = {}  # pairs for pieces written already
         self.open_calls: dict[str, tuple[int, int]] = {}
-        self.prompt = None
         self.noise_count = 0
         self.i = -1
 
@@ -699,10 +695,7 @@ class _Writer:
             piece["summaries"].append([i, summary])
         if layout.is_noise(entry, facts):
             piece["noise"].append(i)
-            self.noisy.set(i)
             self.noise_count += 1
-        if self.prompt is None and layout.is_prompt(entry, facts):
-            self.prompt = i
         owned = False
         open_calls = self.open_calls
         for b, block in enumerate(entry.blocks):
@@ -732,13 +725,10 @@ class _Writer:
             written = ThreadPiece.objects.get(snapshot=snapshot, number=number)
             written.data["results"] = sorted(written.data["results"] + pairs)
             written.save(update_fields=["data"])
-        folds = layout.fold_ranges(range(self.cut), data["compactions"], self.noisy, self.prompt)
         data.update(
             layout=store.LAYOUT,
             firsts=self.firsts,
-            folds=[list(fold) for fold in folds],
             noise_count=self.noise_count,
-            first_prompt=self.prompt,
             tail=tail,
             open_calls={call: list(at) for call, at in self.open_calls.items()} if self.leaf is None else {},
         )

@@ -8,8 +8,9 @@ Two rules, both computed once per built thread (store.py keeps them with its sna
   system-reminder lines, local-command caveats and output, and the compaction summary
   line that its boundary's banner already shows. A line of a type no
   reader knows is not noise: it shows.
-- Each compaction boundary gets one fold holding what it compacted away; the first prompt
-  stays outside the first fold, so a page opens on what the person asked for.
+- Nothing is folded away: a compaction changes what the model remembers, not what happened,
+  so it shows where it happened, as a banner, with the command that asked for it
+  (``compaction_cause``) just before it rather than after it, where the harness writes it.
 
 Which lines a format's harness writes is that format's reader's knowledge
 (``claude_code.harness_line``, ``claude_code.is_reminder``); this module only says what the
@@ -18,8 +19,7 @@ page keeps in sight. Plain Python: no Django.
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 
 from sessionviewer import readers
 from sessionviewer.readers import claude_code
@@ -67,63 +67,17 @@ def _is_error(entry: readers.Entry) -> bool:
     )
 
 
-def is_prompt(entry: readers.Entry, facts: int = 0) -> bool:
-    """A prompt a person typed, as the index's titles read one (Entry.is_prompt, no harness
-    line), that the page shows (not noise)."""
-    return entry.is_prompt and _harness_kind(entry, facts) is None and not is_noise(entry, facts)
+# How many lines after a compaction boundary its cause is looked for: Claude Code writes the
+# boundary, its summary, a caveat, then the /compact command.
+CAUSE_WITHIN = 4
 
 
-def first_prompt(
-    entries: Iterable[readers.Entry], facts: Callable[[readers.Entry], int] | None = None
-) -> int | None:
-    """The index of the first prompt among entries, if any; facts as is_noise takes them."""
-    if facts is None:
-        return next((i for i, entry in enumerate(entries) if is_prompt(entry)), None)
-    return next((i for i, entry in enumerate(entries) if is_prompt(entry, facts(entry))), None)
-
-
-def fold_ranges(
-    compacted: Iterable[int], compactions: Iterable[int], noise: frozenset[int], prompt: int | None
-) -> list[tuple[int, int]]:
-    """Item ranges [start, stop) shown folded: the runs of compacted items, one per compaction
-    boundary (a boundary inside a run ends one fold and shows as its banner), without the
-    first prompt. A range of nothing but noise is no fold: there is nothing to show in it."""
-    cuts = set(compactions)
-    if prompt is not None:
-        cuts.add(prompt)
-    ranges: list[tuple[int, int]] = []
-    start = previous = None
-    # A range is sorted already: a long thread's compacted items are most of it.
-    for index in compacted if isinstance(compacted, range) else sorted(compacted):
-        if index in cuts or (previous is not None and index != previous + 1):
-            if start is not None:
-                ranges.append((start, previous + 1))
-            start = None
-        if index not in cuts and start is None:
-            start = index
-        previous = index
-    if start is not None:
-        ranges.append((start, previous + 1))
-    return [(a, b) for a, b in ranges if any(i not in noise for i in range(a, b))]
-
-
-class Folds:
-    """Sorted fold ranges, asked where an item is."""
-
-    def __init__(self, ranges: Sequence[tuple[int, int]]):
-        self.ranges = list(ranges)
-        self.starts = [a for a, _ in self.ranges]
-        self.stop_of = dict(self.ranges)
-
-    def __iter__(self):
-        return iter(self.ranges)
-
-    def __len__(self) -> int:
-        return len(self.ranges)
-
-    def around(self, index: int) -> tuple[int, int] | None:
-        """The fold holding index, if any."""
-        at = bisect_right(self.starts, index) - 1
-        if at >= 0 and index < self.ranges[at][1]:
-            return self.ranges[at]
-        return None
+def compaction_cause(following: Sequence[readers.Entry]) -> int | None:
+    """Which of the entries right after a compaction boundary (at most CAUSE_WITHIN) is the
+    command that asked for it, shown before the boundary's banner; None if none is."""
+    for at, entry in enumerate(following[:CAUSE_WITHIN]):
+        if claude_code.is_compact_command(entry):
+            return at
+        if not is_noise(entry):
+            return None  # the conversation went on: a later /compact is another compaction's
+    return None

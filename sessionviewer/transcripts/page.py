@@ -3,6 +3,7 @@ and the page's query-string parameters."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from django.urls import reverse
@@ -71,7 +72,10 @@ def item_to_dict(item: threads.ThreadItem, session_id: int | None = None) -> dic
 
 
 PROBLEM_LIMIT = 500
-CHUNK = 50  # items on the first screen and per fetch; the rest load as the reader scrolls
+CHUNK = 50  # messages per fetch as the reader scrolls, and around a permalink
+# Messages on the page a session opens on: more than a screen holds, and nothing folded away
+# any more, so a long session's first page costs what these do.
+FIRST_SCREEN = 20
 
 _ANCHOR_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 
@@ -128,7 +132,8 @@ class Row:
     anchors: list[str] = field(default_factory=list)  # the other lines shown in this row
     usage_entry: readers.Entry | None = None  # the reply's last line with usage: the turn's
     noise: bool = False  # hidden by default, shown here (all entries, or a permalink to it)
-    latest_compaction: bool = False  # the boundary the model continued from last
+    compaction_number: int = 0  # 1 for the thread's first compaction boundary, and so on
+    jump_anchor: str = ""  # "compaction-N" on the first row a jump to compaction N shows
 
     @property
     def entry(self) -> readers.Entry:
@@ -203,29 +208,10 @@ class Row:
 
 
 @dataclass(slots=True)
-class Fold:
-    """What one compaction boundary compacted away: items [start, stop), shown folded.
-    Open when a permalink asks for an entry in it; then it shows a window of its rows."""
-
-    start: int
-    stop: int
-    open: bool = False
-    groups: list = field(default_factory=list)  # the window's rows, when open
-    window: int = 0  # the first item the window shows
-    earlier_offset: int | None = None  # where "earlier in this fold" starts
-    next_offset: int | None = None  # where "more of this fold" starts
-
-    @property
-    def count(self) -> int:
-        return self.stop - self.start
-
-
-@dataclass(slots=True)
 class Group:
-    """Rows in page order, or one compaction fold."""
+    """Rows in page order."""
 
     rows: list[Row]
-    fold: Fold | None = None
 
 
 @dataclass(slots=True)
@@ -261,44 +247,29 @@ def rows_for(
     *,
     show_all: bool = False,
     limit: int | None = None,
-    use_folds: bool = True,
-    open_folds: bool = False,
 ) -> Chunk:
     """The groups of items[start:stop], at most limit messages (and the rest of the last reply).
 
     A tool result whose call is at absorb_from or later is shown under its call instead of
     on its own; None shows every result on its own. shown_with_call: (item, block) results
     shown under a call elsewhere (live updates: LateResult). Noise is left out unless
-    show_all, or target names it. With use_folds, each compaction fold is one group, open
-    (a window around target, or whole with open_folds) or closed (loaded when opened).
+    show_all, or target names it. A compaction shows where it happened, the command that
+    asked for it just before its banner (wherever the chunk ends), not after it.
     """
     items = t.items
     stop = min(stop, len(items))
     children_by_tool = children_by_tool or {}
     at_target = t.positions.get(target) if target else None
-    shown_at = display_index(t, target) if at_target is not None else None
-    latest = t.compactions[-1] if t.compactions else None
+    numbers = {at: n for n, at in enumerate(t.compactions, 1)}
     if limit is not None and isinstance(items, LazyItems):
-        items.prefetch(_planned(t, start, stop, 2 * limit, show_all, use_folds))
-    groups: list[Group] = []
+        items.prefetch(_planned(t, start, stop, 2 * limit, show_all))
+    rows: list[Row] = []
     last: Row | None = None  # the last message shown: a line of the same reply joins it
     shown = 0
     i = start
     while i < stop:
-        fold_stop = t.folds.stop_of.get(i) if use_folds else None
-        if fold_stop is not None:
-            if limit is not None and shown >= limit:
-                break
-            fold = Fold(i, fold_stop)
-            if open_folds or (shown_at is not None and i <= shown_at < fold_stop):
-                _open_fold(t, fold, children_by_tool, target, shown_at, show_all, whole=open_folds)
-            groups.append(Group([], fold))
-            last = None
-            shown += 1
-            i = fold_stop
-            continue
         noise = i in t.noise
-        if noise and not show_all and i != at_target:
+        if (noise and not show_all and i != at_target) or _moved_before_compaction(t, i):
             if (
                 last is not None
                 and last.entry.message_id
@@ -333,26 +304,42 @@ def rows_for(
         if not row.hidden and limit is not None and shown >= limit:
             break
         row.noise = noise
-        row.latest_compaction = i == latest
-        if not groups or groups[-1].fold is not None:
-            groups.append(Group([]))
-        groups[-1].rows.append(row)
+        if i in numbers:
+            row.compaction_number = numbers[i]
+            if (cause := _compaction_cause(t, i)) is not None:
+                before = _row(t, cause, children_by_tool, absorb_from, shown_with_call, show_all)
+                before.jump_anchor = f"compaction-{numbers[i]}"
+                rows.append(before)
+            else:
+                row.jump_anchor = f"compaction-{numbers[i]}"
+        rows.append(row)
         if not row.hidden:
             last = row
             shown += 1
         i += 1
-    return Chunk(groups, i)
+    return Chunk([Group(rows)] if rows else [], i)
 
 
-def _planned(t: Transcript, start: int, stop: int, count: int, show_all: bool, use_folds: bool) -> list[int]:
-    """The items a chunk will most likely show (noise and closed folds skipped), to load at once."""
+def _compaction_cause(t: Transcript, index: int) -> int | None:
+    """The item of the command that asked for the compaction at index, if it follows it."""
+    following = range(index + 1, min(index + 1 + layout.CAUSE_WITHIN, len(t.items)))
+    at = layout.compaction_cause([t.items[j].entry for j in following])
+    return None if at is None else index + 1 + at
+
+
+def _moved_before_compaction(t: Transcript, index: int) -> bool:
+    """Whether the item is the command a compaction shortly before it shows before its banner."""
+    at = bisect_right(t.compactions, index - 1) - 1
+    if at < 0 or index - t.compactions[at] > layout.CAUSE_WITHIN:
+        return False
+    return _compaction_cause(t, t.compactions[at]) == index
+
+
+def _planned(t: Transcript, start: int, stop: int, count: int, show_all: bool) -> list[int]:
+    """The items a chunk will most likely show (noise skipped), to load at once."""
     planned: list[int] = []
     i = start
     while i < stop and len(planned) < count:
-        fold_stop = t.folds.stop_of.get(i) if use_folds else None
-        if fold_stop is not None:
-            i = fold_stop
-            continue
         if show_all or i not in t.noise:
             planned.append(i)
         i += 1
@@ -414,43 +401,12 @@ def _later_read(t: Transcript, index: int, block_index: int, path: str) -> str:
     return ""
 
 
-def _open_fold(t, fold: Fold, children_by_tool, target: str, shown_at, show_all: bool, whole: bool) -> None:
-    """Fill an open fold: all of it (an export), or a window of CHUNK messages around the target."""
-    fold.open = True
-    if whole:
-        fold.window = fold.start
-        chunk = rows_for(
-            t, fold.start, fold.stop, children_by_tool, fold.start, target, show_all=show_all, use_folds=False
-        )
-    else:
-        fold.window = walk_back(t, shown_at, CHUNK // 2, fold.start, show_all, use_folds=False)
-        chunk = rows_for(
-            t,
-            fold.window,
-            fold.stop,
-            children_by_tool,
-            fold.window,
-            target,
-            show_all=show_all,
-            limit=CHUNK,
-            use_folds=False,
-        )
-        if fold.window > fold.start:
-            fold.earlier_offset = walk_back(t, fold.window, CHUNK, fold.start, show_all, use_folds=False)
-    fold.groups = chunk.groups
-    fold.next_offset = chunk.stop if chunk.stop < fold.stop else None
-
-
-def walk_back(
-    t: Transcript, index: int, count: int, floor: int, show_all: bool, use_folds: bool = True
-) -> int:
-    """The item count messages before index (a closed fold counts as one), not before floor."""
+def walk_back(t: Transcript, index: int, count: int, show_all: bool) -> int:
+    """The item count messages before index."""
     i, seen = index, 0
-    while i > floor and seen < count:
+    while i > 0 and seen < count:
         i -= 1
-        if use_folds and (fold := t.folds.around(i)) is not None:
-            i = max(fold[0], floor)
-        elif i in t.noise and not show_all:
+        if i in t.noise and not show_all:
             continue
         seen += 1
     return i
@@ -506,14 +462,14 @@ CHILD_FIELDS = (
 
 def transcript_page(session: Session, params: dict, show_all: bool = False, fragment: bool = False) -> dict:
     """What the transcript page shows for its query string (forms.TranscriptForm cleaned it):
-    leaf, entry, _offset, _stop, _before, _fold, _after and _pending; show_all: the noise too;
+    leaf, entry, _offset, _stop, _before, _after and _pending; show_all: the noise too;
     fragment: a chunk for a page already shown, which has its search hits (q) already.
     Raises UnknownLeaf or UnknownEntry (404).
 
-    The first screen opens on the first prompt: each compaction's fold stays closed, and
-    the messages after the last one follow, CHUNK at a time. A permalink opens where its
-    entry is (its fold open); _offset continues from an item, up to _stop when given
-    (_before: the stretch before the one shown); _fold=1 is a stretch inside a fold.
+    The first screen opens on the first prompt, and the rest follows in the order it was
+    written, CHUNK messages at a time, compactions where they happened. A permalink opens
+    where its entry is; _offset continues from an item, up to _stop when given (_before:
+    the stretch before the one shown).
     """
     leaf = params.get("leaf") or None
     entry_id = params.get("entry") or None
@@ -535,12 +491,9 @@ def transcript_page(session: Session, params: dict, show_all: bool = False, frag
         if child.parent_tool_id:
             children_by_tool.setdefault(child.parent_tool_id, []).append(child)
     total = len(t.items)
-    in_fold = bool(params.get("_fold"))
-    floor, end = 0, total
-    if in_fold and offset is not None and (fold := t.folds.around(min(offset, max(total - 1, 0)))):
-        floor, end = fold
+    end = total
     late_results: list[LateResult] = []
-    limit: int | None = CHUNK
+    limit: int | None = FIRST_SCREEN if offset is None and not entry_id else CHUNK
     if after is not None:
         # Live updates: what was written after the last line the page shows. A result whose
         # call came in the same poll goes under it; one whose call the page shows already
@@ -550,10 +503,9 @@ def transcript_page(session: Session, params: dict, show_all: bool = False, frag
         late_results = _late_results(t, start, set(params.get("_pending") or ()))
     elif entry_id:
         shown_at = display_index(t, entry_id)
-        fold = t.folds.around(shown_at)
-        start = fold[0] if fold else walk_back(t, shown_at, CHUNK // 2, 0, show_all)
+        start = walk_back(t, shown_at, CHUNK // 2, show_all)
     else:
-        start = min(max(offset or 0, floor), max(total - 1, 0))
+        start = min(offset or 0, max(total - 1, 0))
         if params.get("_stop") is not None:
             end = min(end, params["_stop"])
             limit = None if params.get("_before") else CHUNK
@@ -568,7 +520,6 @@ def transcript_page(session: Session, params: dict, show_all: bool = False, frag
         shown_with_call,
         show_all=show_all,
         limit=limit,
-        use_folds=not in_fold,
     )
     hidden = {row.index for group in chunk.groups for row in group.rows if row.hidden}
     for late in late_results:  # a result whose entry has no row left keeps its permalink
@@ -577,8 +528,8 @@ def transcript_page(session: Session, params: dict, show_all: bool = False, frag
             late.result_anchor = anchor(late.result_entry.id)
     stop = chunk.stop
     earlier = None
-    if after is None and start > floor:
-        earlier = walk_back(t, start, CHUNK, floor, show_all, use_folds=not in_fold)
+    if after is None and start > 0:
+        earlier = walk_back(t, start, CHUNK, show_all)
     return {
         "transcript": t,
         "thread": t.thread,
@@ -589,9 +540,9 @@ def transcript_page(session: Session, params: dict, show_all: bool = False, frag
         "late_results": late_results,
         "next_offset": stop if stop < end and (after is None) else None,
         "prev_offset": earlier,
-        "fold_param": 1 if in_fold else None,
         "inline": bool(params.get("_inline")),
         "end": end,
+        "compactions": t.compactions,
         "show_all": show_all,
         "hidden_count": len(t.noise),
         "leaf": leaf,
@@ -600,7 +551,7 @@ def transcript_page(session: Session, params: dict, show_all: bool = False, frag
         "last_line": _last_line(t, stop, after),
         "export": False,
         # A page on the active thread follows the file as it grows.
-        "live": leaf is None and session.status == "active" and not in_fold,
+        "live": leaf is None and session.status == "active",
         "children": children,
         "problems": list(session.problems.order_by("line")[:PROBLEM_LIMIT]),
         "fork_copies_until": fork_copies_until(session, t),

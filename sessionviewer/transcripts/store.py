@@ -112,8 +112,6 @@ class Transcript:
     absorbed: set[tuple[int, int]]  # (result item, block) shown under their call
     owner: dict[int, int]  # result item -> the item of the call it is shown under (the first)
     noise: frozenset[int] = frozenset()  # items hidden until "show all entries" (layout.is_noise)
-    first_prompt: int | None = None  # the first prompt a person typed: never folded away
-    folds: layout.Folds = field(default_factory=lambda: layout.Folds([]))  # one per compaction
     compactions: tuple[int, ...] = ()  # the items of the thread's compaction boundaries
     open_calls: dict[str, tuple[int, int]] = field(default_factory=dict)  # calls still without a result
 
@@ -231,10 +229,10 @@ def _without_gc():
             gc.enable()
 
 
-# The version of what a snapshot keeps for the page's layout (noise, first prompt) and its
-# thread (3: a summary's leafUuid picks the active leaf; 4: kept in pieces, ThreadPiece): a
-# snapshot of another version is built again.
-LAYOUT = 4
+# The version of what a snapshot keeps for the page's layout (noise) and its thread (3: a
+# summary's leafUuid picks the active leaf; 4: kept in pieces, ThreadPiece; 5: no folds, no
+# first prompt): a snapshot of another version is built again.
+LAYOUT = 5
 # Sessions shorter than this build their thread faster than a snapshot is worth.
 PREPARE_FROM = 2000
 # Branches prepared per session at most: each costs a pass over the session.
@@ -339,8 +337,6 @@ def extend_snapshot(session: Session, snapshot: ThreadSnapshot) -> bool:
         if layout.is_noise(entry, known[entry.line]):
             piece(n)["noise"].append(i)
             data["noise_count"] += 1
-        if data["first_prompt"] is None and layout.is_prompt(entry, known[entry.line]):
-            data["first_prompt"] = i
         owned = False
         for b, block in enumerate(entry.blocks):
             if not block.call_id:
@@ -459,9 +455,7 @@ def save_snapshot(session: Session, t: Transcript, leaf: str | None) -> None:
         "branch_points": {k: [list(pair) for pair in v] for k, v in thread.branch_points.items()},
         "problems": thread.problems,
         "compactions": list(t.compactions),
-        "folds": [list(fold) for fold in t.folds],
         "noise_count": len(t.noise),
-        "first_prompt": t.first_prompt,
         # What extend_snapshot goes on from (the active thread only).
         "tail": thread.tail if leaf is None else None,
         "open_calls": {call: list(at) for call, at in t.open_calls.items()} if leaf is None else {},
@@ -522,8 +516,6 @@ def _from_snapshot(session: Session, leaf: str | None) -> Transcript | None:
         absorbed=_Absorbed(pieces),
         owner=_Owner(pieces),
         noise=_Noise(pieces, data["noise_count"]),
-        first_prompt=data["first_prompt"],
-        folds=layout.Folds([tuple(fold) for fold in data["folds"]]),
         compactions=tuple(data["compactions"]),
     )
 
@@ -902,14 +894,9 @@ def _index(thread: threads.Thread, facts: Callable[[readers.Entry], int] | None 
         noise = frozenset(i for i, entry in enumerate(entries) if layout.is_noise(entry))
     else:
         noise = frozenset(i for i, entry in enumerate(entries) if layout.is_noise(entry, facts(entry)))
-    prompt = layout.first_prompt(entries, facts)
     where = {id(item): i for i, item in enumerate(thread.items)} if thread.compactions else {}
     compactions = tuple(where[id(item)] for item in thread.compactions)
-    compacted = (i for i, item in enumerate(thread.items) if item.compacted)
-    folds = layout.Folds(layout.fold_ranges(compacted, compactions, noise, prompt))
-    return Transcript(
-        thread, positions, results, absorbed, owner, noise, prompt, folds, compactions, open_calls
-    )
+    return Transcript(thread, positions, results, absorbed, owner, noise, compactions, open_calls)
 
 
 def transcript_with_entry(session: Session, entry_id: str) -> Transcript | None:

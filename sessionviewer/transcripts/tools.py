@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionviewer.readers import Block
+from sessionviewer.readers import Block, claude_code
 
 # Past this many characters of old plus new text a diff costs too much: generic view.
 DIFF_LIMIT = 200_000
@@ -139,6 +139,7 @@ class ToolView:
     server: str = ""
     tool: str = ""
     background: bool = False
+    stats: dict[str, int] = field(default_factory=dict)  # a subagent's tokens, tool uses, duration_ms
 
     @property
     def template(self) -> str:
@@ -364,6 +365,7 @@ def _agent(name: str, args: dict, extra: dict) -> ToolView | None:
         description=description,
         prompt=prompt,
         subagent_type=kind if isinstance(kind, str) else "",
+        stats=claude_code.subagent_stats(extra),
     )
 
 
@@ -499,20 +501,13 @@ def _locate(text: str, hunks: list[DiffLine], side: str) -> int | None:
     return found[0] if len(found) == 1 else None
 
 
-_READ_LINE = re.compile(r"^\s*(\d+)(?:\t|\u2192)(.*)$")
-
-
 def read_lines(text: Any) -> dict[int, str]:
     """A Read tool's output as {line number: text}, from its "     12→text" (or tab) lines;
     {} when it is not one."""
     if not isinstance(text, str) or not _small_enough(text):
         return {}
-    lines: dict[int, str] = {}
-    for raw in text.splitlines():
-        found = _READ_LINE.match(raw)
-        if found:
-            lines[int(found.group(1))] = found.group(2)
-    return lines
+    found = claude_code.read_output(text)
+    return dict(zip(found.numbers, found.lines, strict=True)) if found else {}
 
 
 def _locate_in_read(text: str, read: dict[int, str]) -> int | None:

@@ -34,6 +34,7 @@ from sessionviewer.views.workspaces import jid_links_for
 
 # The session key holding whether transcripts show every entry or hide the noise.
 SHOW_ALL = "transcript_show_all"
+FOLD_THINKING = "transcript_fold_thinking"
 
 view_permission = permission_required("sessionviewer.view_session", raise_exception=True)
 
@@ -82,6 +83,8 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
         return HttpResponse(status=204)  # nothing written since the last poll: htmx swaps nothing
     if params["_all"] is not None:  # the switch: remembered for this person's next pages
         request.session[SHOW_ALL] = bool(params["_all"])
+    if params["_thinking"] is not None:  # the thinking switch: remembered the same way
+        request.session[FOLD_THINKING] = not params["_thinking"]
     if params["_summary"] is not None:  # a compaction's summary, loaded as its fold opens
         try:
             summary = transcripts.compaction_summary(session, params)
@@ -94,6 +97,7 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
     except (transcripts.UnknownLeaf, transcripts.UnknownEntry):
         return render(request, "sessions/unknown_leaf.html", {"session": session}, status=404)
     context["session"] = session
+    context["thinking_folded"] = request.session.get(FOLD_THINKING, False)
     template_name = "sessions/detail.html"
     if request.htmx:
         if params["_after"] is not None:

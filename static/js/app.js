@@ -4,9 +4,12 @@
   "use strict";
 
   var KEYS = [
-    ["j", "next message or fold"],
-    ["k", "previous message or fold"],
-    ["o or Enter", "open or close the fold (or the first folded part of a message)"],
+    ["j", "next message"],
+    ["k", "previous message"],
+    ["o or Enter", "open or close the first folded part of the message"],
+    ["c", "next compaction"],
+    ["C", "previous compaction"],
+    ["G", "the end of the session"],
     ["n", "next search hit"],
     ["N", "previous search hit"],
     ["/", "search"],
@@ -21,9 +24,9 @@
 
   // --- Moving through a transcript ----------------------------------------------------------------
 
-  // Messages and folds a reader can see: rows inside a closed fold have no layout box.
+  // Messages a reader can see: rows inside a closed subagent have no layout box.
   function stops() {
-    return Array.prototype.filter.call(document.querySelectorAll("li.entry, li.compacted-run"), function (el) {
+    return Array.prototype.filter.call(document.querySelectorAll("li.entry"), function (el) {
       return el.offsetParent !== null;
     });
   }
@@ -36,8 +39,7 @@
     var before = current();
     if (before) before.classList.remove("focused");
     el.classList.add("focused");
-    var target = el.classList.contains("compacted-run") ? el.querySelector("summary") : el;
-    target.focus({ preventScroll: true });
+    el.focus({ preventScroll: true });
     el.scrollIntoView({ block: "nearest" });
     if (el.getBoundingClientRect().top < 0 || el.getBoundingClientRect().top > window.innerHeight / 2) {
       el.scrollIntoView({ block: "start" });
@@ -59,10 +61,42 @@
   function toggle() {
     var el = current();
     if (!el) return false;
-    var fold = el.classList.contains("compacted-run") ? el.querySelector("details") : el.querySelector("details");
+    var fold = el.querySelector("details");
     if (!fold) return false;
     fold.open = !fold.open;
     return true;
+  }
+
+  // The item the reader is at: the focused message, else the first whose top is in the window.
+  function currentItem() {
+    var el = current() || stops().find(function (row) { return row.getBoundingClientRect().top >= 0; });
+    return el ? parseInt(el.getAttribute("data-item"), 10) : -1;
+  }
+
+  // The next (step 1) or previous (-1) compaction: in place if the page holds it, else its page.
+  function jumpToCompaction(step) {
+    var links = Array.prototype.slice.call(document.querySelectorAll("#jumps a[data-compaction]"));
+    var at = currentItem();
+    if (step < 0) links.reverse();
+    var link = links.find(function (a) {
+      var item = parseInt(a.getAttribute("data-item"), 10);
+      return step > 0 ? item > at : item < at;
+    });
+    if (!link) return false;
+    var mark = document.getElementById("compaction-" + link.getAttribute("data-compaction"));
+    if (mark) focusOn(mark.closest("li.entry"));
+    else link.click();
+    return true;
+  }
+
+  // The end: in place when the page has loaded it, else the page that ends the session.
+  function jumpToEnd() {
+    var rows = stops();
+    if (rows.length && !document.getElementById("entry-chunk")) {
+      focusOn(rows[rows.length - 1]);
+      return true;
+    }
+    return clickLink("#jumps .jump-end");
   }
 
   // --- The keys dialog ----------------------------------------------------------------------------
@@ -118,6 +152,9 @@
     else if (key === "Enter" && current() && event.target === current()) handled = toggle();
     else if (key === "n") handled = clickLink("#hit-bar .hit-next");
     else if (key === "N") handled = clickLink("#hit-bar .hit-previous");
+    else if (key === "c") handled = jumpToCompaction(1);
+    else if (key === "C") handled = jumpToCompaction(-1);
+    else if (key === "G") handled = jumpToEnd();
     else if (key === "?") {
       var dialog = keysDialog();
       if (dialog.open) dialog.close(); else dialog.showModal();
