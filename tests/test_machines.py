@@ -239,8 +239,8 @@ def test_the_list_shows_a_machine_column_only_once_there_are_two(viewer, client,
     assert 'data-label="Machine"' not in page and ">Machine</a></th>" not in page
     index_as(settings, "desk", tmp_path / "p")
     page = client.get(reverse("session-list")).content.decode()
-    assert page.count('<td data-label="Machine">laptop</td>') == 1
-    assert page.count('<td data-label="Machine">desk</td>') == 1
+    assert page.count('<td data-label="Machine" class="machine" title="laptop">laptop</td>') == 1
+    assert page.count('<td data-label="Machine" class="machine" title="desk">desk</td>') == 1
     assert ">Machine</a></th>" in page
 
 
