@@ -90,7 +90,9 @@ def test_long_paths_are_shortened_from_the_left_with_the_whole_path_on_hover():
 def test_short_paths_and_names_stay_whole():
     assert shorten("/srv/webshop") == "/srv/webshop"
     assert shorten("a-very-long-project-name-without-slashes") == "a-very-long-project-name-without-slashes"
-    assert short_path("/srv/<b>") == "/srv/<b>"  # autoescape escapes it where it is shown
+    # Whole, and escaped here: it may wrap after a separator, never inside a name.
+    assert short_path("/srv/<b>") == "/<wbr>srv/<wbr>&lt;b&gt;"
+    assert short_path("webshop") == "webshop"
 
 
 def test_a_shortened_path_is_escaped():
@@ -122,7 +124,7 @@ def test_session_list_names_formats_and_shortens_projects(client):
     assert ">fluux_xmpp<" not in body and ">claude_code<" not in body
     assert ">Claude Code</span>" in body and ">Fluux</span>" in body
     # /home/demo/.openclaw/workspace: the home folded, short enough to show whole
-    assert ">~/.openclaw/workspace</a>" in body
+    assert ">~/<wbr>.openclaw/<wbr>workspace</a>" in body
     assert re.search(
         r"<time datetime=\"2026-03-05T08:41:[0-9:.+]*\" title=\"2026-03-05 08:41:[0-9]* UTC\">5 Mar( 2026)?</time>",
         body,

@@ -149,8 +149,8 @@ def short_path(path: str) -> SafeString | str:
     """The path shortened from the left, the whole of it on hover; control characters shown."""
     text = render.neutralise(str(path or ""))
     short = shorten(text)
-    if short == text:
-        return text
+    if short == text:  # whole: it may still wrap, after a separator only
+        return _breaks_after_separators(text)
     return format_html('<span class="path" title="{}">{}</span>', text, _breaks_after_separators(short))
 
 
