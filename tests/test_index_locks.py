@@ -151,29 +151,7 @@ def test_two_indexers_at_once_count_each_copied_reply_once(tmp_path):
     roots = [tmp_path / "a" / "projects", tmp_path / "b" / "projects"]
     for root in roots:
         _write_sessions(root)
-    db = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "sessionviewer.settings",
-        "SECRET_KEY": "test-only-secret",
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        "SESSIONVIEWER_ROOTS": "",
-        "SESSIONVIEWER_MEMORY_ROOTS": "",
-    }
-    indexers = [
-        subprocess.Popen(
-            [sys.executable, "manage.py", "index", f"claude_code={root}"],
-            cwd=settings.BASE_DIR,
-            env={**env, "SESSIONVIEWER_MACHINE": f"machine-{n}"},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for n, root in enumerate(roots)
-    ]
-    for indexer in indexers:
-        out, err = indexer.communicate(timeout=300)
-        assert indexer.returncode == 0, err
+    for err in _index_at_once(roots):
         assert "not indexed" not in err and "failed" not in err, err
     assert Session.objects.count() == 2 * SESSIONS
     # Each reply counted by one session, its copy in the other root kept off the totals.
@@ -291,6 +269,15 @@ def test_two_indexers_at_once_prepare_each_long_thread_once(tmp_path):
     for number, root in enumerate(roots):
         for session in range(2):
             _write_long_session(root / "-home-me-app" / f"{number}-{session}.jsonl", PREPARE_FROM // 2 + 1)
+    _index_at_once(roots)
+    assert Session.objects.filter(entry_count__gte=PREPARE_FROM).count() == 6
+    snapshots = ThreadSnapshot.objects.values_list("session_id", "leaf")
+    assert sorted(snapshots) == sorted((s.id, "") for s in Session.objects.all())
+
+
+def _index_at_once(roots: list[Path]) -> list[str]:
+    """`manage.py index` of each root, all at once, each as a machine of its own; their stderr.
+    Each must exit 0."""
     indexers = [
         subprocess.Popen(
             [sys.executable, "manage.py", "index", f"claude_code={root}"],
@@ -302,9 +289,9 @@ def test_two_indexers_at_once_prepare_each_long_thread_once(tmp_path):
         )
         for n, root in enumerate(roots)
     ]
+    errors = []
     for indexer in indexers:
         _, err = indexer.communicate(timeout=300)
         assert indexer.returncode == 0, err
-    assert Session.objects.filter(entry_count__gte=PREPARE_FROM).count() == 6
-    snapshots = ThreadSnapshot.objects.values_list("session_id", "leaf")
-    assert sorted(snapshots) == sorted((s.id, "") for s in Session.objects.all())
+        errors.append(err)
+    return errors

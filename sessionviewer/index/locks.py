@@ -21,7 +21,7 @@ import hashlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from django.db import connection
+from django.db import connection, transaction
 
 
 class RootTaken(Exception):
@@ -79,3 +79,11 @@ def take_turn(*name: object) -> None:
     key = lock_key("turn", "\0".join(str(part) for part in name))
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+
+
+@contextmanager
+def in_turn(*name: object) -> Iterator[None]:
+    """A transaction that takes its turn (take_turn) before anything else."""
+    with transaction.atomic():
+        take_turn(*name)
+        yield

@@ -20,7 +20,7 @@ from django.db.models import F
 
 from sessionviewer import readers, threads
 from sessionviewer.index import rows
-from sessionviewer.index.locks import take_turn
+from sessionviewer.index.locks import in_turn
 from sessionviewer.models import Entry, Session, ThreadPiece, ThreadSnapshot
 from sessionviewer.transcripts import flat, layout
 
@@ -167,18 +167,16 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
         # where the parents are broken, or for an entry that is not a leaf), then read back
         # as a snapshot: the page loads the rows it shows when it shows them. Never one
         # entry per line in a web worker: for a 2 GB session that was 2 GB and 22 s.
-        with transaction.atomic():
-            # Web processes and indexers sharing the index take turns per session: the one
-            # that waited finds the snapshot the other built.
-            take_turn("snapshot", session.id)
+        # Web processes and indexers sharing the index take turns per session: the one
+        # that waited finds the snapshot the other built.
+        with in_turn("snapshot", session.id):
             if _from_snapshot(session, leaf) is None and not _built_over_columns(session, leaf):
                 save_snapshot(session, _light_transcript(session.id, leaf), leaf)
         if (snapshot := _from_snapshot(session, leaf)) is not None:
             return _remember(_cache, key, snapshot)
     built = _index(threads.build_thread(cached_entries(session), leaf))
     if leaf is None:
-        with transaction.atomic():
-            take_turn("snapshot", session.id)  # another process's save of it goes first
+        with in_turn("snapshot", session.id):  # another process's save of it goes first
             save_snapshot(session, built, leaf)
     return _remember(_cache, key, built)
 
@@ -246,9 +244,8 @@ def prepare_snapshots(session_ids: list[int]) -> int:
     (_light_entries): the page reads the rows it shows when it shows them."""
     built = 0
     for session in Session.objects.filter(id__in=session_ids, entry_count__gte=PREPARE_FROM).iterator():
-        with transaction.atomic():
-            # Indexers sharing a PostgreSQL index take turns per session: both would build it.
-            take_turn("snapshot", session.id)
+        # Indexers sharing a PostgreSQL index take turns per session: both would build it.
+        with in_turn("snapshot", session.id):
             built += _prepare(session)
     return built
 
