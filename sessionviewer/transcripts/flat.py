@@ -562,7 +562,9 @@ def build_snapshots(session: Session, leaves: int, leaf: str | None = None) -> i
         tips += [(tip_of(x), x) for x in leaf_ids if x != active_id][:leaves]
     with transaction.atomic():
         # One pass over the rows for every thread: a branch's writer takes the rows on it.
-        writers = {leaf: _plan(session, tree, tip, leaf, leaf_ids) for tip, leaf in tips}
+        # The compact summary lines are found once for every thread: a LIKE over the session's rows.
+        summary_lines = _compact_summary_lines(session.id)
+        writers = {leaf: _plan(session, tree, tip, leaf, leaf_ids, summary_lines) for tip, leaf in tips}
         lines, regions = iter(tree.lines), tree.regions()
         for entry, facts in _light_rows(session.id, tree.left_out):
             if entry.line != next(lines, None):
@@ -576,8 +578,11 @@ def build_snapshots(session: Session, leaves: int, leaf: str | None = None) -> i
     return len(writers)
 
 
-def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: list) -> _Writer:
-    """What the thread ending at tip holds that is known before its rows are read."""
+def _plan(
+    session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: list, summary_lines: list[int]
+) -> _Writer:
+    """What the thread ending at tip holds that is known before its rows are read
+    (summary_lines: the session's compact summary lines, _compact_summary_lines)."""
 
     lines, region = tree.lines, tree.region
     on = tree.path(tip) if tip != NO else None
@@ -606,7 +611,7 @@ def _plan(session: Session, tree: Tree, tip: int, leaf: str | None, leaf_ids: li
             kept_at[i] = found
             special.update(found)
     summary_at = {}  # index of a compact summary line -> its line
-    for line in _compact_summary_lines(session.id):
+    for line in summary_lines:
         if (i := tree.index_of(line)) != NO:
             summary_at[i] = line
             special.add(i)
