@@ -17,10 +17,12 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Sum
+from django.test import override_settings
 
 from sessionviewer.index import passes
 from sessionviewer.index.locks import RootTaken, lock_key, roots_held, take_turn
 from sessionviewer.models import CopiedUsage, Entry, Session, Source, ThreadSnapshot
+from sessionviewer.roots import parse_root
 from sessionviewer.transcripts.store import PREPARE_FROM
 from tests.claude_files import write_tool_turn
 
@@ -295,3 +297,143 @@ def _index_at_once(roots: list[Path]) -> list[str]:
         assert indexer.returncode == 0, err
         errors.append(err)
     return errors
+
+
+def _replies_file(path: Path, started: str, replies: list[tuple[str, str]]) -> None:
+    """A Claude Code session: a prompt at `started`, then (message id, time) replies of
+    100 input and 10 output tokens each, after a prompt each."""
+    base = {"sessionId": path.stem, "cwd": "/home/me/app"}
+    lines, parent = [], None
+    for number, (message_id, at) in enumerate(replies):
+        lines.append({**base, "type": "user", "uuid": f"{path.stem}-u{number}", "parentUuid": parent,
+                      "timestamp": started if number == 0 else at,
+                      "message": {"role": "user", "content": f"Step {number}"}})  # fmt: skip
+        message = {"id": message_id, "role": "assistant", "model": "claude-sonnet-4-5",
+                   "content": [{"type": "text", "text": "Done."}],
+                   "usage": {"input_tokens": 100, "output_tokens": 10}}  # fmt: skip
+        lines.append({**base, "type": "assistant", "uuid": f"{path.stem}-a{number}",
+                      "parentUuid": f"{path.stem}-u{number}", "timestamp": at, "message": message})  # fmt: skip
+        parent = f"{path.stem}-a{number}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+
+
+def test_an_append_keeps_what_another_machines_copies_took_off_since_it_was_planned(tmp_path, monkeypatch):
+    """Machine a plans an append to its session. Before it writes, machine b indexes a file
+    holding a copy of one of that session's replies, which b's session counts (its first
+    line is older), and takes it off a's totals. a's write adds its new lines to the totals
+    as they are now, not to those it read when it planned."""
+    ours = tmp_path / "a" / "projects" / "-home-me-app" / "ours.jsonl"
+    theirs = tmp_path / "b" / "projects" / "-home-me-app" / "theirs.jsonl"
+    replies = [("msg_1", "2026-03-01T10:10:00Z"), ("msg_2", "2026-03-01T10:11:00Z")]
+    _replies_file(ours, "2026-03-01T10:05:00Z", replies)
+    quiet = {"stdout": StringIO(), "stderr": StringIO()}
+    with override_settings(SESSIONVIEWER_MACHINE="a"):
+        call_command("index", f"claude_code={ours.parents[1]}", **quiet)
+    assert Session.objects.get().output_tokens == 20
+    _replies_file(ours, "2026-03-01T10:05:00Z", [*replies, ("msg_3", "2026-03-01T10:12:00Z")])  # grown
+    _replies_file(theirs, "2026-03-01T10:00:00Z", replies[:1])  # older: it counts msg_1
+    real_write_changes, b_indexed = passes._write_changes, []
+
+    def b_indexes_first(*args, **kwargs):  # a has planned its append; b writes and settles now
+        if not b_indexed:
+            b_indexed.append(True)
+            with override_settings(SESSIONVIEWER_MACHINE="b"):
+                call_command("index", f"claude_code={theirs.parents[1]}", **quiet)
+        return real_write_changes(*args, **kwargs)
+
+    monkeypatch.setattr(passes, "_write_changes", b_indexes_first)
+    with override_settings(SESSIONVIEWER_MACHINE="a"):
+        call_command("index", f"claude_code={ours.parents[1]}", **quiet)
+    assert b_indexed
+    ours_session = Session.objects.get(key__endswith="ours.jsonl")
+    assert list(ours_session.copied_usage.values_list("message_id", flat=True)) == ["msg_1"]
+    assert (ours_session.output_tokens, ours_session.input_tokens) == (20, 200)  # msg_2 and msg_3
+    assert sum(line["turns"] for line in ours_session.usage_lines.values()) == 2
+    # Each of the three replies counted once across both machines.
+    assert Session.objects.aggregate(output=Sum("output_tokens")) == {"output": 30}
+
+
+@pytest.mark.skipif(not ON_POSTGRESQL, reason="SQLite is one machine's database: one writer at a time")
+@pytest.mark.django_db(transaction=True)
+def test_settling_copies_waits_for_an_append_another_indexer_is_writing(tmp_path):
+    """Another indexer has written an append to a session and not committed yet. Settling a
+    reply that session holds a copy of waits for it, and keeps what the append added: it
+    read the totals before, and wrote them back over the append."""
+    import threading
+
+    import psycopg
+
+    from sessionviewer.index import copies
+
+    ours = tmp_path / "a" / "projects" / "-home-me-app" / "ours.jsonl"
+    theirs = tmp_path / "b" / "projects" / "-home-me-app" / "theirs.jsonl"
+    replies = [("msg_1", "2026-03-01T10:10:00Z"), ("msg_2", "2026-03-01T10:11:00Z")]
+    _replies_file(ours, "2026-03-01T10:05:00Z", replies)
+    _replies_file(theirs, "2026-03-01T10:00:00Z", replies[:1])
+    quiet = {"stdout": StringIO(), "stderr": StringIO()}
+    for machine, path in (("a", ours), ("b", theirs)):
+        with override_settings(SESSIONVIEWER_MACHINE=machine):
+            call_command("index", f"claude_code={path.parents[1]}", **quiet)
+    session = Session.objects.get(key__endswith="ours.jsonl")
+    assert session.output_tokens == 10  # msg_2: msg_1 is counted by theirs
+    db = connection.settings_dict
+    other = psycopg.connect(
+        dbname=db["NAME"], user=db["USER"], host=db["HOST"], port=db["PORT"], password=db["PASSWORD"] or None
+    )
+    try:
+        other.execute(
+            "UPDATE sessionviewer_session SET output_tokens = output_tokens + 10 WHERE id = %s", [session.id]
+        )  # the append, written, not committed
+        settled = threading.Event()
+
+        def settle() -> None:
+            try:
+                with transaction.atomic():
+                    copies.settle(["msg_1"])
+            finally:
+                connection.close()
+                settled.set()
+
+        thread = threading.Thread(target=settle)
+        thread.start()
+        assert not settled.wait(1.0)  # it waits for the append's row
+        other.commit()
+        assert settled.wait(30)
+        thread.join()
+    finally:
+        other.close()
+    session.refresh_from_db()
+    assert session.output_tokens == 20  # msg_2, and the append's reply
+    assert list(session.copied_usage.values_list("message_id", flat=True)) == ["msg_1"]
+
+
+def test_settling_copies_stopped_to_end_a_deadlock_is_tried_again(tmp_path, monkeypatch):
+    """PostgreSQL ends a deadlock between an append and a settling by stopping one of them.
+    No later pass reads these files again to settle their copies: the pass tries again."""
+    from django.db import OperationalError
+
+    from sessionviewer.index import copies
+
+    class Deadlock(Exception):
+        sqlstate = "40P01"
+
+    real_count_once, calls = copies.count_once, []
+
+    def deadlocked_once(read_whole):
+        calls.append(len(read_whole))
+        if len(calls) == 1:
+            try:
+                raise Deadlock("deadlock detected")
+            except Deadlock as cause:
+                raise OperationalError("deadlock detected") from cause
+        real_count_once(read_whole)
+
+    monkeypatch.setattr(copies, "count_once", deadlocked_once)
+    ours = tmp_path / "projects" / "-home-me-app" / "ours.jsonl"
+    _replies_file(ours, "2026-03-01T10:05:00Z", [("msg_1", "2026-03-01T10:10:00Z")])
+    _replies_file(ours.with_name("theirs.jsonl"), "2026-03-01T10:00:00Z", [("msg_1", "2026-03-01T10:10:00Z")])
+    summary = passes.index_roots([parse_root(f"claude_code={ours.parents[1]}")])
+    assert summary.errors == [] and summary.refused == 0
+    assert calls == [2, 2]
+    assert CopiedUsage.objects.count() == 1  # settled on the second try

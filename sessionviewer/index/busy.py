@@ -14,8 +14,10 @@ from django.db import OperationalError
 BUSY_STATUS = 75
 
 # SQLite's "database is locked" past its busy timeout; PostgreSQL's lock_not_available and
-# query_canceled, what its lock_timeout and statement_timeout raise.
-_BUSY = ("SQLITE_BUSY", "SQLITE_LOCKED", "55P03", "57014")
+# query_canceled, what its lock_timeout and statement_timeout raise, and deadlock_detected:
+# two indexers each waiting for a row the other locked (an append and a settling of copies,
+# copies.on_totals_now), of which PostgreSQL stops one.
+_BUSY = ("SQLITE_BUSY", "SQLITE_LOCKED", "55P03", "57014", "40P01")
 
 
 def database_busy(error: BaseException) -> bool:

@@ -69,6 +69,36 @@ def count_once(read_whole: Iterable[Session]) -> None:
     settle(message_ids)
 
 
+def totals_of(session: Session) -> dict:
+    """A session's totals as a pass read them when it planned an append (passes.plan_file)."""
+    return {name: getattr(session, name) for name in TOTALS}
+
+
+def on_totals_now(session: Session, read: dict) -> None:
+    """An append's totals: what its new lines added to those the pass read (`read`), put on
+    the totals the index holds now. Between the two, another machine's indexer may have
+    settled copies (count_once), taking a reply off this session or giving one back: totals
+    written as read would undo that. The row stays locked until the pass commits
+    (PostgreSQL), so settling waits for the append, and it in turn for a settling (_load)."""
+    now = Session.objects.select_for_update().only("id", *TOTALS).get(id=session.id)
+    for name in TOTALS[:-1]:
+        setattr(session, name, getattr(now, name) + getattr(session, name) - read[name])
+    ours, before = session.usage_lines, read["usage_lines"]
+    lines = {key: dict(line) for key, line in now.usage_lines.items()}
+    for key in ours.keys() | before.keys():
+        new, old = ours.get(key, {}), before.get(key, {})
+        line = lines.setdefault(key, {})
+        for kind in new.keys() | old.keys():
+            line[kind] = line.get(kind, 0) + new.get(kind, 0) - old.get(kind, 0)
+        # As _add: a line a copy took the last turn off goes (one of this append's own
+        # lines with no turn, as fold leaves some, stays).
+        if line.get("turns", 0) <= 0 and (key not in ours or ours[key].get("turns", 0) > 0):
+            if key not in ours and any(line.values()):
+                continue  # still holds tokens: not ours to drop
+            del lines[key]
+    session.usage_lines = lines
+
+
 def _held_twice(replies: QuerySet[Entry]) -> QuerySet:
     """The message ids of these replies that more than one session holds."""
     held = replies.values("message_id").annotate(holders=Count("session", distinct=True))
@@ -167,7 +197,10 @@ def _precedence(session: Session) -> tuple:
 
 
 def _load(session_ids: set[int]) -> dict[int, Session]:
-    return Session.objects.only("id", "kind", "started_at", *TOTALS).in_bulk(list(session_ids))
+    """The sessions whose totals settling changes, locked until the pass commits (PostgreSQL):
+    an append another indexer is writing waits, and is waited for (on_totals_now)."""
+    found = Session.objects.select_for_update().only("id", "kind", "started_at", *TOTALS)
+    return {session.id: session for session in found.filter(id__in=session_ids).order_by("id")}
 
 
 def _add(session: Session, key: str, tokens: dict[str, int], sign: int) -> None:

@@ -142,12 +142,24 @@ def index_roots(
     return summary
 
 
+COPIES_ATTEMPTS = 3
+
+
 def _count_copies_once(read_whole: list[Session], summary: IndexSummary) -> None:
     """Once a pass, after every root: a copy may sit in another root, and looking for
     shared replies went over the whole reply index once per root."""
     try:
-        with transaction.atomic():
-            copies.count_once(read_whole)
+        for attempt in range(COPIES_ATTEMPTS):
+            try:
+                with transaction.atomic():
+                    copies.count_once(read_whole)
+                break
+            except OperationalError as error:
+                # Stopped by the database to end a deadlock with another indexer's append: no
+                # later pass reads these files again to settle them, so this one tries again.
+                if not database_busy(error) or attempt == COPIES_ATTEMPTS - 1:
+                    raise
+                log.warning("finding the copied replies waited too long (%s): trying again", error)
     except Exception as error:  # noqa: BLE001 - the sessions are in; a copied reply counts twice
         summary.errors.append(f"finding replies copied between files failed: {error!r}")
         summary.refused += isinstance(error, DatabaseError)
@@ -542,6 +554,9 @@ class _Plan:
     reset: bool  # read again whole: its old rows go first
     job: worker.Job
     number: int = -1  # the job's number in the pass's worker.Reading
+    # An append: the session's totals as read here, which its new lines are added to as
+    # they are when it is written (copies.on_totals_now). None: new or read again whole.
+    totals_read: dict | None = None
 
     @property
     def bytes_to_read(self) -> int:
@@ -555,8 +570,10 @@ def plan_file(source: Source, work: _Work) -> _Plan:
     )
     start_offset = start_line = 0
     reset = False
+    totals_read = None
     if session.id and _can_append(session, found, stat):
         start_offset, start_line = session.read_offset, session.read_line
+        totals_read = copies.totals_of(session)
     elif session.id:
         reset = True
         _reset_totals(session)
@@ -572,7 +589,7 @@ def plan_file(source: Source, work: _Work) -> _Plan:
         max_event_bytes=settings.SESSIONVIEWER_MAX_EVENT_BYTES,
         root=Path(source.path),
     )
-    return _Plan(work, session, reset, job)
+    return _Plan(work, session, reset, job, totals_read=totals_read)
 
 
 def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSummary) -> Session:
@@ -601,6 +618,8 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
         if batch.last:
             # The last batch: one save with the file's state (most files are one batch).
             _record_file_state(session, plan, batch)
+            if plan.totals_read is not None:
+                copies.on_totals_now(session, plan.totals_read)
             with summary.phases.timing("prices"):
                 _price(session)
             save_session(session)
