@@ -140,3 +140,32 @@ def test_the_indexers_session_statement_escapes_nul_in_text_from_files(root):
     statements.save_session(session)
     session.refresh_from_db()
     assert session.title == "a title with \\u0000 in it"
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="COPY is PostgreSQL's; SQLite inserts in batches"
+)
+def test_rows_copied_on_postgresql_read_back_and_a_refused_one_is_djangos_error(root):
+    """The entries go in by COPY on PostgreSQL: text with tabs, backslashes and newlines, a
+    time and booleans read back as written, and a row the database refuses raises Django's
+    IntegrityError, as an insert would, which a pass records on the file (passes._left_out)."""
+    from django.db import IntegrityError, transaction
+
+    index_roots([RootSpec(root, "fluux_xmpp")])
+    session = Session.objects.get()
+    row = [session.id, 99, 0, "copied", None, "message", "user", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+           "[]", "", "", "{}", "", "", True, False, "", "", "", "", "{}", "tab\there \\ back\nslash", None, 1]  # fmt: skip
+    sql = statements.statements_for(connection.vendor)
+    with transaction.atomic(), statements.driver_cursor() as cursor:
+        statements.copy_rows(cursor, sql.copy_entries, [row])
+    copied = Entry.objects.get(entry_id="copied")
+    assert (copied.text, copied.is_sidechain, copied.is_meta, copied.timestamp, copied.parent_id) == (
+        "tab\there \\ back\nslash",
+        True,
+        False,
+        datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+        None,
+    )
+    refused = [*row[:1], -1, *row[2:]]  # a line number below 0: the CHECK refuses it
+    with pytest.raises(IntegrityError), transaction.atomic(), statements.driver_cursor() as cursor:
+        statements.copy_rows(cursor, sql.copy_entries, [refused])
