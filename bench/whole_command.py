@@ -47,10 +47,19 @@ def formats_of(tree: Path) -> set[str]:
     return {path.stem for path in (tree / "sessionviewer" / "readers").glob("*.py")}
 
 
-def environment(database: Path, roots: list) -> dict:
+# A database is a SQLite file's Path, or a PostgreSQL URL (str): its template is a database
+# of its own on the same server, and a fresh one is made from it (CREATE DATABASE ... TEMPLATE).
+Database = Path | str
+
+
+def on_postgresql(database: Database) -> bool:
+    return isinstance(database, str) and database.startswith(("postgres://", "postgresql://"))
+
+
+def environment(database: Database, roots: list) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SESSIONVIEWER_") and k != "DATABASE_URL"}
     env.update(
-        DATABASE_URL=f"sqlite:///{database}",
+        DATABASE_URL=database if on_postgresql(database) else f"sqlite:///{database}",
         DJANGO_SETTINGS_MODULE="sessionviewer.settings",
         DEBUG="0",
         SECRET_KEY="bench-only",  # noqa: S106 (a throwaway database's)
@@ -62,7 +71,7 @@ def environment(database: Path, roots: list) -> dict:
     return env
 
 
-def manage(tree: Path, database: Path, roots: list, *args: str) -> tuple[float, str]:
+def manage(tree: Path, database: Database, roots: list, *args: str) -> tuple[float, str]:
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, str(tree / "manage.py"), *args],
@@ -78,7 +87,11 @@ def manage(tree: Path, database: Path, roots: list, *args: str) -> tuple[float, 
     return seconds, done.stdout
 
 
-def migrate(tree: Path, template: Path) -> None:
+def migrate(tree: Path, template: Database) -> None:
+    if on_postgresql(template):
+        _create_database(template)
+        manage(tree, template, [], "migrate", "--noinput", "-v", "0")
+        return
     for suffix in ("", "-wal", "-shm"):
         Path(f"{template}{suffix}").unlink(missing_ok=True)
     manage(tree, template, [], "migrate", "--noinput", "-v", "0")
@@ -86,13 +99,30 @@ def migrate(tree: Path, template: Path) -> None:
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-def fresh(template: Path, database: Path) -> None:
+def fresh(template: Database, database: Database) -> None:
+    if on_postgresql(database):
+        _create_database(database, template)
+        return
     for suffix in ("", "-wal", "-shm"):
         Path(f"{database}{suffix}").unlink(missing_ok=True)
     shutil.copyfile(template, database)
 
 
-def index(tree: Path, database: Path, roots: list) -> Run:
+def _create_database(url: str, template: str | None = None) -> None:
+    """A new, empty PostgreSQL database at url (dropped first), or a copy of template's."""
+    import psycopg
+    from psycopg import sql
+
+    server, name = url.rsplit("/", 1)
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
+        connection.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+        if template is not None:
+            create += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template.rsplit("/", 1)[1]))
+        connection.execute(create)
+
+
+def index(tree: Path, database: Database, roots: list) -> Run:
     """One `manage.py index -v 2` over the roots, into the database as it is."""
     seconds, out = manage(tree, database, roots, "index", "-v", "2")
     run = Run(seconds)
@@ -109,10 +139,15 @@ def index(tree: Path, database: Path, roots: list) -> Run:
     return run
 
 
-def sessions_by_format(database: Path) -> dict[str, int]:
+def sessions_by_format(database: Database) -> dict[str, int]:
+    query = "SELECT format, count(*) FROM sessionviewer_session GROUP BY format"
+    if on_postgresql(database):
+        import psycopg
+
+        with psycopg.connect(database) as connection:
+            return dict(sorted(connection.execute(query).fetchall()))
     with sqlite3.connect(database) as connection:
-        rows = connection.execute("SELECT format, count(*) FROM sessionviewer_session GROUP BY format")
-        return dict(sorted(rows))
+        return dict(sorted(connection.execute(query)))
 
 
 def median_phases(runs: list[Run]) -> dict[str, float]:
