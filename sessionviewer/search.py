@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import reduce
 from operator import add, or_
 
@@ -63,11 +63,31 @@ class ParsedQuery:
     (then nothing matches there). literals: what must also appear as written, ASCII case
     aside: quoted phrases and words with punctuation inside ("app.py", "error_code"), which
     the index only knows as separate tokens (it keeps no positions, see migration 0007).
+    text: the query as typed, for links and the page; tokens: its words as query_tokens reads
+    them, for the snippets and the transcript to mark.
+
+    forms.SearchField parses a query once, and every function below takes what it parsed.
     """
 
     fts: str
     literals: tuple[str, ...]
     tsquery: str
+    text: str = field(default="", compare=False)
+    tokens: tuple[tuple[str, bool], ...] = ()
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def terms(self) -> list[str]:
+        """Its words, for the transcript to mark (prefixes as their start)."""
+        return [token for token, _ in self.tokens]
+
+
+def as_query(query: str | ParsedQuery) -> ParsedQuery:
+    """The parsed query: pages pass what forms.SearchField parsed; a str (a test, a script) is
+    parsed here."""
+    return query if isinstance(query, ParsedQuery) else parse_query(query)
 
 
 # A lexeme of a tsvector or tsquery holds less than 2 KB: the index leaves longer words out.
@@ -104,7 +124,9 @@ def parse_query(text: str) -> ParsedQuery:
             if len(words(literal)) > 1:
                 literals.append(literal)
     tsquery = "" if too_long else " & ".join(ts_terms)
-    return ParsedQuery(" ".join(terms), tuple(dict.fromkeys(literals)), tsquery)
+    return ParsedQuery(
+        " ".join(terms), tuple(dict.fromkeys(literals)), tsquery, text, tuple(query_tokens(text))
+    )
 
 
 MAX_QUERY = 1000  # characters: a pasted error message fits
@@ -114,8 +136,9 @@ _COLUMN_FILTER = re.compile(r"^[-+]?\{?\s*text\s*\}?:", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
-def query_problem(text: str) -> str | None:
-    """Why text is not a query this search answers the same way on both engines, or None.
+def query_problem(text: str, parsed: ParsedQuery | None = None) -> str | None:
+    """Why text is not a query this search answers the same way on both engines, or None;
+    parsed: parse_query(text), when the caller has it.
 
     The language is words (every one must match), "quoted phrases" and a trailing * for a
     prefix. The engines' own operators would mean something on one and not the other (or
@@ -137,14 +160,14 @@ def query_problem(text: str) -> str | None:
             )
         if _COLUMN_FILTER.match(word):
             return f"{word!r}: column filters are not supported; put it in quotes to search for it"
-    if not parse_query(text).fts:
+    if not (parsed or parse_query(text)).fts:
         return "nothing to search for: give at least one word or number"
     return None
 
 
-def matching_entries(text: str) -> QuerySet[Entry]:
+def matching_entries(query: str | ParsedQuery) -> QuerySet[Entry]:
     """Entries whose text holds every word of the query, and every phrase as written."""
-    parsed = parse_query(text)
+    parsed = as_query(query)
     if not parsed.fts:
         return Entry.objects.none()
     if connection.vendor == "postgresql":
@@ -198,11 +221,6 @@ HIT_LIMIT = 10  # sessions on a page of hits
 SNIPPETS = 3  # snippets shown for each session
 
 
-def query_terms(text: str) -> list[str]:
-    """The words of a query, lower-cased, as the index tokenises them ('*' prefixes included)."""
-    return [token.lower() for word in text.split() for token in _TOKEN.findall(word)]
-
-
 def query_tokens(text: str) -> list[tuple[str, bool]]:
     """The words of a query, lower-cased, each with whether it is a prefix: the last word
     of a term written with a trailing '*' (parse_query reads it the same way)."""
@@ -219,7 +237,7 @@ def query_tokens(text: str) -> list[tuple[str, bool]]:
 _WORD = r"[^\W_]"
 
 
-def highlight(text: str, query: str, width: int = SNIPPET_WIDTH) -> SafeString:
+def highlight(text: str, query: str | ParsedQuery, width: int = SNIPPET_WIDTH) -> SafeString:
     """A window of text around the first match, escaped, with each match wrapped in <mark>.
 
     The text is escaped piece by piece and only our own <mark> tags are added, so
@@ -228,7 +246,7 @@ def highlight(text: str, query: str, width: int = SNIPPET_WIDTH) -> SafeString:
     (word*) marks the whole word it starts.
     """
     text = " ".join(neutralise(text).split())
-    tokens = sorted(set(query_tokens(query)), key=lambda t: len(t[0]), reverse=True)
+    tokens = sorted(set(as_query(query).tokens), key=lambda t: len(t[0]), reverse=True)
     if not tokens:
         return escape(text[:width])
     # A token starts and ends where letters and digits do: FTS5 splits words at "_" too.
@@ -363,27 +381,33 @@ class HitResults:
         return HIT_CAP
 
 
-def search_hits_for(params, sessions: QuerySet) -> HitResults | None:
+def search_hits_for(
+    params, sessions: QuerySet, first: Matches | None = None, narrowed: bool = True
+) -> HitResults | None:
     """search_hits for the parameters forms.SessionListForm cleaned (q and the _hits_ ones),
     among sessions: the list page and its /api/search twin ask the same way."""
     return search_hits(
-        params.get("q") or "",
+        params.get("q"),
         sessions,
         params.get("_hits_page"),
         params.get("_hits_sort") or "",
         params.get("_hits_what") or "",
         params.get("_hits_who") or "",
+        first=first,
+        narrowed=narrowed,
     )
 
 
 def search_hits(
-    query: str,
+    query: str | ParsedQuery | None,
     sessions: QuerySet,
     number: int | None = None,
     sort: str = "",
     what: str = "",
     who: str = "",
     size: int = HIT_LIMIT,
+    first: Matches | None = None,
+    narrowed: bool = True,
 ) -> HitResults | None:
     """Page number (from 1) of the sessions with entries matching query, among sessions: each
     with its hit count and its best SNIPPETS texts; None without a query.
@@ -396,14 +420,30 @@ def search_hits(
     At most HIT_CAP hits are read, whatever the query: a word in a million entries is answered
     as fast as one in a thousand. Past the cap the results are those of the first HIT_CAP hits
     the index gives (HitResults.capped), and every count is a lower bound.
+
+    first: first_matches(query), which the page read already; narrowed: whether sessions are
+    fewer than every session matching the query (a filter besides q). The hits are taken from
+    first, with no other full-text statement, when it holds every match, or when nothing
+    narrows them and no what or who filter asks for other ones.
     """
-    if not query.strip():
+    if query is None or not str(query).strip():
         return None
+    query = as_query(query)
     hits = index_order_matches(query).filter(session_id__in=sessions.order_by().values("id"))
+    if first is not None and first.capped and narrowed:
+        first = None  # the first matches of every session: not those of these sessions
+    allowed = None
+    if first is not None and narrowed:
+        found = {hit.session_id for hit in first.hits}
+        allowed = set(sessions.order_by().filter(id__in=found).values_list("id", flat=True))
     # The hits shown (what and who applied), and the samples each facet counts (the other applied).
     samples: dict[tuple[str, str], list[_Hit]] = {}
     for key in ((what, who), (what, ""), ("", who)):
-        if key not in samples:
+        if key in samples:
+            continue
+        if first is not None and (not first.capped or key == ("", "")):
+            samples[key] = [hit for hit in first.hits if _kept(hit, key, allowed)]
+        else:
             samples[key] = _first_hits(hits.filter(_WHAT_Q.get(key[0], Q()) & _WHO_Q.get(key[1], Q())))
     shown, capped = _capped(samples[(what, who)])
     by_what, what_capped = _capped(samples[("", who)])
@@ -429,7 +469,7 @@ def search_hits(
         _facet("what", "What", what_counts, what, what_capped),
         _facet("who", "Who", who_counts, who, who_capped),
     ]
-    return HitResults(query, page, len(shown), sort or "hits", what, who, facets, capped)
+    return HitResults(query.text, page, len(shown), sort or "hits", what, who, facets, capped)
 
 
 HIT_CAP = 1000  # hits read for a page of results, whatever the query matches
@@ -456,13 +496,13 @@ class _Hit:
     who: str
 
 
-def index_order_matches(text: str) -> QuerySet[Entry]:
+def index_order_matches(query: str | ParsedQuery) -> QuerySet[Entry]:
     """matching_entries, read in the index's order: on SQLite the query starts from the FTS
     table (a join), so a LIMIT stops it early and a pass over every match looks each row up
     once, rather than testing rows against a list of all the matches built first."""
     if connection.vendor == "postgresql":
-        return matching_entries(text)  # a bitmap scan of the GIN index, then rows until the LIMIT
-    parsed = parse_query(text)
+        return matching_entries(query)  # a bitmap scan of the GIN index, then rows until the LIMIT
+    parsed = as_query(query)
     if not parsed.fts:
         return Entry.objects.none()
     entries = Entry.objects.extra(  # noqa: S610 - constant SQL, the query is a parameter
@@ -494,6 +534,37 @@ def _first_hits(hits: QuerySet[Entry]) -> list[_Hit]:
     ]
 
 
+@dataclass(frozen=True)
+class Matches:
+    """The first HIT_CAP + 1 entries matching a query, in the index's order, whatever else
+    filters them: one full-text statement, from which the list page takes both the sessions
+    that match and its hits when there are no more (filters.matching_session_ids, search_hits)."""
+
+    hits: list[_Hit]
+
+    @property
+    def capped(self) -> bool:
+        return len(self.hits) > HIT_CAP
+
+    @property
+    def session_ids(self) -> list[int]:
+        return list(dict.fromkeys(hit.session_id for hit in self.hits))
+
+
+def first_matches(query: ParsedQuery | None) -> Matches | None:
+    """The query's first matches (None without a query)."""
+    return None if query is None else Matches(_first_hits(index_order_matches(query)))
+
+
+def _kept(hit: _Hit, key: tuple[str, str], allowed: set[int] | None) -> bool:
+    """Whether a hit is one of key's (what, who; "" for any), in the allowed sessions (None: any):
+    _WHAT_Q and _WHO_Q, in Python."""
+    what, who = key
+    if allowed is not None and hit.session_id not in allowed:
+        return False
+    return (not what or what in hit.what) and (not who or hit.who == who)
+
+
 def _capped(hits: list[_Hit]) -> tuple[list[_Hit], bool]:
     """The first HIT_CAP hits, and whether there were more."""
     return hits[:HIT_CAP], len(hits) > HIT_CAP
@@ -514,7 +585,9 @@ def _facet(
     }
 
 
-def _with_snippets(per_session: dict[int, list[_Hit]], groups: list[dict], query: str) -> list[SessionHits]:
+def _with_snippets(
+    per_session: dict[int, list[_Hit]], groups: list[dict], query: ParsedQuery
+) -> list[SessionHits]:
     """Each session's hits, identical texts collapsed into one with their count, and the best
     SNIPPETS of them (the shortest, then the earliest), in the order of the transcript."""
     ids = [g["session_id"] for g in groups]

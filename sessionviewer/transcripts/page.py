@@ -547,7 +547,7 @@ def transcript_page(session: Session, params: dict, show_all: bool = False, frag
         "hidden_count": len(t.noise),
         "leaf": leaf,
         "target": entry_id,
-        "hits": None if fragment else search_hits(session, t, params.get("q") or "", entry_id),
+        "hits": None if fragment else search_hits(session, t, params.get("q"), entry_id),
         "last_line": _last_line(t, stop, after),
         "export": False,
         # A page on the active thread follows the file as it grows.
@@ -595,16 +595,18 @@ class Hits:
         return self.entries[self.position] if self.position < len(self.entries) else None
 
 
-def search_hits(session: Session, t: Transcript, query: str, entry_id: str | None) -> Hits | None:
+def search_hits(
+    session: Session, t: Transcript, query: search.ParsedQuery | None, entry_id: str | None
+) -> Hits | None:
     """The search hits of query on this thread (None without one): opened from a search result,
     the page marks the words and steps from hit to hit."""
-    if not query.strip():
+    if query is None:
         return None
     found = search.matching_entries(query).filter(session_id=session.id).values_list("entry_id", flat=True)
     shown = sorted((at, e) for e, at in find_positions(t, set(found)).items())
     entries = [e for _, e in shown]
     position = entries.index(entry_id) + 1 if entry_id in entries else None
-    return Hits(query, search.query_terms(query), entries, position)
+    return Hits(query.text, query.terms, entries, position)
 
 
 def compaction_summary(session: Session, params: dict) -> str:

@@ -141,9 +141,9 @@ def search_hits(request: HttpRequest) -> HttpResponse:
     params = SessionListForm.read(request.GET)
     # The sessions the other filters select: the hits themselves say which ones match q, so
     # the list of every matching session (one pass over every hit) is not needed here.
-    query = filter_sessions({**params, "q": ""})
-    query.q = params.get("q") or ""
-    results = search.search_hits_for(params, query.queryset)
+    query = filter_sessions(params, by_text=False)
+    first = search.first_matches(params["q"]) if not query.narrowed else None
+    results = search.search_hits_for(params, query.queryset, first, query.narrowed)
     if results is None:
         return json_response(
             {

@@ -56,9 +56,11 @@ def _get_session(session_id: int) -> Session:
 @bad_parameter_is_400
 def session_list(request: HttpRequest) -> HttpResponse:
     params = SessionListForm.read(request.GET)
-    query = filter_sessions(params)
+    # One full-text statement when it holds every match: the sessions and the hits come from it.
+    first = search.first_matches(params["q"])
+    query = filter_sessions(params, first=first)
     facets = links.with_facet_links(activity.facets(request.GET, params, query.matched), request.GET)
-    hits = search.search_hits_for(params, query.queryset)
+    hits = search.search_hits_for(params, query.queryset, first, query.narrowed)
     machines = len(Source.machines()) > 1
     # After the search: its hits include subagents. Only the columns a row shows.
     page = session_page(nested(query, params), ROW_FIELDS_WITH_MACHINE if machines else ROW_FIELDS)
