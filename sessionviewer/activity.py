@@ -41,27 +41,7 @@ FACETS = (
     ("model", "Model", None),
     ("updated", "Updated", None),
 )
-# (label, _sort key or None): the list table's columns.
-COLUMNS = (
-    ("Title", "title"),
-    ("Format", "format"),
-    ("Project or JID", "project"),
-    ("Agent · channel · peer", "agent"),
-    ("Started", "started"),
-    ("Updated", "updated"),
-    ("Messages", "messages"),
-    ("Models", "models"),
-    ("Tokens", "tokens"),
-    ("Cost", "cost"),
-)
 _RANGE = ("updated_since", "updated_before", "updated_until")
-# Last, once there are two machines: the table's CSS places its columns by their position.
-MACHINE_COLUMN = ("Machine", "machine")
-
-
-def columns(machines: bool) -> tuple[tuple[str, str], ...]:
-    """The list table's columns; machines: whether the index has sessions of two or more."""
-    return (*COLUMNS, MACHINE_COLUMN) if machines else COLUMNS
 
 
 def _without(filters: dict, *names: str) -> dict:

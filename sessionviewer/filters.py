@@ -1,4 +1,5 @@
-"""Session list filters, shared by the list, its facets, the activity page and their JSON twins.
+"""Session list filters, shared by the list, its facets, the activity page and their JSON twins;
+the list's rows and columns.
 
 filter_sessions takes the parameters forms.ActivityForm (or SessionListForm) cleaned from
 the query string: a bad value is a 400 there, before anything here runs.
@@ -241,6 +242,26 @@ ROW_FIELDS = (
 )
 # The same, with the machine of each row's source: once there are two machines.
 ROW_FIELDS_WITH_MACHINE = (*ROW_FIELDS, "source", "source__machine")
+# (label, _sort key): the list table's columns, each sorting by its key of SORTS.
+COLUMNS = (
+    ("Title", "title"),
+    ("Format", "format"),
+    ("Project or JID", "project"),
+    ("Agent · channel · peer", "agent"),
+    ("Started", "started"),
+    ("Updated", "updated"),
+    ("Messages", "messages"),
+    ("Models", "models"),
+    ("Tokens", "tokens"),
+    ("Cost", "cost"),
+)
+# Last, once there are two machines: the table's CSS places its columns by their position.
+MACHINE_COLUMN = ("Machine", "machine")
+
+
+def columns(machines: bool) -> tuple[tuple[str, str], ...]:
+    """The list table's columns; machines: whether the index has sessions of two or more."""
+    return (*COLUMNS, MACHINE_COLUMN) if machines else COLUMNS
 
 
 def session_page(query: SessionQuery, fields: tuple[str, ...] | None = None) -> Page:

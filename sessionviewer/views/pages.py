@@ -18,7 +18,14 @@ from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import activity, export, links, projects, search, transcripts
-from sessionviewer.filters import ROW_FIELDS, ROW_FIELDS_WITH_MACHINE, filter_sessions, nested, session_page
+from sessionviewer.filters import (
+    ROW_FIELDS,
+    ROW_FIELDS_WITH_MACHINE,
+    columns,
+    filter_sessions,
+    nested,
+    session_page,
+)
 from sessionviewer.forms import (
     ActivityForm,
     EntryTextForm,
@@ -68,7 +75,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     if request.htmx:
         template_name += "#session-table"
     context = {"page": page, "query": query, "facets": facets, "hits": hits, "machines": machines}
-    context["columns"] = activity.columns(machines)
+    context["columns"] = columns(machines)
     return render(request, template_name, context)
 
 
