@@ -36,13 +36,11 @@ from django.db.models import (
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast, Collate, Length, Upper
 from django.db.models.lookups import Exact, GreaterThan
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
 
 from sessionviewer import readers
 from sessionviewer.models import Entry, Session
 from sessionviewer.readers import claude_code
-from sessionviewer.render import neutralise
+from sessionviewer.render import render_snippet
 from sessionviewer.tokens import fold, words
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -237,34 +235,22 @@ def query_tokens(text: str) -> list[tuple[str, bool]]:
 _WORD = r"[^\W_]"
 
 
-def highlight(text: str, query: str | ParsedQuery, width: int = SNIPPET_WIDTH) -> SafeString:
-    """A window of text around the first match, escaped, with each match wrapped in <mark>.
-
-    The text is escaped piece by piece and only our own <mark> tags are added, so
-    whatever the transcript holds stays text. A match is a whole token, as FTS matches
-    it: a word marks only where it stands alone ("ex" not in "Explore"), and a prefix
-    (word*) marks the whole word it starts.
-    """
-    text = " ".join(neutralise(text).split())
-    tokens = sorted(set(as_query(query).tokens), key=lambda t: len(t[0]), reverse=True)
+def match_pattern(query: ParsedQuery) -> re.Pattern | None:
+    """What a snippet marks of the query (None: nothing). A match is a whole token, as FTS
+    matches it: a word marks only where it stands alone ("ex" not in "Explore"), and a prefix
+    (word*) marks the whole word it starts."""
+    tokens = sorted(set(query.tokens), key=lambda t: len(t[0]), reverse=True)
     if not tokens:
-        return escape(text[:width])
+        return None
     # A token starts and ends where letters and digits do: FTS5 splits words at "_" too.
     alternatives = "|".join(re.escape(t) + (f"{_WORD}*" if prefix else "") for t, prefix in tokens)
-    pattern = re.compile(rf"(?<!{_WORD})(?:{alternatives})(?!{_WORD})", re.IGNORECASE)
-    first = pattern.search(text)
-    begin = max(0, (first.start() if first else 0) - width // 3)
-    window = text[begin : begin + width]
-    parts = ["…" if begin else ""]
-    last = 0
-    for match in pattern.finditer(window):
-        parts.append(escape(window[last : match.start()]))
-        parts.append(f"<mark>{escape(match.group())}</mark>")
-        last = match.end()
-    parts.append(escape(window[last:]))
-    if begin + width < len(text):
-        parts.append("…")
-    return mark_safe("".join(parts))  # noqa: S308 - every piece of the text went through escape()
+    return re.compile(rf"(?<!{_WORD})(?:{alternatives})(?!{_WORD})", re.IGNORECASE)
+
+
+def highlight(text: str, query: str | ParsedQuery, width: int = SNIPPET_WIDTH) -> str:
+    """A window of text around the first match, as HTML: render.render_snippet escapes the
+    text and marks each match, so whatever the transcript holds stays text."""
+    return render_snippet(text, match_pattern(as_query(query)), width)
 
 
 # --- Hits grouped by session ------------------------------------------------------------------------------
@@ -340,7 +326,7 @@ class Snippet:
     """One text that matched, and how many hits of its session have exactly that text."""
 
     entry: Entry
-    html: SafeString
+    html: str  # escaped, its matches marked: render.render_snippet
     count: int
     what: list[str]
     who: str
@@ -616,6 +602,7 @@ def _with_snippets(
         .order_by("session_id", "line")
     }
     by_id = Session.objects.only(*HIT_SESSION_FIELDS).in_bulk(ids)
+    pattern = match_pattern(query)
     found = []
     for group in groups:
         i = group["session_id"]
@@ -623,7 +610,7 @@ def _with_snippets(
         for row in sorted(best[i], key=lambda r: r["first"]):
             entry = entries.get((i, row["first"]))
             if entry is not None:
-                html = highlight(entry.text, query)
+                html = render_snippet(entry.text, pattern, SNIPPET_WIDTH)
                 snippets.append(Snippet(entry, html, row["n"], what_of(entry), who_of(entry)))
         found.append(SessionHits(by_id[i], group["hits"], len(texts[i]), snippets))
     return found

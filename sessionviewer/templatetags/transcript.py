@@ -77,6 +77,12 @@ def tool_output(context, result, entry) -> SafeString:
 
 
 @register.filter
+def snippet_html(html: str) -> SafeString:
+    """A search hit's snippet (search.Snippet.html), which render.render_snippet escaped."""
+    return mark_safe(html)  # noqa: S308 - escaped by render.py
+
+
+@register.filter
 def plain(text: str) -> SafeString:
     """Tool output: escaped, cut at OUTPUT_LIMIT with a note saying so."""
     cut, clipped = render.truncate(text or "", OUTPUT_LIMIT)

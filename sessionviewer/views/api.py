@@ -121,7 +121,7 @@ def _snippet_to_dict(session_id: int, snippet: search.Snippet, q: str) -> dict:
         "session": session_id,
         "entry": entry.entry_id,
         "line": entry.line,
-        "snippet_html": str(snippet.html),
+        "snippet_html": snippet.html,
         "url": links.entry(session_id, entry.entry_id, q),  # the page marks the words that found it
         "count": snippet.count,
         "what": snippet.what,
