@@ -1,7 +1,9 @@
 """Counts over sessions: the list page's facets and the activity page's charts.
 
 Both start from filters.filter_sessions, so they honour every filter of the list; they take
-the parameters forms.ActivityForm or SessionListForm cleaned, and the raw query for links.
+the parameters forms.ActivityForm or SessionListForm cleaned, and the raw query to tell which
+facet values are selected. Each value says which parameters clicking it sets ("toggle");
+links.with_facet_links makes that its link.
 A facet counts on the sessions filtered by everything except its own parameter,
 as datasette does, so each value's count says what clicking it would show.
 Charts are geometry computed here and drawn as inline SVG by the templates.
@@ -18,7 +20,6 @@ from django.db import connection
 from django.db.models import Count, F, Max, Q, Sum
 from django.db.models.functions import Substr, TruncDate, TruncMonth
 from django.http import QueryDict
-from django.urls import reverse
 from django.utils import timezone
 
 from sessionviewer.filters import RANGES, filter_sessions, matching_session_ids, range_start, started_in_range
@@ -40,42 +41,11 @@ FACETS = (
     ("model", "Model", None),
     ("updated", "Updated", None),
 )
-# (label, _sort key or None): the list table's columns.
-COLUMNS = (
-    ("Title", "title"),
-    ("Format", "format"),
-    ("Project or JID", "project"),
-    ("Agent · channel · peer", "agent"),
-    ("Started", "started"),
-    ("Updated", "updated"),
-    ("Messages", "messages"),
-    ("Models", "models"),
-    ("Tokens", "tokens"),
-    ("Cost", "cost"),
-)
 _RANGE = ("updated_since", "updated_before", "updated_until")
-# Last, once there are two machines: the table's CSS places its columns by their position.
-MACHINE_COLUMN = ("Machine", "machine")
-
-
-def columns(machines: bool) -> tuple[tuple[str, str], ...]:
-    """The list table's columns; machines: whether the index has sessions of two or more."""
-    return (*COLUMNS, MACHINE_COLUMN) if machines else COLUMNS
 
 
 def _without(filters: dict, *names: str) -> dict:
     return {name: value for name, value in filters.items() if name not in names}
-
-
-def _link(params: QueryDict, **values: str | None) -> str:
-    query = params.copy()
-    query.pop("_page", None)
-    query.pop("_hits_page", None)
-    for name, value in values.items():
-        query.pop(name, None)
-        if value is not None:
-            query[name] = value
-    return "?" + query.urlencode()
 
 
 def _month(field: str):
@@ -102,7 +72,7 @@ def _month_text(value) -> str:
 
 
 def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -> list[dict]:
-    """Each facet's values with counts, whether selected, and the link that toggles it.
+    """Each facet's values with counts, whether selected, and the parameters that toggle it.
 
     params: the query string, for the links; filters: the same, cleaned by the page's form;
     matched: the sessions matching the query's q, when the caller searched already."""
@@ -159,15 +129,17 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
                 start = date.fromisoformat(value)
                 end = (start.replace(day=28) + timedelta(days=4)).replace(day=1)
                 selected = params.get("updated_since") == value and params.get("updated_before") == str(end)
-                link = (
-                    _link(params, updated_since=None, updated_before=None, updated_until=None)
+                toggle = (
+                    {"updated_since": None, "updated_before": None, "updated_until": None}
                     if selected
-                    else _link(params, updated_since=value, updated_before=str(end), updated_until=None)
+                    else {"updated_since": value, "updated_before": str(end), "updated_until": None}
                 )
             else:
                 selected = params.get(name) == value
-                link = _link(params, **{name: None if selected else value})
-            values.append({"value": value, "label": text, "count": count, "selected": selected, "link": link})
+                toggle = {name: None if selected else value}
+            values.append(
+                {"value": value, "label": text, "count": count, "selected": selected, "toggle": toggle}
+            )
             if name == "root" and value in machine_of:  # for the page, which shortens the path apart
                 values[-1].update(machine_of[value])
         if values:
@@ -398,13 +370,17 @@ def time_charts(days: list[dict], bucket: str) -> dict:
 
 
 def report(
-    filters: dict, today: date | None = None, jid_url: Callable[[str], str | None] | None = None
+    filters: dict,
+    today: date | None = None,
+    jid_url: Callable[[str], str | None] | None = None,
+    project_url: Callable[[str], str] | None = None,
 ) -> dict:
     """Sessions, tokens and cost per day, model, project or JID and format; the busiest
     sessions. Totals and charts cover the same sessions: those started in the range
     (filters["_range"]); each chart's rows add up to the totals.
 
-    jid_url: a JID's workspace page, for someone who may read it (None: no JID links)."""
+    jid_url: a JID's workspace page, for someone who may read it (None: no JID links);
+    project_url: a project's page (None: no project links)."""
     today = today or timezone.localdate()
     range_name = filters.get("_range") or DEFAULT_RANGE
     since = range_start(range_name, today)
@@ -417,7 +393,7 @@ def report(
             {
                 "place": r["project"] or r["jid"] or r["agent"] or "(none)",
                 # The project's own page; a JID's is its workspace page (below).
-                "url": reverse("project-detail", args=[r["project"]]) if r["project"] else None,
+                "url": project_url(r["project"]) if r["project"] and project_url else None,
                 "jid": "" if r["project"] else r["jid"],
                 "sessions": r["n"],
                 "tokens": r["t"] or 0,

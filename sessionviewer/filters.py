@@ -1,4 +1,5 @@
-"""Session list filters, shared by the list, its facets, the activity page and their JSON twins.
+"""Session list filters, shared by the list, its facets, the activity page and their JSON twins;
+the list's rows and columns.
 
 filter_sessions takes the parameters forms.ActivityForm (or SessionListForm) cleaned from
 the query string: a bad value is a 400 there, before anything here runs.
@@ -19,7 +20,7 @@ from django.utils import timezone
 from sessionviewer import search
 from sessionviewer.index.fold import fold_home
 from sessionviewer.models import Entry, Session
-from sessionviewer.search import index_order_matches, matching_entries
+from sessionviewer.search import Matches, ParsedQuery, as_query, index_order_matches, matching_entries
 
 TEXT_FILTERS = ("project", "agent", "channel", "peer_kind", "jid", "status", "kind", "account")
 SORTS = {
@@ -60,8 +61,9 @@ class SessionQuery:
     size: int
     sort: str
     descending: bool
-    q: str
+    q: str  # the search as typed
     matched: list[int] | None = None  # sessions matching q, for the facets to reuse
+    narrowed: bool = False  # a filter besides q: fewer sessions than every one matching q
     nested: bool = False  # subagents under their parents (nested())
     flat: bool = False  # _flat=1 asked for every session on a row of its own
     filtered: QuerySet[Session] | None = None  # every session the filters select, nested or not
@@ -71,7 +73,7 @@ class SessionQuery:
 PROBE_LINES = 20
 
 
-def matching_session_ids(q: str) -> list[int]:
+def matching_session_ids(q: str | ParsedQuery, first: Matches | None = None) -> list[int]:
     """The sessions with an entry matching q, searched once: the list's facets each
     filter by it too, and repeating the full-text query for each would cost 9 times.
 
@@ -81,19 +83,26 @@ def matching_session_ids(q: str) -> list[int]:
     word, computing the index's expression for every row. There, a word with more than HIT_CAP matches
     is first looked for among the first PROBE_LINES lines of each session (_probed_sessions):
     when every session either has one there or has no more lines, that is the answer, and the
-    pass is not needed."""
+    pass is not needed.
+
+    first: search.first_matches(q), read already: when it holds every match, its sessions are
+    the answer, and no other statement is sent."""
+    q = as_query(q)
+    if first is not None and not first.capped:
+        return first.session_ids
     matches = index_order_matches(q).order_by().values_list("session_id", flat=True)
     if connection.vendor == "postgresql":
-        first = list(matches[: search.HIT_CAP + 1])
-        if len(first) <= search.HIT_CAP:
-            return list(dict.fromkeys(first))
+        if first is None:
+            first_ids = list(matches[: search.HIT_CAP + 1])
+            if len(first_ids) <= search.HIT_CAP:
+                return list(dict.fromkeys(first_ids))
         found = _probed_sessions(q)
         if found is not None:
             return found
     return list(matches.distinct())
 
 
-def _probed_sessions(q: str) -> list[int] | None:
+def _probed_sessions(q: ParsedQuery) -> list[int] | None:
     """The sessions with a match among their first PROBE_LINES lines, if every session with
     more lines has one there (else None). The planner reads those lines by the (session_id,
     line) index, at most PROBE_LINES rows a session, or takes the matches from the GIN index
@@ -121,11 +130,31 @@ def started_in_range(qs: QuerySet[Session], name: str, today: date | None = None
     return qs.filter(started_at__gte=datetime.combine(since, time(0), tzinfo=timezone.get_current_timezone()))
 
 
+# The parameters that filter sessions, q aside.
+FILTERS = (
+    "format",
+    "machine",
+    "root",
+    *TEXT_FILTERS,
+    "model",
+    "updated_since",
+    "updated_before",
+    "updated_until",
+    "_range",
+    "parent",
+)
+
+
 def filter_sessions(
-    params: Mapping, base: QuerySet[Session] | None = None, matched: list[int] | None = None
+    params: Mapping,
+    base: QuerySet[Session] | None = None,
+    matched: list[int] | None = None,
+    first: Matches | None = None,
+    by_text: bool = True,
 ) -> SessionQuery:
     """The sessions the cleaned params select (a parameter absent or empty filters nothing);
-    matched, when given, is matching_session_ids(q) already."""
+    matched, when given, is matching_session_ids(q) already; first, search.first_matches(q).
+    by_text=False leaves q to the caller, whose hits say which sessions match it."""
     qs = base if base is not None else Session.objects.all()
     qs = qs.annotate(
         token_total=F("input_tokens") + F("output_tokens") + F("cache_read_tokens") + F("cache_write_tokens")
@@ -151,9 +180,9 @@ def filter_sessions(
         qs = started_in_range(qs, range_name)
     if parent := params.get("parent"):
         qs = qs.filter(parent_id=parent)
-    q = params.get("q") or ""
-    if q:
-        matched = matching_session_ids(q) if matched is None else matched
+    q = params.get("q") or None
+    if q is not None and by_text:
+        matched = matching_session_ids(q, first) if matched is None else matched
         qs = qs.filter(id__in=matched)
     sort = params.get("_sort") or "updated"
     default = "1" if sort in ("updated", "started", "messages", "tokens", "cost") else "0"
@@ -164,7 +193,9 @@ def filter_sessions(
     filtered = qs
     page = params.get("_page") or 1
     size = params.get("_size") or DEFAULT_SIZE
-    return SessionQuery(qs, page, size, sort, descending, q, matched, filtered=filtered)
+    narrowed = base is not None or any(params.get(name) for name in FILTERS)
+    text = str(q) if q is not None else ""
+    return SessionQuery(qs, page, size, sort, descending, text, matched, narrowed, filtered=filtered)
 
 
 def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
@@ -211,6 +242,26 @@ ROW_FIELDS = (
 )
 # The same, with the machine of each row's source: once there are two machines.
 ROW_FIELDS_WITH_MACHINE = (*ROW_FIELDS, "source", "source__machine")
+# (label, _sort key): the list table's columns, each sorting by its key of SORTS.
+COLUMNS = (
+    ("Title", "title"),
+    ("Format", "format"),
+    ("Project or JID", "project"),
+    ("Agent · channel · peer", "agent"),
+    ("Started", "started"),
+    ("Updated", "updated"),
+    ("Messages", "messages"),
+    ("Models", "models"),
+    ("Tokens", "tokens"),
+    ("Cost", "cost"),
+)
+# Last, once there are two machines: the table's CSS places its columns by their position.
+MACHINE_COLUMN = ("Machine", "machine")
+
+
+def columns(machines: bool) -> tuple[tuple[str, str], ...]:
+    """The list table's columns; machines: whether the index has sessions of two or more."""
+    return (*COLUMNS, MACHINE_COLUMN) if machines else COLUMNS
 
 
 def session_page(query: SessionQuery, fields: tuple[str, ...] | None = None) -> Page:

@@ -13,7 +13,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from sessionviewer.filters import MAX_SIZE, SORTS
 from sessionviewer.readers import FORMATS
-from sessionviewer.search import HIT_SORTS, MAX_QUERY, WHAT, WHO, query_problem
+from sessionviewer.search import HIT_SORTS, MAX_QUERY, WHAT, WHO, ParsedQuery, parse_query, query_problem
 from sessionviewer.workspaces import ABSENT, NAME_MAX
 from sessionviewer.workspaces.secrets import KINDS
 
@@ -200,16 +200,22 @@ class TextSearchField(forms.CharField):
 
 
 class SearchField(forms.CharField):
-    """A full-text query: words, "quoted phrases" and prefix* searches (search.query_problem)."""
+    """A full-text query: words, "quoted phrases" and prefix* searches (search.query_problem).
+    Cleaned to the query parsed, once (search.ParsedQuery: its text is as typed), or None."""
 
     def __init__(self, **kwargs):
         kwargs.setdefault("required", False)
         super().__init__(max_length=MAX_QUERY, **kwargs)
 
-    def validate(self, value: str) -> None:
-        super().validate(value)
-        if value and (problem := query_problem(value)):
+    def clean(self, value) -> ParsedQuery | None:
+        # Field.clean's steps, with the query's own check (parsing it) before the validators.
+        text = self.to_python(value)
+        self.validate(text)
+        parsed = parse_query(text) if text else None
+        if parsed is not None and (problem := query_problem(text, parsed)):
             raise forms.ValidationError(problem, code="invalid")
+        self.run_validators(text)
+        return parsed
 
 
 class BadParameter(BadRequest, ValueError):

@@ -21,11 +21,9 @@ from pathlib import Path
 import orjson
 from django.conf import settings
 from django.db.models import Min
-from django.urls import reverse
 from django.utils import timezone
-from django.utils.http import urlencode
 
-from sessionviewer import transcripts
+from sessionviewer import links
 from sessionviewer.index.memory import JID_TRACKED
 from sessionviewer.models import AuditEvent, Entry, MemorySnapshot, Revision, Session
 from sessionviewer.workspaces import KNOWLEDGE, PERSONA_FILES, Prompt, build_prompt
@@ -63,12 +61,14 @@ class Turn:
     reply_at: datetime
 
     @property
+    def entry_id(self) -> str:
+        """The entry a link to the turn opens at: the user's message, or the reply."""
+        return self.user_entry_id or self.reply_entry_id
+
+    @property
     def url(self) -> str:
-        entry_id = self.user_entry_id or self.reply_entry_id
-        return (
-            reverse("session-detail", args=[self.session_id])
-            + f"?{urlencode({'entry': entry_id})}#{transcripts.anchor(entry_id)}"
-        )
+        # For views/workspaces.py, which gives it in its JSON: the link belongs in the view.
+        return links.entry(self.session_id, self.entry_id)
 
     def to_dict(self) -> dict:
         return {

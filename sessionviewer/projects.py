@@ -20,7 +20,6 @@ from django.core.exceptions import EmptyResultSet
 from django.core.paginator import Paginator
 from django.db import connection
 from django.db.models import Count, F, Max, Q, QuerySet, Sum
-from django.urls import reverse
 from django.utils import timezone
 
 from sessionviewer import activity
@@ -305,12 +304,4 @@ def usage_to_dict(data: dict) -> dict:
         # The page's sessions, parents first, each followed by its subagents (depth > 0).
         "sessions": [_session_to_dict(r["session"], r["depth"]) for r in data["rows"]],
         "page": {"number": page.number, "pages": page.paginator.num_pages, "top_level": page.paginator.count},
-    }
-
-
-def project_to_dict(project: str, data: dict) -> dict:
-    return {
-        "project": project,
-        "url": reverse("project-detail", args=[project]),
-        **usage_to_dict(data),
     }

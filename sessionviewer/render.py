@@ -37,6 +37,8 @@ safe to mark as such in a template, and every one passes its input through
   marker; all render functions apply it so pages stay readable.
 - `truncate(text, limit)`: cuts huge outputs at a code point boundary and says
   whether it did; callers decide where and show that it happened.
+- `render_snippet(text, pattern, width)`: a search hit: a window of the text around the
+  first match of the search's pattern, escaped piece by piece, each match in `<mark>`.
 
 Highlighting CSS lives in static/css/pygments.css, scoped under `.highlight`.
 """
@@ -335,3 +337,25 @@ def render_markdown(text: str) -> str:
         link_rel=LINK_REL,
         strip_comments=True,
     )
+
+
+def render_snippet(text: str, pattern: re.Pattern | None, width: int) -> str:
+    """A window of width characters of text (its white space runs made one space) around the
+    first match of pattern (search.match_pattern), with "…" where it is cut: escaped piece by
+    piece, and only our own <mark> tags, around each match, added. No pattern: the start."""
+    text = " ".join(neutralise(text).split())
+    if pattern is None:
+        return html.escape(text[:width])
+    first = pattern.search(text)
+    begin = max(0, (first.start() if first else 0) - width // 3)
+    window = text[begin : begin + width]
+    parts = ["…" if begin else ""]
+    last = 0
+    for match in pattern.finditer(window):
+        parts.append(html.escape(window[last : match.start()]))
+        parts.append(f"<mark>{html.escape(match.group())}</mark>")
+        last = match.end()
+    parts.append(html.escape(window[last:]))
+    if begin + width < len(text):
+        parts.append("…")
+    return "".join(parts)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import reduce
 from operator import add, or_
 
@@ -36,13 +36,11 @@ from django.db.models import (
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast, Collate, Length, Upper
 from django.db.models.lookups import Exact, GreaterThan
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
 
 from sessionviewer import readers
 from sessionviewer.models import Entry, Session
 from sessionviewer.readers import claude_code
-from sessionviewer.render import neutralise
+from sessionviewer.render import render_snippet
 from sessionviewer.tokens import fold, words
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -63,11 +61,31 @@ class ParsedQuery:
     (then nothing matches there). literals: what must also appear as written, ASCII case
     aside: quoted phrases and words with punctuation inside ("app.py", "error_code"), which
     the index only knows as separate tokens (it keeps no positions, see migration 0007).
+    text: the query as typed, for links and the page; tokens: its words as query_tokens reads
+    them, for the snippets and the transcript to mark.
+
+    forms.SearchField parses a query once, and every function below takes what it parsed.
     """
 
     fts: str
     literals: tuple[str, ...]
     tsquery: str
+    text: str = field(default="", compare=False)
+    tokens: tuple[tuple[str, bool], ...] = ()
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def terms(self) -> list[str]:
+        """Its words, for the transcript to mark (prefixes as their start)."""
+        return [token for token, _ in self.tokens]
+
+
+def as_query(query: str | ParsedQuery) -> ParsedQuery:
+    """The parsed query: pages pass what forms.SearchField parsed; a str (a test, a script) is
+    parsed here."""
+    return query if isinstance(query, ParsedQuery) else parse_query(query)
 
 
 # A lexeme of a tsvector or tsquery holds less than 2 KB: the index leaves longer words out.
@@ -104,7 +122,9 @@ def parse_query(text: str) -> ParsedQuery:
             if len(words(literal)) > 1:
                 literals.append(literal)
     tsquery = "" if too_long else " & ".join(ts_terms)
-    return ParsedQuery(" ".join(terms), tuple(dict.fromkeys(literals)), tsquery)
+    return ParsedQuery(
+        " ".join(terms), tuple(dict.fromkeys(literals)), tsquery, text, tuple(query_tokens(text))
+    )
 
 
 MAX_QUERY = 1000  # characters: a pasted error message fits
@@ -114,8 +134,9 @@ _COLUMN_FILTER = re.compile(r"^[-+]?\{?\s*text\s*\}?:", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
-def query_problem(text: str) -> str | None:
-    """Why text is not a query this search answers the same way on both engines, or None.
+def query_problem(text: str, parsed: ParsedQuery | None = None) -> str | None:
+    """Why text is not a query this search answers the same way on both engines, or None;
+    parsed: parse_query(text), when the caller has it.
 
     The language is words (every one must match), "quoted phrases" and a trailing * for a
     prefix. The engines' own operators would mean something on one and not the other (or
@@ -137,14 +158,14 @@ def query_problem(text: str) -> str | None:
             )
         if _COLUMN_FILTER.match(word):
             return f"{word!r}: column filters are not supported; put it in quotes to search for it"
-    if not parse_query(text).fts:
+    if not (parsed or parse_query(text)).fts:
         return "nothing to search for: give at least one word or number"
     return None
 
 
-def matching_entries(text: str) -> QuerySet[Entry]:
+def matching_entries(query: str | ParsedQuery) -> QuerySet[Entry]:
     """Entries whose text holds every word of the query, and every phrase as written."""
-    parsed = parse_query(text)
+    parsed = as_query(query)
     if not parsed.fts:
         return Entry.objects.none()
     if connection.vendor == "postgresql":
@@ -198,11 +219,6 @@ HIT_LIMIT = 10  # sessions on a page of hits
 SNIPPETS = 3  # snippets shown for each session
 
 
-def query_terms(text: str) -> list[str]:
-    """The words of a query, lower-cased, as the index tokenises them ('*' prefixes included)."""
-    return [token.lower() for word in text.split() for token in _TOKEN.findall(word)]
-
-
 def query_tokens(text: str) -> list[tuple[str, bool]]:
     """The words of a query, lower-cased, each with whether it is a prefix: the last word
     of a term written with a trailing '*' (parse_query reads it the same way)."""
@@ -219,34 +235,22 @@ def query_tokens(text: str) -> list[tuple[str, bool]]:
 _WORD = r"[^\W_]"
 
 
-def highlight(text: str, query: str, width: int = SNIPPET_WIDTH) -> SafeString:
-    """A window of text around the first match, escaped, with each match wrapped in <mark>.
-
-    The text is escaped piece by piece and only our own <mark> tags are added, so
-    whatever the transcript holds stays text. A match is a whole token, as FTS matches
-    it: a word marks only where it stands alone ("ex" not in "Explore"), and a prefix
-    (word*) marks the whole word it starts.
-    """
-    text = " ".join(neutralise(text).split())
-    tokens = sorted(set(query_tokens(query)), key=lambda t: len(t[0]), reverse=True)
+def match_pattern(query: ParsedQuery) -> re.Pattern | None:
+    """What a snippet marks of the query (None: nothing). A match is a whole token, as FTS
+    matches it: a word marks only where it stands alone ("ex" not in "Explore"), and a prefix
+    (word*) marks the whole word it starts."""
+    tokens = sorted(set(query.tokens), key=lambda t: len(t[0]), reverse=True)
     if not tokens:
-        return escape(text[:width])
+        return None
     # A token starts and ends where letters and digits do: FTS5 splits words at "_" too.
     alternatives = "|".join(re.escape(t) + (f"{_WORD}*" if prefix else "") for t, prefix in tokens)
-    pattern = re.compile(rf"(?<!{_WORD})(?:{alternatives})(?!{_WORD})", re.IGNORECASE)
-    first = pattern.search(text)
-    begin = max(0, (first.start() if first else 0) - width // 3)
-    window = text[begin : begin + width]
-    parts = ["…" if begin else ""]
-    last = 0
-    for match in pattern.finditer(window):
-        parts.append(escape(window[last : match.start()]))
-        parts.append(f"<mark>{escape(match.group())}</mark>")
-        last = match.end()
-    parts.append(escape(window[last:]))
-    if begin + width < len(text):
-        parts.append("…")
-    return mark_safe("".join(parts))  # noqa: S308 - every piece of the text went through escape()
+    return re.compile(rf"(?<!{_WORD})(?:{alternatives})(?!{_WORD})", re.IGNORECASE)
+
+
+def highlight(text: str, query: str | ParsedQuery, width: int = SNIPPET_WIDTH) -> str:
+    """A window of text around the first match, as HTML: render.render_snippet escapes the
+    text and marks each match, so whatever the transcript holds stays text."""
+    return render_snippet(text, match_pattern(as_query(query)), width)
 
 
 # --- Hits grouped by session ------------------------------------------------------------------------------
@@ -322,7 +326,7 @@ class Snippet:
     """One text that matched, and how many hits of its session have exactly that text."""
 
     entry: Entry
-    html: SafeString
+    html: str  # escaped, its matches marked: render.render_snippet
     count: int
     what: list[str]
     who: str
@@ -363,27 +367,33 @@ class HitResults:
         return HIT_CAP
 
 
-def search_hits_for(params, sessions: QuerySet) -> HitResults | None:
+def search_hits_for(
+    params, sessions: QuerySet, first: Matches | None = None, narrowed: bool = True
+) -> HitResults | None:
     """search_hits for the parameters forms.SessionListForm cleaned (q and the _hits_ ones),
     among sessions: the list page and its /api/search twin ask the same way."""
     return search_hits(
-        params.get("q") or "",
+        params.get("q"),
         sessions,
         params.get("_hits_page"),
         params.get("_hits_sort") or "",
         params.get("_hits_what") or "",
         params.get("_hits_who") or "",
+        first=first,
+        narrowed=narrowed,
     )
 
 
 def search_hits(
-    query: str,
+    query: str | ParsedQuery | None,
     sessions: QuerySet,
     number: int | None = None,
     sort: str = "",
     what: str = "",
     who: str = "",
     size: int = HIT_LIMIT,
+    first: Matches | None = None,
+    narrowed: bool = True,
 ) -> HitResults | None:
     """Page number (from 1) of the sessions with entries matching query, among sessions: each
     with its hit count and its best SNIPPETS texts; None without a query.
@@ -396,14 +406,30 @@ def search_hits(
     At most HIT_CAP hits are read, whatever the query: a word in a million entries is answered
     as fast as one in a thousand. Past the cap the results are those of the first HIT_CAP hits
     the index gives (HitResults.capped), and every count is a lower bound.
+
+    first: first_matches(query), which the page read already; narrowed: whether sessions are
+    fewer than every session matching the query (a filter besides q). The hits are taken from
+    first, with no other full-text statement, when it holds every match, or when nothing
+    narrows them and no what or who filter asks for other ones.
     """
-    if not query.strip():
+    if query is None or not str(query).strip():
         return None
+    query = as_query(query)
     hits = index_order_matches(query).filter(session_id__in=sessions.order_by().values("id"))
+    if first is not None and first.capped and narrowed:
+        first = None  # the first matches of every session: not those of these sessions
+    allowed = None
+    if first is not None and narrowed:
+        found = {hit.session_id for hit in first.hits}
+        allowed = set(sessions.order_by().filter(id__in=found).values_list("id", flat=True))
     # The hits shown (what and who applied), and the samples each facet counts (the other applied).
     samples: dict[tuple[str, str], list[_Hit]] = {}
     for key in ((what, who), (what, ""), ("", who)):
-        if key not in samples:
+        if key in samples:
+            continue
+        if first is not None and (not first.capped or key == ("", "")):
+            samples[key] = [hit for hit in first.hits if _kept(hit, key, allowed)]
+        else:
             samples[key] = _first_hits(hits.filter(_WHAT_Q.get(key[0], Q()) & _WHO_Q.get(key[1], Q())))
     shown, capped = _capped(samples[(what, who)])
     by_what, what_capped = _capped(samples[("", who)])
@@ -429,7 +455,7 @@ def search_hits(
         _facet("what", "What", what_counts, what, what_capped),
         _facet("who", "Who", who_counts, who, who_capped),
     ]
-    return HitResults(query, page, len(shown), sort or "hits", what, who, facets, capped)
+    return HitResults(query.text, page, len(shown), sort or "hits", what, who, facets, capped)
 
 
 HIT_CAP = 1000  # hits read for a page of results, whatever the query matches
@@ -456,13 +482,13 @@ class _Hit:
     who: str
 
 
-def index_order_matches(text: str) -> QuerySet[Entry]:
+def index_order_matches(query: str | ParsedQuery) -> QuerySet[Entry]:
     """matching_entries, read in the index's order: on SQLite the query starts from the FTS
     table (a join), so a LIMIT stops it early and a pass over every match looks each row up
     once, rather than testing rows against a list of all the matches built first."""
     if connection.vendor == "postgresql":
-        return matching_entries(text)  # a bitmap scan of the GIN index, then rows until the LIMIT
-    parsed = parse_query(text)
+        return matching_entries(query)  # a bitmap scan of the GIN index, then rows until the LIMIT
+    parsed = as_query(query)
     if not parsed.fts:
         return Entry.objects.none()
     entries = Entry.objects.extra(  # noqa: S610 - constant SQL, the query is a parameter
@@ -494,6 +520,37 @@ def _first_hits(hits: QuerySet[Entry]) -> list[_Hit]:
     ]
 
 
+@dataclass(frozen=True)
+class Matches:
+    """The first HIT_CAP + 1 entries matching a query, in the index's order, whatever else
+    filters them: one full-text statement, from which the list page takes both the sessions
+    that match and its hits when there are no more (filters.matching_session_ids, search_hits)."""
+
+    hits: list[_Hit]
+
+    @property
+    def capped(self) -> bool:
+        return len(self.hits) > HIT_CAP
+
+    @property
+    def session_ids(self) -> list[int]:
+        return list(dict.fromkeys(hit.session_id for hit in self.hits))
+
+
+def first_matches(query: ParsedQuery | None) -> Matches | None:
+    """The query's first matches (None without a query)."""
+    return None if query is None else Matches(_first_hits(index_order_matches(query)))
+
+
+def _kept(hit: _Hit, key: tuple[str, str], allowed: set[int] | None) -> bool:
+    """Whether a hit is one of key's (what, who; "" for any), in the allowed sessions (None: any):
+    _WHAT_Q and _WHO_Q, in Python."""
+    what, who = key
+    if allowed is not None and hit.session_id not in allowed:
+        return False
+    return (not what or what in hit.what) and (not who or hit.who == who)
+
+
 def _capped(hits: list[_Hit]) -> tuple[list[_Hit], bool]:
     """The first HIT_CAP hits, and whether there were more."""
     return hits[:HIT_CAP], len(hits) > HIT_CAP
@@ -514,7 +571,9 @@ def _facet(
     }
 
 
-def _with_snippets(per_session: dict[int, list[_Hit]], groups: list[dict], query: str) -> list[SessionHits]:
+def _with_snippets(
+    per_session: dict[int, list[_Hit]], groups: list[dict], query: ParsedQuery
+) -> list[SessionHits]:
     """Each session's hits, identical texts collapsed into one with their count, and the best
     SNIPPETS of them (the shortest, then the earliest), in the order of the transcript."""
     ids = [g["session_id"] for g in groups]
@@ -543,6 +602,7 @@ def _with_snippets(per_session: dict[int, list[_Hit]], groups: list[dict], query
         .order_by("session_id", "line")
     }
     by_id = Session.objects.only(*HIT_SESSION_FIELDS).in_bulk(ids)
+    pattern = match_pattern(query)
     found = []
     for group in groups:
         i = group["session_id"]
@@ -550,7 +610,7 @@ def _with_snippets(per_session: dict[int, list[_Hit]], groups: list[dict], query
         for row in sorted(best[i], key=lambda r: r["first"]):
             entry = entries.get((i, row["first"]))
             if entry is not None:
-                html = highlight(entry.text, query)
+                html = render_snippet(entry.text, pattern, SNIPPET_WIDTH)
                 snippets.append(Snippet(entry, html, row["n"], what_of(entry), who_of(entry)))
         found.append(SessionHits(by_id[i], group["hits"], len(texts[i]), snippets))
     return found

@@ -98,20 +98,44 @@ def chromium():
         browser.close()
 
 
-@pytest.fixture
-def viewer(client, django_user_model):
-    """A person in the viewers group, logged in on the test client: may read sessions, not edit."""
-    from django.contrib.auth.models import Group
+# The people of tests/users.py, logged in on the test client (imported late: Django is set up
+# after this module loads).
 
-    user = django_user_model.objects.create_user("vera", password="pw")
-    user.groups.add(Group.objects.get(name="viewers"))
+
+@pytest.fixture
+def viewer(client, db):
+    """vera, in the viewers group: may read sessions and workspaces, not edit."""
+    from .users import VIEWER, make_user
+
+    user = make_user(VIEWER, "viewers")
     client.force_login(user)
     return user
 
 
 @pytest.fixture
-def admin_user(django_user_model):
-    return django_user_model.objects.create_superuser("admin", password="admin-password")
+def editor(client, db):
+    """edith, in the editors group: may read everything and edit the workspaces."""
+    from .users import EDITOR, make_user
+
+    user = make_user(EDITOR, "editors")
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def tree(tmp_path, settings, db) -> Path:
+    """A Fluux memory root, indexed once (tests/memory_turns.py): alice's memory.md and
+    history, and a room's. test_index_memory and test_workspace_permissions make their own."""
+    from .memory_turns import memory_tree
+
+    return memory_tree(tmp_path, settings)
+
+
+@pytest.fixture
+def admin_user(db):
+    from .users import make_admin
+
+    return make_admin()
 
 
 @pytest.fixture

@@ -2,8 +2,6 @@
 or the start of time in a query string works or is a 400 naming it, and a number in a path
 past what a column holds is a 404; never a 500."""
 
-# ruff: noqa: F811 - tree is a fixture, imported below
-
 from __future__ import annotations
 
 import re
@@ -17,7 +15,7 @@ from django.urls.resolvers import RoutePattern
 from sessionviewer.forms import MAX_WHOLE
 from sessionviewer.models import MemorySnapshot, Session
 
-from .test_memory_timeline import ALICE, tree  # noqa: F401 - a fixture
+from .memory_turns import ALICE
 
 pytestmark = pytest.mark.django_db
 

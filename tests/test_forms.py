@@ -19,6 +19,7 @@ from sessionviewer.forms import (
     UntilField,
     WholeNumberField,
 )
+from sessionviewer.search import parse_query
 
 
 def error_of(field: forms.Field, value) -> str:
@@ -107,7 +108,17 @@ def test_a_search_with_fts_syntax_is_refused_with_the_reason(value, start):
 
 @pytest.mark.parametrize("value", ['"OR" bread', "Error: file not found", "--force", "conf*", "or and not"])
 def test_a_search_of_words_phrases_and_prefixes_is_accepted(value):
-    assert SearchField().clean(value) == value
+    assert SearchField().clean(value).text == value
+
+
+def test_a_search_is_cleaned_to_the_query_parsed_once():
+    assert SearchField().clean(" app.py ") == parse_query("app.py")
+    assert SessionListForm.read({"q": "app.py"})["q"].literals == ("app.py",)
+
+
+def test_no_search_is_cleaned_to_none():
+    assert SearchField().clean("") is None
+    assert SessionListForm.read({})["q"] is None
 
 
 def test_a_search_has_a_length_limit():

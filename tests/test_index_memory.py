@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.urls import reverse
 
@@ -17,7 +16,6 @@ from sessionviewer.index import index_roots
 from sessionviewer.index.memory import snapshot_roots
 from sessionviewer.models import AuditEvent, MemorySnapshot, Revision
 
-from .test_workspace_views import editors
 from .workspace_files import make_tree
 
 pytestmark = pytest.mark.django_db
@@ -172,14 +170,6 @@ def test_retention_zero_keeps_every_state(tree, settings):
 
 
 # The editor's saves and the agent's writes, interleaved
-
-
-@pytest.fixture
-def editor(client) -> User:
-    user = User.objects.create_user("edith", password="pw")
-    user.groups.add(editors())
-    client.force_login(user)
-    return user
 
 
 def save(client, name: str, text: str, path: Path):

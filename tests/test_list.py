@@ -9,6 +9,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from sessionviewer import filters
+from sessionviewer.filters import SORTS
 from sessionviewer.models import Session
 from tests import test_pages
 from tests.test_pages import page
@@ -147,3 +149,9 @@ def test_a_date_outside_the_current_year_shows_its_year(client, demo, viewer):
     body = page(client, reverse("session-list"), _flat="1")
     day = old.updated_at.astimezone(timezone.get_current_timezone())
     assert f">{day.day} {day:%b} {day.year}</time>" in body
+
+
+def test_every_column_of_the_list_sorts_by_a_key_the_form_accepts():
+    assert {key for _, key in filters.columns(machines=True)} <= set(SORTS)
+    assert filters.columns(machines=True)[-1] == filters.MACHINE_COLUMN  # last: the CSS places it there
+    assert filters.MACHINE_COLUMN not in filters.columns(machines=False)

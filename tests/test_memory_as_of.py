@@ -1,8 +1,6 @@
 """The memory as it was at a moment: every file as its snapshots show it, and the effective
 prompt rebuilt from those bytes, on memory trees whose agent writes have chosen mtimes."""
 
-# ruff: noqa: F811 - tree and viewer_of_workspaces are fixtures, imported above
-
 from __future__ import annotations
 
 import datetime as dt
@@ -20,17 +18,8 @@ from sessionviewer import workspaces as ws
 from sessionviewer.models import MemorySnapshot, Revision
 from sessionviewer.workspaces import prompt as prompt_module
 
-from .test_memory_timeline import (  # noqa: F401 - fixtures
-    ALICE,
-    at,
-    direct_turn,
-    fact,
-    index,
-    timeline,
-    tree,
-    viewer_of_workspaces,
-    write,
-)
+from .memory_turns import ALICE, at, direct_turn, fact, index, timeline, write
+from .users import NOBODY, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -60,7 +49,7 @@ def frozen_today(monkeypatch, day: dt.date) -> None:
 
 
 def test_the_as_of_view_reproduces_an_earlier_effective_prompt_byte_for_byte(
-    client, tree, viewer_of_workspaces, monkeypatch
+    client, tree, editor, monkeypatch
 ):
     write(tree / "identity.md", "You are Fluux.\n", at(9, 30))
     write(tree / ALICE / "user.md", "Name: Alice\n", at(10, 0))
@@ -80,7 +69,7 @@ def test_the_as_of_view_reproduces_an_earlier_effective_prompt_byte_for_byte(
     assert as_of(client, t1.astimezone(UTC).isoformat())["prompt"]["text"] == then
 
 
-def test_each_file_shows_its_bytes_as_they_were_then(client, tree, viewer_of_workspaces):
+def test_each_file_shows_its_bytes_as_they_were_then(client, tree, editor):
     write(tree / ALICE / "memory.md", "first\n", at(10, 0))
     index(tree)
     write(tree / ALICE / "memory.md", "second\n", at(11, 0))
@@ -90,7 +79,7 @@ def test_each_file_shows_its_bytes_as_they_were_then(client, tree, viewer_of_wor
     assert file_of(data, "memory.md")["status"] == "present"
 
 
-def test_a_file_before_the_snapshots_began_is_said_unknown_not_guessed(client, tree, viewer_of_workspaces):
+def test_a_file_before_the_snapshots_began_is_said_unknown_not_guessed(client, tree, editor):
     data = as_of(client, "2025-06-01")  # memory.md was first seen with an mtime of June 2, 08:00
     memory = file_of(data, "memory.md")
     assert (memory["status"], memory["text"]) == ("unknown", None)
@@ -99,7 +88,7 @@ def test_a_file_before_the_snapshots_began_is_said_unknown_not_guessed(client, t
     assert any("no snapshot of this file at that time" in error for error in data["prompt"]["errors"])
 
 
-def test_a_file_created_after_the_snapshots_began_was_absent_before(client, tree, viewer_of_workspaces):
+def test_a_file_created_after_the_snapshots_began_was_absent_before(client, tree, editor):
     began = MemorySnapshot.objects.order_by("recorded_at").first().recorded_at
     later = (timezone.now() + timedelta(seconds=5)).timestamp()
     write(tree / ALICE / "user.md", "Name: Alice\n", later)
@@ -110,7 +99,7 @@ def test_a_file_created_after_the_snapshots_began_was_absent_before(client, tree
     assert file_of(after, "user.md")["text"] == "Name: Alice\n"
 
 
-def test_states_erased_by_forget_are_unknown_before_it(client, tree, viewer_of_workspaces):
+def test_states_erased_by_forget_are_unknown_before_it(client, tree, editor):
     write(tree / ALICE / "memory.md", "a secret\n", at(10, 0))
     index(tree)
     version = ws.forget_plan(tree / ALICE).version
@@ -121,7 +110,7 @@ def test_states_erased_by_forget_are_unknown_before_it(client, tree, viewer_of_w
     assert b"a secret" not in client.get(reverse("workspace-memory-as-of", args=[0, ALICE])).content
 
 
-def test_files_are_listed_by_name_size_and_hash_as_they_were(client, tree, viewer_of_workspaces):
+def test_files_are_listed_by_name_size_and_hash_as_they_were(client, tree, editor):
     (tree / ALICE / "files").mkdir()
     write(tree / ALICE / "files" / "a.txt", "hello", at(10, 0))
     index(tree)
@@ -141,7 +130,7 @@ def test_the_as_of_moment_includes_the_change_made_at_it(tree):
     assert next(f for f in state.files if f.filename == "memory.md").text == "exactly then\n"
 
 
-def test_each_timeline_entry_links_to_the_memory_just_after_it(client, tree, viewer_of_workspaces):
+def test_each_timeline_entry_links_to_the_memory_just_after_it(client, tree, editor):
     write(tree / ALICE / "memory.md", "linked\n", at(10, 0))
     index(tree)
     change = timeline(client)["changes"][0]
@@ -153,13 +142,13 @@ def test_each_timeline_entry_links_to_the_memory_just_after_it(client, tree, vie
 
 
 @pytest.mark.parametrize("prefix", ["", "api-"])
-def test_a_bad_moment_is_a_400_naming_it(client, tree, viewer_of_workspaces, prefix):
+def test_a_bad_moment_is_a_400_naming_it(client, tree, editor, prefix):
     response = client.get(reverse(f"{prefix}workspace-memory-as-of", args=[0, ALICE]), {"at": "2025-02-30"})
     assert response.status_code == 400
     assert b"at" in response.content
 
 
-def test_the_page_shows_the_prompt_then_and_says_which_files_are_unknown(client, tree, viewer_of_workspaces):
+def test_the_page_shows_the_prompt_then_and_says_which_files_are_unknown(client, tree, editor):
     page = client.get(reverse("workspace-memory-as-of", args=[0, ALICE]), {"at": "2025-06-01"})
     text = page.content.decode()
     assert "cannot be rebuilt from what was recorded" in text
@@ -167,9 +156,7 @@ def test_the_page_shows_the_prompt_then_and_says_which_files_are_unknown(client,
 
 
 def test_someone_who_may_not_read_workspaces_gets_no_past_memory(client, tree):
-    from django.contrib.auth.models import User
-
-    client.force_login(User.objects.create_user("nobody", password="pw"))
+    client.force_login(make_user(NOBODY))
     assert client.get(reverse("workspace-memory-as-of", args=[0, ALICE])).status_code == 403
     assert client.get(reverse("api-workspace-memory-as-of", args=[0, ALICE])).status_code == 403
 
@@ -193,9 +180,7 @@ def older_save(tree, filename: str, before: str | None, after: str | None, day: 
     return revision
 
 
-def test_where_no_snapshot_covers_a_moment_the_editors_revision_before_it_tells(
-    client, tree, viewer_of_workspaces
-):
+def test_where_no_snapshot_covers_a_moment_the_editors_revision_before_it_tells(client, tree, editor):
     older_save(tree, "memory.md", None, "Likes green tea.\n", 20)
     data = as_of(client, "2025-05-25")
     memory = file_of(data, "memory.md")
@@ -206,7 +191,7 @@ def test_where_no_snapshot_covers_a_moment_the_editors_revision_before_it_tells(
     assert "From the editor's revision of" in page.content.decode()
 
 
-def test_the_last_revision_before_the_moment_is_the_one_shown(client, tree, viewer_of_workspaces):
+def test_the_last_revision_before_the_moment_is_the_one_shown(client, tree, editor):
     older_save(tree, "memory.md", None, "first save\n", 10)
     older_save(tree, "memory.md", "first save\n", "second save\n", 20)
     assert file_of(as_of(client, "2025-05-15"), "memory.md")["text"] == "first save\n"
@@ -214,7 +199,7 @@ def test_the_last_revision_before_the_moment_is_the_one_shown(client, tree, view
     assert file_of(as_of(client, "2025-05-05"), "memory.md")["status"] == "unknown"
 
 
-def test_a_revision_that_removed_the_file_shows_it_absent(client, tree, viewer_of_workspaces):
+def test_a_revision_that_removed_the_file_shows_it_absent(client, tree, editor):
     older_save(tree, "user.md", "Name: Alice\n", None, 20)
     user = file_of(as_of(client, "2025-05-25"), "user.md")
     assert (user["status"], user["note"]) == (
@@ -223,15 +208,13 @@ def test_a_revision_that_removed_the_file_shows_it_absent(client, tree, viewer_o
     )
 
 
-def test_a_snapshot_before_the_moment_wins_over_an_older_revision(client, tree, viewer_of_workspaces):
+def test_a_snapshot_before_the_moment_wins_over_an_older_revision(client, tree, editor):
     older_save(tree, "memory.md", None, "saved in May\n", 20)
     memory = file_of(as_of(client, "2025-06-02T12:00:00Z"), "memory.md")
     assert (memory["text"], memory["revision"]) == ("Likes tea.\n", None)
 
 
-def test_the_prompt_of_a_moment_before_the_snapshots_is_rebuilt_from_revisions(
-    client, tree, viewer_of_workspaces
-):
+def test_the_prompt_of_a_moment_before_the_snapshots_is_rebuilt_from_revisions(client, tree, editor):
     for name, text in (("identity.md", "You are Fluux.\n"), ("personality.md", "Calm.\n")):
         older_save(tree, name, None, text, 20, jid="")
     older_save(tree, "instructions.md", None, "Be brief.\n", 20, jid="")
@@ -250,17 +233,13 @@ def test_the_prompt_of_a_moment_before_the_snapshots_is_rebuilt_from_revisions(
     assert "You are Fluux." in prompt["text"] and "Likes green tea." in prompt["text"]
 
 
-def test_an_old_revision_does_not_bring_back_a_file_the_snapshots_show_absent(
-    client, tree, viewer_of_workspaces
-):
+def test_an_old_revision_does_not_bring_back_a_file_the_snapshots_show_absent(client, tree, editor):
     older_save(tree, "context.md", None, "Saved in May.\n", 20)
     context = file_of(as_of(client, timezone.now().astimezone(UTC).isoformat()), "context.md")
     assert (context["status"], context["revision"]) == ("absent", None)
 
 
-def test_the_page_badges_the_global_files_and_offers_the_first_recorded_moment(
-    client, tree, viewer_of_workspaces
-):
+def test_the_page_badges_the_global_files_and_offers_the_first_recorded_moment(client, tree, editor):
     page = client.get(
         reverse("workspace-memory-as-of", args=[0, ALICE]), {"at": "2025-06-01"}
     ).content.decode()
@@ -270,7 +249,7 @@ def test_the_page_badges_the_global_files_and_offers_the_first_recorded_moment(
     assert 'id="before-snapshots"' not in now
 
 
-def test_a_first_seen_change_links_to_the_memory_as_first_recorded(client, tree, viewer_of_workspaces):
+def test_a_first_seen_change_links_to_the_memory_as_first_recorded(client, tree, editor):
     # The tree's first pass saw memory.md, written at 08:00, long before it.
     [first] = [c for c in timeline(client)["changes"] if c["file"] == "memory.md"]
     assert first["who"] == "first"
@@ -279,7 +258,7 @@ def test_a_first_seen_change_links_to_the_memory_as_first_recorded(client, tree,
     assert "Likes tea." in page
 
 
-def test_the_as_of_form_picks_a_moment_and_says_its_zone(client, tree, viewer_of_workspaces):
+def test_the_as_of_form_picks_a_moment_and_says_its_zone(client, tree, editor):
     page = client.get(
         reverse("workspace-memory-as-of", args=[0, ALICE]), {"at": "2026-03-05T10:30:15.25+00:00"}
     ).content.decode()
@@ -291,12 +270,12 @@ def test_the_as_of_form_picks_a_moment_and_says_its_zone(client, tree, viewer_of
     )
 
 
-def test_a_moment_from_the_form_is_read_in_utc(client, tree, viewer_of_workspaces):
+def test_a_moment_from_the_form_is_read_in_utc(client, tree, editor):
     data = as_of(client, "2026-03-05T10:30:16")
     assert data["at"].startswith("2026-03-05T10:30:16")
 
 
-def test_every_time_on_the_timeline_says_its_zone(client, tree, viewer_of_workspaces):
+def test_every_time_on_the_timeline_says_its_zone(client, tree, editor):
     direct_turn(tree, 1, at(10, 0), fact("tea", "Likes green tea", at(10, 0)))
     index(tree)
     page = client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content.decode()

@@ -2,28 +2,16 @@
 that brought a finding flagged, and each finding's history (first appearance, turn, still
 there), on memory trees whose agent writes have chosen mtimes."""
 
-# ruff: noqa: F811 - tree and viewer_of_workspaces are fixtures, imported below
-
 from __future__ import annotations
 
 import orjson
 import pytest
-from django.contrib.auth.models import User
 from django.urls import reverse
 
 from sessionviewer.models import KeyCheck, MemorySnapshot
 
-from .test_memory_timeline import (  # noqa: F401 - fixtures
-    ALICE,
-    at,
-    direct_turn,
-    fact,
-    index,
-    timeline,
-    tree,
-    viewer_of_workspaces,
-    write,
-)
+from .memory_turns import ALICE, at, direct_turn, fact, index, timeline, write
+from .users import NOBODY, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +25,7 @@ def findings(client, **params) -> dict:
     return orjson.loads(response.content)
 
 
-def test_a_change_that_adds_a_key_is_flagged_in_the_timeline_masked(client, tree, viewer_of_workspaces):
+def test_a_change_that_adds_a_key_is_flagged_in_the_timeline_masked(client, tree, editor):
     write(tree / ALICE / "memory.md", f"Likes tea.\nAPI key: {KEY}\n", at(10, 0))
     index(tree)
     change = timeline(client)["changes"][0]
@@ -45,7 +33,7 @@ def test_a_change_that_adds_a_key_is_flagged_in_the_timeline_masked(client, tree
     assert KEY not in orjson.dumps(change["new_findings"]).decode()
 
 
-def test_an_iban_and_a_card_number_the_agent_stored_are_flagged(client, tree, viewer_of_workspaces):
+def test_an_iban_and_a_card_number_the_agent_stored_are_flagged(client, tree, editor):
     iban, card = "FR14 2004 1010 0505 0001 3M02 606", "4111 1111 1111 1111"
     write(tree / ALICE / "user.md", f"Pays rent from {iban}.\nCard on file: {card}\n", at(10, 0))
     index(tree)
@@ -55,7 +43,7 @@ def test_an_iban_and_a_card_number_the_agent_stored_are_flagged(client, tree, vi
     assert iban not in kept and card not in kept and "**** **** **** 1111" in kept
 
 
-def test_a_change_that_only_moves_a_finding_brings_nothing_new(client, tree, viewer_of_workspaces):
+def test_a_change_that_only_moves_a_finding_brings_nothing_new(client, tree, editor):
     write(tree / ALICE / "memory.md", f"Call {PHONE}\n", at(10, 0))
     index(tree)
     write(tree / ALICE / "memory.md", f"Note.\nCall {PHONE}\n", at(11, 0))
@@ -65,13 +53,13 @@ def test_a_change_that_only_moves_a_finding_brings_nothing_new(client, tree, vie
     assert [f["kind"] for f in earlier["new_findings"]] == ["phone"]
 
 
-def test_the_jids_own_address_is_no_finding(client, tree, viewer_of_workspaces):
+def test_the_jids_own_address_is_no_finding(client, tree, editor):
     write(tree / ALICE / "user.md", f"Mail: {ALICE}\n", at(10, 0))
     index(tree)
     assert timeline(client, file="user.md")["changes"][0]["new_findings"] == []
 
 
-def test_every_jids_changes_flag_the_change_that_added_a_finding(client, tree, viewer_of_workspaces):
+def test_every_jids_changes_flag_the_change_that_added_a_finding(client, tree, editor):
     write(tree / ALICE / "memory.md", "IBAN? no, mail bob@example.org\n", at(10, 0))
     index(tree)
     page = client.get(reverse("workspace-memory-changes")).content.decode()
@@ -79,7 +67,7 @@ def test_every_jids_changes_flag_the_change_that_added_a_finding(client, tree, v
     assert '<code>b**@example.org</code> <span class="muted">line 1</span>' in page
 
 
-def test_a_finding_shows_when_it_first_appeared_and_in_which_turn(client, tree, viewer_of_workspaces):
+def test_a_finding_shows_when_it_first_appeared_and_in_which_turn(client, tree, editor):
     direct_turn(tree, 1, at(10, 0), fact("api", KEY, at(10, 0, 2)))
     index(tree)
     [finding] = findings(client)["findings"]
@@ -91,7 +79,7 @@ def test_a_finding_shows_when_it_first_appeared_and_in_which_turn(client, tree, 
     assert KEY not in orjson.dumps(finding).decode()
 
 
-def test_a_removed_finding_is_said_gone_with_its_first_appearance_kept(client, tree, viewer_of_workspaces):
+def test_a_removed_finding_is_said_gone_with_its_first_appearance_kept(client, tree, editor):
     write(tree / ALICE / "memory.md", f"Call {PHONE}\n", at(10, 0))
     index(tree)
     write(tree / ALICE / "memory.md", "Call later.\n", at(11, 0))
@@ -102,9 +90,7 @@ def test_a_removed_finding_is_said_gone_with_its_first_appearance_kept(client, t
     assert "No longer in the files" in page
 
 
-def test_a_finding_opens_the_editor_at_its_line_or_the_source_page_for_knowledge(
-    client, tree, viewer_of_workspaces
-):
+def test_a_finding_opens_the_editor_at_its_line_or_the_source_page_for_knowledge(client, tree, editor):
     write(tree / ALICE / "memory.md", f"Likes tea.\n\nCall {PHONE}\n", at(10, 0))
     write(tree / ALICE / "knowledge.jsonl", fact("api", KEY, at(10, 0)), at(10, 0))
     index(tree)
@@ -116,9 +102,7 @@ def test_a_finding_opens_the_editor_at_its_line_or_the_source_page_for_knowledge
     }
 
 
-def test_one_value_in_two_files_is_one_finding_opened_where_the_editor_can_edit_it(
-    client, tree, viewer_of_workspaces
-):
+def test_one_value_in_two_files_is_one_finding_opened_where_the_editor_can_edit_it(client, tree, editor):
     write(tree / ALICE / "knowledge.jsonl", fact("phone", PHONE, at(10, 0)), at(10, 0))
     write(tree / ALICE / "memory.md", f"Call {PHONE}\n", at(10, 1))
     index(tree)
@@ -127,20 +111,20 @@ def test_one_value_in_two_files_is_one_finding_opened_where_the_editor_can_edit_
     assert finding["open_url"] == reverse("workspace-edit", args=[0, ALICE, "memory.md"]) + "?line=1"
 
 
-def test_the_editor_highlights_the_line_it_is_opened_at(client, tree, viewer_of_workspaces):
+def test_the_editor_highlights_the_line_it_is_opened_at(client, tree, editor):
     write(tree / ALICE / "memory.md", f"Likes tea.\n\nCall {PHONE}\n", at(10, 0))
     page = client.get(reverse("workspace-edit", args=[0, ALICE, "memory.md"]), {"line": 3}).content.decode()
     assert 'data-line="3"' in page
     assert f'<span class="line target"><span class="lineno">3</span>Call {PHONE}</span>' in page
 
 
-def test_a_bad_line_is_a_400_naming_it(client, tree, viewer_of_workspaces):
+def test_a_bad_line_is_a_400_naming_it(client, tree, editor):
     response = client.get(reverse("workspace-edit", args=[0, ALICE, "memory.md"]), {"line": "zero"})
     assert response.status_code == 400
     assert b"line" in response.content
 
 
-def test_findings_filter_by_jid_and_kind(client, tree, viewer_of_workspaces):
+def test_findings_filter_by_jid_and_kind(client, tree, editor):
     write(tree / ALICE / "memory.md", f"Call {PHONE}, key {KEY}\n", at(10, 0))
     index(tree)
     assert [f["kind"] for f in findings(client, kind="phone")["findings"]] == ["phone"]
@@ -157,9 +141,7 @@ def test_a_snapshot_keeps_its_findings_masked_and_fingerprinted_never_the_value(
     assert KEY not in orjson.dumps(snapshot.findings).decode()
 
 
-def test_a_state_recorded_before_findings_were_kept_is_scanned_when_needed(
-    client, tree, viewer_of_workspaces
-):
+def test_a_state_recorded_before_findings_were_kept_is_scanned_when_needed(client, tree, editor):
     write(tree / ALICE / "memory.md", f"Call {PHONE}\n", at(10, 0))
     index(tree)
     MemorySnapshot.objects.update(findings=None)
@@ -168,14 +150,12 @@ def test_a_state_recorded_before_findings_were_kept_is_scanned_when_needed(
 
 
 def test_someone_who_may_not_read_workspaces_gets_no_findings(client, tree):
-    client.force_login(User.objects.create_user("nobody", password="pw"))
+    client.force_login(make_user(NOBODY))
     assert client.get(reverse("workspace-memory-findings")).status_code == 403
     assert client.get(reverse("api-workspace-memory-findings")).status_code == 403
 
 
-def test_the_findings_say_so_when_secret_key_is_not_the_one_they_were_made_with(
-    client, tree, viewer_of_workspaces
-):
+def test_the_findings_say_so_when_secret_key_is_not_the_one_they_were_made_with(client, tree, editor):
     write(tree / ALICE / "memory.md", f"Call {PHONE}\n", at(10, 0))
     index(tree)
     assert findings(client)["key_mismatch"] == ""

@@ -2,8 +2,6 @@
 of the global files: replaced by [purged], the other bytes kept, audited by kind and
 fingerprint, and no copy kept anywhere."""
 
-# ruff: noqa: F811 - tree and viewer_of_workspaces are fixtures, imported below
-
 from __future__ import annotations
 
 import html
@@ -11,14 +9,14 @@ import re
 
 import orjson
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import reverse
 
 from sessionviewer import workspaces as ws
 from sessionviewer.models import AuditEvent, MemorySnapshot, Revision
 
-from .test_memory_timeline import ALICE, append, at, index, message, tree, viewer_of_workspaces, write  # noqa: F401 - fixtures
+from .memory_turns import ALICE, append, at, index, message, write
+from .users import READER, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -58,14 +56,14 @@ def purge(client, fp: str):
     return client.post(reverse("workspace-purge-run", args=[0, ALICE, fp]))
 
 
-def test_a_purge_leaves_no_copy_in_states_revisions_or_the_audit_log(client, tree, viewer_of_workspaces):
+def test_a_purge_leaves_no_copy_in_states_revisions_or_the_audit_log(client, tree, editor):
     fp = leak(client, tree)
     assert KEY in everything_stored()
     assert purge(client, fp).status_code == 302
     assert KEY not in everything_stored()
 
 
-def test_a_purge_replaces_the_value_and_keeps_the_other_bytes(client, tree, viewer_of_workspaces):
+def test_a_purge_replaces_the_value_and_keeps_the_other_bytes(client, tree, editor):
     fp = leak(client, tree)
     purge(client, fp)
     memory = MemorySnapshot.objects.filter(jid=ALICE, filename="memory.md").order_by("id")
@@ -83,17 +81,15 @@ def test_a_purge_replaces_the_value_and_keeps_the_other_bytes(client, tree, view
     )
 
 
-def test_a_purge_is_audited_by_kind_and_fingerprint(client, tree, viewer_of_workspaces):
+def test_a_purge_is_audited_by_kind_and_fingerprint(client, tree, editor):
     fp = leak(client, tree)
     purge(client, fp)
     event = AuditEvent.objects.get(action="purge")
     assert event.detail == {"kind": "anthropic_key", "fingerprint": fp, "snapshots": 2, "revisions": 1}
-    assert (event.user, event.jid) == (viewer_of_workspaces, ALICE)
+    assert (event.user, event.jid) == (editor, ALICE)
 
 
-def test_a_purged_finding_stays_listed_as_purged_on_a_day_by_someone_without_its_value(
-    client, tree, viewer_of_workspaces
-):
+def test_a_purged_finding_stays_listed_as_purged_on_a_day_by_someone_without_its_value(client, tree, editor):
     fp = leak(client, tree)
     before = orjson.loads(client.get(reverse("api-workspace-memory-findings")).content)["findings"]
     assert {f["jid"] for f in before} == {ALICE, ""}  # the JID's memory.md and the global instructions
@@ -109,7 +105,7 @@ def test_a_purged_finding_stays_listed_as_purged_on_a_day_by_someone_without_its
     assert before[0]["masked"] not in listed  # (the message saying what was purged names it masked)
 
 
-def test_the_confirm_page_warns_when_the_disk_still_holds_it(client, tree, viewer_of_workspaces):
+def test_the_confirm_page_warns_when_the_disk_still_holds_it(client, tree, editor):
     write(tree / ALICE / "memory.md", f"key {KEY}\n", at(10, 0))
     index(tree)
     [finding] = orjson.loads(client.get(reverse("api-workspace-memory-findings")).content)["findings"]
@@ -122,31 +118,29 @@ def test_the_confirm_page_warns_when_the_disk_still_holds_it(client, tree, viewe
     assert (plan["snapshots"], plan["still_present"]) == (1, [{"file": "memory.md", "line": 1, "column": 5}])
 
 
-def test_an_unknown_fingerprint_is_a_404(client, tree, viewer_of_workspaces):
+def test_an_unknown_fingerprint_is_a_404(client, tree, editor):
     assert client.get(reverse("workspace-purge", args=[0, ALICE, "0" * 64])).status_code == 404
     assert client.get(reverse("workspace-purge", args=[0, ALICE, "not-hex"])).status_code == 404
     assert client.post(reverse("workspace-purge-run", args=[0, ALICE, "0" * 64])).status_code == 404
 
 
-def test_a_purge_needs_a_post(client, tree, viewer_of_workspaces):
+def test_a_purge_needs_a_post(client, tree, editor):
     fp = leak(client, tree)
     assert client.get(reverse("workspace-purge-run", args=[0, ALICE, fp])).status_code == 405
     assert KEY in everything_stored()
 
 
-def test_a_purge_needs_the_csrf_token(tree, viewer_of_workspaces, client):
+def test_a_purge_needs_the_csrf_token(tree, editor, client):
     fp = leak(client, tree)
     strict = Client(enforce_csrf_checks=True)
-    strict.force_login(viewer_of_workspaces)
+    strict.force_login(editor)
     assert strict.post(reverse("workspace-purge-run", args=[0, ALICE, fp])).status_code == 403
     assert KEY in everything_stored()
 
 
-def test_a_reader_who_may_not_edit_cannot_purge(client, tree, viewer_of_workspaces):
+def test_a_reader_who_may_not_edit_cannot_purge(client, tree, editor):
     fp = leak(client, tree)
-    reader = User.objects.create_user("rita", password="pw")
-    reader.user_permissions.add(Permission.objects.get(codename="view_workspace"))
-    client.force_login(reader)
+    client.force_login(make_user(READER, permissions=("view_workspace",)))
     assert client.get(reverse("workspace-purge", args=[0, ALICE, fp])).status_code == 403
     assert client.post(reverse("workspace-purge-run", args=[0, ALICE, fp])).status_code == 403
     assert client.get(reverse("api-workspace-purge", args=[0, ALICE, fp])).status_code == 403
@@ -175,14 +169,14 @@ def global_purge(client, fp: str):
     return client.post(reverse("workspace-global-purge-run", args=[0, fp]))
 
 
-def test_a_global_finding_links_to_its_purge_from_the_findings_page(client, tree, viewer_of_workspaces):
+def test_a_global_finding_links_to_its_purge_from_the_findings_page(client, tree, editor):
     finding = global_leak(client, tree)
     assert finding["purge_url"] == reverse("workspace-global-purge", args=[0, finding["fingerprint"]])
     page = client.get(reverse("workspace-memory-findings")).content.decode()
     assert f'href="{finding["purge_url"]}"' in page
 
 
-def test_a_global_purge_leaves_no_copy_and_keeps_the_other_bytes(client, tree, viewer_of_workspaces):
+def test_a_global_purge_leaves_no_copy_and_keeps_the_other_bytes(client, tree, editor):
     fp = global_leak(client, tree)["fingerprint"]
     assert KEY in everything_stored()
     response = global_purge(client, fp)
@@ -193,15 +187,15 @@ def test_a_global_purge_leaves_no_copy_and_keeps_the_other_bytes(client, tree, v
     assert Revision.objects.get().before == "Use [purged] for the API.\n"
 
 
-def test_a_global_purge_is_audited_by_kind_and_fingerprint(client, tree, viewer_of_workspaces):
+def test_a_global_purge_is_audited_by_kind_and_fingerprint(client, tree, editor):
     fp = global_leak(client, tree)["fingerprint"]
     global_purge(client, fp)
     event = AuditEvent.objects.get(action="purge")
     assert event.detail == {"kind": "anthropic_key", "fingerprint": fp, "snapshots": 1, "revisions": 1}
-    assert (event.user, event.jid) == (viewer_of_workspaces, "")
+    assert (event.user, event.jid) == (editor, "")
 
 
-def test_a_global_purge_leaves_the_jids_own_files_and_names_them(client, tree, viewer_of_workspaces):
+def test_a_global_purge_leaves_the_jids_own_files_and_names_them(client, tree, editor):
     write(tree / ALICE / "memory.md", f"key {KEY}\n", at(10, 0))
     fp = global_leak(client, tree)["fingerprint"]
     page = client.get(reverse("workspace-global-purge", args=[0, fp])).content.decode()
@@ -214,7 +208,7 @@ def test_a_global_purge_leaves_the_jids_own_files_and_names_them(client, tree, v
     assert bytes(memory.content) == f"key {KEY}\n".encode()
 
 
-def test_an_unknown_global_fingerprint_is_a_404(client, tree, viewer_of_workspaces):
+def test_an_unknown_global_fingerprint_is_a_404(client, tree, editor):
     write(tree / ALICE / "memory.md", f"key {KEY}\n", at(10, 0))
     index(tree)
     [alices] = orjson.loads(client.get(reverse("api-workspace-memory-findings")).content)["findings"]
@@ -224,20 +218,18 @@ def test_an_unknown_global_fingerprint_is_a_404(client, tree, viewer_of_workspac
         assert client.get(reverse("api-workspace-global-purge", args=[0, fp])).status_code == 404
 
 
-def test_a_global_purge_needs_a_post_and_the_csrf_token(client, tree, viewer_of_workspaces):
+def test_a_global_purge_needs_a_post_and_the_csrf_token(client, tree, editor):
     fp = global_leak(client, tree)["fingerprint"]
     assert client.get(reverse("workspace-global-purge-run", args=[0, fp])).status_code == 405
     strict = Client(enforce_csrf_checks=True)
-    strict.force_login(viewer_of_workspaces)
+    strict.force_login(editor)
     assert strict.post(reverse("workspace-global-purge-run", args=[0, fp])).status_code == 403
     assert KEY in everything_stored()
 
 
-def test_a_reader_who_may_not_edit_cannot_purge_a_global_finding(client, tree, viewer_of_workspaces):
+def test_a_reader_who_may_not_edit_cannot_purge_a_global_finding(client, tree, editor):
     fp = global_leak(client, tree)["fingerprint"]
-    reader = User.objects.create_user("rita", password="pw")
-    reader.user_permissions.add(Permission.objects.get(codename="view_workspace"))
-    client.force_login(reader)
+    client.force_login(make_user(READER, permissions=("view_workspace",)))
     assert client.get(reverse("workspace-global-purge", args=[0, fp])).status_code == 403
     assert global_purge(client, fp).status_code == 403
     assert client.get(reverse("api-workspace-global-purge", args=[0, fp])).status_code == 403
@@ -247,9 +239,7 @@ def test_a_reader_who_may_not_edit_cannot_purge_a_global_finding(client, tree, v
 # What a purge does not touch: the transcripts
 
 
-def test_the_confirm_page_says_transcripts_are_untouched_and_links_to_a_scan_of_them(
-    client, tree, viewer_of_workspaces
-):
+def test_the_confirm_page_says_transcripts_are_untouched_and_links_to_a_scan_of_them(client, tree, editor):
     fp = leak(client, tree)
     page = client.get(reverse("workspace-purge", args=[0, ALICE, fp])).content.decode()
     assert "Transcripts are not touched" in page
@@ -257,9 +247,7 @@ def test_the_confirm_page_says_transcripts_are_untouched_and_links_to_a_scan_of_
     assert f'href="{scan}"' in page
 
 
-def test_the_scan_the_confirm_page_links_to_finds_the_value_in_the_jids_history(
-    client, tree, viewer_of_workspaces
-):
+def test_the_scan_the_confirm_page_links_to_finds_the_value_in_the_jids_history(client, tree, editor):
     append(tree / ALICE / "history.jsonl", message("user", f"my key is {KEY}", at(9, 59), "in-k", ALICE))
     append(
         tree / ALICE / "history.jsonl",
@@ -273,22 +261,20 @@ def test_the_scan_the_confirm_page_links_to_finds_the_value_in_the_jids_history(
     assert [(f["file"], f["kind"]) for f in scan["findings"]] == [(f"{ALICE}/history.jsonl", "anthropic_key")]
 
 
-def test_the_secrets_report_rejects_an_unknown_kind(client, tree, viewer_of_workspaces):
+def test_the_secrets_report_rejects_an_unknown_kind(client, tree, editor):
     response = client.get(reverse("api-workspace-secrets"), {"kind": "password"})
     assert response.status_code == 400
     assert orjson.loads(response.content)["error"].startswith("kind")
 
 
-def test_a_global_finding_links_to_its_change_among_the_global_ones(client, tree, viewer_of_workspaces):
+def test_a_global_finding_links_to_its_change_among_the_global_ones(client, tree, editor):
     finding = global_leak(client, tree)
     page = client.get(reverse("workspace-memory-findings")).content.decode()
     assert f"{reverse('workspace-memory-changes')}?scope=global&amp;until=" in page
     assert f"#change-{finding['first_seen']['change']}" in page
 
 
-def test_a_timeline_excerpt_of_the_turn_hides_a_purged_value_the_transcript_keeps(
-    client, tree, viewer_of_workspaces
-):
+def test_a_timeline_excerpt_of_the_turn_hides_a_purged_value_the_transcript_keeps(client, tree, editor):
     write(tree / ALICE / "memory.md", f"Likes tea.\nkey {KEY}\n", at(10, 0))
     append(
         tree / ALICE / "history.jsonl",

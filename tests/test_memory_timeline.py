@@ -4,109 +4,21 @@ memory writes files given the mtime they would have had during the turn."""
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
 import pytest
-from django.contrib.auth.models import User
 from django.urls import reverse
 
 from sessionviewer import memory_timeline
 from sessionviewer import workspaces as ws
-from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, MemorySnapshot
-from sessionviewer.roots import RootSpec
 from sessionviewer.templatetags.workspace_tags import diff_lines
 
-from .test_workspace_views import editors
-from .workspace_files import make_tree
+from .memory_turns import ALICE, DAY, ROOM, append, at, direct_turn, fact, index, message, timeline, write
+from .users import NOBODY, make_user
 
 pytestmark = pytest.mark.django_db
-
-ALICE = "alice@example.com"
-ROOM = "dev@conference.example.com"
-DAY = datetime(2025, 6, 2, tzinfo=UTC)
-
-
-def at(hh: int, mm: int, ss: float = 0) -> float:
-    return DAY.replace(hour=hh, minute=mm).timestamp() + ss
-
-
-def iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat()
-
-
-def message(role: str, content: str, ts: float, msg_id: str, sender: str | None = None) -> bytes:
-    line = {"type": "message", "role": role, "content": content, "msg_id": msg_id, "ts": iso(ts)}
-    if sender:
-        line["sender"] = sender
-    return orjson.dumps(line) + b"\n"
-
-
-def header(jid: str) -> bytes:
-    return orjson.dumps({"type": "session", "version": 1, "created": iso(at(9, 0)), "jid": jid}) + b"\n"
-
-
-def append(path: Path, *lines: bytes) -> None:
-    with path.open("ab") as handle:
-        for line in lines:
-            handle.write(line)
-
-
-def write(path: Path, data: bytes | str, when: float) -> None:
-    path.write_bytes(data if isinstance(data, bytes) else data.encode())
-    os.utime(path, (when, when))
-
-
-def fact(key: str, content: str, when: float) -> bytes:
-    return orjson.dumps({"key": key, "content": content, "ts": iso(when)}) + b"\n"
-
-
-@pytest.fixture
-def tree(tmp_path, settings) -> Path:
-    root = make_tree(
-        tmp_path / "memory",
-        {f"{ALICE}/memory.md": "Likes tea.\n", f"{ROOM}/history.jsonl": header(ROOM).decode()},
-    )
-    write(root / ALICE / "history.jsonl", header(ALICE), at(9, 0))
-    os.utime(root / ALICE / "memory.md", (at(8, 0), at(8, 0)))
-    settings.SESSIONVIEWER_MEMORY_ROOTS = [str(root)]
-    index(root)  # the first pass: what is there is "first seen"
-    return root.resolve()
-
-
-def index(root: Path):
-    return index_roots([RootSpec(root, "fluux_xmpp")], memory=[root])
-
-
-def direct_turn(root: Path, n: int, start: float, facts: bytes | None) -> None:
-    """A turn in a direct chat, as the agent's runtime.rs does it: the tool loop writes
-    knowledge.jsonl, then the user's message and the reply are appended together."""
-    knowledge = root / ALICE / "knowledge.jsonl"
-    if facts is not None:
-        old = knowledge.read_bytes() if knowledge.exists() else b""
-        write(knowledge, old + facts, start + 2)
-    append(
-        root / ALICE / "history.jsonl",
-        message("user", f"question {n}", start + 4, f"in-{n}", ALICE),
-        message("assistant", f"answer {n}", start + 4.01, f"out-{n}"),
-    )
-
-
-@pytest.fixture
-def viewer_of_workspaces(client) -> User:
-    user = User.objects.create_user("edith", password="pw")
-    user.groups.add(editors())
-    client.force_login(user)
-    return user
-
-
-def timeline(client, jid: str = ALICE, **params) -> dict:
-    response = client.get(reverse("api-workspace-memory-timeline", args=[0, jid]), params)
-    assert response.status_code == 200, response.content
-    return orjson.loads(response.content)
 
 
 def changes_of(root: Path, jid: str) -> list[memory_timeline.Change]:
@@ -176,7 +88,7 @@ def test_a_change_links_only_to_its_own_jids_turns(tree):
     assert changes_of(tree, ALICE)[0].link.turn is None
 
 
-def test_editor_changes_are_not_linked_to_a_turn(tree, client, viewer_of_workspaces):
+def test_editor_changes_are_not_linked_to_a_turn(tree, client, editor):
     path = tree / ALICE / "memory.md"
     url = reverse("workspace-save", args=[0, ALICE, "memory.md"])
     client.post(url, {"text": "Edited.", "version": ws.file_version(path)})
@@ -217,7 +129,7 @@ def test_the_timeline_is_newest_first_across_files(tree):
 # The page and its JSON twin
 
 
-def test_the_json_twin_carries_the_linked_turns_session_and_entry_ids(client, tree, viewer_of_workspaces):
+def test_the_json_twin_carries_the_linked_turns_session_and_entry_ids(client, tree, editor):
     direct_turn(tree, 1, at(10, 0), fact("lang", "Rust", at(10, 0)))
     index(tree)
     data = timeline(client)
@@ -230,9 +142,7 @@ def test_the_json_twin_carries_the_linked_turns_session_and_entry_ids(client, tr
     assert turn["url"].startswith(reverse("session-detail", args=[reply.session_id]) + "?entry=in-1#")
 
 
-def test_the_page_shows_the_change_its_turn_and_a_link_into_the_transcript(
-    client, tree, viewer_of_workspaces
-):
+def test_the_page_shows_the_change_its_turn_and_a_link_into_the_transcript(client, tree, editor):
     direct_turn(tree, 1, at(10, 0), fact("lang", "Rust", at(10, 0)))
     index(tree)
     page = client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content.decode()
@@ -250,7 +160,7 @@ def test_the_page_shows_the_change_its_turn_and_a_link_into_the_transcript(
         ({"until": "2025-06-01"}, ["memory.md"]),
     ],
 )
-def test_the_timeline_filters_by_file_who_and_date(client, tree, viewer_of_workspaces, params, files):
+def test_the_timeline_filters_by_file_who_and_date(client, tree, editor, params, files):
     write(tree / ALICE / "memory.md", "one\n", at(10, 0))
     write(tree / ALICE / "user.md", "two\n", at(10, 5))
     index(tree)
@@ -259,7 +169,7 @@ def test_the_timeline_filters_by_file_who_and_date(client, tree, viewer_of_works
 
 
 @pytest.mark.parametrize(("name", "value"), [("who", "agent"), ("since", "2025-13-01"), ("_page", "0")])
-def test_a_bad_filter_is_a_400_naming_it(client, tree, viewer_of_workspaces, name, value):
+def test_a_bad_filter_is_a_400_naming_it(client, tree, editor, name, value):
     for url in (
         reverse("workspace-memory-timeline", args=[0, ALICE]),
         reverse("api-workspace-memory-changes"),
@@ -269,19 +179,19 @@ def test_a_bad_filter_is_a_400_naming_it(client, tree, viewer_of_workspaces, nam
         assert name in response.content.decode()
 
 
-def test_an_htmx_request_gets_the_timeline_alone(client, tree, viewer_of_workspaces):
+def test_an_htmx_request_gets_the_timeline_alone(client, tree, editor):
     response = client.get(reverse("workspace-memory-timeline", args=[0, ALICE]), HTTP_HX_REQUEST="true")
     body = response.content.decode()
     assert body.lstrip().startswith('<section id="timeline">')
     assert "<form" not in body
 
 
-def test_the_jid_page_links_to_its_timeline(client, tree, viewer_of_workspaces):
+def test_the_jid_page_links_to_its_timeline(client, tree, editor):
     page = client.get(reverse("workspace-jid", args=[0, ALICE])).content.decode()
     assert reverse("workspace-memory-timeline", args=[0, ALICE]) in page
 
 
-def test_every_jids_changes_list_each_jid_and_narrow_to_one(client, tree, viewer_of_workspaces):
+def test_every_jids_changes_list_each_jid_and_narrow_to_one(client, tree, editor):
     write(tree / ALICE / "memory.md", "one\n", at(10, 0))
     write(tree / ROOM / "memory.md", "room notes\n", at(10, 1))
     index(tree)
@@ -303,9 +213,7 @@ def global_and_own_changes(tree: Path) -> None:
     index(tree)
 
 
-def test_a_jids_timeline_shows_changes_to_the_global_persona_files_marked_global(
-    client, tree, viewer_of_workspaces
-):
+def test_a_jids_timeline_shows_changes_to_the_global_persona_files_marked_global(client, tree, editor):
     global_and_own_changes(tree)
     data = timeline(client, who="outside")
     assert [(c["jid"], c["file"], c["global"]) for c in data["changes"]] == [
@@ -326,17 +234,13 @@ def test_a_jids_timeline_shows_changes_to_the_global_persona_files_marked_global
         ({"who": "editor"}, []),
     ],
 )
-def test_global_changes_can_be_hidden_and_the_other_filters_still_apply(
-    client, tree, viewer_of_workspaces, params, files
-):
+def test_global_changes_can_be_hidden_and_the_other_filters_still_apply(client, tree, editor, params, files):
     global_and_own_changes(tree)
     changes = timeline(client, **{"who": "outside", **params})["changes"]
     assert [c["file"] for c in changes] == files
 
 
-def test_a_global_change_in_a_jids_timeline_links_to_that_jids_memory_as_of_it(
-    client, tree, viewer_of_workspaces
-):
+def test_a_global_change_in_a_jids_timeline_links_to_that_jids_memory_as_of_it(client, tree, editor):
     global_and_own_changes(tree)
     [change] = timeline(client, scope="global", who="outside")["changes"]
     assert change["as_of_url"].startswith(reverse("workspace-memory-as-of", args=[0, ALICE]) + "?at=")
@@ -344,19 +248,19 @@ def test_a_global_change_in_a_jids_timeline_links_to_that_jids_memory_as_of_it(
     assert [c["as_of_url"] for c in everyone["changes"]] == [None]
 
 
-def test_a_jids_timeline_does_not_show_another_jids_changes(client, tree, viewer_of_workspaces):
+def test_a_jids_timeline_does_not_show_another_jids_changes(client, tree, editor):
     write(tree / ROOM / "memory.md", "room notes\n", at(10, 1))
     global_and_own_changes(tree)
     assert ROOM not in [c["jid"] for c in timeline(client)["changes"]]
 
 
-def test_the_scope_filter_rejects_an_unknown_value(client, tree, viewer_of_workspaces):
+def test_the_scope_filter_rejects_an_unknown_value(client, tree, editor):
     response = client.get(reverse("workspace-memory-timeline", args=[0, ALICE]), {"scope": "mine"})
     assert response.status_code == 400
     assert "scope" in response.content.decode()
 
 
-def test_forget_leaves_a_marker_without_content_in_the_timeline(client, tree, viewer_of_workspaces):
+def test_forget_leaves_a_marker_without_content_in_the_timeline(client, tree, editor):
     write(tree / ALICE / "memory.md", "a secret\n", at(10, 0))
     index(tree)
     version = ws.forget_plan(tree / ALICE).version
@@ -368,7 +272,7 @@ def test_forget_leaves_a_marker_without_content_in_the_timeline(client, tree, vi
 
 
 def test_someone_who_may_not_read_workspaces_gets_no_timeline(client, tree):
-    client.force_login(User.objects.create_user("nobody", password="pw"))
+    client.force_login(make_user(NOBODY))
     assert client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).status_code == 403
     assert client.get(reverse("api-workspace-memory-timeline", args=[0, ALICE])).status_code == 403
     assert client.get(reverse("api-workspace-memory-changes")).status_code == 403
@@ -387,9 +291,7 @@ def test_a_removed_markdown_rule_is_a_removed_line_not_a_diff_header():
     ]
 
 
-def test_the_timeline_diff_shows_hunks_without_the_before_and_after_header(
-    client, tree, viewer_of_workspaces
-):
+def test_the_timeline_diff_shows_hunks_without_the_before_and_after_header(client, tree, editor):
     write(tree / ALICE / "memory.md", "Likes coffee.\n---\n", at(10, 0))
     index(tree)
     page = client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content.decode()
@@ -397,12 +299,12 @@ def test_the_timeline_diff_shows_hunks_without_the_before_and_after_header(
     assert "--- before" not in page and "+++ after" not in page
 
 
-def test_a_first_seen_change_is_badged_once(client, tree, viewer_of_workspaces):
+def test_a_first_seen_change_is_badged_once(client, tree, editor):
     page = client.get(reverse("workspace-memory-timeline", args=[0, ALICE])).content.decode()
     assert page.count(">first seen</span>") == 1
 
 
-def test_a_jid_with_no_change_yet_says_what_records_them(client, tree, viewer_of_workspaces):
+def test_a_jid_with_no_change_yet_says_what_records_them(client, tree, editor):
     (tree / "new@example.com").mkdir()
     page = client.get(reverse("workspace-memory-timeline", args=[0, "new@example.com"]), {"scope": "own"})
     assert "No memory change matches these filters" in page.content.decode()

@@ -21,6 +21,7 @@ from sessionviewer.render import (
     render_markdown,
     render_numbered,
     render_plain,
+    render_snippet,
     truncate,
 )
 from sessionviewer.templatetags import transcript, workspace_tags
@@ -190,6 +191,44 @@ def test_highlight_code_output_is_safe_and_shows_the_code_as_is(source, readable
 def test_render_json_output_is_safe_and_shows_the_value(source, readable):
     expected = visible(json.dumps({"input": source}, indent=2, ensure_ascii=False))
     assert check(render_json({"input": source})).rstrip("\n") == expected
+
+
+class SnippetChecker(SafeHTMLChecker):
+    """A search hit's snippet allows one tag: its own <mark>, bare."""
+
+    def handle_starttag(self, tag, attrs) -> None:
+        if tag != "mark" or attrs:
+            self.problems.append(f"tag <{tag}> {attrs}")
+
+    def handle_endtag(self, tag) -> None:
+        if tag != "mark":
+            self.problems.append(f"end tag </{tag}>")
+
+
+# Every run of letters or digits: a hostile text gets as many marks as it has words.
+EVERY_WORD = re.compile(r"[^\W_]+")
+
+
+@pytest.mark.parametrize("pattern", [EVERY_WORD, re.compile("script|alert|on", re.IGNORECASE), None])
+@pytest.mark.parametrize(("source", "readable"), CASES)
+def test_render_snippet_output_is_safe_and_marks_only_the_matches(source, readable, pattern):
+    html = render_snippet(source, pattern, 10 * len(source) + 100)  # neutralise makes it longer
+    checker = SnippetChecker()
+    checker.feed(html)
+    checker.close()
+    assert checker.problems == [], html
+    assert not INVISIBLE.search(html)
+    assert "".join(checker.text) == " ".join(neutralise(source).split())
+    marked = re.findall(r"<mark>(.*?)</mark>", html)
+    expected = pattern.findall(" ".join(neutralise(source).split())) if pattern else []
+    assert [m.replace("&amp;", "&") for m in marked] == expected
+
+
+def test_render_snippet_cuts_a_window_around_the_first_match_and_says_so():
+    text = "x " * 100 + "<b>zebra</b> " + "y " * 100
+    html = render_snippet(text, re.compile("zebra"), 30)
+    assert html.startswith("…") and html.endswith("…")
+    assert "&lt;b&gt;<mark>zebra</mark>&lt;/b&gt;" in html
 
 
 class NumberedChecker(SafeHTMLChecker):

@@ -24,6 +24,7 @@ from sessionviewer.roots import RootSpec
 from sessionviewer.search import (
     SNIPPETS,
     WHAT,
+    first_matches,
     highlight,
     index_order_matches,
     matching_entries,
@@ -655,3 +656,55 @@ def test_a_session_whose_first_hit_comes_past_the_probed_lines_is_still_found(
     assert set(matching_session_ids("zebra")) == expected
     body = orjson.loads(client.get(reverse("api-session-list"), {"q": "zebra"}).content)
     assert {s["id"] for s in body["sessions"]} == expected
+
+
+# --- The list page's one full-text statement ----------------------------------------------------------
+
+
+def full_text_statements(queries) -> int:
+    """The statements that run the full-text match: FTS5's MATCH, or PostgreSQL's @@."""
+    return sum(1 for q in queries if " MATCH " in q["sql"] or " @@ " in q["sql"])
+
+
+@pytest.mark.parametrize(
+    ("params", "shown"),
+    [
+        ({}, "12 hits in 2 sessions"),
+        ({"format": "claude_code"}, "12 hits in 2 sessions"),
+        ({"_hits_what": "tool_output"}, "7 hits in 1 session"),
+        ({"_hits_who": "user", "_hits_sort": "newest"}, "2 hits in 2 sessions"),
+    ],
+)
+def test_the_list_page_runs_the_full_text_match_once(client, viewer, grouped, params, shown):
+    with CaptureQueriesContext(connection) as queries:
+        body = client.get(reverse("session-list"), {"q": "zebra", **params}).content.decode()
+    assert full_text_statements(queries) == 1
+    assert shown in body
+
+
+def test_the_search_api_runs_the_full_text_match_once(client, viewer, grouped):
+    with CaptureQueriesContext(connection) as queries:
+        body = client.get(reverse("api-search"), {"q": "zebra"}).json()
+    assert full_text_statements(queries) == 1
+    assert (body["count"], body["session_count"]) == (12, 2)
+
+
+@pytest.mark.parametrize(
+    ("what", "who"), [("", ""), ("tool_output", ""), ("", "user"), ("thinking", "assistant")]
+)
+def test_hits_taken_from_the_first_matches_are_those_the_index_gives(grouped, what, who):
+    query = parse_query("zebra")
+    sessions = Session.objects.exclude(key__endswith="few.jsonl")
+    asked = search_hits(query, sessions, what=what, who=who)
+    taken = search_hits(query, sessions, what=what, who=who, first=first_matches(query), narrowed=True)
+    assert (taken.count, taken.facets, titles(taken)) == (asked.count, asked.facets, titles(asked))
+    assert [s.entry.id for g in taken.page.object_list for s in g.snippets] == [
+        s.entry.id for g in asked.page.object_list for s in g.snippets
+    ]
+
+
+def test_a_capped_first_read_is_not_taken_for_fewer_sessions(crowded):
+    query = parse_query("zebra")
+    few = Session.objects.filter(key__endswith="few.jsonl")
+    results = search_hits(query, few, first=first_matches(query), narrowed=True)
+    assert (results.count, results.capped, titles(results)) == (2, False, ["few.jsonl"])

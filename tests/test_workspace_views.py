@@ -14,7 +14,7 @@ from urllib.parse import parse_qs
 
 import orjson
 import pytest
-from django.contrib.auth.models import Group, Permission, User
+from django.contrib.auth.models import User
 from django.db import connection, connections
 from django.test import Client
 from django.urls import reverse
@@ -33,26 +33,6 @@ pytestmark = pytest.mark.django_db
 ALICE = "alice@example.com"
 CAROL = "carol@example.com"
 ROOM = "dev@conference.example.com"
-
-
-@pytest.fixture
-def editor(client) -> User:
-    user = User.objects.create_user("edith", password="pw")
-    user.groups.add(editors())
-    client.force_login(user)
-    return user
-
-
-def editors() -> Group:
-    """The editors' group that migration 0004 makes; a transactional test that ran before
-    may have flushed it, leaving only the permissions that Django makes again."""
-    group, created = Group.objects.get_or_create(name="editors")
-    if created:
-        codenames = ("view_session", "view_workspace", "edit_workspace")
-        group.permissions.set(
-            Permission.objects.filter(content_type__app_label="sessionviewer", codename__in=codenames)
-        )
-    return group
 
 
 def get_json(client, url: str, status: int = 200, **params) -> dict:

@@ -10,11 +10,10 @@ import re
 
 import orjson
 from django import template
-from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from sessionviewer import readers, render, transcripts
+from sessionviewer import links, readers, render, transcripts
 from sessionviewer.index import fold
 from sessionviewer.readers import claude_code
 from sessionviewer.transcripts import tools
@@ -71,10 +70,16 @@ def tool_output(context, result, entry) -> SafeString:
     at = next((i for i, block in enumerate(entry.blocks) if block is result), None)
     if at is None:
         return html
-    url = reverse("session-entry-text", args=[session.id, entry.line, at])
+    url = links.entry_text(session.id, entry.line, at)
     return format_html(
         '{}<p class="clipped"><a href="{}" download>Download the whole output</a></p>', html, url
     )
+
+
+@register.filter
+def snippet_html(html: str) -> SafeString:
+    """A search hit's snippet (search.Snippet.html), which render.render_snippet escaped."""
+    return mark_safe(html)  # noqa: S308 - escaped by render.py
 
 
 @register.filter

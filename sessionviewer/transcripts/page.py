@@ -4,9 +4,8 @@ and the page's query-string parameters."""
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
-
-from django.urls import reverse
 
 from sessionviewer import readers, search, threads
 from sessionviewer.models import Session
@@ -24,9 +23,10 @@ from sessionviewer.transcripts.store import (
 
 
 def thread_to_dict(
-    session: Session, thread: threads.Thread, offset: int = 0, limit: int | None = None
+    session: Session, thread: threads.Thread, text_url: TextUrl, offset: int = 0, limit: int | None = None
 ) -> dict:
-    """The API's view of a thread; offset/limit select a slice of its entries (all by default)."""
+    """The API's view of a thread; offset/limit select a slice of its entries (all by default).
+    text_url(line, block): where a text cut at TEXT_LIMIT is whole (the view's links)."""
     stop = len(thread.items) if limit is None else min(offset + limit, len(thread.items))
     return {
         "total": len(thread.items),
@@ -40,16 +40,17 @@ def thread_to_dict(
             {"id": c.id, "title": c.display_title, "kind": c.kind, "parent_tool_id": c.parent_tool_id}
             for c in session.children.order_by("id")
         ],
-        "entries": [item_to_dict(thread.items[i], session.id) for i in range(offset, stop)],
+        "entries": [item_to_dict(thread.items[i], text_url) for i in range(offset, stop)],
     }
 
 
 # A block's text past this many characters shows folded and cut, on the page and in the API:
 # the rest comes on request (views.pages.entry_text), so one 60 MB line is never sent whole.
 TEXT_LIMIT = 100_000
+TextUrl = Callable[[int, int], str]
 
 
-def _cut_long_texts(session_id: int, entry: readers.Entry, data: dict) -> None:
+def _cut_long_texts(entry: readers.Entry, data: dict, text_url: TextUrl) -> None:
     """The API's entry with each text past TEXT_LIMIT cut: "truncated" and "length" say so,
     and "text_url" gives the whole text."""
     if len(data["text"]) > TEXT_LIMIT:
@@ -58,13 +59,12 @@ def _cut_long_texts(session_id: int, entry: readers.Entry, data: dict) -> None:
         text = block.get("text", "")
         if len(text) > TEXT_LIMIT:
             block["text"], block["truncated"], block["length"] = text[:TEXT_LIMIT], True, len(text)
-            block["text_url"] = reverse("session-entry-text", args=[session_id, entry.line, at])
+            block["text_url"] = text_url(entry.line, at)
 
 
-def item_to_dict(item: threads.ThreadItem, session_id: int | None = None) -> dict:
+def item_to_dict(item: threads.ThreadItem, text_url: TextUrl) -> dict:
     data = item.entry.to_dict()
-    if session_id is not None:
-        _cut_long_texts(session_id, item.entry, data)
+    _cut_long_texts(item.entry, data, text_url)
     data["compacted"] = item.compacted
     if item.alternatives:
         data["alternatives"] = item.alternatives
@@ -547,7 +547,7 @@ def transcript_page(session: Session, params: dict, show_all: bool = False, frag
         "hidden_count": len(t.noise),
         "leaf": leaf,
         "target": entry_id,
-        "hits": None if fragment else search_hits(session, t, params.get("q") or "", entry_id),
+        "hits": None if fragment else search_hits(session, t, params.get("q"), entry_id),
         "last_line": _last_line(t, stop, after),
         "export": False,
         # A page on the active thread follows the file as it grows.
@@ -595,16 +595,18 @@ class Hits:
         return self.entries[self.position] if self.position < len(self.entries) else None
 
 
-def search_hits(session: Session, t: Transcript, query: str, entry_id: str | None) -> Hits | None:
+def search_hits(
+    session: Session, t: Transcript, query: search.ParsedQuery | None, entry_id: str | None
+) -> Hits | None:
     """The search hits of query on this thread (None without one): opened from a search result,
     the page marks the words and steps from hit to hit."""
-    if not query.strip():
+    if query is None:
         return None
     found = search.matching_entries(query).filter(session_id=session.id).values_list("entry_id", flat=True)
     shown = sorted((at, e) for e, at in find_positions(t, set(found)).items())
     entries = [e for _, e in shown]
     position = entries.index(entry_id) + 1 if entry_id in entries else None
-    return Hits(query, search.query_terms(query), entries, position)
+    return Hits(query.text, query.terms, entries, position)
 
 
 def compaction_summary(session: Session, params: dict) -> str:

@@ -8,14 +8,12 @@ Each view reads its query string with the same form as its page (forms.py).
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlencode
 
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
-from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from sessionviewer import activity, projects, search, transcripts
+from sessionviewer import activity, links, projects, search, transcripts
 from sessionviewer.filters import filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session
@@ -76,7 +74,12 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
         view = transcripts.transcript(session, leaf).thread
     except transcripts.UnknownLeaf:
         return json_error(f"no entry {leaf!r} in session {session_id}", 404)
-    return json_response(transcripts.thread_to_dict(session, view, params["_offset"] or 0, params["_limit"]))
+
+    def text_url(line: int, block: int) -> str:
+        return links.entry_text(session.id, line, block)
+
+    offset = params["_offset"] or 0
+    return json_response(transcripts.thread_to_dict(session, view, text_url, offset, params["_limit"]))
 
 
 @require_safe
@@ -108,13 +111,8 @@ def session_raw(request: HttpRequest, session_id: int) -> HttpResponse:
 @bad_parameter_is_400
 def session_facets(request: HttpRequest) -> HttpResponse:
     """The list page's facets for the same query string as /api/sessions."""
-    return json_response({"facets": activity.facets(request.GET, SessionListForm.read(request.GET))})
-
-
-def _hit_url(session_id: int, entry_id: str, q: str) -> str:
-    """The transcript at the entry, with the query that found it (the page marks its words)."""
-    query = urlencode({"entry": entry_id, "q": q})
-    return f"{reverse('session-detail', args=[session_id])}?{query}#{transcripts.anchor(entry_id)}"
+    facets = activity.facets(request.GET, SessionListForm.read(request.GET))
+    return json_response({"facets": links.with_facet_links(facets, request.GET)})
 
 
 def _snippet_to_dict(session_id: int, snippet: search.Snippet, q: str) -> dict:
@@ -123,8 +121,8 @@ def _snippet_to_dict(session_id: int, snippet: search.Snippet, q: str) -> dict:
         "session": session_id,
         "entry": entry.entry_id,
         "line": entry.line,
-        "snippet_html": str(snippet.html),
-        "url": _hit_url(session_id, entry.entry_id, q),
+        "snippet_html": snippet.html,
+        "url": links.entry(session_id, entry.entry_id, q),  # the page marks the words that found it
         "count": snippet.count,
         "what": snippet.what,
         "who": snippet.who,
@@ -143,9 +141,9 @@ def search_hits(request: HttpRequest) -> HttpResponse:
     params = SessionListForm.read(request.GET)
     # The sessions the other filters select: the hits themselves say which ones match q, so
     # the list of every matching session (one pass over every hit) is not needed here.
-    query = filter_sessions({**params, "q": ""})
-    query.q = params.get("q") or ""
-    results = search.search_hits_for(params, query.queryset)
+    query = filter_sessions(params, by_text=False)
+    first = search.first_matches(params["q"]) if not query.narrowed else None
+    results = search.search_hits_for(params, query.queryset, first, query.narrowed)
     if results is None:
         return json_response(
             {
@@ -168,7 +166,7 @@ def search_hits(request: HttpRequest) -> HttpResponse:
             "updated_at": group.session.updated_at,
             "hits": group.count,
             "texts": group.texts,
-            "url": f"{reverse('session-detail', args=[group.session.id])}?{urlencode({'q': query.q})}",
+            "url": links.session(group.session.id, q=query.q),
             "snippets": [_snippet_to_dict(group.session.id, s, query.q) for s in group.snippets],
         }
         for group in page.object_list
@@ -196,7 +194,8 @@ def search_hits(request: HttpRequest) -> HttpResponse:
 @api_login_required
 @bad_parameter_is_400
 def activity_report(request: HttpRequest) -> HttpResponse:
-    report = activity.report(ActivityForm.read(request.GET), jid_url=jid_links_for(request))
+    params = ActivityForm.read(request.GET)
+    report = activity.report(params, jid_url=jid_links_for(request), project_url=links.project)
     return json_response(activity.report_to_dict(report))
 
 
@@ -208,4 +207,5 @@ def project_detail(request: HttpRequest, project: str) -> HttpResponse:
     sessions = projects.project_sessions(project)
     if not sessions.exists():
         return json_error("no session ran in this project", 404)
-    return json_response(projects.project_to_dict(project, projects.usage_report(sessions, params)))
+    report = projects.usage_to_dict(projects.usage_report(sessions, params))
+    return json_response({"project": project, "url": links.project(project), **report})

@@ -17,8 +17,15 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from sessionviewer import activity, export, projects, search, transcripts
-from sessionviewer.filters import ROW_FIELDS, ROW_FIELDS_WITH_MACHINE, filter_sessions, nested, session_page
+from sessionviewer import activity, export, links, projects, search, transcripts
+from sessionviewer.filters import (
+    ROW_FIELDS,
+    ROW_FIELDS_WITH_MACHINE,
+    columns,
+    filter_sessions,
+    nested,
+    session_page,
+)
 from sessionviewer.forms import (
     ActivityForm,
     EntryTextForm,
@@ -56,9 +63,11 @@ def _get_session(session_id: int) -> Session:
 @bad_parameter_is_400
 def session_list(request: HttpRequest) -> HttpResponse:
     params = SessionListForm.read(request.GET)
-    query = filter_sessions(params)
-    facets = activity.facets(request.GET, params, query.matched)
-    hits = search.search_hits_for(params, query.queryset)
+    # One full-text statement when it holds every match: the sessions and the hits come from it.
+    first = search.first_matches(params["q"])
+    query = filter_sessions(params, first=first)
+    facets = links.with_facet_links(activity.facets(request.GET, params, query.matched), request.GET)
+    hits = search.search_hits_for(params, query.queryset, first, query.narrowed)
     machines = len(Source.machines()) > 1
     # After the search: its hits include subagents. Only the columns a row shows.
     page = session_page(nested(query, params), ROW_FIELDS_WITH_MACHINE if machines else ROW_FIELDS)
@@ -66,7 +75,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     if request.htmx:
         template_name += "#session-table"
     context = {"page": page, "query": query, "facets": facets, "hits": hits, "machines": machines}
-    context["columns"] = activity.columns(machines)
+    context["columns"] = columns(machines)
     return render(request, template_name, context)
 
 
@@ -180,8 +189,8 @@ def session_export_md(request: HttpRequest, session_id: int) -> StreamingHttpRes
 @bad_parameter_is_400
 def activity_page(request: HttpRequest) -> HttpResponse:
     params = ActivityForm.read(request.GET)
-    report = activity.report(params, jid_url=jid_links_for(request))
-    facets = activity.facets(request.GET, params)
+    report = activity.report(params, jid_url=jid_links_for(request), project_url=links.project)
+    facets = links.with_facet_links(activity.facets(request.GET, params), request.GET)
     template_name = "activity/activity.html"
     if request.htmx:
         template_name += "#activity-charts"
@@ -197,8 +206,7 @@ def project_detail(request: HttpRequest, project: str) -> HttpResponse:
     """One working directory: its sessions with their subagents, usage, tools and branches."""
     params = ProjectForm.read(request.GET)
     if (folded := fold_home(project)) != project:  # a key from before projects were folded
-        query = f"?{request.GET.urlencode()}" if request.GET else ""
-        return HttpResponsePermanentRedirect(reverse("project-detail", args=[folded]) + query)
+        return HttpResponsePermanentRedirect(links.project(folded, request.GET))
     sessions = projects.project_sessions(project)
     if not sessions.exists():
         raise Http404("no session ran in this project")
@@ -206,7 +214,6 @@ def project_detail(request: HttpRequest, project: str) -> HttpResponse:
         "project": project,
         "report": projects.usage_report(sessions, params),
         "json_url": reverse("api-project-detail", args=[project]),
-        "list_url": reverse("session-list"),
     }
     template_name = "projects/project.html"
     if request.htmx:

@@ -1,0 +1,120 @@
+"""Every link that carries a query string or an entry's anchor, built in one place.
+
+Domain modules return data (a session and an entry id, a filter's values); views and
+templates (templatetags/link_tags.py) make URLs from it here, with reverse() and urlencode(),
+so each parameter is named and escaped once, as datasette's url_builder does. An empty
+value (None or "") leaves its parameter out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from urllib.parse import urlencode
+
+from django.http import QueryDict
+from django.urls import reverse
+
+from sessionviewer.transcripts import anchor
+
+
+def _url(path: str, query: Mapping | None = None, fragment: str = "") -> str:
+    if isinstance(query, QueryDict):  # a request's own query string: every value, as sent
+        encoded = query.urlencode()
+    else:
+        encoded = urlencode({k: v for k, v in (query or {}).items() if v not in (None, "")}, doseq=True)
+    url = f"{path}?{encoded}" if encoded else path
+    return f"{url}#{fragment}" if fragment else url
+
+
+# --- Sessions --------------------------------------------------------------------------------------
+
+
+def session(session_id: int, **params) -> str:
+    """A transcript, with forms.TranscriptForm's params: q, the search it was opened from
+    (the page marks its words); _offset and _inline, a subagent's chunk in its parent's page."""
+    return _url(reverse("session-detail", args=[session_id]), params)
+
+
+def entry(session_id: int, entry_id: str, q: str = "") -> str:
+    """An entry's permalink: the transcript opened at the entry, scrolled to it."""
+    path = reverse("session-detail", args=[session_id])
+    return _url(path, {"entry": entry_id, "q": q}, anchor(entry_id))
+
+
+def entry_text(session_id: int, line: int, block: int, start: int | None = None) -> str:
+    """The whole text of a block the page cut, or its next part from start."""
+    return _url(reverse("session-entry-text", args=[session_id, line, block]), {"_from": start})
+
+
+def export(session_id: int, extension: str, show_all: bool = False) -> str:
+    """A session's export (extension "html" or "md"), with every entry when show_all."""
+    return _url(reverse(f"session-export-{extension}", args=[session_id]), {"_all": 1 if show_all else None})
+
+
+def session_list(**filters) -> str:
+    """The session list with these filters, as forms.SessionListForm reads them."""
+    return _url(reverse("session-list"), filters)
+
+
+def filtered(query: QueryDict, **values: str | None) -> str:
+    """The page's own query string with values set (None: taken out), from its first page:
+    a facet's link, relative to the page it is on."""
+    changed = query.copy()
+    for name in ("_page", "_hits_page", *values):
+        changed.pop(name, None)
+    for name, value in values.items():
+        if value is not None:
+            changed[name] = value
+    return "?" + changed.urlencode()
+
+
+def with_facet_links(facets: list[dict], query: QueryDict) -> list[dict]:
+    """activity.facets with each value's "toggle" (the parameters clicking it sets) made its
+    link on the page the query string is from."""
+    for facet in facets:
+        for value in facet["values"]:
+            value["link"] = filtered(query, **value.pop("toggle"))
+    return facets
+
+
+def project(key: str, query: QueryDict | None = None) -> str:
+    """A project's page; query: a request's query string, carried over."""
+    return _url(reverse("project-detail", args=[key]), query)
+
+
+# --- Workspace memory ------------------------------------------------------------------------------
+
+
+def memory_as_of(root_index: int, owner: str, at: datetime | str) -> str:
+    """A JID's memory (or the global files') as it was at a moment."""
+    return _url(reverse("workspace-memory-as-of", args=[root_index, owner]), {"at": at})
+
+
+def memory_timeline(
+    root_index: int, jid: str, until: datetime | str | None = None, fragment: str = ""
+) -> str:
+    """A JID's memory timeline, up to until (inclusive), at fragment (a change's id)."""
+    return _url(reverse("workspace-memory-timeline", args=[root_index, jid]), {"until": until}, fragment)
+
+
+def memory_changes(query: Mapping | None = None, fragment: str = "") -> str:
+    """Every JID's memory changes, filtered by query (forms.MemoryTimelineForm's parameters)."""
+    return _url(reverse("workspace-memory-changes"), query, fragment)
+
+
+def memory_findings(query: Mapping | None = None) -> str:
+    """The findings in the memory's history (forms.MemoryFindingsForm's parameters)."""
+    return _url(reverse("workspace-memory-findings"), query)
+
+
+def secrets_report(query: Mapping | None = None) -> str:
+    """The secrets report on the files as they are now (jid, kind, _page)."""
+    return _url(reverse("workspace-secrets"), query)
+
+
+def memory_file_at_line(root_index: int, jid: str, name: str, line: int | None = None) -> str:
+    """A memory file in the editor, a line marked: a JID's own, or a global one (jid "")."""
+    if jid:
+        return _url(reverse("workspace-edit", args=[root_index, jid, name]), {"line": line})
+    return _url(reverse("workspace-global-edit", args=[root_index, name]), {"line": line})

@@ -1,0 +1,121 @@
+"""sessionviewer/links.py: every link with a query string, built and escaped in one place."""
+
+from datetime import UTC, datetime
+from urllib.parse import parse_qs, urlsplit
+
+from django.http import QueryDict
+from django.urls import resolve
+
+from sessionviewer import links
+
+HOSTILE = 'a b&c=d#e/f?g+h"<i>é'
+
+
+def _query(url: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(url).query, keep_blank_values=True)
+
+
+def test_session_link_carries_the_search():
+    assert links.session(7, q="red fox") == "/sessions/7/?q=red+fox"
+
+
+def test_session_link_without_a_search_has_no_query_string():
+    assert links.session(7) == "/sessions/7/"
+
+
+def test_session_link_asks_for_a_subagents_chunk():
+    assert links.session(7, _offset=0, _inline=1) == "/sessions/7/?_offset=0&_inline=1"
+
+
+def test_export_link_asks_for_every_entry_only_when_the_page_shows_them():
+    assert links.export(7, "html") == "/sessions/7/export.html"
+    assert links.export(7, "md", show_all=True) == "/sessions/7/export.md?_all=1"
+
+
+def test_entry_permalink_opens_at_the_entry_and_scrolls_to_it():
+    assert links.entry(7, "abc-1") == "/sessions/7/?entry=abc-1#entry-abc-1"
+
+
+def test_entry_permalink_keeps_the_search_after_the_entry():
+    assert links.entry(7, "abc-1", "fox") == "/sessions/7/?entry=abc-1&q=fox#entry-abc-1"
+
+
+def test_entry_permalink_escapes_a_hostile_entry_id_and_query():
+    url = links.entry(7, HOSTILE, HOSTILE)
+    path, _, fragment = url.partition("#")
+    assert _query(path) == {"entry": [HOSTILE], "q": [HOSTILE]}
+    assert "#" not in path.partition("?")[2] and '"' not in url and "<" not in url and " " not in url
+    assert fragment.startswith("entry-") and fragment.replace("_", "").replace("-", "").isalnum()
+
+
+def test_entry_text_link_names_the_block_and_where_the_rest_starts():
+    assert links.entry_text(7, 12, 3) == "/sessions/7/lines/12/blocks/3/text"
+    assert links.entry_text(7, 12, 3, 100000) == "/sessions/7/lines/12/blocks/3/text?_from=100000"
+
+
+def test_session_list_link_leaves_empty_filters_out():
+    assert (
+        links.session_list(project="/home/me/a b", _range=None, machine="") == "/?project=%2Fhome%2Fme%2Fa+b"
+    )
+
+
+def test_filtered_link_sets_a_value_and_goes_back_to_the_first_page():
+    query = QueryDict("format=pi&_page=3&_hits_page=2&q=x+y")
+    assert links.filtered(query, agent="main") == "?format=pi&q=x+y&agent=main"
+
+
+def test_filtered_link_takes_out_a_value_set_to_none():
+    query = QueryDict("format=pi&agent=main")
+    assert links.filtered(query, agent=None) == "?format=pi"
+
+
+def test_filtered_link_escapes_a_hostile_value():
+    assert _query(links.filtered(QueryDict(""), project=HOSTILE)) == {"project": [HOSTILE]}
+
+
+def test_filtered_link_leaves_the_page_query_alone():
+    query = QueryDict("format=pi")
+    links.filtered(query, format="codex")
+    assert query.urlencode() == "format=pi"
+
+
+def test_project_link_gives_back_the_key():
+    assert resolve(links.project("/home/me/a b?c#d")).kwargs == {"project": "/home/me/a b?c#d"}
+
+
+def test_project_link_carries_a_query_string_over_with_every_value():
+    assert links.project("a", QueryDict("x=1&x=2&y=")).endswith("/?x=1&x=2&y=")
+
+
+def test_memory_as_of_link_gives_the_moment():
+    at = datetime(2025, 3, 1, 12, 0, tzinfo=UTC).isoformat()
+    url = links.memory_as_of(0, "me@example.org", at)
+    assert url.startswith("/workspaces/0/me@example.org/as-of/?at=")
+    assert _query(url) == {"at": [at]}
+
+
+def test_memory_timeline_link_gives_until_and_the_change():
+    url = links.memory_timeline(0, "me@example.org", "2025-03-01T12:00:00+00:00", "change-s4")
+    assert url.endswith("?until=2025-03-01T12%3A00%3A00%2B00%3A00#change-s4")
+
+
+def test_memory_timeline_link_without_until_is_the_whole_timeline():
+    assert "?" not in links.memory_timeline(0, "me@example.org")
+
+
+def test_memory_changes_link_keeps_the_filters_and_the_change():
+    url = links.memory_changes({"root": 1, "scope": "global", "until": "x"}, "change-s2")
+    assert url == "/workspaces/memory-changes/?root=1&scope=global&until=x#change-s2"
+
+
+def test_memory_findings_and_secrets_links_leave_empty_filters_out():
+    assert (
+        links.memory_findings({"root": None, "jid": "me@example.org"})
+        == "/workspaces/memory-findings/?jid=me%40example.org"
+    )
+    assert links.secrets_report({"jid": "", "kind": "key"}).endswith("?kind=key")
+
+
+def test_memory_file_at_line_opens_a_jids_file_or_a_global_one():
+    assert links.memory_file_at_line(0, "me@example.org", "memory.md", 4).endswith("/memory.md/edit/?line=4")
+    assert "me@example.org" not in links.memory_file_at_line(0, "", "persona.md", 4)
