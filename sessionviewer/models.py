@@ -158,6 +158,13 @@ class Session(models.Model):
             return False
 
     @property
+    def raw_elsewhere(self) -> bool:
+        """Whether the file is on another machine than this host: the header links to the
+        page naming it, where the raw view cannot serve it here."""
+        machine = self.source.machine
+        return bool(machine) and machine != settings.SESSIONVIEWER_MACHINE and not self.raw_available
+
+    @property
     def project_url(self) -> str:
         """The project's page (projects.py), or "" for a session without a project."""
         return reverse("project-detail", args=[self.project]) if self.project else ""

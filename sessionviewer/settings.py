@@ -223,6 +223,9 @@ AXES_CLIENT_IP_CALLABLE = "sessionviewer.middleware.client_ip"
 # (never the password), and no banner is printed at each command's start.
 AXES_SENSITIVE_PARAMETERS: list[str] = []
 AXES_VERBOSE = False
+# The counts live in the database, so that every web process of one index counts the same
+# failures (a cache or a process's memory would give each its own five tries).
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
 
 # Content-Security-Policy on every response: scripts, styles and everything else from this
 # site only, no inline script or style, images also as data: URLs (a transcript's images).

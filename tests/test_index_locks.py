@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from sessionviewer.models import CopiedUsage, Entry, Session, Source, ThreadSnap
 from sessionviewer.roots import parse_root
 from sessionviewer.transcripts.store import PREPARE_FROM
 from tests.claude_files import write_tool_turn
+from tests.processes import command_env
 
 pytestmark = pytest.mark.django_db
 
@@ -194,25 +194,6 @@ def test_a_file_the_database_refuses_is_recorded_on_its_session_and_the_command_
     assert Session.objects.get(key__endswith="b.jsonl").index_error == ""
 
 
-def _command_env() -> dict:
-    """A `manage.py` of its own on the test's database (a file on SQLite)."""
-    db = connection.settings_dict
-    url = (
-        f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-        if ON_POSTGRESQL
-        else f"sqlite:///{db['NAME']}"
-    )
-    return {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "sessionviewer.settings",
-        "SECRET_KEY": "test-only-secret",
-        "DATABASE_URL": url,
-        "SESSIONVIEWER_ROOTS": "",
-        "SESSIONVIEWER_MEMORY_ROOTS": "",
-        "SESSIONVIEWER_MACHINE": "laptop",
-    }
-
-
 def _index_state() -> list:
     """What a pass leaves, compared between a killed-then-resumed index and a fresh one."""
     sessions = sorted(
@@ -228,7 +209,7 @@ def test_an_indexer_killed_mid_pass_loses_nothing(tmp_path):
     root = tmp_path / "projects"
     _write_sessions(root, sessions=3 * passes.GROUP_FILES)  # three groups, each one transaction
     command = [sys.executable, "manage.py", "index", f"claude_code={root}"]
-    indexer = subprocess.Popen(command, cwd=settings.BASE_DIR, env=_command_env(), stderr=subprocess.PIPE)
+    indexer = subprocess.Popen(command, cwd=settings.BASE_DIR, env=command_env(), stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300
     while not Session.objects.exists():  # the first group is committed: kill it past there
         assert indexer.poll() is None and time.monotonic() < deadline, indexer.stderr.read()
@@ -236,12 +217,12 @@ def test_an_indexer_killed_mid_pass_loses_nothing(tmp_path):
     indexer.send_signal(signal.SIGKILL)
     assert indexer.wait(60) == -signal.SIGKILL
     assert Session.objects.count() < 3 * passes.GROUP_FILES  # it was stopped halfway
-    again = subprocess.run(command, cwd=settings.BASE_DIR, env=_command_env(), capture_output=True, text=True)
+    again = subprocess.run(command, cwd=settings.BASE_DIR, env=command_env(), capture_output=True, text=True)
     assert again.returncode == 0, again.stderr  # not refused: the killed one's lock went with it
     resumed = _index_state()
     Session.objects.all().delete()
     Source.objects.all().delete()
-    fresh = subprocess.run(command, cwd=settings.BASE_DIR, env=_command_env(), capture_output=True, text=True)
+    fresh = subprocess.run(command, cwd=settings.BASE_DIR, env=command_env(), capture_output=True, text=True)
     assert fresh.returncode == 0, fresh.stderr
     assert resumed == _index_state()
     assert resumed[1] == 3 * passes.GROUP_FILES * 2 * REPLIES
@@ -284,7 +265,7 @@ def _index_at_once(roots: list[Path]) -> list[str]:
         subprocess.Popen(
             [sys.executable, "manage.py", "index", f"claude_code={root}"],
             cwd=settings.BASE_DIR,
-            env={**_command_env(), "SESSIONVIEWER_MACHINE": f"machine-{n}"},
+            env={**command_env(), "SESSIONVIEWER_MACHINE": f"machine-{n}"},
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -127,3 +127,15 @@ def test_without_the_proxy_setting_a_forwarded_address_is_not_believed(settings)
     settings.SESSIONVIEWER_BEHIND_TLS_PROXY = False
     request = RequestFactory().get("/", REMOTE_ADDR=ELSEWHERE, HTTP_X_FORWARDED_FOR=ATTACKER)
     assert client_ip(request) == ELSEWHERE
+
+
+def test_failures_are_counted_in_the_database_every_web_process_shares():
+    """Several web processes serve one index: a count kept in one process (or a cache of its
+    own) would give an attacker five tries per process."""
+    from axes.handlers.database import AxesDatabaseHandler
+    from axes.handlers.proxy import AxesProxyHandler
+    from axes.models import AccessAttempt
+
+    assert isinstance(AxesProxyHandler.get_implementation(force=True), AxesDatabaseHandler)
+    fail("login", 2)
+    assert AccessAttempt.objects.get(username="admin").failures_since_start == 2

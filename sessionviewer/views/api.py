@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.http import FileResponse, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
+from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
 from sessionviewer import activity, links, projects, search, transcripts
@@ -97,13 +97,25 @@ def session_raw(request: HttpRequest, session_id: int) -> HttpResponse:
     session = get_object_or_404(Session.objects.select_related("source"), id=session_id)
     path = Path(session.path)
     if not session.file_inside_source():  # the path came from the index; check it still holds
-        return json_error(f"the file of session {session_id} is not available", 404)
+        return _raw_elsewhere(request, session, "it is not inside its root here")
     try:
         handle = open_regular(path)
     except OSError as error:
-        return json_error(f"the file of session {session_id} is not available: {read_error(error)}", 404)
+        return _raw_elsewhere(request, session, read_error(error))
     # filename=: Django quotes or encodes the name, whatever it holds (CR, LF, quotes).
     return FileResponse(handle, content_type="application/x-ndjson; charset=utf-8", filename=path.name)
+
+
+def _raw_elsewhere(request: HttpRequest, session: Session, reason: str) -> HttpResponse:
+    """A 404 naming the machine and the path that hold the file: on a web host of a shared
+    index the files stay where the agents wrote them, and the index keeps what it read, not
+    their bytes. A browser gets a page, a client JSON."""
+    machine = session.source.machine
+    message = f"the file of session {session.id} is not available on this host: {reason}"
+    if "text/html" in request.headers.get("Accept", ""):
+        context = {"session": session, "machine": machine, "reason": reason}
+        return render(request, "sessions/raw_elsewhere.html", context, status=404)
+    return json_response({"error": message, "status": 404, "machine": machine, "path": session.path}, 404)
 
 
 @require_safe

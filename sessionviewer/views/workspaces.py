@@ -1,7 +1,7 @@
 """Persona editor and memory audit: pages under /workspaces/ and their /api/ twins.
 
 Thin views over sessionviewer.workspaces, which does all the reading and writing. A root is
-named by its index in memory_roots(), never by a path from the request; a JID must name an
+named by its index in memory_index.known_roots(), never by a path from the request; a JID must name an
 existing folder under it (resolve_jid_dir), and file names come from an allow-list per view,
 or go through resolve_member for files/ and sessions/.
 """
@@ -31,7 +31,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from sessionviewer import memory_findings, memory_timeline, projects
+from sessionviewer import memory_findings, memory_index, memory_timeline, projects
 from sessionviewer import workspaces as ws
 from sessionviewer.forms import (
     BadParameter,
@@ -49,9 +49,9 @@ from sessionviewer.forms import (
     WholeNumberField,
     clean_param,
 )
+from sessionviewer.memory_index import known_roots
 from sessionviewer.models import AuditEvent, KeyCheck, MemorySnapshot, Revision, Session
 from sessionviewer.render import IMAGE_TYPES
-from sessionviewer.roots import memory_roots
 from sessionviewer.templatetags.workspace_tags import diff_lines
 from sessionviewer.views.http import (
     api_permission_required,
@@ -76,10 +76,20 @@ SECRETS_PAGE_SIZE = 200
 
 
 def _root(index: int) -> Path:
-    roots = memory_roots()
-    if not 0 <= index < len(roots) or not roots[index].is_dir():
+    """The root, resolved where it is mounted; one only the index holds is as it was recorded."""
+    roots = known_roots()
+    if not 0 <= index < len(roots):
         raise Http404(f"no memory root {index}")
+    if not roots[index].is_dir():
+        if not _has_snapshots(roots[index]):
+            raise Http404(f"no memory root {index}")
+        return roots[index]
     return roots[index].resolve()
+
+
+def _elsewhere(base: Path) -> bool:
+    """Whether this host cannot reach the root: its pages read the index, and write nothing."""
+    return not base.is_dir()
 
 
 _NAME = NameField()
@@ -87,6 +97,10 @@ _NAME = NameField()
 
 def _jid_dir(root: Path, jid: str) -> Path:
     clean_param(_NAME, "jid", jid)  # a name no file system holds is a 400, not a 404
+    if _elsewhere(root):
+        if jid not in memory_index.jids(root):
+            raise Http404(f"no JID folder {jid!r} in the index")
+        return root / jid
     try:
         return ws.resolve_jid_dir(root, jid)
     except ws.UnsafePath as error:
@@ -95,7 +109,7 @@ def _jid_dir(root: Path, jid: str) -> Path:
 
 def jid_page_url(jid: str) -> str | None:
     """The workspace page of the JID's folder, in the first memory root that has one."""
-    for index, root in enumerate(memory_roots()):
+    for index, root in enumerate(known_roots()):
         try:
             ws.resolve_jid_dir(root, jid)
         except ws.UnsafePath:
@@ -178,7 +192,37 @@ def _target(root_index: int, jid: str, name: str) -> Target:
         raise Http404(f"{name!r} cannot be edited here")
     root = _root(root_index)
     folder = _jid_dir(root, jid) if jid else root
+    if _elsewhere(root):
+        clean_param(_NAME, "name", name)
+        return Target(root_index, root, jid, name, folder / name)
     return Target(root_index, root, jid, name, _member(folder, name))
+
+
+def _held_elsewhere(request: HttpRequest, base: Path, status: int = 409) -> HttpResponse:
+    """A page or write that needs the tree, on a host that cannot reach it: what holds it."""
+    machine = memory_index.machine_of(base)
+    where = f"machine {machine}" if machine else "another machine"
+    message = (
+        f"the memory tree {base} is not mounted on this host: it is on {where}, and this host "
+        "shows it read-only from the index. Edit it where the tree is mounted."
+    )
+    if request.path.startswith("/api/"):
+        return json_error(message, status)
+    context = {"root": base, "machine": machine, "message": message}
+    return render(request, "workspaces/elsewhere.html", context, status=status)
+
+
+def _tree_required(view):
+    """A write, or the page confirming one: only where the tree is mounted (409 elsewhere)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, root: int, *args, **kwargs) -> HttpResponse:
+        base = _root(root)
+        if _elsewhere(base):
+            return _held_elsewhere(request, base)
+        return view(request, root, *args, **kwargs)
+
+    return wrapper
 
 
 def _override_target(root_index: int, jid: str, name: str) -> Target:
@@ -199,8 +243,8 @@ def _existing_override(root_index: int, jid: str, name: str) -> tuple[Target, ws
 
 
 def _target_of(revision: Revision) -> Target:
-    for index, root in enumerate(memory_roots()):
-        if root.is_dir() and str(root.resolve()) == revision.root:
+    for index, root in enumerate(known_roots()):
+        if str(root if _elsewhere(root) else root.resolve()) == revision.root:
             return _target(index, revision.jid, revision.filename)
     raise Http404("the memory root of this revision is no longer configured")
 
@@ -255,9 +299,13 @@ def _unreadable(request: HttpRequest, template: str, context: dict, what: str, e
 
 def _root_dict(index: int, root: Path) -> dict:
     data = {"index": index, "path": str(root), "url": reverse("workspace-list") + f"#root-{index}"}
-    if not root.is_dir():
+    if _elsewhere(root) and _has_snapshots(root):
+        workspace = memory_index.workspace(root).to_dict()
+        data["read_only_held_by"] = memory_index.machine_of(root)
+    elif _elsewhere(root):
         return {**data, "error": "not a folder", "global_files": [], "jids": []}
-    workspace = ws.list_workspace(root).to_dict()
+    else:
+        workspace = ws.list_workspace(root).to_dict()
     for entry in workspace["jids"]:
         entry["url"] = reverse("workspace-jid", args=[index, entry["jid"]])
         entry["api_url"] = reverse("api-workspace-jid", args=[index, entry["jid"]])
@@ -339,14 +387,10 @@ def _finding_dict(index: int, finding: ws.SecretFinding) -> dict:
 
 def _iter_findings(roots: list[Path], jid: str, kind: str = ""):
     for index, root in enumerate(roots):
-        if not root.is_dir():
-            continue
-        if jid:
-            try:
-                ws.resolve_jid_dir(root, jid)
-            except ws.UnsafePath:
-                continue  # this root has no such JID
-        for finding in ws.iter_tree_findings(root, jid or None):
+        if jid and not _has_jid(root, jid):
+            continue  # this root has no such JID
+        found = memory_index.iter_findings if _elsewhere(root) else ws.iter_tree_findings
+        for finding in found(root, jid or None):
             if not kind or finding.kind == kind:
                 yield _finding_dict(index, finding)
 
@@ -393,7 +437,7 @@ def _findings_page(request: HttpRequest) -> FindingsPage:
     jid = request.GET.get("jid", "").strip()
     if jid:
         clean_param(_NAME, "jid", jid)
-    roots = memory_roots()
+    roots = known_roots()
     if jid and not any(_has_jid(root, jid) for root in roots):
         raise BadParameter("jid", f"no JID folder {jid!r} in any memory root")
     kind = clean_param(_KIND, "kind", request.GET.get("kind", ""))
@@ -406,8 +450,10 @@ _KIND = OneOfField(ws.KINDS)
 
 
 def _has_jid(root: Path, jid: str) -> bool:
+    if _elsewhere(root):
+        return jid in memory_index.jids(root)
     try:
-        return root.is_dir() and bool(ws.resolve_jid_dir(root, jid))
+        return bool(ws.resolve_jid_dir(root, jid))
     except ws.UnsafePath:
         return False
 
@@ -416,8 +462,7 @@ def _hits(roots: list[Path], query: str) -> list[dict]:
     return [
         {"root": index, **hit.to_dict(), "url": f"{_source_url(index, hit.jid, hit.file)}#L{hit.line}"}
         for index, root in enumerate(roots)
-        if root.is_dir()
-        for hit in ws.search_memory(root, query)
+        for hit in (memory_index.search if _elsewhere(root) else ws.search_memory)(root, query)
     ]
 
 
@@ -449,10 +494,26 @@ def _page_number(request: HttpRequest) -> int:
 @permission_required(VIEW, raise_exception=True)
 def workspace_list(request: HttpRequest) -> HttpResponse:
     roots = []
-    for index, root in enumerate(memory_roots()):
-        workspace = ws.list_workspace(root) if root.is_dir() else None
-        roots.append({"index": index, "path": root, "workspace": workspace})
+    for index, root in enumerate(known_roots()):
+        if _elsewhere(root):
+            held = memory_index.workspace(root) if _has_snapshots(root) else None
+            machine = memory_index.machine_of(root)
+        else:
+            held, machine = ws.list_workspace(root), ""
+        roots.append(
+            {
+                "index": index,
+                "path": root,
+                "workspace": held,
+                "elsewhere": _elsewhere(root),
+                "machine": machine,
+            }
+        )
     return render(request, "workspaces/list.html", {"roots": roots})
+
+
+def _has_snapshots(root: Path) -> bool:
+    return MemorySnapshot.objects.filter(root=str(root)).exists()
 
 
 def _usage(request: HttpRequest, sessions: list[dict]) -> dict | None:
@@ -473,6 +534,8 @@ def _usage(request: HttpRequest, sessions: list[dict]) -> dict | None:
 def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
     jid_dir = _jid_dir(base, jid)
+    if _elsewhere(base):
+        return _jid_elsewhere(request, root, base, jid)
     entry = _jid_entry(base, jid)
     sessions = _sessions(root, jid, jid_dir)
     report = _usage(request, sessions)
@@ -511,13 +574,48 @@ def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return render(request, "workspaces/jid.html", context)
 
 
+def _prompt(base: Path, jid: str) -> ws.Prompt:
+    """The effective prompt from the tree, or from the index where the tree is elsewhere."""
+    if _elsewhere(base):
+        return memory_timeline.memory_as_of(str(base), jid, timezone.now(), _agent_name()).prompt
+    return ws.effective_prompt(base, jid, _agent_name())
+
+
+def _jid_elsewhere(request: HttpRequest, root_index: int, base: Path, jid: str) -> HttpResponse:
+    """A JID of a tree this host cannot reach: its files as the index holds them, read-only."""
+    files = memory_index.current_files(base, jid)
+    sessions = [
+        {
+            "session_id": s.id,
+            "name": s.path.rsplit("/", 1)[-1],
+            "transcript_url": reverse("session-detail", args=[s.id]),
+        }
+        for s in memory_index.transcripts(base, jid).only("id", "path")
+    ]
+    context = {
+        "root_index": root_index,
+        "root": base,
+        "jid": jid,
+        "machine": memory_index.machine_of(base),
+        "files": [
+            {"file": f, "url": _source_url(root_index, jid, f.filename), "edit": f.filename in JID_EDITABLE}
+            for f in files
+            if "/" not in f.filename
+        ],
+        "stored": [f for f in files if f.filename.startswith(f"{ws.FILES_DIR}/")],
+        "sessions": sessions,
+        "usage": _usage(request, sessions),
+    }
+    return render(request, "workspaces/jid_elsewhere.html", context)
+
+
 @require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def prompt_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
     _jid_dir(base, jid)
-    prompt = ws.effective_prompt(base, jid, _agent_name())
+    prompt = _prompt(base, jid)
     sections = [{"section": s, "url": _section_url(root, jid, s.source)} for s in prompt.sections]
     context = {"root_index": root, "jid": jid, "prompt": prompt, "sections": sections}
     return render(request, "workspaces/prompt.html", context)
@@ -620,7 +718,7 @@ def memory_timeline_page(request: HttpRequest, root: int, jid: str) -> HttpRespo
 def memory_changes(request: HttpRequest) -> HttpResponse:
     """Recent memory changes of every JID, in every memory root (?root= picks one)."""
     root = _root_param(request)
-    context = {**_timeline(request, root, _root(root), None), "jid": None, "roots": memory_roots()}
+    context = {**_timeline(request, root, _root(root), None), "jid": None, "roots": known_roots()}
     template_name = "workspaces/memory_changes.html"
     if request.htmx:
         template_name += "#timeline"
@@ -738,7 +836,7 @@ def _history_row(root_index: int, history: memory_findings.FindingHistory) -> di
 @bad_parameter_is_400
 def memory_findings_page(request: HttpRequest) -> HttpResponse:
     """Every finding the memory's history holds: when it came, in which turn, and if it is still there."""
-    context = {**_findings_history(request), "roots": memory_roots()}
+    context = {**_findings_history(request), "roots": known_roots()}
     return render(request, "workspaces/memory_findings.html", context)
 
 
@@ -766,6 +864,29 @@ def _source_path(root: int, name: str, jid: str, subdir: str | None) -> Path:
     return path
 
 
+def _source_file(
+    request: HttpRequest, root: int, name: str, jid: str, subdir: str | None
+) -> ws.LoadedFile | HttpResponse:
+    """The file the source page shows: from the tree, or from the index where the tree is
+    elsewhere (a transcript there: its transcript page; a file the index lacks: 404, naming
+    the machine that holds the tree)."""
+    base = _root(root)
+    if not _elsewhere(base):
+        return ws.load_file(_source_path(root, name, jid, subdir))
+    if jid:
+        _jid_dir(base, jid)
+    stored = None if subdir else memory_index.stored_file(base, jid, name)
+    if stored is not None and stored.content is not None:
+        return stored.loaded()
+    # A transcript: its lines are not kept, its entries are. Its transcript page shows them.
+    path = "/".join(part for part in (str(base), jid, subdir, name) if part)
+    session = Session.objects.filter(path=path).only("id").first()
+    if session is None:
+        return _held_elsewhere(request, base, 404)
+    api = request.path.startswith("/api/")
+    return redirect(reverse("api-session-detail" if api else "session-detail", args=[session.id]))
+
+
 def _source_api_url(root: int, name: str, jid: str, subdir: str | None) -> str:
     if not jid:
         return reverse("api-workspace-global-source", args=[root, name])
@@ -779,7 +900,9 @@ def _source_api_url(root: int, name: str, jid: str, subdir: str | None) -> str:
 @permission_required(VIEW, raise_exception=True)
 def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
     """A memory file or transcript with numbered lines, so findings can link to #L<line>."""
-    loaded = ws.load_file(_source_path(root, name, jid, subdir))
+    loaded = _source_file(request, root, name, jid, subdir)
+    if isinstance(loaded, HttpResponse):
+        return loaded
     label = "/".join(part for part in (jid, subdir, name) if part)
     context = {"root_index": root, "jid": jid, "label": label, "loaded": loaded}
     context["api_url"] = _source_api_url(root, name, jid, subdir)
@@ -792,7 +915,10 @@ def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdi
 @permission_required(VIEW, raise_exception=True)
 def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
     """A preview of a downloaded file: raster images as themselves, text as plain text."""
-    path = _member(_jid_dir(_root(root), jid), name, ws.FILES_DIR)
+    base = _root(root)
+    if _elsewhere(base):
+        return _held_elsewhere(request, base, 404)  # files/ is indexed by name, size and hash
+    path = _member(_jid_dir(base, jid), name, ws.FILES_DIR)
     mime_type = mimetypes.guess_type(name)[0] or ""
     if mime_type in IMAGE_TYPES:
         content_type = mime_type
@@ -819,7 +945,7 @@ def search(request: HttpRequest) -> HttpResponse:
         query = _memory_query(request)
     except BadParameter as error:
         return bad_request(request, error)
-    hits = _hits(memory_roots(), query) if query.strip() else []
+    hits = _hits(known_roots(), query) if query.strip() else []
     template_name = "workspaces/search.html"
     if request.htmx:
         template_name += "#search-results"
@@ -860,7 +986,7 @@ def _audit_page(request: HttpRequest):
 
 def _audit_roots() -> list[str]:
     """The roots events were recorded in, and the configured ones: the root filter's choices."""
-    return sorted({*AuditEvent.recorded_roots(), *(str(root) for root in memory_roots())})
+    return sorted({*AuditEvent.recorded_roots(), *(str(root) for root in known_roots())})
 
 
 @require_safe
@@ -928,8 +1054,14 @@ def edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> Http
     """The editor; ?line=N highlights that line (a finding's), in the text and beside it."""
     line = EditLineForm.read(request.GET)["line"]
     target = _target(root, jid, name)
-    loaded = ws.load_file(target.path)
-    text = _initial_text(target, loaded)
+    elsewhere = _elsewhere(target.root)
+    if elsewhere:
+        stored = memory_index.stored_file(target.root, jid, name)
+        loaded = stored.loaded() if stored else ws.LoadedFile(None, "")
+        text = loaded.text or ""
+    else:
+        loaded = ws.load_file(target.path)
+        text = _initial_text(target, loaded)
     form = FileForm(
         initial={"text": text, "version": loaded.version}, preview_url=reverse("workspace-preview")
     )
@@ -939,12 +1071,16 @@ def edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> Http
         form.fields["text"].widget.attrs["data-line"] = line
         numbered = list(enumerate(lines, start=1))[max(0, line - 3) : line + 2]
         highlight = {"line": line, "around": numbered}
-    return render(request, "workspaces/edit.html", _edit_context(target, form, loaded, highlight=highlight))
+    context = _edit_context(target, form, loaded, highlight=highlight)
+    if elsewhere:
+        context["elsewhere"] = {"machine": memory_index.machine_of(target.root)}
+    return render(request, "workspaces/edit.html", context)
 
 
 @require_POST
 @login_required
 @permission_required(EDIT, raise_exception=True)
+@_tree_required
 def save_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
     target = _target(root, jid, name)
     preview_url = reverse("workspace-preview")
@@ -989,6 +1125,7 @@ def preview(request: HttpRequest) -> HttpResponse:
 @require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
+@_tree_required
 def remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
     target, loaded = _existing_override(root, jid, name)
     form = VersionForm(initial={"version": loaded.version})
@@ -1003,6 +1140,7 @@ def remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> Http
 @require_POST
 @login_required
 @permission_required(EDIT, raise_exception=True)
+@_tree_required
 def remove_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
     target = _override_target(root, jid, name)
     form = VersionForm(request.POST)
@@ -1040,7 +1178,10 @@ def revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
         target, current = None, None
     else:
         current = ws.load_file(target.path)
-    form = VersionForm(initial={"version": current.version}) if current else None
+    if target and _elsewhere(target.root):  # read-only here: no restore from this page
+        stored = memory_index.stored_file(target.root, target.jid, target.name)
+        current = None if stored is None else stored.loaded()
+    form = VersionForm(initial={"version": current.version}) if current and current.version else None
     context = {"revision": revision, "target": target, "current": current, "form": form}
     return render(request, "workspaces/revision.html", context)
 
@@ -1050,6 +1191,8 @@ def _restore(request: HttpRequest, revision_id: int, side: str) -> HttpResponse:
     The exact bytes come back, not the text shown (which replaced bytes that are not UTF-8)."""
     revision = get_object_or_404(Revision, id=revision_id)
     target = _target_of(revision)
+    if _elsewhere(target.root):
+        return _held_elsewhere(request, target.root)
     form = VersionForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
@@ -1103,6 +1246,7 @@ def revision_restore_before(request: HttpRequest, revision_id: int) -> HttpRespo
 @require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
+@_tree_required
 def new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
     return render(request, "workspaces/new.html", _new_context(root, base, _jid_dir(base, jid), jid))
@@ -1121,6 +1265,7 @@ def _new_context(root_index: int, base: Path, jid_dir: Path, jid: str, **extra) 
 @require_POST
 @login_required
 @permission_required(EDIT, raise_exception=True)
+@_tree_required
 def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
     jid_dir = _jid_dir(base, jid)
@@ -1158,6 +1303,7 @@ def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
+@_tree_required
 def forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     jid_dir = _jid_dir(_root(root), jid)
     return render(request, "workspaces/forget.html", _forget_context(root, jid, jid_dir))
@@ -1194,6 +1340,7 @@ def _record_forget(request: HttpRequest, root: Path, jid: str, plan: ws.ForgetPl
 @require_POST
 @login_required
 @permission_required(EDIT, raise_exception=True)
+@_tree_required
 def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
     jid_dir = _jid_dir(base, jid)
@@ -1314,7 +1461,7 @@ def purge_finding(request: HttpRequest, root: int, fp: str, jid: str = "") -> Ht
 @require_safe
 @api_permission_required(VIEW)
 def api_workspace_list(request: HttpRequest) -> HttpResponse:
-    return json_response({"roots": [_root_dict(i, root) for i, root in enumerate(memory_roots())]})
+    return json_response({"roots": [_root_dict(i, root) for i, root in enumerate(known_roots())]})
 
 
 @require_safe
@@ -1324,6 +1471,8 @@ def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     try:
         base = _root(root)
         jid_dir = _jid_dir(base, jid)
+        if _elsewhere(base):
+            return _api_jid_elsewhere(root, base, jid)
         entry = _jid_entry(base, jid)
         knowledge = ws.knowledge(jid_dir)
     except Http404 as error:
@@ -1353,6 +1502,28 @@ def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     )
 
 
+def _api_jid_elsewhere(root: int, base: Path, jid: str) -> HttpResponse:
+    """The JID's files as the index holds them: the tree is on another machine."""
+    held = next((entry for entry in memory_index.workspace(base).jids if entry.jid == jid), None)
+    sessions = memory_index.transcripts(base, jid).values_list("id", flat=True)
+    return json_response(
+        {
+            "root": root,
+            "jid": jid,
+            "is_room": ws.is_room(jid),
+            "files": [info.to_dict() for info in held.files.values()] if held else [],
+            "overrides": list(held.overrides) if held else [],
+            "read_only_held_by": memory_index.machine_of(base),
+            "sessions": [
+                {"session_id": id_, "transcript_url": reverse("session-detail", args=[id_])}
+                for id_ in sessions
+            ],
+            "url": reverse("workspace-jid", args=[root, jid]),
+            "prompt_url": reverse("api-workspace-prompt", args=[root, jid]),
+        }
+    )
+
+
 @require_safe
 @api_permission_required(VIEW)
 def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
@@ -1361,8 +1532,7 @@ def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
         _jid_dir(base, jid)
     except Http404 as error:
         return json_error(str(error), 404)
-    prompt = ws.effective_prompt(base, jid, _agent_name())
-    return json_response({"root": root, "jid": jid, **prompt.to_dict()})
+    return json_response({"root": root, "jid": jid, **_prompt(base, jid).to_dict()})
 
 
 @require_safe
@@ -1374,7 +1544,7 @@ def api_search(request: HttpRequest) -> HttpResponse:
         return json_error(str(error), 400)
     if not query.strip():
         return json_error("q: give the text to search for", 400)
-    return json_response({"q": query, "hits": _hits(memory_roots(), query)})
+    return json_response({"q": query, "hits": _hits(known_roots(), query)})
 
 
 @require_safe
@@ -1519,8 +1689,9 @@ def _json_not_found(view):
 @api_permission_required(VIEW)
 @_json_not_found
 def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
-    path = _source_path(root, name, jid, subdir)
-    loaded = ws.load_file(path)
+    loaded = _source_file(request, root, name, jid, subdir)
+    if isinstance(loaded, HttpResponse):
+        return loaded
     return json_response(
         {
             "root": root,
@@ -1540,7 +1711,13 @@ def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", s
 def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
     """What the edit form holds: the text to start from and the version a save must send."""
     target = _target(root, jid, name)
-    loaded = ws.load_file(target.path)
+    if _elsewhere(target.root):  # read-only here: no version, so nothing saves from it
+        stored = memory_index.stored_file(target.root, jid, name)
+        loaded = stored.loaded() if stored else ws.LoadedFile(None, "")
+        initial, held_by = loaded.text or "", memory_index.machine_of(target.root)
+    else:
+        loaded = ws.load_file(target.path)
+        initial, held_by = _initial_text(target, loaded), None
     return json_response(
         {
             "root": root,
@@ -1549,7 +1726,8 @@ def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> 
             "exists": loaded.text is not None or loaded.error is not None,
             "is_override": target.is_override,
             "text": loaded.text,
-            "initial_text": _initial_text(target, loaded),
+            "initial_text": initial,
+            "read_only_held_by": held_by,
             "version": loaded.version,
             "error": loaded.error,
             "url": target.edit_url,
@@ -1564,6 +1742,7 @@ def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> 
 @require_safe
 @api_permission_required(EDIT)
 @_json_not_found
+@_tree_required
 def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
     target, loaded = _existing_override(root, jid, name)
     global_file = ws.load_file(_member(target.root, name))
@@ -1585,6 +1764,7 @@ def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> 
 @require_safe
 @api_permission_required(EDIT)
 @_json_not_found
+@_tree_required
 def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
     _jid_dir(base, jid)
@@ -1605,6 +1785,7 @@ def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @require_safe
 @api_permission_required(EDIT)
 @_json_not_found
+@_tree_required
 def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     jid_dir = _jid_dir(_root(root), jid)
     plan, refused = _forget_plan(jid_dir)

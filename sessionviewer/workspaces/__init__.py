@@ -79,6 +79,7 @@ from sessionviewer.workspaces.memory import (
     knowledge,
     read_knowledge,
     search_memory,
+    search_texts,
 )
 from sessionviewer.workspaces.paths import (
     ABSENT,
@@ -206,4 +207,5 @@ __all__ = [
     "scan_secrets",
     "scan_tree",
     "search_memory",
+    "search_texts",
 ]

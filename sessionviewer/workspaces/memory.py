@@ -261,27 +261,33 @@ class SearchHit:
         return {"jid": self.jid, "file": self.file, "line": self.line, "text": self.text}
 
 
-def _lines(path: Path) -> list[str]:
-    # Undecodable bytes become U+FFFD: search and scanning still see the rest of the line.
-    text = read_regular(path).decode("utf-8", errors="replace")
-    return [line.removesuffix("\r") for line in text.split("\n")]
-
-
 def search_memory(root: Path, query: str) -> list[SearchHit]:
     """Case-insensitive search over each JID's Markdown files and knowledge.jsonl."""
-    needle = query.casefold()
-    if not needle.strip():
+    if not query.strip():
         return []
-    hits = []
-    for jid, jid_dir in jid_folders(real_path(Path(root))):
+    return search_texts(_jid_texts(real_path(Path(root))), query)
+
+
+def _jid_texts(base: Path):
+    for jid, jid_dir in jid_folders(base):
         for name, path in regular_files(jid_dir, (".md", KNOWLEDGE)):
             if name.endswith(".jsonl") and name != KNOWLEDGE:
                 continue
             try:
-                lines = _lines(path)
+                yield jid, name, read_regular(path).decode("utf-8", errors="replace")
             except OSError:
                 continue
-            hits += [
-                SearchHit(jid, name, n, line) for n, line in enumerate(lines, 1) if needle in line.casefold()
-            ]
+
+
+def search_texts(files, query: str) -> list[SearchHit]:
+    """The lines holding query, any case, in files: (jid, name, text) each, a tree's or the index's."""
+    needle = query.casefold()
+    if not needle.strip():
+        return []
+    hits = []
+    for jid, name, text in files:
+        lines = [line.removesuffix("\r") for line in text.split("\n")]
+        hits += [
+            SearchHit(jid, name, n, line) for n, line in enumerate(lines, 1) if needle in line.casefold()
+        ]
     return hits
