@@ -95,7 +95,9 @@ format: install-dev
 bench: install-dev compile
 	SECRET_KEY=bench-only $(PY) bench/bench_index.py
 
-# The README's screenshots (docs/screenshots/), from a throwaway index of the demo data.
+# The README's screenshots (docs/screenshots/), from a throwaway index of the demo data:
+# a session's first screen wide and on a phone (light and dark), a compaction banner, a Read
+# result, a word diff, an OpenClaw turn. optipng, when installed, makes them a fifth smaller.
 # Not part of `make test`: CI never rewrites tracked files.
 screenshots: install-dev
 	$(PY) docs/screenshots.py

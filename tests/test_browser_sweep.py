@@ -29,6 +29,8 @@ AXE_RUN = (
 )
 # The Claude Code demo session with Edit calls (diffs), code and command output.
 EDITS = "81cc43d5-819f-4982-8225-aa6c71c37bf0"
+# pi's own folder, which the shared demo roots (DEMO_SPECS) leave out.
+PI = RootSpec(Path(__file__).resolve().parents[1] / "demo" / "pi" / "sessions", "pi")
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +42,7 @@ def axe_source() -> str:
 def transcripts() -> list[str]:
     """A transcript of each format (the biggest), and the Claude Code one with edits."""
     paths = [reverse("session-detail", args=[Session.objects.get(path__contains=EDITS).id])]
-    for fmt in ("claude_code", "go_agent", "openclaw", "fluux_xmpp", "codex"):
+    for fmt in ("claude_code", "go_agent", "openclaw", "pi", "fluux_xmpp", "codex"):
         session = (
             Session.objects.filter(format=fmt).exclude(path__contains=EDITS).order_by("-entry_count").first()
         )
@@ -114,11 +116,13 @@ def problems(watched: Watched, axe_source: str, where: str) -> list[str]:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [390, 1280])
 def test_every_page_type_fits_the_width_passes_axe_and_keeps_the_policy(
-    chromium, live_server, axe_source, width, scheme, memory
+    chromium, live_server, axe_source, width, scheme, memory, tmp_path
 ):
     # The memory tree the workspace pages show, indexed: the JID page then has its usage panel,
     # and the memory pages a history with a finding in a JID's files and in the global ones.
     fingerprints = memory_history(memory)
+    index_roots([PI])
+    edits = Session.objects.get(path__contains=EDITS).id
     context = chromium.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
     page = context.new_page()
     page.set_default_timeout(10_000)
@@ -136,12 +140,19 @@ def test_every_page_type_fits_the_width_passes_axe_and_keeps_the_policy(
         reverse("project-detail", args=["~/projects/webshop"]),
         *transcripts(),
         # Hits marked in a terminal, a diff, code and thinking, and in the list's snippets.
-        reverse("session-detail", args=[Session.objects.get(path__contains=EDITS).id]) + "?q=cart",
+        reverse("session-detail", args=[edits]) + "?q=cart",
         reverse("session-cost", args=[Session.objects.exclude(cost=None).order_by("-cost").first().id]),
         reverse("workspace-list"),
         reverse("workspace-jid", args=[0, ALICE]),
         reverse("workspace-prompt", args=[0, ALICE]),
         reverse("workspace-edit", args=[0, ALICE, "memory.md"]),
+        reverse("workspace-source", args=[0, ALICE, "memory.md"]),
+        reverse("workspace-session-source", args=[0, ALICE, "20250601-143022.jsonl"]),
+        reverse("workspace-global-source", args=[0, "instructions.md"]),
+        reverse("workspace-search") + "?q=tea",
+        reverse("workspace-new", args=[0, ALICE]),
+        reverse("workspace-forget", args=[0, ALICE]),
+        reverse("workspace-remove", args=[0, ALICE, "memory.md"]),
         reverse("workspace-revision", args=[Revision.objects.get().id]),
         reverse("workspace-secrets"),
         reverse("workspace-audit-log"),
@@ -155,6 +166,13 @@ def test_every_page_type_fits_the_width_passes_axe_and_keeps_the_policy(
     ]:
         watched.open(path)
         found += problems(watched, axe_source, f"{path} [{width} {scheme}]")
+    # The HTML export is a download, read from disk with its own styles.
+    export = tmp_path / "export.html"
+    export.write_bytes(
+        page.request.get(live_server.url + reverse("session-export-html", args=[edits])).body()
+    )
+    page.goto(export.as_uri())
+    found += problems(watched, axe_source, f"export.html from disk [{width} {scheme}]")
     context.close()
     assert not found, "\n".join(found)
     assert watched.violations == []

@@ -199,6 +199,25 @@ def test_on_a_phone_no_copy_button_covers_the_text_it_copies(browser_page, demo)
     assert covered == []
 
 
+def test_on_a_phone_a_message_copy_button_stays_beside_its_line_link(browser_page, demo):
+    # A reply's head (model, tokens, cost, time) wraps at 390 px: the link and the button wrap
+    # together, at the right, never the button alone at the start of a line.
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_page(page, test_browser_sessions.titled("The checkout total is one cent off").get_absolute_url())
+    page.wait_for_selector(".entry-head button.copy", state="attached")
+    apart = page.evaluate(
+        """() => [...document.querySelectorAll('.entry-head')].flatMap(head => {
+            const link = head.querySelector('.permalink'), button = head.querySelector('button.copy');
+            const l = link.getBoundingClientRect(), b = button.getBoundingClientRect();
+            if (!b.width) return [];
+            return Math.abs(l.top - b.top) < 8 && b.left > l.right ? [] : [head.textContent.trim().slice(0, 60)];
+        })"""
+    )
+    assert page.locator(".entry-head button.copy").count() > 3
+    assert apart == []
+
+
 def test_show_all_puts_a_reads_whole_file_in_place_of_its_preview(browser_page, tmp_path):
     from sessionviewer.index import index_roots
     from sessionviewer.models import Session

@@ -475,6 +475,12 @@ def test_openclaw_transcript_shows_model_change_and_results(client, demo, viewer
     assert "Context compacted" in body
 
 
+def test_a_model_switch_is_labelled_in_words(client, demo, viewer):
+    body = page(client, detail_url(next(s for s in Session.objects.all() if s.display_title == "Dana")))
+    assert '<span class="who">model change</span>' in body
+    assert '<span class="who">model_change' not in body
+
+
 def test_fluux_room_shows_senders_attachments_and_reactions(client, demo, viewer):
     room = Session.objects.get(jid="dev@conference.example.com")
     body = page(client, detail_url(room))

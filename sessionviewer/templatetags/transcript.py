@@ -99,6 +99,12 @@ def neutral(text: str) -> str:
 
 
 @register.filter
+def spaced(name: str) -> str:
+    """A record's kind as words for a label: model_change -> model change."""
+    return str(name).replace("_", " ")
+
+
+@register.filter
 def title_cut(text: str, limit: int) -> str:
     """A title cut to limit characters as the index cuts one: after its last whole word, with
     an ellipsis (fold.cut_title). truncatechars would cut inside a word."""

@@ -210,7 +210,13 @@
     root.querySelectorAll("li.entry > .entry-head").forEach(function (head) {
       if (head.querySelector("button.copy")) return;
       var entry = head.parentElement;
-      head.appendChild(copyButton("Copy this message", function () { return messageText(entry); }));
+      // The line link and the button in one box at the right: when the head wraps (a reply's
+      // model, tokens and time on a phone), they wrap together, never the button alone.
+      var end = document.createElement("span");
+      end.className = "head-end";
+      var link = head.querySelector(".permalink");
+      if (link) { head.insertBefore(end, link); end.appendChild(link); } else { head.appendChild(end); }
+      end.appendChild(copyButton("Copy this message", function () { return messageText(entry); }));
     });
     root.querySelectorAll("li.entry pre, li.entry .command-line code").forEach(function (block) {
       var holder = block.parentElement;
