@@ -85,7 +85,7 @@ run: migrate static compile index admin
 test: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	DJANGO_SETTINGS_MODULE=tests.settings $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+	DJANGO_SETTINGS_MODULE=tests.settings $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist load $(PYTEST_ARGS)
 
 lint: install-dev
 	$(VENV)/bin/ruff check .
