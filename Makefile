@@ -13,6 +13,9 @@ THREADS ?= 4
 # take longer (an export of a 2 GB session takes minutes), only a stuck worker is cut off.
 TIMEOUT ?= 300
 PYTEST_ARGS ?=
+# Processes the suite runs in (pytest-xdist): `auto` is one per core; `make test TEST_WORKERS=0`
+# runs it in this one process, in order. Each worker has a test database of its own.
+TEST_WORKERS ?= auto
 
 export DJANGO_SETTINGS_MODULE := sessionviewer.settings
 
@@ -82,7 +85,7 @@ run: migrate static compile index admin
 test: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	DJANGO_SETTINGS_MODULE=tests.settings $(VENV)/bin/pytest $(PYTEST_ARGS)
+	DJANGO_SETTINGS_MODULE=tests.settings $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist load $(PYTEST_ARGS)
 
 lint: install-dev
 	$(VENV)/bin/ruff check .
