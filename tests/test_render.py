@@ -523,16 +523,19 @@ def _fastest(fn, runs: int = 3) -> float:
     return min(timings)
 
 
+@pytest.mark.timed
 def test_render_plain_handles_100kb_under_50ms():
     text = "2024-01-01 12:00:00 INFO worker started job 1234 on host build-7\n" * 1600
     assert _fastest(lambda: render_plain(text)) < 0.05
 
 
+@pytest.mark.timed
 def test_highlight_code_handles_100kb_over_the_limit_under_50ms():
     code = "def f(x):\n    return x * 2  # double\n" * 2700
     assert _fastest(lambda: highlight_code(code, "python")) < 0.05
 
 
+@pytest.mark.timed
 def test_render_markdown_handles_100kb_of_plain_prose_under_50ms():
     text = (
         "An assistant writes a long paragraph of plain words about what it did next. " * 12 + "\n\n"
@@ -540,6 +543,7 @@ def test_render_markdown_handles_100kb_of_plain_prose_under_50ms():
     assert _fastest(lambda: render_markdown(text)) < 0.05
 
 
+@pytest.mark.timed
 def test_render_markdown_stays_linear_with_many_images_in_one_paragraph():
     line = "![a](https://example.com/a.png) " * 100 + "\n"
     small, large = _fastest(lambda: render_markdown(line * 4)), _fastest(lambda: render_markdown(line * 16))
