@@ -240,7 +240,9 @@ def load(folder: Path) -> dict | None:
 
 
 def save(folder: Path, state: dict) -> None:
-    (folder / "cluster.json").write_text(json.dumps(state, indent=2) + "\n")
+    path = folder / "cluster.json"
+    path.touch(mode=0o600)  # DATABASE_URL may hold a password
+    path.write_text(json.dumps(state, indent=2) + "\n")
 
 
 def secret_file(folder: Path) -> Path:
