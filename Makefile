@@ -19,7 +19,7 @@ TEST_WORKERS ?= auto
 
 export DJANGO_SETTINGS_MODULE := sessionviewer.settings
 
-.PHONY: run test lint format install install-dev serve watch index migrate static compile admin bench screenshots clean
+.PHONY: run test lint format install install-dev serve watch index migrate static compile admin bench screenshots clean cluster cluster-stop cluster-status
 
 $(VENV)/bin/activate:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -97,6 +97,19 @@ format: install-dev
 
 bench: install-dev compile
 	SECRET_KEY=bench-only $(PY) bench/bench_index.py
+
+# Many machines on this one (README, "Many machines"): PostgreSQL (DATABASE_URL's, or one of its
+# own in data/cluster/), 3 indexers of 3 machines, 2 web processes on 8001 and 8002.
+# `make cluster CLUSTER_ARGS="--web-port 9001 --web-port 9002"`; see bench/cluster.py.
+CLUSTER_ARGS ?=
+cluster: install static compile
+	$(PY) bench/cluster.py start $(CLUSTER_ARGS)
+
+cluster-status: install
+	$(PY) bench/cluster.py status
+
+cluster-stop: install
+	$(PY) bench/cluster.py stop
 
 # The README's screenshots (docs/screenshots/), from a throwaway index of the demo data:
 # a session's first screen wide and on a phone (light and dark), a compaction banner, a Read

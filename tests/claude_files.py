@@ -43,3 +43,31 @@ def write_tool_turn(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     return path
+
+
+def write_sessions(root: Path, sessions: int, replies: int, ids: str = "msg") -> None:
+    """Claude Code sessions of `replies` turns each under root/-home-me-app/NNNN.jsonl, the
+    same bytes wherever they are written: two roots written alike hold each other's every
+    reply (and its usage), as a clone's copies do; replies of other `ids` are their own."""
+    for number in range(sessions):
+        base = {"sessionId": f"s{number}", "cwd": "/home/me/app"}
+        lines, parent = [], None
+        for reply in range(replies):
+            at = f"2026-02-08T19:{reply:02d}:{number % 60:02d}Z"
+            lines.append(
+                {**base, "type": "user", "uuid": f"u{reply}", "parentUuid": parent, "timestamp": at,
+                 "message": {"role": "user", "content": f"Step {reply} of {number}"}}
+            )  # fmt: skip
+            message = {
+                "id": f"{ids}_{number}_{reply}", "role": "assistant", "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "Done."}],
+                "usage": {"input_tokens": 100, "output_tokens": 10},
+            }  # fmt: skip
+            lines.append(
+                {**base, "type": "assistant", "uuid": f"a{reply}", "parentUuid": f"u{reply}", "timestamp": at,
+                 "message": message}
+            )  # fmt: skip
+            parent = f"a{reply}"
+        path = root / "-home-me-app" / f"{number:04d}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))

@@ -16,8 +16,11 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # noqa: S3
 # with no request, which django-axes refuses. tests/test_login_throttle.py turns it on.
 AXES_ENABLED = False
 
-# Tests never run collectstatic: serve the source folder as it is.
+# Tests never run collectstatic: serve the source folder as it is. The check against a
+# STATIC_ROOT among STATICFILES_DIRS guards collectstatic: silenced for the commands that
+# run on these settings (tests/test_cluster.py's migrate).
 STATIC_ROOT = BASE_DIR / "static"  # noqa: F405
+SILENCED_SYSTEM_CHECKS = ["staticfiles.E002"]
 WHITENOISE_AUTOREFRESH = True
 
 # A file, not an in-memory database: the live server's threads used by the browser

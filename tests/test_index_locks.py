@@ -20,11 +20,11 @@ from django.test import override_settings
 
 from sessionviewer.index import passes
 from sessionviewer.index.locks import RootTaken, lock_key, roots_held, take_turn
-from sessionviewer.models import CopiedUsage, Entry, Session, Source, ThreadSnapshot
+from sessionviewer.models import CopiedUsage, Session, Source, ThreadSnapshot
 from sessionviewer.roots import parse_root
 from sessionviewer.transcripts.store import PREPARE_FROM
-from tests.claude_files import write_tool_turn
-from tests.processes import command_env
+from tests.claude_files import write_sessions, write_tool_turn
+from tests.indexers import command_env, index_at_once, index_view
 
 pytestmark = pytest.mark.django_db
 
@@ -118,33 +118,6 @@ def test_take_turn_outside_a_transaction_is_a_mistake_on_postgresql():
 SESSIONS, REPLIES = 60, 5
 
 
-def _write_sessions(root: Path, sessions: int = SESSIONS) -> None:
-    """Claude Code sessions of REPLIES turns each; written in two roots, each root holds a
-    copy of the other's every reply (and its usage)."""
-    for number in range(sessions):
-        base = {"sessionId": f"s{number}", "cwd": "/home/me/app"}
-        lines, parent = [], None
-        for reply in range(REPLIES):
-            at = f"2026-02-08T19:{reply:02d}:{number % 60:02d}Z"
-            lines.append(
-                {**base, "type": "user", "uuid": f"u{reply}", "parentUuid": parent, "timestamp": at,
-                 "message": {"role": "user", "content": f"Step {reply} of {number}"}}
-            )  # fmt: skip
-            message = {
-                "id": f"msg_{number}_{reply}", "role": "assistant", "model": "claude-sonnet-4-5",
-                "content": [{"type": "text", "text": "Done."}],
-                "usage": {"input_tokens": 100, "output_tokens": 10},
-            }  # fmt: skip
-            lines.append(
-                {**base, "type": "assistant", "uuid": f"a{reply}", "parentUuid": f"u{reply}", "timestamp": at,
-                 "message": message}
-            )  # fmt: skip
-            parent = f"a{reply}"
-        path = root / "-home-me-app" / f"{number:04d}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
-
-
 @pytest.mark.skipif(not ON_POSTGRESQL, reason="SQLite is one machine's database: one writer at a time")
 @pytest.mark.django_db(transaction=True)
 def test_two_indexers_at_once_count_each_copied_reply_once(tmp_path):
@@ -152,8 +125,8 @@ def test_two_indexers_at_once_count_each_copied_reply_once(tmp_path):
     roots, so both settle the same replies (copies.count_once) at about the same time."""
     roots = [tmp_path / "a" / "projects", tmp_path / "b" / "projects"]
     for root in roots:
-        _write_sessions(root)
-    for err in _index_at_once(roots):
+        write_sessions(root, SESSIONS, REPLIES)
+    for err in index_at_once({f"machine-{n}": root for n, root in enumerate(roots)}):
         assert "not indexed" not in err and "failed" not in err, err
     assert Session.objects.count() == 2 * SESSIONS
     # Each reply counted by one session, its copy in the other root kept off the totals.
@@ -194,20 +167,10 @@ def test_a_file_the_database_refuses_is_recorded_on_its_session_and_the_command_
     assert Session.objects.get(key__endswith="b.jsonl").index_error == ""
 
 
-def _index_state() -> list:
-    """What a pass leaves, compared between a killed-then-resumed index and a fresh one."""
-    sessions = sorted(
-        Session.objects.values_list(
-            "source__path", "key", "entry_count", "input_tokens", "output_tokens", "file_size", "read_offset"
-        )
-    )
-    return [sessions, Entry.objects.count(), sorted(CopiedUsage.objects.values_list("message_id", flat=True))]
-
-
 @pytest.mark.django_db(transaction=True)
 def test_an_indexer_killed_mid_pass_loses_nothing(tmp_path):
     root = tmp_path / "projects"
-    _write_sessions(root, sessions=3 * passes.GROUP_FILES)  # three groups, each one transaction
+    write_sessions(root, 3 * passes.GROUP_FILES, REPLIES)  # three groups, each one transaction
     command = [sys.executable, "manage.py", "index", f"claude_code={root}"]
     indexer = subprocess.Popen(command, cwd=settings.BASE_DIR, env=command_env(), stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300
@@ -219,13 +182,13 @@ def test_an_indexer_killed_mid_pass_loses_nothing(tmp_path):
     assert Session.objects.count() < 3 * passes.GROUP_FILES  # it was stopped halfway
     again = subprocess.run(command, cwd=settings.BASE_DIR, env=command_env(), capture_output=True, text=True)
     assert again.returncode == 0, again.stderr  # not refused: the killed one's lock went with it
-    resumed = _index_state()
+    resumed = index_view()
     Session.objects.all().delete()
     Source.objects.all().delete()
     fresh = subprocess.run(command, cwd=settings.BASE_DIR, env=command_env(), capture_output=True, text=True)
     assert fresh.returncode == 0, fresh.stderr
-    assert resumed == _index_state()
-    assert resumed[1] == 3 * passes.GROUP_FILES * 2 * REPLIES
+    assert resumed == index_view()
+    assert resumed["machines"]["laptop"]["entries"] == 3 * passes.GROUP_FILES * 2 * REPLIES
 
 
 def _write_long_session(path: Path, turns: int) -> None:
@@ -252,32 +215,11 @@ def test_two_indexers_at_once_prepare_each_long_thread_once(tmp_path):
     for number, root in enumerate(roots):
         for session in range(2):
             _write_long_session(root / "-home-me-app" / f"{number}-{session}.jsonl", PREPARE_FROM // 2 + 1)
-    _index_at_once(roots)
+    index_at_once({f"machine-{n}": root for n, root in enumerate(roots)})
     assert Session.objects.filter(entry_count__gte=PREPARE_FROM).count() == 6
     snapshots = ThreadSnapshot.objects.values_list("session_id", "leaf")
     assert sorted(snapshots) == sorted((s.id, "") for s in Session.objects.all())
 
-
-def _index_at_once(roots: list[Path]) -> list[str]:
-    """`manage.py index` of each root, all at once, each as a machine of its own; their stderr.
-    Each must exit 0."""
-    indexers = [
-        subprocess.Popen(
-            [sys.executable, "manage.py", "index", f"claude_code={root}"],
-            cwd=settings.BASE_DIR,
-            env={**command_env(), "SESSIONVIEWER_MACHINE": f"machine-{n}"},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for n, root in enumerate(roots)
-    ]
-    errors = []
-    for indexer in indexers:
-        _, err = indexer.communicate(timeout=300)
-        assert indexer.returncode == 0, err
-        errors.append(err)
-    return errors
 
 
 def _replies_file(path: Path, started: str, replies: list[tuple[str, str]]) -> None:

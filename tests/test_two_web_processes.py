@@ -20,7 +20,7 @@ from django.test import Client
 
 from sessionviewer.models import Session
 from tests.claude_files import write_tool_turn
-from tests.processes import command_env
+from tests.indexers import command_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
