@@ -221,7 +221,6 @@ def test_two_indexers_at_once_prepare_each_long_thread_once(tmp_path):
     assert sorted(snapshots) == sorted((s.id, "") for s in Session.objects.all())
 
 
-
 def _replies_file(path: Path, started: str, replies: list[tuple[str, str]]) -> None:
     """A Claude Code session: a prompt at `started`, then (message id, time) replies of
     100 input and 10 output tokens each, after a prompt each."""
