@@ -126,10 +126,18 @@ class Session(models.Model):
     indexed_at = models.DateTimeField(null=True, blank=True)
     # Why the last pass could not index the file ("" once one could): the list shows it.
     index_error = models.TextField(blank=True, default="")
+    # Read from its first line by a pass that has not settled its copies yet (index/copies.py):
+    # one cut off before it did leaves this set, and the next pass settles them.
+    copies_pending = models.BooleanField(default=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["source", "key"], name="session_source_key")]
         indexes = [
+            models.Index(
+                fields=["copies_pending"],
+                name="session_copies_pending",
+                condition=models.Q(copies_pending=True),
+            ),
             models.Index(fields=["-updated_at"], name="session_updated"),
             models.Index(fields=["format", "-updated_at"], name="session_format_updated"),
             models.Index(fields=["project"], name="session_project"),

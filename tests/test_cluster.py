@@ -199,7 +199,7 @@ def test_three_machines_index_at_once_and_the_web_serves_without_the_files(
 ):
     trees, folder = tmp_path / "sessions", tmp_path / "cluster"
     laptop_root, shared = trees / "laptop/claude-code/projects", trees / "shared/claude-code/projects"
-    write_sessions(laptop_root, LAPTOP, REPLIES, ids="laptop")
+    write_sessions(laptop_root, LAPTOP, REPLIES)  # the same reply ids as the shared root: copies
     write_sessions(shared, SHARED, REPLIES)
     folder.mkdir()
     (folder / "key").write_text(settings.SECRET_KEY)
@@ -272,11 +272,6 @@ def _index(*roots: Path) -> None:
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 28: the sessions a killed pass committed are not settled by the next pass, which "
-    "reads only the files changed since (index/passes.py: read_whole is the pass's own)",
-)
 def test_a_pass_killed_before_its_copies_phase_leaves_no_reply_counted_twice(tmp_path, monkeypatch):
     """What the multi-machine run found, on one engine and in one process: a pass killed
     after its groups are committed and before copies.count_once."""

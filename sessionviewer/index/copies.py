@@ -40,6 +40,22 @@ TOTALS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tok
 PRICED = ("cost", "unpriced_tokens", "model_costs")
 
 
+def count_once_pending(read_whole: list[Session]) -> None:
+    """count_once for the sessions this pass read from their first line, and for those an
+    earlier pass read and was cut off (killed, the machine down) before it settled: their
+    files have not changed since, so no later pass reads them again. Each is marked settled
+    in the same transaction (Session.copies_pending)."""
+    ours = {session.id for session in read_whole}
+    pending = set(Session.objects.filter(copies_pending=True).values_list("id", flat=True)) - ours
+    everything = [*read_whole, *(Session(id=session_id) for session_id in sorted(pending))]
+    count_once(everything)
+    settled = sorted(ours | pending)
+    for start in range(0, len(settled), CHUNK):
+        Session.objects.filter(id__in=settled[start : start + CHUNK], copies_pending=True).update(
+            copies_pending=False
+        )
+
+
 def count_once(read_whole: Iterable[Session]) -> None:
     """After a pass: settle the replies of the sessions it read from their first line that
     another session holds too. The database finds them, by the entry_message index alone:

@@ -152,7 +152,7 @@ def _count_copies_once(read_whole: list[Session], summary: IndexSummary) -> None
         for attempt in range(COPIES_ATTEMPTS):
             try:
                 with transaction.atomic():
-                    copies.count_once(read_whole)
+                    copies.count_once_pending(read_whole)
                 break
             except OperationalError as error:
                 # Stopped by the database to end a deadlock with another indexer's append: no
@@ -500,7 +500,7 @@ def _fold_new_file(plan: _Plan, batch: worker.Batch, summary: IndexSummary) -> S
     with summary.phases.timing("prices"):
         _price(session)
     session.new_summaries = list(batch.summaries)
-    session.read_whole = True
+    session.read_whole = session.copies_pending = True
     return session
 
 
@@ -610,6 +610,9 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
         retried = session.problems.filter(offset__gte=plan.job.start_offset).delete()[0]
     summary.opened += 1
     summaries: list[worker.SummaryLink] = []
+    # Read whole, it may hold copies: until this pass settles them (or one after it, should
+    # this one be cut off first), the session says so.
+    session.copies_pending = session.copies_pending or plan.job.start_offset == 0
     for batch in batches:
         batch.state.copy_to(session)
         session.problem_count -= retried
