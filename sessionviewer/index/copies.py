@@ -36,7 +36,8 @@ CHUNK = 2000  # message ids per query: well under SQLite's limit on a statement'
 # Past this many sessions read whole, one pass over the entry_message index costs less than
 # looking their replies up (measured on the bench's corpus: 10 ms against 70 ms for 380).
 LOOKUPS = 100
-TOTALS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "usage_lines")
+TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+TOTALS = (*TOKENS, "usage_lines")
 PRICED = ("cost", "unpriced_tokens", "model_costs")
 
 
@@ -97,7 +98,7 @@ def on_totals_now(session: Session, read: dict) -> None:
     written as read would undo that. The row stays locked until the pass commits
     (PostgreSQL), so settling waits for the append, and it in turn for a settling (_load)."""
     now = Session.objects.select_for_update().only("id", *TOTALS).get(id=session.id)
-    for name in TOTALS[:-1]:
+    for name in TOKENS:
         setattr(session, name, getattr(now, name) + getattr(session, name) - read[name])
     ours, before = session.usage_lines, read["usage_lines"]
     lines = {key: dict(line) for key, line in now.usage_lines.items()}
@@ -106,11 +107,10 @@ def on_totals_now(session: Session, read: dict) -> None:
         line = lines.setdefault(key, {})
         for kind in new.keys() | old.keys():
             line[kind] = line.get(kind, 0) + new.get(kind, 0) - old.get(kind, 0)
-        # As _add: a line a copy took the last turn off goes (one of this append's own
-        # lines with no turn, as fold leaves some, stays).
-        if line.get("turns", 0) <= 0 and (key not in ours or ours[key].get("turns", 0) > 0):
-            if key not in ours and any(line.values()):
-                continue  # still holds tokens: not ours to drop
+        # As _add: a line a copy took the last turn off goes. One of this append's own lines
+        # with no turn (fold leaves some) stays, and so does another's that still holds tokens.
+        gone = ours[key].get("turns", 0) > 0 if key in ours else not any(line.values())
+        if gone and line.get("turns", 0) <= 0:
             del lines[key]
     session.usage_lines = lines
 
