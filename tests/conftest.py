@@ -207,3 +207,55 @@ def fifo():
     yield make
     stop.set()
     thread.join()
+
+
+# --- Which tests run on PostgreSQL -----------------------------------------------------------------
+
+# A test that asks for none of these touches no database: it reads files, parses, renders or
+# checks settings, and passes or fails the same on either engine.
+DATABASE_FIXTURES = {
+    "db",
+    "transactional_db",
+    "django_db_setup",
+    "django_db_reset_sequences",
+    "django_db_serialized_rollback",
+    "live_server",
+    "client",
+    "async_client",
+    "admin_client",
+    "admin_user",
+    "django_user_model",
+}
+
+
+def uses_the_database(item: pytest.Item) -> bool:
+    return item.get_closest_marker("django_db") is not None or bool(
+        DATABASE_FIXTURES & set(item.fixturenames)
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On PostgreSQL, run only the tests that touch the database.
+
+    CI runs the suite on SQLite and on PostgreSQL at once (.ci/run): the three quarters of
+    it that touch no database (readers, threads, rendering, the worker, settings) ran twice
+    for nothing. They run on SQLite; SESSIONVIEWER_TEST_ALL=1 runs them on PostgreSQL too.
+    """
+    from django.db import connections
+
+    if connections["default"].vendor != "postgresql" or os.environ.get("SESSIONVIEWER_TEST_ALL") == "1":
+        return
+    kept, left = [], []
+    for item in items:
+        (kept if uses_the_database(item) else left).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    from django.db import connections
+
+    if connections["default"].vendor == "postgresql" and os.environ.get("SESSIONVIEWER_TEST_ALL") != "1":
+        return "PostgreSQL: only the tests that touch the database (SESSIONVIEWER_TEST_ALL=1 runs all)"
+    return None

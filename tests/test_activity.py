@@ -154,7 +154,16 @@ def test_the_page_says_which_range_it_shows_and_offers_the_presets(client, sprea
         assert f">{label}</a>" in body
 
 
-def test_the_json_twin_says_its_range(client, spread, viewer):
+@pytest.fixture
+def on_today(monkeypatch):
+    """The server's today is the fixture's: a range's sessions stay in it whatever the date."""
+    localdate = timezone.localdate
+    monkeypatch.setattr(
+        timezone, "localdate", lambda value=None, tz=None: localdate(value, tz) if value else TODAY
+    )
+
+
+def test_the_json_twin_says_its_range(client, spread, viewer, on_today):
     body = client.get(reverse("api-activity"), {"_range": "7"}).json()
     assert body["range"]["name"] == "7"
     assert body["totals"]["sessions"] == sum(d["sessions"] for d in body["days"]) == 1
