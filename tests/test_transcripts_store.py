@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from sessionviewer import threads, transcripts
 from sessionviewer.index import index_roots, rows
-from sessionviewer.models import Entry, Session, ThreadSnapshot
+from sessionviewer.models import Entry, Session, Source, ThreadSnapshot
 from sessionviewer.roots import RootSpec
 from sessionviewer.transcripts import store
 
@@ -255,7 +255,11 @@ def extended_and_rebuilt(root, lines: list[bytes], split: int, end: int | None =
     extended = snapshots_of(session)
     ThreadSnapshot.objects.filter(session=session).delete()
     transcripts.prepare_snapshots([session.id])
-    return extended, snapshots_of(session)
+    rebuilt = snapshots_of(session)
+    # Each split is a root of its own: the ones before it would share every reply with
+    # it, and each pass would settle copies over all of them.
+    Source.objects.all().delete()
+    return extended, rebuilt
 
 
 @pytest.fixture
