@@ -1,0 +1,408 @@
+"""Issue 28's load bench: many machines' sessions in one PostgreSQL, people reading while
+indexers append.
+
+    export DATABASE_URL=postgres://postgres@127.0.0.1:54329/sv_load   # dropped and made again
+    .venv/bin/python bench/load.py seed --sessions 10000 --copies 40 --machines 10
+    .venv/bin/python bench/load.py run --users 50 --seconds 300 --appenders 4
+
+`seed` writes bench/generate.py's history shape (--sessions files, in every format), indexes it
+as machine-00 with `manage.py index`, then copies its rows inside PostgreSQL (--copies times in
+all, over --machines machine names; copies past the machines are other roots of the same
+machines), as if each machine had indexed a tree of its own: sessions, entries, problems and
+thread snapshots, with their full-text index. Reading the files again for every copy would
+take the indexer's time, which is not what this bench measures (bench/engines.py does).
+
+`run` starts two web processes as `make cluster` does (gunicorn, gthread), --appenders indexers
+(`manage.py index --watch`, each its own machine over a small tree of its own) while a thread
+here appends a turn to one of their sessions every --append-every seconds, and then locust
+(bench/locustfile.py) with --users people over both web processes. It prints p50, p95 and p99
+per page, and writes them to bench/out/load.json. Locust is not in requirements-dev.txt (CI
+has no use for it): `run` installs it the first time, into a virtualenv of its own
+(data/load/locust-venv), so that its dependencies never change the app's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import orjson
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+DATA = ROOT / "data" / "load"
+OUT = BENCH / "out"
+LOCUST = "locust==2.47.0"
+SECRET = "bench-only-load"  # noqa: S105 - a throwaway database's
+USER, PASSWORD = "load", "load-bench-password"
+WEB_PORTS = (8001, 8002)
+BASE_MACHINE = "machine-00"
+
+sys.path.insert(0, str(BENCH))
+import cluster  # noqa: E402
+import generate  # noqa: E402
+from whole_command import _create_database  # noqa: E402
+
+
+def environment(database_url: str, **added: str) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith("SESSIONVIEWER_") and k != "DATABASE_URL"}
+    return {
+        **keep,
+        "DATABASE_URL": database_url,
+        "SECRET_KEY": SECRET,
+        "SESSIONVIEWER_DEMO": "0",
+        "DJANGO_SETTINGS_MODULE": "sessionviewer.settings",
+        "PYTHONUNBUFFERED": "1",
+        **added,
+    }
+
+
+def manage(database_url: str, *args: str, **env: str) -> None:
+    subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=environment(database_url, **env), check=True
+    )
+
+
+# --- seed ---------------------------------------------------------------------------------------
+
+
+def seed(args: argparse.Namespace) -> None:
+    url = database_url()
+    tree = DATA / f"tree-{args.sessions}"
+    if not tree.is_dir():
+        print(f"generating {args.sessions:,} sessions in {tree} ...", flush=True)
+        generate.generate_history(tree, args.sessions, seed=0)
+    _create_database(url)  # dropped and made again
+    manage(url, "migrate", "--noinput", "--verbosity", "0")
+    started = time.monotonic()
+    roots = "\n".join(cluster.tree_roots(tree))
+    manage(url, "index", SESSIONVIEWER_ROOTS=roots, SESSIONVIEWER_MACHINE=BASE_MACHINE)
+    print(f"indexed the base tree as {BASE_MACHINE} in {time.monotonic() - started:.1f} s", flush=True)
+    code = (
+        "import sys; sys.path.insert(0, 'bench'); import load; "
+        f"load.copy_machines({args.copies}, {args.machines}); load.make_reader()"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment(url), check=True)
+
+
+def database_url() -> str:
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        raise SystemExit("set DATABASE_URL to a PostgreSQL database this bench may drop and make again")
+    return url
+
+
+def copy_machines(copies: int, machines: int) -> None:
+    """Copy machine-00's rows copies - 1 times, each as another machine's (or root's)."""
+    import django
+
+    django.setup()
+    from django.db import connection, transaction
+
+    from sessionviewer.models import Entry, Problem, Session, Source, ThreadPiece, ThreadSnapshot
+
+    base_sources = list(Source.objects.filter(machine=BASE_MACHINE).values_list("id", flat=True))
+    for copy in range(1, copies):
+        started = time.monotonic()
+        machine = f"machine-{copy % machines:02d}"
+        suffix = "" if copy < machines else f"/copy-{copy // machines}"
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("CREATE TEMP TABLE source_map (old_id bigint, new_id bigint) ON COMMIT DROP")
+            for old in base_sources:
+                table = Source._meta.db_table
+                insert = (
+                    f"INSERT INTO {table} (machine, path, format, indexed_at) "  # noqa: S608 - the model's name
+                    f"SELECT %s, path || %s, format, indexed_at FROM {table} WHERE id = %s RETURNING id"
+                )
+                cursor.execute(insert, [machine, suffix, old])
+                cursor.execute("INSERT INTO source_map VALUES (%s, %s)", [old, cursor.fetchone()[0]])
+            session_map = _id_map(cursor, Session, "session_map", f"source_id IN ({_ids(base_sources)})")
+            _copy(
+                cursor,
+                Session,
+                {
+                    "id": "m.new_id",
+                    "source_id": "sm.new_id",
+                    "parent_id": "pm.new_id",
+                    "path": f"t.path || '{suffix}'",
+                },
+                f"JOIN {session_map} m ON m.old_id = t.id JOIN source_map sm ON sm.old_id = t.source_id "
+                f"LEFT JOIN {session_map} pm ON pm.old_id = t.parent_id",
+            )
+            for model in (Entry, Problem):
+                _copy(
+                    cursor,
+                    model,
+                    {"session_id": "m.new_id"},
+                    f"JOIN {session_map} m ON m.old_id = t.session_id",
+                )
+            snapshot_map = _id_map(
+                cursor,
+                ThreadSnapshot,
+                "snapshot_map",
+                f"session_id IN (SELECT old_id FROM {session_map})",  # noqa: S608
+            )
+            _copy(
+                cursor,
+                ThreadSnapshot,
+                {"id": "s.new_id", "session_id": "m.new_id"},
+                f"JOIN {snapshot_map} s ON s.old_id = t.id JOIN {session_map} m ON m.old_id = t.session_id",
+            )
+            _copy(
+                cursor,
+                ThreadPiece,
+                {"snapshot_id": "s.new_id"},
+                f"JOIN {snapshot_map} s ON s.old_id = t.snapshot_id",
+            )
+        print(f"copy {copy} ({machine}{suffix}): {time.monotonic() - started:.1f} s", flush=True)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    print(
+        f"{Source.objects.values('machine').distinct().count()} machines, {Session.objects.count():,} sessions, "
+        f"{Entry.objects.count():,} entries",
+        flush=True,
+    )
+
+
+def _ids(ids: list[int]) -> str:
+    return ",".join(str(int(i)) for i in ids) or "NULL"
+
+
+def _id_map(cursor, model, name: str, where: str) -> str:
+    """A temporary table of old id -> a new id from the model's sequence, for the rows where."""
+    table = model._meta.db_table
+    create = (
+        f"CREATE TEMP TABLE {name} ON COMMIT DROP AS SELECT id AS old_id, "  # noqa: S608 - the model's name
+        f"nextval(pg_get_serial_sequence('{table}', 'id')) AS new_id FROM {table} WHERE {where}"
+    )
+    cursor.execute(create)
+    cursor.execute(f"CREATE INDEX ON {name} (old_id)")
+    return name
+
+
+def _copy(cursor, model, replaced: dict[str, str], joins: str) -> None:
+    """INSERT the joined rows again, every column as it is but the replaced ones; a column
+    the copy leaves out (an id from the sequence) is one whose replacement is not given."""
+    table = model._meta.db_table
+    cursor.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
+        "AND is_generated = 'NEVER' ORDER BY ordinal_position",
+        [table],
+    )
+    columns = [name for (name,) in cursor.fetchall() if name != "id" or "id" in replaced]
+    values = [replaced.get(name, f't."{name}"') for name in columns]
+    names = ", ".join(f'"{name}"' for name in columns)
+    insert = f"INSERT INTO {table} ({names}) SELECT {', '.join(values)} FROM {table} t {joins}"  # noqa: S608
+    cursor.execute(insert)
+
+
+def make_reader() -> None:
+    """The person locust logs in as: a viewer (reads sessions and workspaces, edits nothing)."""
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import Group, User
+
+    user, _ = User.objects.get_or_create(username=USER)
+    user.set_password(PASSWORD)
+    user.save()
+    user.groups.add(Group.objects.get(name="viewers"))
+
+
+# --- run ----------------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> None:
+    url = database_url()
+    locust = DATA / "locust-venv" / "bin" / "locust"
+    if not locust.exists():  # a virtualenv of its own: locust's dependencies stay out of the app's
+        subprocess.run([sys.executable, "-m", "venv", str(DATA / "locust-venv")], check=True)
+        subprocess.run([str(locust.parent / "pip"), "install", "--quiet", LOCUST], check=True)
+    logs = DATA / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    manage(url, "collectstatic", "--noinput", "--verbosity", "0")  # as `make cluster` does first
+    pieces, stop = [], threading.Event()
+    try:
+        for port in WEB_PORTS:
+            pieces.append(
+                _start(cluster.web_command(f"127.0.0.1:{port}", args.workers), url, logs / f"web-{port}")
+            )
+        live = []
+        for n in range(args.appenders):
+            tree = DATA / "live" / f"appender-{n}"
+            shutil.rmtree(tree, ignore_errors=True)
+            generate.generate_history(tree, 40, seed=100 + n, large_lines=0, formats=("claude_code",))
+            live += sorted(tree.rglob("*.jsonl"))
+            roots = "\n".join(cluster.tree_roots(tree))
+            env = {"SESSIONVIEWER_ROOTS": roots, "SESSIONVIEWER_MACHINE": f"appender-{n}"}
+            pieces.append(_start(cluster.INDEXER, url, logs / f"indexer-{n}", **env))
+        _wait_for_web()
+        appending = threading.Thread(target=_append, args=(live, args.append_every, stop), daemon=True)
+        appending.start()
+        OUT.mkdir(exist_ok=True)
+        prefix = OUT / "load"
+        load_before = os.getloadavg()
+        subprocess.run(
+            [
+                str(locust), "-f", str(BENCH / "locustfile.py"), "--headless", "--users", str(args.users),
+                "--spawn-rate", str(args.spawn_rate), "--run-time", f"{args.seconds}s", "--csv", str(prefix),
+                "--only-summary", "--host", f"http://127.0.0.1:{WEB_PORTS[0]}",
+            ],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "LOAD_HOSTS": ",".join(f"http://127.0.0.1:{port}" for port in WEB_PORTS),
+                "LOAD_USER": USER,
+                "LOAD_PASSWORD": PASSWORD,
+            },
+            check=False,
+        )  # fmt: skip
+        stop.set()
+        figures = _figures(Path(f"{prefix}_stats.csv"))
+        result = {
+            "users": args.users,
+            "seconds": args.seconds,
+            "appenders": args.appenders,
+            "appended": appending_count[0],
+            "load": [load_before, os.getloadavg()],
+            "cpus": os.cpu_count(),
+            "pages": figures,
+        }
+        (OUT / "load.json").write_text(json.dumps(result, indent=2))
+        print(report(result))
+    finally:
+        stop.set()
+        for process in pieces:
+            cluster.stop_group(process.pid, process.args)
+
+
+def _start(argv: list[str], url: str, log: Path, **env: str) -> subprocess.Popen:
+    with open(f"{log}.log", "ab") as out:
+        return subprocess.Popen(
+            cluster.resolved(argv),
+            cwd=ROOT,
+            env=environment(url, **env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def _wait_for_web(seconds: float = 60) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + seconds
+    for port in WEB_PORTS:
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=5)  # noqa: S310 - loopback
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"the web process on {port} did not answer in {seconds:.0f} s") from None
+                time.sleep(0.5)
+
+
+appending_count = [0]
+
+
+def _append(files: list[Path], every: float, stop: threading.Event) -> None:
+    """A turn (a prompt and its reply) appended to one live session at a time, as an agent
+    writes them, so that the indexers read appends the whole run long."""
+    rng = random.Random(0)
+    while files and not stop.wait(every):
+        path = rng.choice(files)
+        last = orjson.loads(path.read_bytes().rstrip().rsplit(b"\n", 1)[-1])
+        parent, session = last.get("uuid"), last.get("sessionId", "s")
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        n = appending_count[0]
+        prompt = {
+            "type": "user",
+            "uuid": f"load-u{n}",
+            "parentUuid": parent,
+            "sessionId": session,
+            "timestamp": stamp,
+            "message": {"role": "user", "content": f"load prompt {n}: index the database request"},
+        }
+        reply = {
+            "type": "assistant",
+            "uuid": f"load-a{n}",
+            "parentUuid": f"load-u{n}",
+            "sessionId": session,
+            "timestamp": stamp,
+            "message": {
+                "id": f"load-msg-{n}",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": f"load reply {n}: the session reader parses it"}],
+                "usage": {"input_tokens": 100, "output_tokens": 20},
+            },
+        }
+        with open(path, "ab") as out:
+            out.write(orjson.dumps(prompt) + b"\n" + orjson.dumps(reply) + b"\n")
+        appending_count[0] += 1
+
+
+def _figures(stats: Path) -> dict[str, dict]:
+    """Locust's per-request-name figures, in milliseconds."""
+    figures = {}
+    with open(stats, newline="") as rows:
+        for row in csv.DictReader(rows):
+            figures[row["Name"]] = {
+                "requests": int(row["Request Count"]),
+                "failures": int(row["Failure Count"]),
+                "p50": float(row["50%"]),
+                "p95": float(row["95%"]),
+                "p99": float(row["99%"]),
+                "rps": float(row["Requests/s"]),
+            }
+    return figures
+
+
+def report(result: dict) -> str:
+    load = " then ".join(" ".join(f"{x:.2f}" for x in triple) for triple in result["load"])
+    lines = [
+        f"{result['users']} users for {result['seconds']} s over {len(WEB_PORTS)} web processes, "
+        f"{result['appenders']} indexers reading {result['appended']:,} appended turns; "
+        f"load average {load} on {result['cpus']} CPUs",
+        f"{'page':26}{'requests':>10}{'failures':>10}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}",
+    ]
+    for name, row in result["pages"].items():
+        lines.append(
+            f"{name:26}{row['requests']:>10,}{row['failures']:>10,}{row['p50']:>9.0f}{row['p95']:>9.0f}{row['p99']:>9.0f}"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    seeding = commands.add_parser("seed", help="index a history and copy it as many machines'")
+    seeding.add_argument("--sessions", type=int, default=10_000, help="session files of the base tree")
+    seeding.add_argument("--copies", type=int, default=10, help="copies of the base tree's rows, in all")
+    seeding.add_argument("--machines", type=int, default=10, help="machine names the copies go to")
+    seeding.set_defaults(handler=seed)
+    running = commands.add_parser("run", help="serve, append, and read with locust")
+    running.add_argument("--users", type=int, default=50)
+    running.add_argument("--spawn-rate", type=float, default=10)
+    running.add_argument("--seconds", type=int, default=300)
+    running.add_argument("--appenders", type=int, default=4)
+    running.add_argument("--append-every", type=float, default=0.5, help="seconds between two appended turns")
+    running.add_argument("--workers", type=int, default=3, help="gunicorn workers per web process")
+    running.set_defaults(handler=run)
+    args = parser.parse_args()
+    args.handler(args)
+
+
+if __name__ == "__main__":
+    main()
