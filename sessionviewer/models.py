@@ -206,9 +206,7 @@ class Session(models.Model):
 
     def apply_prices(self) -> None:
         """Price the usage lines: cost and unpriced_tokens, as the index stores them."""
-        costing = prices.price_lines(self.usage_lines)
-        self.cost, self.unpriced_tokens = costing["cost"], costing["unpriced_tokens"]
-        self.model_costs = {m["model"]: {"tokens": m["tokens"], "cost": m["cost"]} for m in costing["models"]}
+        self.cost, self.unpriced_tokens, self.model_costs = prices.price_totals(self.usage_lines)
 
     def cost_to_dict(self) -> dict:
         """How the cost was computed: per model, tokens by kind x rates (prices.price_lines),

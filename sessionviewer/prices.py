@@ -311,6 +311,40 @@ def price_lines(lines: dict) -> dict:
     }
 
 
+def price_totals(lines: dict) -> tuple[float | None, int, dict[str, dict]]:
+    """What the index stores of price_lines(lines): the cost, the unpriced tokens, and each
+    model's tokens and cost, in the same order and to the same figures. The indexer prices
+    every session it writes, and the lines' detail (rates, assumed kinds, a dict per line)
+    cost a cold index of thousands of small sessions twice what the sums did."""
+    by_model: dict[str, list] = {}  # model -> [tokens, cost]
+    total: Decimal | None = None
+    unpriced = 0
+    for key, tokens in sorted(lines.items()):
+        count = line_tokens(tokens)
+        if not count:
+            continue
+        model, provider, day, context = split_key(key)
+        rates = rates_for(model, provider, day, context)
+        row = by_model.setdefault(model, [0, None])
+        row[0] += count
+        if rates is None:
+            unpriced += count
+        else:
+            cost = rates.cost(tokens)
+            row[1] = (row[1] or Decimal(0)) + cost
+            total = (total or Decimal(0)) + cost
+    models = [
+        (model, tokens, float(cost) if cost is not None else None)
+        for model, (tokens, cost) in by_model.items()
+    ]
+    models.sort(key=lambda m: (-(m[2] or 0), -m[1], m[0]))
+    return (
+        float(total) if total is not None else None,
+        unpriced,
+        {model: {"tokens": tokens, "cost": cost} for model, tokens, cost in models},
+    )
+
+
 def clear_cache() -> None:
     """Forget the rates read: after prices.toml changed (tests, manage.py reprice)."""
     global _kept

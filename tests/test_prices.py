@@ -147,3 +147,20 @@ def test_prices_toml_goes_before_the_kept_rates(settings):
     (settings.DATA_DIR / "prices.toml").write_text('[models."claude-opus-4-6"]\ninput = 1\noutput = 2\n')
     prices.clear_cache()
     assert prices.rates_for("claude-opus-4-6", day="2026-02-10").per_mtok["input"] == Decimal(1)
+
+
+def test_price_totals_are_the_figures_price_lines_gives_in_its_order():
+    lines = {
+        **line(input=1_000, output=200, turns=2),
+        **line(day="2026-02-11", cache_read=50_000, cache_write_1h=300),
+        **line(model="claude-haiku-4-5-20251001", input=9_000, output=9_000),
+        **line(model="claude-fable-9", input=100, output=50),
+        **line(model="claude-sonnet-4-5-20250929", context=200_000),  # no tokens: left out
+    }
+    costing = prices.price_lines(lines)
+    cost, unpriced, models = prices.price_totals(lines)
+    assert (cost, unpriced) == (costing["cost"], costing["unpriced_tokens"])
+    assert list(models.items()) == [
+        (m["model"], {"tokens": m["tokens"], "cost": m["cost"]}) for m in costing["models"]
+    ]
+    assert prices.price_totals({}) == (None, 0, {})

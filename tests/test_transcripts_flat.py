@@ -277,3 +277,11 @@ def test_a_long_session_opened_before_its_snapshot_exists_holds_no_entry_per_lin
     assert len(t.items) > 300
     for leaf in t.thread.leaves[:3]:
         assert transcripts.transcript(generated, leaf).thread.leaf_id == leaf
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 8, 9, 300])
+def test_flags_spread_a_byte_each_read_as_the_bits_do(size):
+    bits = flat.Bits(size)
+    for index in range(0, size, 3):
+        bits.set(index)
+    assert list(bits.spread()) == [bits[index] for index in range(size)]

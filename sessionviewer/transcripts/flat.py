@@ -91,6 +91,13 @@ class Bits:
     def __contains__(self, index) -> bool:
         return isinstance(index, int) and 0 <= index < self.size and bool(self[index])
 
+    def spread(self) -> bytes:
+        """The flags a byte each, for loops that ask for every index: a lookup in C, not a call."""
+        return b"".join(map(_SPREAD.__getitem__, self.bits))[: self.size]
+
+
+_SPREAD = [bytes((byte >> bit) & 1 for bit in range(8)) for byte in range(256)]  # a byte of flags, spread
+
 
 class Back:
     """For each index, an index at or before it (or NO), kept as how far back it is: a byte
@@ -566,13 +573,16 @@ def build_snapshots(session: Session, leaves: int, leaf: str | None = None) -> i
         summary_lines = _compact_summary_lines(session.id)
         writers = {leaf: _plan(session, tree, tip, leaf, leaf_ids, summary_lines) for tip, leaf in tips}
         lines, regions = iter(tree.lines), tree.regions()
+        every = list(writers.values())
         for entry, facts in _light_rows(session.id, tree.left_out):
             if entry.line != next(lines, None):
                 raise Fallback(f"line {entry.line}: the rows changed while the thread was built")
             region = next(regions)
-            for writer in writers.values():
-                if writer.shown(region):
-                    writer.add(entry, facts)
+            on = [writer for writer in every if writer.shown(region)]
+            if on:
+                noise = layout.is_noise(entry, facts)  # once, not once a thread: most lines are on several
+                for writer in on:
+                    writer.add(entry, noise)
         for leaf, writer in writers.items():
             writer.finish(tail if leaf is None else None)
     return len(writers)
@@ -586,7 +596,7 @@ def _plan(
 
     lines, region = tree.lines, tree.region
     on = tree.path(tip) if tip != NO else None
-    shown = (lambda r: True) if on is None else on.__getitem__  # by region  # noqa: E731
+    shown = (lambda r: True) if on is None else on.spread().__getitem__  # by region  # noqa: E731
 
     name = tree.name
     marks = {}
@@ -685,7 +695,7 @@ class _Writer:
             ThreadPiece(snapshot=self.snapshot, number=n, data=pending.pop(n)) for n in done
         )
 
-    def add(self, entry: readers.Entry, facts: int) -> None:
+    def add(self, entry: readers.Entry, noise: bool) -> None:
         i = self.i = self.i + 1
         size, pending = self.size, self.pending
         n = i // size
@@ -698,7 +708,7 @@ class _Writer:
         piece["lines"].append(entry.line)
         if (source := self.summaries.get(i)) is not None and (summary := self.summary_text(source)):
             piece["summaries"].append([i, summary])
-        if layout.is_noise(entry, facts):
+        if noise:
             piece["noise"].append(i)
             self.noise_count += 1
         owned = False
