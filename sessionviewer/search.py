@@ -3,8 +3,9 @@
 The FTS5 table is external-content over sessionviewer_entry: the indexer fills it
 in bulk, triggers keep it in step on delete and update (migrations 0002, 0005), and
 it keeps no token positions (0007). On PostgreSQL a GIN index over
-sessionviewer_search_vector(text) serves the same query (0020): the words FTS5 would read,
-split and folded by the same tables (tokens.py), so both engines find the same entries.
+sessionviewer_search_vector(text) serves the same query (0023): the words FTS5 would read,
+split and folded by the same tables (tokens.py), so both engines find the same entries. For
+an ASCII text the indexer finds them itself (migration 0026, _SearchVector).
 """
 
 from __future__ import annotations
@@ -181,11 +182,21 @@ def matching_entries(query: str | ParsedQuery) -> QuerySet[Entry]:
 
 
 class _SearchVector(Func):
-    """An entry's words as the PostgreSQL index holds them (migration 0020): the index serves
-    a query only on this very expression."""
+    """An entry's words as the PostgreSQL index holds them (migration 0026): the indexer's
+    (search_words, for an ASCII text), else sessionviewer_search_vector(text) (migration 0023).
+    The index serves a query only on this very expression.
 
-    function = "sessionviewer_search_vector"
+    search_words is not a model field (the column is PostgreSQL's alone), so it is named here
+    beside the text column, in the same table and under the same alias as the query gives it."""
+
+    template = "COALESCE(%(words)s, sessionviewer_search_vector(%(expressions)s))"
     output_field = SearchVectorField()
+
+    def as_sql(self, compiler, connection, **extra_context):
+        (text,) = self.get_source_expressions()  # a column, once the query resolved F("text")
+        table = compiler.quote_name_unless_alias(text.alias)
+        words = f"{table}.{connection.ops.quote_name('search_words')}"
+        return super().as_sql(compiler, connection, words=words, **extra_context)
 
 
 class _Matches(Func):

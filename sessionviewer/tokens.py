@@ -38,6 +38,37 @@ def fold(word: str) -> str:
     return word.translate(_FOLD)
 
 
+# The longest word a tsvector's text takes, in bytes. The index's function keeps one a byte
+# longer, made from an array, and leaves out longer ones (migration 0023).
+TEXT_LEXEME_BYTES = 2046
+
+# An ASCII text's separators as spaces and its capitals as small letters, by the tables above:
+# split() then finds FTS5's words, folded.
+_ASCII_WORDS = str.maketrans(
+    {
+        c: " " if re.match(SEPARATORS, c) else fold(c)
+        for c in map(chr, range(1, 128))
+        if fold(c) != c or re.match(SEPARATORS, c)
+    }
+)
+
+
+def ascii_lexemes(text: str) -> str | None:
+    """The words PostgreSQL's index holds for text (sessionviewer_search_vector, migration
+    0023), each once, as a tsvector's text; None for a text that is not all ASCII, or that
+    holds a word longer than TEXT_LEXEME_BYTES, which PostgreSQL reads itself (migration 0026).
+    The work is str.translate and split, in C, in the indexer's reading process; the function
+    runs a regular expression over every text, in the server (bench/README.md).
+
+    An ASCII word is letters and digits only, so it needs no quotes in a tsvector's text."""
+    if not text.isascii() or "\x00" in text:  # NUL: not a separator, and no text holds it
+        return None
+    found = set(text.translate(_ASCII_WORDS).split())
+    if len(text) > TEXT_LEXEME_BYTES and any(len(word) > TEXT_LEXEME_BYTES for word in found):
+        return None  # a word too long for a tsvector's text: the function reads this one
+    return " ".join(found)
+
+
 # --- Reading the tables from SQLite ---------------------------------------------------------------------
 
 LAST = 0x10FFFF

@@ -205,8 +205,8 @@ def test_entries_decoded_from_their_encoded_rows_are_the_entries_the_reader_gave
             if isinstance(item, readers.Entry)
         ]
         encoded = rows.entry_rows(read, for_sqlite=False, problems=[], path=str(path))
-        assert all(len(row) == len(rows.ENTRY_COLUMNS) for row in encoded)
-        decoded = rows.entries_from_rows([row[1:-2] for row in encoded])
+        assert all(len(row) == len(rows.POSTGRESQL_ENTRY_COLUMNS) for row in encoded)
+        decoded = rows.entries_from_rows([row[1 : len(rows.LOADED_COLUMNS) + 1] for row in encoded])
         assert [read_back_shape(e) for e in decoded] == [read_back_shape(e) for e in read], path
         checked += len(read)
     assert checked > 10

@@ -3,7 +3,7 @@
 Every fixture tree is indexed once, and each query's hits are compared with the one list of
 hits written here, whichever engine runs the suite (CI runs it on both). FTS5's tokenizer
 defines what a word is (sessionviewer/tokens.py); PostgreSQL's index reads text by the same
-tables (migration 0020).
+tables (migration 0023), or holds the words the indexer found in an ASCII text (0026).
 """
 
 import random
@@ -202,7 +202,8 @@ def test_the_index_holds_the_words_fts5_reads_in_every_fixture_entry(texts):
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT id, tsvector_to_array(sessionviewer_search_vector(text)) FROM sessionviewer_entry"
+                "SELECT id, tsvector_to_array(COALESCE(search_words, sessionviewer_search_vector(text))) "
+                "FROM sessionviewer_entry"
             )
             held = {id_: set(words) for id_, words in cursor.fetchall()}
         # A lexeme holds less than 2 KB: longer words are left out there (none in the fixtures).
@@ -214,6 +215,39 @@ def test_the_index_holds_the_words_fts5_reads_in_every_fixture_entry(texts):
             held = {word for (word,) in cursor.fetchall()}
             cursor.execute("DROP TABLE temp.entry_words")
         assert held == set().union(*(read_words(text) for text in texts.values()))
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the indexer finds words for PostgreSQL only")
+def test_the_indexer_hands_over_the_words_of_every_ascii_entry_and_of_no_other(texts):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id FROM sessionviewer_entry WHERE search_words IS NOT NULL")
+        given = {id_ for (id_,) in cursor.fetchall()}
+    assert given == {id_ for id_, text in texts.items() if text.isascii()}
+    assert given != set(texts)  # the fixtures hold other texts too, which the function reads
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the indexer finds words for PostgreSQL only")
+def test_the_indexer_reads_an_ascii_text_as_the_function_does():
+    rng = random.Random(0)
+    pool = [chr(c) for c in range(1, 128)] + ["word "] * 20
+    texts = ["".join(rng.choice(pool) for _ in range(rng.randint(0, 300))) for _ in range(2000)]
+    texts += ["x" * 2046 + " kept", "y" * 2047 + " kept", "z" * 2048 + " left out"]  # lexemes < 2 KB
+    with connection.cursor() as cursor:
+        cursor.execute(  # the function reads the texts with words too long for x (None)
+            "SELECT tsvector_to_array(COALESCE(x::tsvector, sessionviewer_search_vector(y))) "
+            "= tsvector_to_array(sessionviewer_search_vector(y)) "
+            "FROM unnest(%s::text[], %s::text[]) AS u(x, y)",
+            [[tokens.ascii_lexemes(text) for text in texts], texts],
+        )
+        assert [same for (same,) in cursor.fetchall()] == [True] * len(texts)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the indexer finds words for PostgreSQL only")
+def test_an_entry_whose_text_changes_is_found_by_its_new_words(every_fixture):
+    entry = Entry.objects.filter(text__contains="src/app.py").first()
+    Entry.objects.filter(id=entry.id).update(text="zyzzyva quux")
+    assert list(matching_entries("zyzzyva").values_list("id", flat=True)) == [entry.id]
+    assert entry.id not in matching_entries("src/app.py").values_list("id", flat=True)
 
 
 def test_the_full_text_index_serves_a_query(every_fixture):

@@ -1,5 +1,6 @@
 """FTS5's tokenizer as tables: the words and folds search reads on both engines."""
 
+import random
 import re
 
 from sessionviewer import tokens
@@ -53,3 +54,22 @@ def test_symbols_split_but_other_numbers_stay_in_the_word():
 def test_a_word_of_accents_only_folds_to_nothing():
     assert tokens.words("\u0301") == ["\u0301"]
     assert tokens.fold("\u0301") == ""
+
+
+def test_an_ascii_text_has_the_words_fts5_reads_each_once():
+    rng = random.Random(0)
+    pool = [chr(c) for c in range(1, 128)] + ["Word "] * 20
+    for _ in range(2000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 300)))
+        lexemes = tokens.ascii_lexemes(text).split()
+        assert sorted(lexemes) == sorted({tokens.fold(word) for word in tokens.words(text)})
+
+
+def test_a_text_with_a_word_too_long_for_a_tsvectors_text_is_left_to_postgresql():
+    assert set(tokens.ascii_lexemes("a" * 2046 + " b").split()) == {"a" * 2046, "b"}
+    assert tokens.ascii_lexemes("a" * 2047 + " b") is None
+
+
+def test_a_text_that_is_not_all_ascii_is_left_to_postgresql():
+    assert tokens.ascii_lexemes("Café au lait") is None
+    assert set(tokens.ascii_lexemes("Src/App.py").split()) == {"src", "app", "py"}

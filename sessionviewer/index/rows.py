@@ -16,6 +16,7 @@ import orjson
 
 from sessionviewer import readers
 from sessionviewer.readers.claude_code import FACTS_KNOWN, text_facts
+from sessionviewer.tokens import ascii_lexemes
 
 # The columns that rebuild a readers.Entry, in order: entries_from_rows() reads them,
 # and the indexer writes them (with session_id, text and raw) without the ORM.
@@ -44,6 +45,9 @@ ENTRY_FIELDS = (
 _BLOCKS, _USAGE, _EXTRA = (ENTRY_FIELDS.index(name) for name in ("blocks", "usage", "extra"))
 # What entry_rows() makes, in order, and what the indexer's insert names.
 ENTRY_COLUMNS = ("session_id", *ENTRY_FIELDS, "text", "raw", "text_facts")
+# PostgreSQL's rows: then the text's words, found here for an ASCII text (tokens.ascii_lexemes)
+# so that the server does not read them again. The column is not the model's (migration 0026).
+POSTGRESQL_ENTRY_COLUMNS = (*ENTRY_COLUMNS, "search_words")
 # What entries_from_rows() takes, in order.
 LOADED_COLUMNS = (*ENTRY_FIELDS, "text")
 
@@ -57,7 +61,7 @@ def entry_rows(
     """The entry columns, ENTRY_COLUMNS: session_id (None here: the writer fills it in,
     in place), then ENTRY_FIELDS in order, then text and raw. For SQLite, SQLITE_NULL stands
     for NULL in the columns that can hold it, and SQLITE_EMPTY for the empty value
-    of the columns in EMPTY_BY_DEFAULT.
+    of the columns in EMPTY_BY_DEFAULT. For PostgreSQL, POSTGRESQL_ENTRY_COLUMNS.
 
     A line whose values nest deeper than the index keeps is stored cut at that depth,
     and added to problems (of the file at path) as a bad line: see readers.storable()."""
@@ -124,6 +128,8 @@ def entry_rows(
                 text_facts(e),
             ]
         )
+        if not for_sqlite:
+            rows[-1].append(ascii_lexemes(column_text))
     return rows
 
 

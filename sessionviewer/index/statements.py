@@ -21,6 +21,7 @@ from sessionviewer import readers
 from sessionviewer.index.rows import (
     EMPTY_BY_DEFAULT,
     ENTRY_COLUMNS,
+    POSTGRESQL_ENTRY_COLUMNS,
     SQLITE_EMPTY,
     SQLITE_NULL,
     db_datetime,
@@ -217,7 +218,7 @@ class Statements:
     next_session_ids: str  # PostgreSQL: as many ids as the parameter says, from the sequence
     update_session: str
     insert_entry: str
-    copy_entries: str  # PostgreSQL: the same columns in one COPY (copy_rows); SQLite: none
+    copy_entries: str  # PostgreSQL: its columns (rows.POSTGRESQL_ENTRY_COLUMNS) in one COPY; SQLite: none
     largest_entry_id: str
     index_new_text: str  # SQLite: the entries in an id range, into the full-text index
 
@@ -254,7 +255,9 @@ def statements_for(vendor: str) -> Statements:
         update_session=f"UPDATE {session_table} SET {assignments} WHERE id = {mark}",  # noqa: S608
         insert_entry=f"INSERT INTO {entry_table} ({entry_columns}) "  # noqa: S608
         f"VALUES ({', '.join(_entry_value(column, vendor) for column in ENTRY_COLUMNS)})",
-        copy_entries=f"COPY {entry_table} ({entry_columns}) FROM STDIN" if vendor == "postgresql" else "",
+        copy_entries=f"COPY {entry_table} ({', '.join(quote(c) for c in POSTGRESQL_ENTRY_COLUMNS)}) FROM STDIN"
+        if vendor == "postgresql"
+        else "",
         largest_entry_id=f"SELECT max(id) FROM {entry_table}",  # noqa: S608
         index_new_text=f"INSERT INTO entry_fts(rowid, text) SELECT id, text FROM {entry_table} "  # noqa: S608
         f"WHERE id > {mark} AND id <= {mark}",
