@@ -129,6 +129,9 @@ class Session(models.Model):
     # Read from its first line by a pass that has not settled its copies yet (index/copies.py):
     # one cut off before it did leaves this set, and the next pass settles them.
     copies_pending = models.BooleanField(default=False)
+    # Written by a pass that has not made its root's links yet (index/links.py): one cut off
+    # before it did leaves this set, and the next pass over the root links it.
+    links_pending = models.BooleanField(default=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["source", "key"], name="session_source_key")]
@@ -137,6 +140,11 @@ class Session(models.Model):
                 fields=["copies_pending"],
                 name="session_copies_pending",
                 condition=models.Q(copies_pending=True),
+            ),
+            models.Index(
+                fields=["source", "links_pending"],
+                name="session_links_pending",
+                condition=models.Q(links_pending=True),
             ),
             models.Index(fields=["-updated_at"], name="session_updated"),
             models.Index(fields=["format", "-updated_at"], name="session_format_updated"),
