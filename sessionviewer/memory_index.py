@@ -51,12 +51,18 @@ class MemoryRoot:
 
 def known_roots() -> list[MemoryRoot]:
     """This machine's configured memory roots, then those only the index knows (another
-    machine's, or another machine's tree at a path configured here too)."""
+    machine's, or another machine's tree at a path configured here too). A configured root
+    this host has no tree at, and only other machines' history of, is theirs alone."""
     machine = settings.SESSIONVIEWER_MACHINE
-    roots = memory_roots()
+    recorded = set(MemorySnapshot.objects.filter(current=True).values_list("machine", "root").distinct())
+    others = {root for m, root in recorded if m != machine}
+    roots = [
+        root
+        for root in memory_roots()
+        if root.is_dir() or (machine, str(root.resolve())) in recorded or str(root.resolve()) not in others
+    ]
     mine = {(machine, str(root)) for root in roots} | {(machine, str(root.resolve())) for root in roots}
-    recorded = MemorySnapshot.objects.filter(current=True).values_list("machine", "root").distinct()
-    known = [(machine, root) for root in roots] + [(m, Path(r)) for m, r in sorted(set(recorded) - mine)]
+    known = [(machine, root) for root in roots] + [(m, Path(r)) for m, r in sorted(recorded - mine)]
     paths = Counter(str(root.resolve()) if m == machine else str(root) for m, root in known)
     return [
         MemoryRoot(root, m, paths[str(root.resolve()) if m == machine else str(root)] > 1)

@@ -201,3 +201,16 @@ def test_a_purge_rewrites_one_machines_history_and_leaves_the_others(editor, cli
         return [f["purged"] is not None for f in client.get(url, {"root": root}).json()["findings"]]
 
     assert (purged(0), purged(1)) == ([False], [True])
+
+
+def test_a_configured_root_this_host_lacks_is_listed_once_as_the_machine_holding_it(
+    viewer, client, tree, settings, tmp_path
+):
+    MemorySnapshot.objects.all().delete()
+    index_as(settings, "fluux-host", tree)
+    tree.rename(tmp_path / "away")
+    settings.SESSIONVIEWER_MACHINE = "web-1"  # configured with the same roots, no tree mounted
+    roots = roots_listed(client)
+    assert [(r["path"], r["machine"], r["read_only_held_by"]) for r in roots] == [
+        (str(tree), "fluux-host", "fluux-host")
+    ]
