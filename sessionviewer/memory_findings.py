@@ -90,9 +90,12 @@ class FindingHistory:
         }
 
 
-def finding_histories(root: str, jid: str | None = None, kind: str = "") -> list[FindingHistory]:
-    """Every finding ever recorded in root (one JID's when jid is given), newest first."""
-    snapshots = MemorySnapshot.objects.filter(root=root).exclude(content=None)
+def finding_histories(
+    root: str, jid: str | None = None, kind: str = "", *, machine: str
+) -> list[FindingHistory]:
+    """Every finding ever recorded in machine's tree at root (one JID's when jid is given),
+    newest first."""
+    snapshots = MemorySnapshot.of_root(machine, root).exclude(content=None)
     if jid is not None:
         snapshots = snapshots.filter(jid=jid)
     for snapshot in snapshots.filter(findings=None):
@@ -113,13 +116,16 @@ def finding_histories(root: str, jid: str | None = None, kind: str = "") -> list
                 )  # fmt: skip
             if current:
                 history.present.append(Place(filename, finding["line"], finding["column"]))
-    _add_purges(found, root, jid, kind)
+    _add_purges(found, root, jid, kind, machine)
     return sorted(found.values(), key=lambda h: (h.listed_at, h.first_snapshot), reverse=True)
 
 
-def _add_purges(found: dict[tuple[str, str], FindingHistory], root: str, jid: str | None, kind: str) -> None:
+def _add_purges(
+    found: dict[tuple[str, str], FindingHistory], root: str, jid: str | None, kind: str, machine: str
+) -> None:
     """A purged finding stays listed, as purged on a day by someone, without its value: the
-    audit log names it by kind and fingerprint. One that came back keeps its states' history."""
+    audit log names it by kind and fingerprint, and the machine whose history it rewrote (a
+    purge made before machines were named, any). One that came back keeps its states' history."""
     events = (
         AuditEvent.objects.filter(root=root, action="purge")
         .select_related("user")
@@ -129,7 +135,7 @@ def _add_purges(found: dict[tuple[str, str], FindingHistory], root: str, jid: st
         events = events.filter(jid=jid)
     for event in events:
         fp, found_kind = event.detail.get("fingerprint"), event.detail.get("kind", "")
-        if not fp or (kind and found_kind != kind):
+        if not fp or (kind and found_kind != kind) or event.detail.get("machine", machine) != machine:
             continue
         by = event.user.get_username() if event.user else "a user since deleted"
         history = found.get((event.jid, fp))
@@ -140,10 +146,10 @@ def _add_purges(found: dict[tuple[str, str], FindingHistory], root: str, jid: st
         history.purged = Purge(event.created_at, by)
 
 
-def attach_changes(histories: list[FindingHistory], root: str) -> None:
+def attach_changes(histories: list[FindingHistory], root: str, *, machine: str) -> None:
     """The change that brought each finding, linked to its turn: for one page of them."""
     changes = memory_timeline.load_changes(sorted({f"s{h.first_snapshot}" for h in histories if h.first_at}))
-    memory_timeline.link_all(changes, root)
+    memory_timeline.link_all(changes, root, machine=machine)
     by_id = {change.id: change for change in changes}
     for history in histories:
         history.change = by_id.get(f"s{history.first_snapshot}")
@@ -167,6 +173,7 @@ class PurgePlan:
     snapshots: list[int]
     revisions: list[int]
     present: list[Place]  # in the current files: the disk still holds it there
+    machine: str  # whose history is rewritten
 
     def to_dict(self) -> dict:
         return {
@@ -180,9 +187,10 @@ class PurgePlan:
         }
 
 
-def purge_plan(root: str, jid: str, fp: str) -> PurgePlan | None:
-    """The purge of the finding with fingerprint fp in jid's history; None when none holds it."""
-    owners = MemorySnapshot.objects.filter(root=root, jid__in=(jid, "")).exclude(content=None)
+def purge_plan(root: str, jid: str, fp: str, *, machine: str) -> PurgePlan | None:
+    """The purge of the finding with fingerprint fp in jid's history in machine's tree; None
+    when none holds it. The editor's revisions are the path's (saved where it is mounted)."""
+    owners = MemorySnapshot.of_root(machine, root).filter(jid__in=(jid, "")).exclude(content=None)
     found = None
     present: list[Place] = []
     for snapshot in owners.order_by("-current", "id"):
@@ -202,12 +210,12 @@ def purge_plan(root: str, jid: str, fp: str) -> PurgePlan | None:
         if any(value in (text or "") for text in (revision.before, revision.after))
         or any(needle in bytes(data or b"") for data in (revision.before_bytes, revision.after_bytes))
     ]
-    return PurgePlan(kind, masked, fp, value, snapshots, revisions, present)
+    return PurgePlan(kind, masked, fp, value, snapshots, revisions, present, machine)
 
 
-def jids_holding(root: str, fp: str) -> list[str]:
+def jids_holding(root: str, fp: str, *, machine: str) -> list[str]:
     """The JIDs whose own files' history holds the finding fp: each its own finding to purge."""
-    snapshots = MemorySnapshot.objects.filter(root=root).exclude(jid="").exclude(content=None)
+    snapshots = MemorySnapshot.of_root(machine, root).exclude(jid="").exclude(content=None)
     for snapshot in snapshots.filter(findings=None):
         snapshot.findings_now()  # recorded before findings were kept
     rows = snapshots.exclude(findings=[]).values_list("jid", "findings")
@@ -250,6 +258,7 @@ def purge(plan: PurgePlan, root: str, jid: str, user) -> AuditEvent:
         jid,
         kind=plan.kind,
         fingerprint=plan.fp,
+        machine=plan.machine,
         snapshots=len(plan.snapshots),
         revisions=len(plan.revisions),
     )

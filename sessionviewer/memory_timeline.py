@@ -205,8 +205,8 @@ def _owners(query, jid: str | None, scope: str):
     return query.filter(jid__in=(jid, "")) if jid is not None else query
 
 
-def _snapshots(root: str, jid: str | None, filters: Filters):
-    snapshots = _owners(MemorySnapshot.objects.filter(root=root), jid, filters.scope)
+def _snapshots(machine: str, root: str, jid: str | None, filters: Filters):
+    snapshots = _owners(MemorySnapshot.of_root(machine, root), jid, filters.scope)
     if filters.file:
         snapshots = snapshots.filter(filename=filters.file)
     if filters.who:
@@ -232,10 +232,11 @@ def _older_revisions(root: str, jid: str | None, filters: Filters):
     return _in_dates(revisions, "created_at", filters)
 
 
-def change_keys(root: str, jid: str | None, filters: Filters) -> list[tuple[datetime, str]]:
-    """Every change the filters let through, newest first, as (when, id): light enough to
-    page through before any content is loaded."""
-    keys = [(at, f"s{id_}") for id_, at in _snapshots(root, jid, filters).values_list("id", "changed_at")]
+def change_keys(root: str, jid: str | None, filters: Filters, *, machine: str) -> list[tuple[datetime, str]]:
+    """Every change the filters let through in machine's tree at root, newest first, as
+    (when, id): light enough to page through before any content is loaded."""
+    snapshots = _snapshots(machine, root, jid, filters)
+    keys = [(at, f"s{id_}") for id_, at in snapshots.values_list("id", "changed_at")]
     keys += [
         (at, f"r{id_}") for id_, at in _older_revisions(root, jid, filters).values_list("id", "created_at")
     ]
@@ -253,8 +254,8 @@ def load_changes(ids: list[str]) -> list[Change]:
 
 
 def _previous(snapshot: MemorySnapshot) -> MemorySnapshot | None:
-    same_file = MemorySnapshot.objects.filter(
-        root=snapshot.root, jid=snapshot.jid, filename=snapshot.filename
+    same_file = MemorySnapshot.of_root(snapshot.machine, snapshot.root).filter(
+        jid=snapshot.jid, filename=snapshot.filename
     )
     return same_file.filter(id__lt=snapshot.id).order_by("-id").first()
 
@@ -346,10 +347,12 @@ def facts_of(data: bytes | None) -> list[Fact]:
 # Linking a change to the turn it happened in
 
 
-def jid_sessions(root: str, jid: str) -> list[int]:
-    """The indexed transcripts of one JID folder of a memory root: its history and archives."""
+def jid_sessions(root: str, jid: str, machine: str) -> list[int]:
+    """The indexed transcripts of one JID folder of a machine's memory root: its history and
+    archives."""
     folder = Path(root) / jid
-    candidates = Session.objects.filter(format="fluux_xmpp", jid=jid).values_list("id", "path")
+    candidates = Session.objects.filter(format="fluux_xmpp", jid=jid, source__machine=machine)
+    candidates = candidates.values_list("id", "path")
     return [id_ for id_, path in candidates if _inside(Path(path), folder)]
 
 
@@ -397,12 +400,12 @@ def link_change(change: Change, sessions: list[int]) -> Link | None:
     return Link(turn, gap, f"linked by time: the file changed {gap:,.1f} s before the reply was written")
 
 
-def link_all(changes: list[Change], root: str) -> None:
+def link_all(changes: list[Change], root: str, *, machine: str) -> None:
     sessions: dict[str, list[int]] = {}
     for change in changes:
         if change.who == MemorySnapshot.OUTSIDE and change.jid:
             if change.jid not in sessions:
-                sessions[change.jid] = jid_sessions(root, change.jid)
+                sessions[change.jid] = jid_sessions(root, change.jid, machine)
             change.link = link_change(change, sessions[change.jid])
     linked = [change for change in changes if change.link and change.link.turn]
     if linked and (purged := purged_fingerprints(root)):
@@ -442,9 +445,9 @@ def _without_purged(link: Link, jid: str, purged: set[str]) -> Link:
     return replace(link, turn=replace(turn, **texts))
 
 
-def filenames(root: str, jid: str | None) -> list[str]:
+def filenames(root: str, jid: str | None, *, machine: str) -> list[str]:
     """The files that have a history: the file filter's choices (a JID's and the global ones)."""
-    snapshots = _owners(MemorySnapshot.objects.filter(root=root), jid, "")
+    snapshots = _owners(MemorySnapshot.of_root(machine, root), jid, "")
     return sorted(set(snapshots.values_list("filename", flat=True).distinct()))
 
 
@@ -550,11 +553,11 @@ class MemoryAsOf:
         }
 
 
-def memory_as_of(root: str, jid: str, bound: datetime, agent_name: str) -> MemoryAsOf:
-    """Every file of jid (and the root's global persona files) as the snapshots show them
-    just before bound (exclusive), and the effective prompt built from those bytes by the
-    code that builds today's."""
-    all_snapshots = MemorySnapshot.objects.filter(root=root)
+def memory_as_of(root: str, jid: str, bound: datetime, agent_name: str, *, machine: str) -> MemoryAsOf:
+    """Every file of jid (and the root's global persona files) in machine's tree as the
+    snapshots show them just before bound (exclusive), and the effective prompt built from
+    those bytes by the code that builds today's."""
+    all_snapshots = MemorySnapshot.of_root(machine, root)
     began = all_snapshots.aggregate(first=Min("recorded_at"))["first"]
     days = settings.SESSIONVIEWER_MEMORY_RETENTION_DAYS
     dropped_before = timezone.now() - timedelta(days=days) if days > 0 else None

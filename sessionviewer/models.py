@@ -129,6 +129,9 @@ class Session(models.Model):
     # Read from its first line by a pass that has not settled its copies yet (index/copies.py):
     # one cut off before it did leaves this set, and the next pass settles them.
     copies_pending = models.BooleanField(default=False)
+    # Written by a pass that has not made its root's links yet (index/links.py): one cut off
+    # before it did leaves this set, and the next pass over the root links it.
+    links_pending = models.BooleanField(default=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["source", "key"], name="session_source_key")]
@@ -137,6 +140,11 @@ class Session(models.Model):
                 fields=["copies_pending"],
                 name="session_copies_pending",
                 condition=models.Q(copies_pending=True),
+            ),
+            models.Index(
+                fields=["source", "links_pending"],
+                name="session_links_pending",
+                condition=models.Q(links_pending=True),
             ),
             models.Index(fields=["-updated_at"], name="session_updated"),
             models.Index(fields=["format", "-updated_at"], name="session_format_updated"),
@@ -597,6 +605,9 @@ class MemorySnapshot(models.Model):
 
     OUTSIDE, EDITOR, FORGET, FIRST = "outside", "editor", "forget", "first"
 
+    # The machine whose tree it is: two machines' trees at one path are two histories. ""
+    # until an indexer of the path claims it (index/memory.py), as for a Source.
+    machine = models.CharField(max_length=settings.MACHINE_MAX, blank=True, default="")
     root = models.CharField(max_length=1024)
     jid = models.CharField(max_length=512, blank=True)  # blank: a global persona file
     filename = models.CharField(max_length=300)  # "memory.md", "files/<name>"
@@ -623,8 +634,8 @@ class MemorySnapshot(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(fields=["root", "jid", "-changed_at"], name="snapshot_jid_changed"),
-            models.Index(fields=["root", "current"], name="snapshot_root_current"),
+            models.Index(fields=["machine", "root", "jid", "-changed_at"], name="snapshot_jid_changed"),
+            models.Index(fields=["machine", "root", "current"], name="snapshot_root_current"),
             models.Index(fields=["-changed_at"], name="snapshot_changed"),
         ]
 
@@ -645,6 +656,7 @@ class MemorySnapshot(models.Model):
         """The state an editor save, restore or remove leaves: recorded with its revision, in the
         same transaction, so the next pass finds the file as known and records nothing more."""
         return cls.change(
+            machine=settings.SESSIONVIEWER_MACHINE,
             root=revision.root,
             jid=revision.jid,
             filename=revision.filename,
@@ -659,9 +671,16 @@ class MemorySnapshot(models.Model):
         )
 
     @classmethod
+    def of_root(cls, machine: str, root: str | Path) -> models.QuerySet[MemorySnapshot]:
+        """The history of one machine's tree at root."""
+        return cls.objects.filter(machine=machine, root=str(root))
+
+    @classmethod
     def change(cls, **fields) -> MemorySnapshot:
         """Save a new state of one file, which becomes its current one, with its findings."""
-        files = cls.objects.filter(root=fields["root"], jid=fields["jid"], filename=fields["filename"])
+        files = cls.of_root(fields["machine"], fields["root"]).filter(
+            jid=fields["jid"], filename=fields["filename"]
+        )
         files.filter(current=True).update(current=False)
         state = cls.new_state(**fields)
         state.save(force_insert=True)
@@ -692,8 +711,10 @@ class MemorySnapshot(models.Model):
     def erase(cls, root: str, jid: str, names: list[str], user=None) -> int:
         """/forget: erase every snapshot of the JID's forgotten files (names as forget_plan
         gives them: "files/" stands for the folder), leaving one marker per file saying
-        /forget erased it, with no content. Returns how many snapshots went."""
-        snapshots = cls.objects.filter(root=str(root), jid=jid)
+        /forget erased it, with no content. Returns how many snapshots went. The tree is
+        mounted here: it is this machine's."""
+        machine = settings.SESSIONVIEWER_MACHINE
+        snapshots = cls.of_root(machine, root).filter(jid=jid)
         query = models.Q(filename__in=[n for n in names if not n.endswith("/")])
         for folder in (n for n in names if n.endswith("/")):
             query |= models.Q(filename__startswith=folder)
@@ -703,7 +724,7 @@ class MemorySnapshot(models.Model):
         now = timezone.now()
         for filename in filenames:
             cls.objects.create(
-                root=str(root), jid=jid, filename=filename, who=cls.FORGET, user=user,
+                machine=machine, root=str(root), jid=jid, filename=filename, who=cls.FORGET, user=user,
                 changed_at=now, exists=False, current=True,
             )  # fmt: skip
         return count

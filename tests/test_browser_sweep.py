@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
 
 from sessionviewer.index import index_roots
@@ -59,7 +60,10 @@ def memory_history(memory: Path) -> dict[str, str]:
         path.write_text(path.read_text() + "- Shop API key: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv\n")
         os.utime(path, (later, later))
     index_roots([RootSpec(memory, "fluux_xmpp")], memory=[memory])
-    return {history.jid: history.fp for history in finding_histories(str(memory.resolve()))}
+    return {
+        history.jid: history.fp
+        for history in finding_histories(str(memory.resolve()), machine=settings.SESSIONVIEWER_MACHINE)
+    }
 
 
 # Every highlighted search hit (<mark>) on the page whose text is below 4.5:1 against what is

@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from sessionviewer.index import index_roots
-from sessionviewer.models import Session, Source
+from sessionviewer.models import MemorySnapshot, Session, Source
 from sessionviewer.roots import RootSpec
 
 from .conftest import SCREENSHOTS
@@ -29,6 +29,7 @@ def test_the_pages_in_place_of_the_files_fit_and_name_the_machine(
     claude = shutil.copytree(DEMO / "claude/projects", tmp_path / "claude")
     index_roots([RootSpec(claude, "claude_code"), RootSpec(memory, "fluux_xmpp")], memory=[memory])
     Source.objects.update(machine="fluux-host-with-a-rather-long-name-7")
+    MemorySnapshot.objects.update(machine="fluux-host-with-a-rather-long-name-7")  # its tree's indexer
     session = Session.objects.filter(format="claude_code").first()
     memory.rename(tmp_path / "memory-elsewhere")
     claude.rename(tmp_path / "claude-elsewhere")

@@ -5,7 +5,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sessionviewer.index import index_roots, links
+from sessionviewer.index import index_roots, links, passes
 from sessionviewer.models import Session
 from sessionviewer.roots import RootSpec
 
@@ -117,3 +117,72 @@ def test_many_summary_lines_are_linked_in_a_few_queries(
     assert calls == [31]
     titles = _titles()
     assert titles["A"] == "Title 0" and titles["S28"] == "Title 29" and titles["S29"] == ""
+
+
+# A pass cut off between its groups and its links
+
+
+class Killed(BaseException):
+    """The process ends here, as under SIGKILL: nothing after it runs."""
+
+
+def _subagent(claude_project: Path) -> None:
+    """A subagent of A, in A's folder, and B, whose summary line titles A."""
+    folder = claude_project / "-work-project"
+    agent = folder / "A" / "subagents" / "agent-x1.jsonl"
+    agent.parent.mkdir(parents=True)
+    agent.write_text(_claude_line("s1", None, "user", "look it up", "A") + "\n")
+    lines = [_summary_line("Fixing the parser", "a2"), _claude_line("b1", None, "user", "next", "B")]
+    (folder / "B.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def _killed_before_its_links(claude_project: Path, monkeypatch) -> None:
+    """A pass whose groups are committed, one file each, and that ends before its links."""
+
+    def killed(source, touched):
+        raise Killed
+
+    monkeypatch.setattr(passes, "GROUP_FILES", 1)
+    monkeypatch.setattr(passes, "link_sessions", killed)
+    with pytest.raises(Killed):
+        index_roots([RootSpec(claude_project, "claude_code")])
+    monkeypatch.undo()
+
+
+def _parents() -> dict[str, str | None]:
+    sessions = Session.objects.select_related("parent")
+    return {Path(s.key).stem: s.parent and Path(s.parent.key).stem for s in sessions}
+
+
+def test_a_pass_killed_before_its_links_leaves_its_sessions_marked(claude_project, monkeypatch):
+    _subagent(claude_project)
+    _killed_before_its_links(claude_project, monkeypatch)
+    assert set(Session.objects.values_list("links_pending", flat=True)) == {True}
+    assert _parents()["agent-x1"] is None and _titles()["A"] == ""
+
+
+def test_the_next_pass_links_what_a_killed_pass_left(claude_project, monkeypatch):
+    _subagent(claude_project)
+    _killed_before_its_links(claude_project, monkeypatch)
+    summary = index_roots([RootSpec(claude_project, "claude_code")])
+    assert summary.opened == 0  # nothing to read again: the links come from the index
+    assert _parents()["agent-x1"] == "A"
+    assert _titles()["A"] == "Fixing the parser"
+    assert not Session.objects.filter(links_pending=True).exists()
+
+
+def test_a_pass_that_links_its_sessions_leaves_no_mark(claude_project):
+    _subagent(claude_project)
+    index_roots([RootSpec(claude_project, "claude_code")])
+    assert _parents()["agent-x1"] == "A" and _titles()["A"] == "Fixing the parser"
+    assert not Session.objects.filter(links_pending=True).exists()
+
+
+def test_a_later_summary_of_a_killed_pass_still_wins(claude_project, monkeypatch):
+    _subagent(claude_project)
+    index_roots([RootSpec(claude_project, "claude_code")])
+    with open(claude_project / "-work-project" / "B.jsonl", "a") as handle:
+        handle.write(_summary_line("Parser fixed", "a2") + "\n")
+    _killed_before_its_links(claude_project, monkeypatch)
+    index_roots([RootSpec(claude_project, "claude_code")])
+    assert _titles()["A"] == "Parser fixed"

@@ -9,6 +9,7 @@ from datetime import UTC, timedelta
 
 import orjson
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import timezone
@@ -122,10 +123,18 @@ def test_the_as_of_moment_includes_the_change_made_at_it(tree):
     write(tree / ALICE / "memory.md", "exactly then\n", at(10, 0))
     index(tree)
     change = memory_timeline.load_changes(
-        [memory_timeline.change_keys(str(tree), ALICE, memory_timeline.Filters())[0][1]]
+        [
+            memory_timeline.change_keys(
+                str(tree), ALICE, memory_timeline.Filters(), machine=settings.SESSIONVIEWER_MACHINE
+            )[0][1]
+        ]
     )[0]
     state = memory_timeline.memory_as_of(
-        str(tree), ALICE, change.changed_at + timedelta(microseconds=1), "Bot"
+        str(tree),
+        ALICE,
+        change.changed_at + timedelta(microseconds=1),
+        "Bot",
+        machine=settings.SESSIONVIEWER_MACHINE,
     )
     assert next(f for f in state.files if f.filename == "memory.md").text == "exactly then\n"
 

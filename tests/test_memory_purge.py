@@ -9,6 +9,7 @@ import re
 
 import orjson
 import pytest
+from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 
@@ -85,7 +86,10 @@ def test_a_purge_is_audited_by_kind_and_fingerprint(client, tree, editor):
     fp = leak(client, tree)
     purge(client, fp)
     event = AuditEvent.objects.get(action="purge")
-    assert event.detail == {"kind": "anthropic_key", "fingerprint": fp, "snapshots": 2, "revisions": 1}
+    machine = settings.SESSIONVIEWER_MACHINE  # whose history it rewrote
+    assert event.detail == {
+        "kind": "anthropic_key", "fingerprint": fp, "snapshots": 2, "revisions": 1, "machine": machine
+    }  # fmt: skip
     assert (event.user, event.jid) == (editor, ALICE)
 
 
@@ -191,7 +195,10 @@ def test_a_global_purge_is_audited_by_kind_and_fingerprint(client, tree, editor)
     fp = global_leak(client, tree)["fingerprint"]
     global_purge(client, fp)
     event = AuditEvent.objects.get(action="purge")
-    assert event.detail == {"kind": "anthropic_key", "fingerprint": fp, "snapshots": 1, "revisions": 1}
+    machine = settings.SESSIONVIEWER_MACHINE  # whose history it rewrote
+    assert event.detail == {
+        "kind": "anthropic_key", "fingerprint": fp, "snapshots": 1, "revisions": 1, "machine": machine
+    }  # fmt: skip
     assert (event.user, event.jid) == (editor, "")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from django.conf import settings
 from django.urls import reverse
 
 from sessionviewer import memory_timeline
@@ -22,9 +23,10 @@ pytestmark = pytest.mark.django_db
 
 
 def changes_of(root: Path, jid: str) -> list[memory_timeline.Change]:
-    keys = memory_timeline.change_keys(str(root), jid, memory_timeline.Filters())
+    machine = settings.SESSIONVIEWER_MACHINE
+    keys = memory_timeline.change_keys(str(root), jid, memory_timeline.Filters(), machine=machine)
     changes = memory_timeline.load_changes([key for _, key in keys])
-    memory_timeline.link_all(changes, str(root))
+    memory_timeline.link_all(changes, str(root), machine=machine)
     return changes
 
 

@@ -25,7 +25,7 @@ from django.urls import Resolver404, resolve, reverse
 from sessionviewer import transcripts
 from sessionviewer import workspaces as ws
 from sessionviewer.index import index_roots
-from sessionviewer.models import Revision, Session, Source
+from sessionviewer.models import MemorySnapshot, Revision, Session, Source
 from sessionviewer.roots import RootSpec
 from sessionviewer.workspaces import secrets
 
@@ -240,6 +240,7 @@ def test_the_raw_download_of_a_file_elsewhere_names_its_machine_and_path(host):
 def test_the_editor_of_a_tree_elsewhere_is_read_only_and_refuses_every_write(host):
     demo, client = host
     Source.objects.update(machine="fluux-host")
+    MemorySnapshot.objects.update(machine="fluux-host")  # the tree's indexer is that machine's
     memory = demo / "fluux/memory"
     before = (memory / ALICE / "memory.md").read_bytes()
     move_away(demo)

@@ -1,12 +1,21 @@
 """Links that need more than one file: subagents and forks to their parent, and the
 summary lines that title a session (Claude Code writes them into the next file).
+
+A session written by a pass says so (Session.links_pending) until its root's links are
+made: a pass cut off between its groups and its links leaves the mark, and the next pass
+over the root links those sessions with its own (pending_links), their summary lines read
+back from their entries.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from sessionviewer import readers
+from sessionviewer.index.fold import title_of
+from sessionviewer.index.rows import db_text
 from sessionviewer.index.statements import update_sessions
+from sessionviewer.index.worker import SummaryLink
 from sessionviewer.models import Entry, Session, Source
 
 
@@ -41,6 +50,35 @@ def link_sessions(source: Source, touched: list[Session]) -> None:
 
 
 _LINK_FIELDS = ("id", "source", "path", "kind", "parent_path", "parent", "parent_tool_id", "agent_id")
+
+
+def pending_links(source: Source, touched: list[Session]) -> list[Session]:
+    """The root's sessions an earlier pass wrote and did not link (it was cut off first),
+    besides this pass's own: each with its summary lines, as its entries keep them."""
+    ours = {s.id for s in touched}
+    pending = Session.objects.filter(source=source, links_pending=True).exclude(id__in=ours)
+    sessions = list(pending.only(*_LINK_FIELDS, "project_dir", "summary_title", "links_pending"))
+    summaries: dict[int, list[SummaryLink]] = {s.id: [] for s in sessions}
+    lines = Entry.objects.filter(session_id__in=summaries, kind=readers.SUMMARY).exclude(leaf_id="")
+    for session_id, leaf_id, text in lines.order_by("session_id", "line").values_list(
+        "session_id", "leaf_id", "summary"
+    ):
+        summaries[session_id].append(SummaryLink(leaf_id, db_text(title_of(text))))
+    for session in sessions:
+        session.new_summaries = summaries[session.id]
+    return sessions
+
+
+def links_made(sessions: list[Session]) -> None:
+    """Clear the mark of sessions whose links are made, in the transaction that made them."""
+    ids = [s.id for s in sessions if s.links_pending]
+    for start in range(0, len(ids), CHUNK):
+        Session.objects.filter(id__in=ids[start : start + CHUNK]).update(links_pending=False)
+    for session in sessions:
+        session.links_pending = False
+
+
+CHUNK = 500  # ids a statement: well under SQLite's limit on parameters
 
 
 def link_parent(source: Source, session: Session, parent: Session | None) -> bool:

@@ -102,10 +102,18 @@ def snapshot_roots(roots: Iterable[Path]) -> MemorySummary:
 
 def _snapshot_root(root: Path, summary: MemorySummary) -> None:
     key = str(root)  # as the editor's revisions name it: the resolved root
-    # Indexers sharing a PostgreSQL index take turns per root: both would record one change.
+    machine = settings.SESSIONVIEWER_MACHINE
+    # Indexers sharing a PostgreSQL index take turns per root: two of one machine would
+    # both record one change, and two machines both claim the unclaimed history.
     take_turn("memory", key)
-    rows = MemorySnapshot.objects.filter(root=key, current=True).values_list(
-        "id", "jid", "filename", "exists", "size", "mtime_ns", "inode", "sha256"
+    # A history recorded before machines were named goes to the first machine to snapshot
+    # its path (as a Source does, index/passes.py); another machine's tree at the same
+    # path is a history of its own.
+    MemorySnapshot.of_root("", key).update(machine=machine)
+    rows = (
+        MemorySnapshot.of_root(machine, key)
+        .filter(current=True)
+        .values_list("id", "jid", "filename", "exists", "size", "mtime_ns", "inode", "sha256")
     )
     known = {(jid, name): _Known(id_, *rest) for id_, jid, name, *rest in rows}
     now = timezone.now()
@@ -113,7 +121,7 @@ def _snapshot_root(root: Path, summary: MemorySummary) -> None:
     # seen before, what came before it is unknown.
     new_file = MemorySnapshot.OUTSIDE if known else MemorySnapshot.FIRST
     seen: set[tuple[str, str]] = set()
-    changes = _Changes(key)
+    changes = _Changes(machine, key)
     for found in _tracked_files(root, summary):
         seen.add((found.jid, found.filename))
         summary.files += 1
@@ -150,15 +158,15 @@ class _Changes:
     """A root's new snapshots, saved together (as MemorySnapshot.change saves one): a
     first index of thousands of JIDs saved them a statement or two each."""
 
-    def __init__(self, key: str):
-        self.key = key
+    def __init__(self, machine: str, key: str):
+        self.machine, self.key = machine, key
         self.retired: list[int] = []  # the current snapshots the new ones replace
         self.new: list[MemorySnapshot] = []
 
     def add(self, old: _Known | None, **fields) -> None:
         if old is not None:
             self.retired.append(old.id)
-        self.new.append(MemorySnapshot.new_state(**fields))
+        self.new.append(MemorySnapshot.new_state(machine=self.machine, **fields))
 
     def save(self) -> None:
         for start in range(0, len(self.retired), CHUNK):

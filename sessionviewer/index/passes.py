@@ -35,7 +35,7 @@ from django.utils import timezone
 from sessionviewer import prices, readers
 from sessionviewer.index import copies, fold, worker
 from sessionviewer.index.busy import database_busy
-from sessionviewer.index.links import link_sessions
+from sessionviewer.index.links import link_sessions, links_made, pending_links
 from sessionviewer.index.locks import take_turn
 from sessionviewer.index.memory import MemorySummary, snapshot_roots
 from sessionviewer.index.phases import Phases
@@ -399,14 +399,19 @@ def _write_changes(
         summary.removed += len(gone)
         with transaction.atomic():
             copies.delete_sessions(Session.objects.filter(source=source, key__in=gone))
-    if touched:
-        try:
+    try:
+        with summary.phases.timing("links"):
+            # With those a pass cut off before its links left: their files are not read again.
+            linking = touched + pending_links(source, touched)
+        if linking:
             with transaction.atomic(), summary.phases.timing("links"):
-                link_sessions(source, touched)
-        except Exception as error:  # noqa: BLE001 - the sessions are in; only their links are missing
-            summary.errors.append(f"{source.path}: linking its sessions failed: {error!r}")
-            summary.refused += isinstance(error, DatabaseError)
-            log.error("linking the sessions of %s failed", source.path, exc_info=error)
+                link_sessions(source, linking)
+                links_made(linking)
+    except Exception as error:  # noqa: BLE001 - the sessions are in; their links wait for the next pass
+        summary.errors.append(f"{source.path}: linking its sessions failed: {error!r}")
+        summary.refused += isinstance(error, DatabaseError)
+        log.error("linking the sessions of %s failed", source.path, exc_info=error)
+    if touched:
         summary.touched += [s.id for s in touched]
         if read_whole is not None:
             read_whole += [s for s in touched if s.read_whole]
@@ -507,7 +512,7 @@ def _fold_new_file(plan: _Plan, batch: worker.Batch, summary: IndexSummary) -> S
     with summary.phases.timing("prices"):
         _price(session)
     session.new_summaries = list(batch.summaries)
-    session.read_whole = session.copies_pending = True
+    session.read_whole = session.copies_pending = session.links_pending = True
     return session
 
 
@@ -621,6 +626,7 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
     # Read whole, it may hold copies: until this pass settles them (or one after it, should
     # this one be cut off first), the session says so.
     session.copies_pending = session.copies_pending or plan.job.start_offset == 0
+    session.links_pending = True  # until its root's links are made (links.py), this pass's or the next's
     for batch in batches:
         batch.state.copy_to(session)
         session.problem_count -= retried

@@ -49,7 +49,7 @@ from sessionviewer.forms import (
     WholeNumberField,
     clean_param,
 )
-from sessionviewer.memory_index import known_roots
+from sessionviewer.memory_index import MemoryRoot, known_roots
 from sessionviewer.models import AuditEvent, KeyCheck, MemorySnapshot, Revision, Session
 from sessionviewer.render import IMAGE_TYPES
 from sessionviewer.templatetags.workspace_tags import diff_lines
@@ -75,30 +75,41 @@ SECRETS_PAGE_SIZE = 200
 # Locating roots, JIDs and files
 
 
-def _root(index: int) -> Path:
-    """The root, resolved where it is mounted; one only the index holds is as it was recorded."""
+def _known(index: int) -> MemoryRoot:
     roots = known_roots()
     if not 0 <= index < len(roots):
         raise Http404(f"no memory root {index}")
-    if not roots[index].is_dir():
-        if not _has_snapshots(roots[index]):
+    return roots[index]
+
+
+def _root(index: int) -> Path:
+    """The root, resolved where it is mounted; one only the index holds is as it was recorded."""
+    known = _known(index)
+    if _elsewhere(known.path, known.machine):
+        if not _has_snapshots(known.path, known.machine):
             raise Http404(f"no memory root {index}")
-        return roots[index]
-    return roots[index].resolve()
+        return known.path
+    return known.path.resolve()
 
 
-def _elsewhere(base: Path) -> bool:
-    """Whether this host cannot reach the root: its pages read the index, and write nothing."""
-    return not base.is_dir()
+def _machine(index: int) -> str:
+    """The machine whose tree the root is: two machines' trees at one path are two roots."""
+    return _known(index).machine
+
+
+def _elsewhere(base: Path, machine: str) -> bool:
+    """Whether this host cannot reach the root (not mounted, or another machine's tree at
+    the same path): its pages read the index, and write nothing."""
+    return machine != settings.SESSIONVIEWER_MACHINE or not base.is_dir()
 
 
 _NAME = NameField()
 
 
-def _jid_dir(root: Path, jid: str) -> Path:
+def _jid_dir(root: Path, jid: str, machine: str) -> Path:
     clean_param(_NAME, "jid", jid)  # a name no file system holds is a 400, not a 404
-    if _elsewhere(root):
-        if jid not in memory_index.jids(root):
+    if _elsewhere(root, machine):
+        if jid not in memory_index.jids(root, machine=machine):
             raise Http404(f"no JID folder {jid!r} in the index")
         return root / jid
     try:
@@ -109,9 +120,11 @@ def _jid_dir(root: Path, jid: str) -> Path:
 
 def jid_page_url(jid: str) -> str | None:
     """The workspace page of the JID's folder, in the first memory root that has one."""
-    for index, root in enumerate(known_roots()):
+    for index, known in enumerate(known_roots()):
+        if _elsewhere(known.path, known.machine):
+            continue
         try:
-            ws.resolve_jid_dir(root, jid)
+            ws.resolve_jid_dir(known.path, jid)
         except ws.UnsafePath:
             continue
         return reverse("workspace-jid", args=[index, jid])
@@ -137,6 +150,7 @@ class Target:
 
     root_index: int
     root: Path
+    machine: str
     jid: str
     name: str
     path: Path
@@ -190,17 +204,17 @@ class Target:
 def _target(root_index: int, jid: str, name: str) -> Target:
     if name not in (JID_EDITABLE if jid else GLOBAL_FILES):
         raise Http404(f"{name!r} cannot be edited here")
-    root = _root(root_index)
-    folder = _jid_dir(root, jid) if jid else root
-    if _elsewhere(root):
+    root, machine = _root(root_index), _machine(root_index)
+    folder = _jid_dir(root, jid, machine) if jid else root
+    if _elsewhere(root, machine):
         clean_param(_NAME, "name", name)
-        return Target(root_index, root, jid, name, folder / name)
-    return Target(root_index, root, jid, name, _member(folder, name))
+        return Target(root_index, root, machine, jid, name, folder / name)
+    return Target(root_index, root, machine, jid, name, _member(folder, name))
 
 
-def _held_elsewhere(request: HttpRequest, base: Path, status: int = 409) -> HttpResponse:
+def _held_elsewhere(request: HttpRequest, base: Path, machine: str, status: int = 409) -> HttpResponse:
     """A page or write that needs the tree, on a host that cannot reach it: what holds it."""
-    machine = memory_index.machine_of(base)
+    machine = memory_index.machine_of(base, machine)
     where = f"machine {machine}" if machine else "another machine"
     message = (
         f"the memory tree {base} is not mounted on this host: it is on {where}, and this host "
@@ -217,9 +231,9 @@ def _tree_required(view):
 
     @wraps(view)
     def wrapper(request: HttpRequest, root: int, *args, **kwargs) -> HttpResponse:
-        base = _root(root)
-        if _elsewhere(base):
-            return _held_elsewhere(request, base)
+        base, machine = _root(root), _machine(root)
+        if _elsewhere(base, machine):
+            return _held_elsewhere(request, base, machine)
         return view(request, root, *args, **kwargs)
 
     return wrapper
@@ -243,8 +257,9 @@ def _existing_override(root_index: int, jid: str, name: str) -> tuple[Target, ws
 
 
 def _target_of(revision: Revision) -> Target:
-    for index, root in enumerate(known_roots()):
-        if str(root if _elsewhere(root) else root.resolve()) == revision.root:
+    for index, known in enumerate(known_roots()):
+        elsewhere = _elsewhere(known.path, known.machine)
+        if str(known.path if elsewhere else known.path.resolve()) == revision.root:
             return _target(index, revision.jid, revision.filename)
     raise Http404("the memory root of this revision is no longer configured")
 
@@ -297,12 +312,18 @@ def _unreadable(request: HttpRequest, template: str, context: dict, what: str, e
 # Dictionaries for the API
 
 
-def _root_dict(index: int, root: Path) -> dict:
-    data = {"index": index, "path": str(root), "url": reverse("workspace-list") + f"#root-{index}"}
-    if _elsewhere(root) and _has_snapshots(root):
-        workspace = memory_index.workspace(root).to_dict()
-        data["read_only_held_by"] = memory_index.machine_of(root)
-    elif _elsewhere(root):
+def _root_dict(index: int, known: MemoryRoot) -> dict:
+    root, machine = known.path, known.machine
+    data = {
+        "index": index,
+        "path": str(root),
+        "machine": machine,
+        "url": reverse("workspace-list") + f"#root-{index}",
+    }
+    if _elsewhere(root, machine) and _has_snapshots(root, machine):
+        workspace = memory_index.workspace(root, machine=machine).to_dict()
+        data["read_only_held_by"] = memory_index.machine_of(root, machine)
+    elif _elsewhere(root, machine):
         return {**data, "error": "not a folder", "global_files": [], "jids": []}
     else:
         workspace = ws.list_workspace(root).to_dict()
@@ -385,12 +406,16 @@ def _finding_dict(index: int, finding: ws.SecretFinding) -> dict:
     return {"root": index, **finding.to_dict(), "url": _finding_url(index, finding)}
 
 
-def _iter_findings(roots: list[Path], jid: str, kind: str = ""):
-    for index, root in enumerate(roots):
-        if jid and not _has_jid(root, jid):
+def _iter_findings(roots: list[MemoryRoot], jid: str, kind: str = ""):
+    for index, known in enumerate(roots):
+        root, machine = known.path, known.machine
+        if jid and not _has_jid(root, jid, machine):
             continue  # this root has no such JID
-        found = memory_index.iter_findings if _elsewhere(root) else ws.iter_tree_findings
-        for finding in found(root, jid or None):
+        if _elsewhere(root, machine):
+            found = memory_index.iter_findings(root, jid or None, machine=machine)
+        else:
+            found = ws.iter_tree_findings(root, jid or None)
+        for finding in found:
             if not kind or finding.kind == kind:
                 yield _finding_dict(index, finding)
 
@@ -438,7 +463,7 @@ def _findings_page(request: HttpRequest) -> FindingsPage:
     if jid:
         clean_param(_NAME, "jid", jid)
     roots = known_roots()
-    if jid and not any(_has_jid(root, jid) for root in roots):
+    if jid and not any(_has_jid(known.path, jid, known.machine) for known in roots):
         raise BadParameter("jid", f"no JID folder {jid!r} in any memory root")
     kind = clean_param(_KIND, "kind", request.GET.get("kind", ""))
     start = (number - 1) * SECRETS_PAGE_SIZE
@@ -449,21 +474,27 @@ def _findings_page(request: HttpRequest) -> FindingsPage:
 _KIND = OneOfField(ws.KINDS)
 
 
-def _has_jid(root: Path, jid: str) -> bool:
-    if _elsewhere(root):
-        return jid in memory_index.jids(root)
+def _has_jid(root: Path, jid: str, machine: str) -> bool:
+    if _elsewhere(root, machine):
+        return jid in memory_index.jids(root, machine=machine)
     try:
         return bool(ws.resolve_jid_dir(root, jid))
     except ws.UnsafePath:
         return False
 
 
-def _hits(roots: list[Path], query: str) -> list[dict]:
+def _hits(roots: list[MemoryRoot], query: str) -> list[dict]:
     return [
         {"root": index, **hit.to_dict(), "url": f"{_source_url(index, hit.jid, hit.file)}#L{hit.line}"}
-        for index, root in enumerate(roots)
-        for hit in (memory_index.search if _elsewhere(root) else ws.search_memory)(root, query)
+        for index, known in enumerate(roots)
+        for hit in _search_root(known, query)
     ]
+
+
+def _search_root(known: MemoryRoot, query: str) -> list[ws.SearchHit]:
+    if _elsewhere(known.path, known.machine):
+        return memory_index.search(known.path, query, machine=known.machine)
+    return ws.search_memory(known.path, query)
 
 
 _MEMORY_QUERY = TextSearchField()
@@ -494,26 +525,29 @@ def _page_number(request: HttpRequest) -> int:
 @permission_required(VIEW, raise_exception=True)
 def workspace_list(request: HttpRequest) -> HttpResponse:
     roots = []
-    for index, root in enumerate(known_roots()):
-        if _elsewhere(root):
-            held = memory_index.workspace(root) if _has_snapshots(root) else None
-            machine = memory_index.machine_of(root)
+    for index, known in enumerate(known_roots()):
+        root, elsewhere = known.path, _elsewhere(known.path, known.machine)
+        if elsewhere:
+            has = _has_snapshots(root, known.machine)
+            held = memory_index.workspace(root, machine=known.machine) if has else None
+            machine = memory_index.machine_of(root, known.machine)
         else:
             held, machine = ws.list_workspace(root), ""
         roots.append(
             {
                 "index": index,
                 "path": root,
+                "shown_machine": known.machine if known.shared else None,
                 "workspace": held,
-                "elsewhere": _elsewhere(root),
+                "elsewhere": elsewhere,
                 "machine": machine,
             }
         )
     return render(request, "workspaces/list.html", {"roots": roots})
 
 
-def _has_snapshots(root: Path) -> bool:
-    return MemorySnapshot.objects.filter(root=str(root)).exists()
+def _has_snapshots(root: Path, machine: str) -> bool:
+    return MemorySnapshot.of_root(machine, root).exists()
 
 
 def _usage(request: HttpRequest, sessions: list[dict]) -> dict | None:
@@ -532,10 +566,10 @@ def _usage(request: HttpRequest, sessions: list[dict]) -> dict | None:
 @vary_on_headers("HX-Request")
 @bad_parameter_is_400
 def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = _root(root)
-    jid_dir = _jid_dir(base, jid)
-    if _elsewhere(base):
-        return _jid_elsewhere(request, root, base, jid)
+    base, machine = _root(root), _machine(root)
+    jid_dir = _jid_dir(base, jid, machine)
+    if _elsewhere(base, machine):
+        return _jid_elsewhere(request, root, base, machine, jid)
     entry = _jid_entry(base, jid)
     sessions = _sessions(root, jid, jid_dir)
     report = _usage(request, sessions)
@@ -574,29 +608,30 @@ def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return render(request, "workspaces/jid.html", context)
 
 
-def _prompt(base: Path, jid: str) -> ws.Prompt:
+def _prompt(base: Path, machine: str, jid: str) -> ws.Prompt:
     """The effective prompt from the tree, or from the index where the tree is elsewhere."""
-    if _elsewhere(base):
-        return memory_timeline.memory_as_of(str(base), jid, timezone.now(), _agent_name()).prompt
+    if _elsewhere(base, machine):
+        now = timezone.now()
+        return memory_timeline.memory_as_of(str(base), jid, now, _agent_name(), machine=machine).prompt
     return ws.effective_prompt(base, jid, _agent_name())
 
 
-def _jid_elsewhere(request: HttpRequest, root_index: int, base: Path, jid: str) -> HttpResponse:
+def _jid_elsewhere(request: HttpRequest, root_index: int, base: Path, machine: str, jid: str) -> HttpResponse:
     """A JID of a tree this host cannot reach: its files as the index holds them, read-only."""
-    files = memory_index.current_files(base, jid)
+    files = memory_index.current_files(base, jid, machine=machine)
     sessions = [
         {
             "session_id": s.id,
             "name": s.path.rsplit("/", 1)[-1],
             "transcript_url": reverse("session-detail", args=[s.id]),
         }
-        for s in memory_index.transcripts(base, jid).only("id", "path")
+        for s in memory_index.transcripts(base, jid, machine=machine).only("id", "path")
     ]
     context = {
         "root_index": root_index,
         "root": base,
         "jid": jid,
-        "machine": memory_index.machine_of(base),
+        "machine": memory_index.machine_of(base, machine),
         "files": [
             {"file": f, "url": _source_url(root_index, jid, f.filename), "edit": f.filename in JID_EDITABLE}
             for f in files
@@ -613,15 +648,16 @@ def _jid_elsewhere(request: HttpRequest, root_index: int, base: Path, jid: str) 
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def prompt_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = _root(root)
-    _jid_dir(base, jid)
-    prompt = _prompt(base, jid)
+    base, machine = _root(root), _machine(root)
+    _jid_dir(base, jid, machine)
+    prompt = _prompt(base, machine, jid)
     sections = [{"section": s, "url": _section_url(root, jid, s.source)} for s in prompt.sections]
     context = {"root_index": root, "jid": jid, "prompt": prompt, "sections": sections}
     return render(request, "workspaces/prompt.html", context)
 
 
 def _timeline(request: HttpRequest, root_index: int, base: Path, jid: str | None) -> dict:
+    machine = _machine(root_index)
     """One page of memory changes, newest first, with the filters the query asks for: one
     JID's (jid), or every JID's in the root (jid None, then ?jid= narrows it). Raises BadParameter."""
     params = MemoryTimelineForm.read(request.GET)
@@ -630,21 +666,29 @@ def _timeline(request: HttpRequest, root_index: int, base: Path, jid: str | None
     )
     if jid is None and params["jid"]:
         jid = params["jid"]
-    keys = memory_timeline.change_keys(str(base), jid, filters)
+    keys = memory_timeline.change_keys(str(base), jid, filters, machine=machine)
     page = Paginator(keys, memory_timeline.PAGE_SIZE).get_page(params["_page"] or 1)
     changes = memory_timeline.load_changes([key for _, key in page.object_list])
-    memory_timeline.link_all(changes, str(base))
+    memory_timeline.link_all(changes, str(base), machine=machine)
     for change in changes:
         change.source_url = _change_source_url(root_index, change)
         change.as_of_url = _as_of_url(root_index, change, jid)
     return {
         "root_index": root_index,
+        "machine": _shown_machine(root_index),
         "page": page,
         "changes": changes,
         "params": params,
-        "files": memory_timeline.filenames(str(base), jid),
+        "files": memory_timeline.filenames(str(base), jid, machine=machine),
         "who_choices": memory_timeline.WHO,
     }
+
+
+def _shown_machine(root_index: int) -> str | None:
+    """The root's machine, where another machine's tree has the same path: which of the two
+    histories this is. None where one machine has the path."""
+    known = _known(root_index)
+    return known.machine if known.shared else None
 
 
 def _change_source_url(root_index: int, change: memory_timeline.Change) -> str | None:
@@ -686,6 +730,7 @@ def _timeline_dict(context: dict) -> dict:
     params = {k: v for k, v in context["params"].items() if k != "_page"}
     return {
         "root": context["root_index"],
+        "machine": _machine(context["root_index"]),
         "filters": {k: (v.isoformat() if hasattr(v, "isoformat") else v or None) for k, v in params.items()},
         "count": page.paginator.count,
         "page": page.number,
@@ -702,7 +747,7 @@ def _timeline_dict(context: dict) -> dict:
 def memory_timeline_page(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     """Every recorded change to one JID's memory and persona files, newest first."""
     base = _root(root)
-    _jid_dir(base, jid)
+    _jid_dir(base, jid, _machine(root))
     context = {**_timeline(request, root, base, jid), "jid": jid}
     template_name = "workspaces/timeline.html"
     if request.htmx:
@@ -737,10 +782,12 @@ def _moment_field(moment: datetime) -> str:
 def _as_of(request: HttpRequest, root_index: int, base: Path, jid: str) -> dict:
     """The memory of jid as it was at ?at= (now when absent). Raises BadParameter."""
     bound = MemoryAsOfForm.read(request.GET)["at"] or timezone.now()
-    state = memory_timeline.memory_as_of(str(base), jid, bound, _agent_name())
+    machine = _machine(root_index)
+    state = memory_timeline.memory_as_of(str(base), jid, bound, _agent_name(), machine=machine)
     sections = [{"section": s, "url": None} for s in state.prompt.sections]
     return {
         "root_index": root_index,
+        "machine": _shown_machine(root_index),
         "jid": jid,
         "state": state,
         "at_field": _moment_field(state.at),
@@ -756,7 +803,7 @@ def _as_of(request: HttpRequest, root_index: int, base: Path, jid: str) -> dict:
 def memory_as_of_page(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     """Every memory file of a JID, and its effective prompt, as they were at a moment."""
     base = _root(root)
-    _jid_dir(base, jid)
+    _jid_dir(base, jid, _machine(root))
     return render(request, "workspaces/as_of.html", _as_of(request, root, base, jid))
 
 
@@ -767,15 +814,18 @@ def _findings_history(request: HttpRequest) -> dict:
     """One page of the findings in the memory's history (?root=&jid=&kind=). Raises BadParameter."""
     params = MemoryFindingsForm.read(request.GET)
     root_index = _root_param(request)
-    base = str(_root(root_index))
-    histories = memory_findings.finding_histories(base, params["jid"] or None, params["kind"])
+    base, machine = str(_root(root_index)), _machine(root_index)
+    histories = memory_findings.finding_histories(
+        base, params["jid"] or None, params["kind"], machine=machine
+    )
     page = Paginator(histories, FINDINGS_PAGE_SIZE).get_page(params["_page"] or 1)
-    memory_findings.attach_changes(page.object_list, base)
+    memory_findings.attach_changes(page.object_list, base, machine=machine)
     rows = [_history_row(root_index, history) for history in page.object_list]
     # An index whose findings were fingerprinted with another SECRET_KEY: said, not split silently.
     mismatch = KeyCheck.mismatch()
     return {
         "root_index": root_index,
+        "machine": _shown_machine(root_index),
         "params": params,
         "page": page,
         "rows": rows,
@@ -855,7 +905,7 @@ def _source_path(root: int, name: str, jid: str, subdir: str | None) -> Path:
             raise Http404(f"{name!r} is not a global file")
         path = _member(base, name)
     else:
-        jid_dir = _jid_dir(base, jid)
+        jid_dir = _jid_dir(base, jid, _machine(root))
         if subdir is None and name not in ws.JID_FILES and not name.endswith(TEXT_SUFFIXES):
             raise Http404(f"{name!r} is not a memory file")
         path = _member(jid_dir, name, subdir)
@@ -870,19 +920,19 @@ def _source_file(
     """The file the source page shows: from the tree, or from the index where the tree is
     elsewhere (a transcript there: its transcript page; a file the index lacks: 404, naming
     the machine that holds the tree)."""
-    base = _root(root)
-    if not _elsewhere(base):
+    base, machine = _root(root), _machine(root)
+    if not _elsewhere(base, machine):
         return ws.load_file(_source_path(root, name, jid, subdir))
     if jid:
-        _jid_dir(base, jid)
-    stored = None if subdir else memory_index.stored_file(base, jid, name)
+        _jid_dir(base, jid, machine)
+    stored = None if subdir else memory_index.stored_file(base, jid, name, machine=machine)
     if stored is not None and stored.content is not None:
         return stored.loaded()
     # A transcript: its lines are not kept, its entries are. Its transcript page shows them.
     path = "/".join(part for part in (str(base), jid, subdir, name) if part)
-    session = Session.objects.filter(path=path).only("id").first()
+    session = Session.objects.filter(path=path, source__machine=machine).only("id").first()
     if session is None:
-        return _held_elsewhere(request, base, 404)
+        return _held_elsewhere(request, base, machine, 404)
     api = request.path.startswith("/api/")
     return redirect(reverse("api-session-detail" if api else "session-detail", args=[session.id]))
 
@@ -915,10 +965,10 @@ def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdi
 @permission_required(VIEW, raise_exception=True)
 def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
     """A preview of a downloaded file: raster images as themselves, text as plain text."""
-    base = _root(root)
-    if _elsewhere(base):
-        return _held_elsewhere(request, base, 404)  # files/ is indexed by name, size and hash
-    path = _member(_jid_dir(base, jid), name, ws.FILES_DIR)
+    base, machine = _root(root), _machine(root)
+    if _elsewhere(base, machine):
+        return _held_elsewhere(request, base, machine, 404)  # files/ is indexed by name, size and hash
+    path = _member(_jid_dir(base, jid, machine), name, ws.FILES_DIR)
     mime_type = mimetypes.guess_type(name)[0] or ""
     if mime_type in IMAGE_TYPES:
         content_type = mime_type
@@ -986,7 +1036,7 @@ def _audit_page(request: HttpRequest):
 
 def _audit_roots() -> list[str]:
     """The roots events were recorded in, and the configured ones: the root filter's choices."""
-    return sorted({*AuditEvent.recorded_roots(), *(str(root) for root in known_roots())})
+    return sorted({*AuditEvent.recorded_roots(), *(str(known.path) for known in known_roots())})
 
 
 @require_safe
@@ -1054,9 +1104,9 @@ def edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> Http
     """The editor; ?line=N highlights that line (a finding's), in the text and beside it."""
     line = EditLineForm.read(request.GET)["line"]
     target = _target(root, jid, name)
-    elsewhere = _elsewhere(target.root)
+    elsewhere = _elsewhere(target.root, target.machine)
     if elsewhere:
-        stored = memory_index.stored_file(target.root, jid, name)
+        stored = memory_index.stored_file(target.root, jid, name, machine=target.machine)
         loaded = stored.loaded() if stored else ws.LoadedFile(None, "")
         text = loaded.text or ""
     else:
@@ -1073,7 +1123,7 @@ def edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> Http
         highlight = {"line": line, "around": numbered}
     context = _edit_context(target, form, loaded, highlight=highlight)
     if elsewhere:
-        context["elsewhere"] = {"machine": memory_index.machine_of(target.root)}
+        context["elsewhere"] = {"machine": memory_index.machine_of(target.root, target.machine)}
     return render(request, "workspaces/edit.html", context)
 
 
@@ -1149,7 +1199,9 @@ def remove_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
     before = ws.load_file(target.path)
     record = _recorder(request, target, "remove")
     try:
-        ws.remove_override(_jid_dir(target.root, jid), name, form.cleaned_data["version"], record)
+        ws.remove_override(
+            _jid_dir(target.root, jid, target.machine), name, form.cleaned_data["version"], record
+        )
     except ws.Conflict as conflict:
         context = {
             "target": target,
@@ -1178,8 +1230,8 @@ def revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
         target, current = None, None
     else:
         current = ws.load_file(target.path)
-    if target and _elsewhere(target.root):  # read-only here: no restore from this page
-        stored = memory_index.stored_file(target.root, target.jid, target.name)
+    if target and _elsewhere(target.root, target.machine):  # read-only here: no restore from this page
+        stored = memory_index.stored_file(target.root, target.jid, target.name, machine=target.machine)
         current = None if stored is None else stored.loaded()
     form = VersionForm(initial={"version": current.version}) if current and current.version else None
     context = {"revision": revision, "target": target, "current": current, "form": form}
@@ -1191,8 +1243,8 @@ def _restore(request: HttpRequest, revision_id: int, side: str) -> HttpResponse:
     The exact bytes come back, not the text shown (which replaced bytes that are not UTF-8)."""
     revision = get_object_or_404(Revision, id=revision_id)
     target = _target_of(revision)
-    if _elsewhere(target.root):
-        return _held_elsewhere(request, target.root)
+    if _elsewhere(target.root, target.machine):
+        return _held_elsewhere(request, target.root, target.machine)
     form = VersionForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
@@ -1249,7 +1301,9 @@ def revision_restore_before(request: HttpRequest, revision_id: int) -> HttpRespo
 @_tree_required
 def new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
-    return render(request, "workspaces/new.html", _new_context(root, base, _jid_dir(base, jid), jid))
+    return render(
+        request, "workspaces/new.html", _new_context(root, base, _jid_dir(base, jid, _machine(root)), jid)
+    )
 
 
 def _new_context(root_index: int, base: Path, jid_dir: Path, jid: str, **extra) -> dict:
@@ -1268,7 +1322,7 @@ def _new_context(root_index: int, base: Path, jid_dir: Path, jid: str, **extra) 
 @_tree_required
 def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
-    jid_dir = _jid_dir(base, jid)
+    jid_dir = _jid_dir(base, jid, _machine(root))
     form = VersionForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
@@ -1305,7 +1359,7 @@ def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @permission_required(EDIT, raise_exception=True)
 @_tree_required
 def forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    jid_dir = _jid_dir(_root(root), jid)
+    jid_dir = _jid_dir(_root(root), jid, _machine(root))
     return render(request, "workspaces/forget.html", _forget_context(root, jid, jid_dir))
 
 
@@ -1343,7 +1397,7 @@ def _record_forget(request: HttpRequest, root: Path, jid: str, plan: ws.ForgetPl
 @_tree_required
 def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
-    jid_dir = _jid_dir(base, jid)
+    jid_dir = _jid_dir(base, jid, _machine(root))
     form = VersionForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
@@ -1377,10 +1431,11 @@ def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 def _purge_plan(root_index: int, jid: str, fp: str) -> tuple[Path, memory_findings.PurgePlan]:
     """The purge of one finding of jid's history (jid "": of the global files'); a 404 when
     none holds it."""
-    base = _root(root_index)
+    base, machine = _root(root_index), _machine(root_index)
     if jid:
-        _jid_dir(base, jid)
-    plan = memory_findings.purge_plan(str(base), jid, fp) if _FINGERPRINT.fullmatch(fp) else None
+        _jid_dir(base, jid, machine)
+    found = _FINGERPRINT.fullmatch(fp)
+    plan = memory_findings.purge_plan(str(base), jid, fp, machine=machine) if found else None
     if plan is None:
         where = "this JID's history" if jid else "the global files' history"
         raise Http404(f"no such finding in {where}")
@@ -1417,7 +1472,7 @@ def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -
     context["transcripts_url"] = reverse("workspace-secrets") + f"?{urlencode(scan)}"
     if not jid:
         # The same value in a JID's own files is that JID's finding: purged from its history.
-        others = memory_findings.jids_holding(str(_root(root_index)), plan.fp)
+        others = memory_findings.jids_holding(str(_root(root_index)), plan.fp, machine=plan.machine)
         context["others"] = [
             {"jid": other, "purge_url": reverse("workspace-purge", args=[root_index, other, plan.fp])}
             for other in others
@@ -1470,9 +1525,9 @@ def api_workspace_list(request: HttpRequest) -> HttpResponse:
 def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     try:
         base = _root(root)
-        jid_dir = _jid_dir(base, jid)
-        if _elsewhere(base):
-            return _api_jid_elsewhere(root, base, jid)
+        jid_dir = _jid_dir(base, jid, _machine(root))
+        if _elsewhere(base, _machine(root)):
+            return _api_jid_elsewhere(root, base, _machine(root), jid)
         entry = _jid_entry(base, jid)
         knowledge = ws.knowledge(jid_dir)
     except Http404 as error:
@@ -1502,10 +1557,12 @@ def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     )
 
 
-def _api_jid_elsewhere(root: int, base: Path, jid: str) -> HttpResponse:
+def _api_jid_elsewhere(root: int, base: Path, machine: str, jid: str) -> HttpResponse:
     """The JID's files as the index holds them: the tree is on another machine."""
-    held = next((entry for entry in memory_index.workspace(base).jids if entry.jid == jid), None)
-    sessions = memory_index.transcripts(base, jid).values_list("id", flat=True)
+    held = next(
+        (entry for entry in memory_index.workspace(base, machine=machine).jids if entry.jid == jid), None
+    )
+    sessions = memory_index.transcripts(base, jid, machine=machine).values_list("id", flat=True)
     return json_response(
         {
             "root": root,
@@ -1513,7 +1570,7 @@ def _api_jid_elsewhere(root: int, base: Path, jid: str) -> HttpResponse:
             "is_room": ws.is_room(jid),
             "files": [info.to_dict() for info in held.files.values()] if held else [],
             "overrides": list(held.overrides) if held else [],
-            "read_only_held_by": memory_index.machine_of(base),
+            "read_only_held_by": memory_index.machine_of(base, machine),
             "sessions": [
                 {"session_id": id_, "transcript_url": reverse("session-detail", args=[id_])}
                 for id_ in sessions
@@ -1529,10 +1586,10 @@ def _api_jid_elsewhere(root: int, base: Path, jid: str) -> HttpResponse:
 def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     try:
         base = _root(root)
-        _jid_dir(base, jid)
+        _jid_dir(base, jid, _machine(root))
     except Http404 as error:
         return json_error(str(error), 404)
-    return json_response({"root": root, "jid": jid, **_prompt(base, jid).to_dict()})
+    return json_response({"root": root, "jid": jid, **_prompt(base, _machine(root), jid).to_dict()})
 
 
 @require_safe
@@ -1601,7 +1658,7 @@ def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
 def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     try:
         base = _root(root)
-        _jid_dir(base, jid)
+        _jid_dir(base, jid, _machine(root))
     except Http404 as error:
         return json_error(str(error), 404)
     context = _timeline(request, root, base, jid)
@@ -1620,7 +1677,7 @@ def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpRespon
 def api_memory_as_of(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     try:
         base = _root(root)
-        _jid_dir(base, jid)
+        _jid_dir(base, jid, _machine(root))
     except Http404 as error:
         return json_error(str(error), 404)
     state = _as_of(request, root, base, jid)["state"]
@@ -1647,6 +1704,7 @@ def api_memory_findings(request: HttpRequest) -> HttpResponse:
     return json_response(
         {
             "root": context["root_index"],
+            "machine": _machine(context["root_index"]),
             "filters": {k: v or None for k, v in context["params"].items() if k != "_page"},
             "count": page.paginator.count,
             "page": page.number,
@@ -1711,10 +1769,10 @@ def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", s
 def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
     """What the edit form holds: the text to start from and the version a save must send."""
     target = _target(root, jid, name)
-    if _elsewhere(target.root):  # read-only here: no version, so nothing saves from it
-        stored = memory_index.stored_file(target.root, jid, name)
+    if _elsewhere(target.root, target.machine):  # read-only here: no version, so nothing saves from it
+        stored = memory_index.stored_file(target.root, jid, name, machine=target.machine)
         loaded = stored.loaded() if stored else ws.LoadedFile(None, "")
-        initial, held_by = loaded.text or "", memory_index.machine_of(target.root)
+        initial, held_by = loaded.text or "", memory_index.machine_of(target.root, target.machine)
     else:
         loaded = ws.load_file(target.path)
         initial, held_by = _initial_text(target, loaded), None
@@ -1767,13 +1825,13 @@ def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> 
 @_tree_required
 def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
-    _jid_dir(base, jid)
+    _jid_dir(base, jid, _machine(root))
     status = ws.jid_status(base, jid)
     return json_response(
         {
             "root": root,
             "jid": jid,
-            "version": ws.file_version(_member(_jid_dir(base, jid), ws.HISTORY)),
+            "version": ws.file_version(_member(_jid_dir(base, jid, _machine(root)), ws.HISTORY)),
             "messages": status.messages,
             "will_archive": status.messages > 0,
             "url": reverse("workspace-new", args=[root, jid]),
@@ -1787,7 +1845,7 @@ def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @_json_not_found
 @_tree_required
 def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    jid_dir = _jid_dir(_root(root), jid)
+    jid_dir = _jid_dir(_root(root), jid, _machine(root))
     plan, refused = _forget_plan(jid_dir)
     return json_response(
         {
@@ -1811,5 +1869,5 @@ def api_purge_confirm(request: HttpRequest, root: int, fp: str, jid: str = "") -
     run = _purge_urls(root, jid, fp)["run_url"]
     data = {"root": root, "jid": jid or None, **plan.to_dict(), "run_url": run, "method": "POST"}
     if not jid:
-        data["also_in_jids"] = memory_findings.jids_holding(str(_root(root)), fp)
+        data["also_in_jids"] = memory_findings.jids_holding(str(_root(root)), fp, machine=_machine(root))
     return json_response(data)

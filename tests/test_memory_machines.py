@@ -1,0 +1,216 @@
+"""Many machines, one memory path: two machines' Fluux trees at the same path are two
+histories. Each indexer records its own tree's changes, and the timeline, as-of views,
+findings, purge, search and the read-only workspace pages read one machine's history."""
+
+from __future__ import annotations
+
+import importlib
+
+import orjson
+import pytest
+from django.apps import apps
+from django.urls import reverse
+
+from sessionviewer import workspaces as ws
+from sessionviewer.models import AuditEvent, MemorySnapshot, Source
+
+from .memory_turns import ALICE, at, index, write
+
+pytestmark = pytest.mark.django_db
+
+KEY = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv"
+
+
+def index_as(settings, machine: str, tree) -> None:
+    settings.SESSIONVIEWER_MACHINE = machine
+    index(tree)
+
+
+def history(machine: str, filename: str = "memory.md") -> list[tuple[str, bytes]]:
+    states = MemorySnapshot.objects.filter(machine=machine, jid=ALICE, filename=filename).order_by("id")
+    return [(s.who, bytes(s.content)) for s in states]
+
+
+@pytest.fixture
+def two_trees(tree, settings):
+    """The tree fixture's root (indexed once by the test's machine, "vm" or whatever the host
+    is called) indexed as laptop's tree, and the same path as ci-runner's."""
+    MemorySnapshot.objects.all().delete()
+    index_as(settings, "ci-runner", tree)
+    index_as(settings, "laptop", tree)
+    return tree
+
+
+def test_two_machines_indexing_one_memory_path_keep_two_timelines(two_trees, settings):
+    write(two_trees / ALICE / "memory.md", "Likes coffee.\n", at(10, 0))
+    index_as(settings, "ci-runner", two_trees)
+    index_as(settings, "laptop", two_trees)
+    first, coffee = ("first", b"Likes tea.\n"), ("outside", b"Likes coffee.\n")
+    assert history("ci-runner") == [first, coffee]
+    assert history("laptop") == [first, coffee]  # it had recorded none: ci-runner's was current
+
+
+def test_each_machine_records_only_its_own_trees_changes(two_trees, settings):
+    write(two_trees / ALICE / "memory.md", "Likes coffee.\n", at(10, 0))
+    index_as(settings, "ci-runner", two_trees)
+    assert history("laptop") == [("first", b"Likes tea.\n")]
+    assert MemorySnapshot.objects.filter(machine="laptop", current=True, filename="memory.md").count() == 1
+
+
+def test_a_history_from_before_machines_is_claimed_by_the_first_indexer_of_its_path(tree, settings):
+    MemorySnapshot.objects.update(machine="")
+    recorded = MemorySnapshot.objects.count()
+    index_as(settings, "laptop", tree)
+    assert set(MemorySnapshot.objects.values_list("machine", flat=True)) == {"laptop"}
+    assert MemorySnapshot.objects.count() == recorded  # claimed, not recorded again as first seen
+    index_as(settings, "ci-runner", tree)
+    assert MemorySnapshot.objects.filter(machine="laptop").count() == recorded
+
+
+def migrate_names() -> None:
+    migration = importlib.import_module("sessionviewer.migrations.0026_memory_snapshot_machine")
+    migration.name_machines(apps, None)
+
+
+def test_the_migration_gives_a_history_the_machine_of_the_source_at_its_path(tree):
+    Source.objects.filter(path=str(tree)).update(machine="fluux-host")
+    MemorySnapshot.objects.update(machine="")
+    migrate_names()
+    assert set(MemorySnapshot.objects.values_list("machine", flat=True)) == {"fluux-host"}
+
+
+def test_the_migration_leaves_a_history_two_machines_wrote_unclaimed(tree):
+    source = Source.objects.get(path=str(tree))
+    Source.objects.create(machine="ci-runner", path=source.path, format=source.format)
+    MemorySnapshot.objects.update(machine="")
+    migrate_names()
+    assert set(MemorySnapshot.objects.values_list("machine", flat=True)) == {""}
+
+
+def test_the_migration_gives_a_root_no_source_has_to_the_indexs_one_machine(tree):
+    Source.objects.update(path="/elsewhere", machine="laptop")
+    MemorySnapshot.objects.update(machine="")
+    migrate_names()
+    assert set(MemorySnapshot.objects.values_list("machine", flat=True)) == {"laptop"}
+
+
+# The pages: this host is laptop, with the tree mounted; ci-runner's tree at the same path
+# is read from the index.
+
+
+@pytest.fixture
+def on_laptop(two_trees, settings):
+    write(two_trees / ALICE / "memory.md", "Likes coffee.\n", at(10, 0))
+    index_as(settings, "ci-runner", two_trees)
+    settings.SESSIONVIEWER_MACHINE = "laptop"
+    return two_trees
+
+
+def roots_listed(client) -> list[dict]:
+    return orjson.loads(client.get(reverse("api-workspace-list")).content)["roots"]
+
+
+def test_the_workspace_list_shows_the_same_path_once_per_machine(viewer, client, on_laptop):
+    roots = roots_listed(client)
+    assert [(r["path"], r["machine"]) for r in roots] == [
+        (str(on_laptop), "laptop"),
+        (str(on_laptop), "ci-runner"),
+    ]
+    assert roots[1]["read_only_held_by"] == "ci-runner" and "read_only_held_by" not in roots[0]
+    page = client.get(reverse("workspace-list")).content.decode()
+    assert (
+        '<span class="machine">on laptop</span>' in page
+        and '<span class="machine">on ci-runner</span>' in page
+    )
+
+
+def timeline(client, root: int) -> dict:
+    url = reverse("api-workspace-memory-timeline", args=[root, ALICE])
+    return client.get(url, {"file": "memory.md"}).json()
+
+
+def test_each_machines_timeline_shows_its_own_changes(viewer, client, on_laptop):
+    laptop, ci = timeline(client, 0), timeline(client, 1)
+    assert [c["who"] for c in laptop["changes"]] == ["first"]
+    assert [c["who"] for c in ci["changes"]] == ["outside", "first"]
+    assert (laptop["machine"], ci["machine"]) == ("laptop", "ci-runner")
+
+
+def test_the_timeline_page_names_its_machine_where_two_hold_the_path(viewer, client, on_laptop):
+    page = client.get(reverse("workspace-memory-timeline", args=[1, ALICE])).content.decode()
+    assert '<span class="machine">on ci-runner</span>' in page
+
+
+def test_the_as_of_view_reads_its_machines_history(viewer, client, on_laptop):
+    def memory_then(root: int) -> str:
+        url = reverse("api-workspace-memory-as-of", args=[root, ALICE])
+        files = client.get(url, {"at": "2025-06-02T11:00:00+00:00"}).json()["files"]
+        return next(f for f in files if f["file"] == "memory.md")["text"]
+
+    assert (memory_then(0), memory_then(1)) == ("Likes tea.\n", "Likes coffee.\n")
+
+
+def test_another_machines_tree_at_a_mounted_path_is_read_only_from_the_index(editor, client, on_laptop):
+    (on_laptop / ALICE / "memory.md").write_text("Likes water.\n")  # laptop's tree, not ci-runner's
+    page = client.get(reverse("workspace-edit", args=[1, ALICE, "memory.md"])).content.decode()
+    assert "<fieldset disabled>" in page and "Likes coffee." in page and "ci-runner" in page
+    refused = client.post(
+        reverse("workspace-save", args=[1, ALICE, "memory.md"]), {"text": "x", "version": "0"}
+    )
+    assert refused.status_code == 409 and "ci-runner" in refused.content.decode()
+    assert (on_laptop / ALICE / "memory.md").read_text() == "Likes water.\n"
+
+
+def test_memory_search_finds_each_machines_text_in_its_root(viewer, client, on_laptop):
+    (on_laptop / ALICE / "memory.md").write_text("Likes water.\n")  # laptop's tree, read from disk
+    hits = client.get(reverse("api-workspace-search"), {"q": "coffee"}).json()["hits"]
+    assert [hit["root"] for hit in hits] == [1]
+
+
+def test_an_editor_save_is_recorded_in_this_machines_history(editor, client, on_laptop):
+    path = on_laptop / ALICE / "memory.md"
+    saved = client.post(
+        reverse("workspace-save", args=[0, ALICE, "memory.md"]),
+        {"text": "Likes juice.\n", "version": ws.file_version(path)},
+    )
+    assert saved.status_code == 302
+    assert [c["who"] for c in timeline(client, 0)["changes"]] == ["editor", "first"]
+    assert [c["who"] for c in timeline(client, 1)["changes"]] == ["outside", "first"]
+
+
+def leak_on_both(tree, settings) -> str:
+    write(tree / ALICE / "memory.md", f"key {KEY}\n", at(11, 0))
+    index_as(settings, "ci-runner", tree)
+    index_as(settings, "laptop", tree)
+    [fp] = {
+        f["fp"] for s in MemorySnapshot.objects.filter(current=True, filename="memory.md") for f in s.findings
+    }
+    return fp
+
+
+def test_a_purge_rewrites_one_machines_history_and_leaves_the_others(editor, client, on_laptop, settings):
+    fp = leak_on_both(on_laptop, settings)
+    assert client.post(reverse("workspace-purge-run", args=[1, ALICE, fp])).status_code == 302
+    ci = MemorySnapshot.objects.get(machine="ci-runner", current=True, filename="memory.md")
+    laptop = MemorySnapshot.objects.get(machine="laptop", current=True, filename="memory.md")
+    assert bytes(ci.content) == b"key [purged]\n" and bytes(laptop.content) == f"key {KEY}\n".encode()
+    assert AuditEvent.objects.get(action="purge").detail["machine"] == "ci-runner"
+
+    def purged(root: int) -> list:
+        url = reverse("api-workspace-memory-findings")
+        return [f["purged"] is not None for f in client.get(url, {"root": root}).json()["findings"]]
+
+    assert (purged(0), purged(1)) == ([False], [True])
+
+
+def test_a_configured_root_this_host_lacks_is_listed_once_as_the_machine_holding_it(
+    viewer, client, tree, settings, tmp_path
+):
+    MemorySnapshot.objects.all().delete()
+    index_as(settings, "fluux-host", tree)
+    tree.rename(tmp_path / "away")
+    settings.SESSIONVIEWER_MACHINE = "web-1"  # configured with the same roots, no tree mounted
+    roots = roots_listed(client)
+    assert [(r["path"], r["machine"], r["read_only_held_by"]) for r in roots] == [
+        (str(tree), "fluux-host", "fluux-host")
+    ]
