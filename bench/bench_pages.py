@@ -304,17 +304,20 @@ def bench_client():
     return client
 
 
-# Before each timed request: nothing (warm), the in-process thread cache emptied (cold: a server
-# restart, another worker), or that and the session's stored thread snapshot removed too
+# Before each timed request: nothing (warm), the in-process thread cache and rendered HTML
+# (render.MEMO) emptied (cold: a server restart, another worker), or that and the session's
+# stored thread snapshot removed too
 # (rebuild: the thread built from the entries, as after an append no index pass prepared yet).
 WARM, COLD, REBUILD = "warm", "cold", "rebuild"
 
 
 def forget(mode: str, session_id: int | None) -> None:
-    from sessionviewer import transcripts
+    from sessionviewer import render, transcripts
 
     if mode in (COLD, REBUILD):
         transcripts.clear_cache()
+        if (memo := getattr(render, "MEMO", None)) is not None:  # a tree before it had none
+            memo.clear()
     if mode == REBUILD and session_id is not None:
         from sessionviewer.models import ThreadSnapshot
 
