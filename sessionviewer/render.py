@@ -50,6 +50,9 @@ import html
 import json
 import re
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from difflib import SequenceMatcher
 from functools import lru_cache
 from threading import Lock
@@ -118,14 +121,25 @@ class Memo:
     version as the thread cache is: a changed entry is a new key, so nothing stale is served,
     and an append (which changes the version) keeps the rest of the screen's HTML. The memo
     lives in the process, so new code (a deploy restarts the workers) starts with none.
-    Bounded in characters, not items: a 20,000-entry export goes through it and leaves at
-    most `budget` behind. Workers serve requests on threads (gthread), hence the lock."""
+    Bounded in characters, not items; an export reads it but keeps nothing (`reading_only`).
+    Workers serve requests on threads (gthread), hence the lock."""
 
     def __init__(self, budget: int, largest: int) -> None:
         self.budget, self.largest = budget, largest
         self.size = self.hits = self.misses = 0
         self._kept: OrderedDict[tuple, tuple[str, int]] = OrderedDict()
         self._lock = Lock()
+        self._keeping: ContextVar[bool] = ContextVar("keeping", default=True)
+
+    @contextmanager
+    def reading_only(self) -> Iterator[None]:
+        """HTML made within is not kept: an export walks a whole session once, and would push
+        out the HTML of every screen being read for HTML nobody asks for again."""
+        token = self._keeping.set(False)
+        try:
+            yield
+        finally:
+            self._keeping.reset(token)
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -142,7 +156,7 @@ class Memo:
 
     def keep(self, key: tuple, made: str, source_size: int) -> str:
         size = source_size + len(made)
-        if size > self.largest:
+        if size > self.largest or not self._keeping.get():
             return made
         with self._lock:
             if key in self._kept:

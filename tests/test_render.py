@@ -634,3 +634,14 @@ def test_the_memo_stays_within_its_budget_over_a_whole_export():
     for n in range(2_000):
         render_markdown(f"Message {n}: " + "words of a long reply " * 400)
     assert 0 < MEMO.size <= MEMO.budget
+
+
+def test_html_made_while_reading_only_is_not_kept_but_what_is_kept_is_read():
+    MEMO.clear()
+    kept = render_markdown("Shown on a screen first.")
+    with MEMO.reading_only():
+        assert render_markdown("Shown on a screen first.") is kept
+        assert render_markdown("Only *exported*.") == "<p>Only <em>exported</em>.</p>\n"
+    assert len(MEMO) == 1 and MEMO.hits == 1
+    render_markdown("Only *exported*.")
+    assert len(MEMO) == 2  # kept again once out of it
