@@ -304,17 +304,20 @@ def bench_client():
     return client
 
 
-# Before each timed request: nothing (warm), the in-process thread cache emptied (cold: a server
-# restart, another worker), or that and the session's stored thread snapshot removed too
+# Before each timed request: nothing (warm), the in-process thread cache and rendered HTML
+# (render.MEMO) emptied (cold: a server restart, another worker), or that and the session's
+# stored thread snapshot removed too
 # (rebuild: the thread built from the entries, as after an append no index pass prepared yet).
 WARM, COLD, REBUILD = "warm", "cold", "rebuild"
 
 
 def forget(mode: str, session_id: int | None) -> None:
-    from sessionviewer import transcripts
+    from sessionviewer import render, transcripts
 
     if mode in (COLD, REBUILD):
         transcripts.clear_cache()
+        if (memo := getattr(render, "MEMO", None)) is not None:  # a tree before it had none
+            memo.clear()
     if mode == REBUILD and session_id is not None:
         from sessionviewer.models import ThreadSnapshot
 
@@ -452,6 +455,8 @@ PLUMBING = (
 def profile_request(client, figure: dict, top: int) -> str:
     """cProfile one request: the top functions by cumulative time (plumbing left out), then by own time."""
     forget(figure["mode"], figure.get("session"))
+    if figure["mode"] == WARM:  # as measure() does: the figures since may have emptied the caches
+        client.get(figure["url"]).getvalue()
     gc.collect()
     profiler = cProfile.Profile()
     profiler.enable()

@@ -106,7 +106,9 @@ def _html_parts(t: transcripts.Transcript, children_by_tool: dict, context: dict
     yield render_to_string("sessions/export.html#export-start", context)
     try:
         for groups in _walk(t, children_by_tool, context["show_all"]):
-            yield rows.render({**context, "groups": groups})
+            with render.MEMO.reading_only():  # no yield within: the context is this thread's
+                part = rows.render({**context, "groups": groups})
+            yield part
     except transcripts.StaleSnapshot:
         yield f'<li class="entry meta"><p class="clipped">{REBUILT}</p></li>'
     yield render_to_string("sessions/export.html#export-end", context)

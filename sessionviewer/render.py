@@ -40,14 +40,22 @@ safe to mark as such in a template, and every one passes its input through
 - `render_snippet(text, pattern, width)`: a search hit: a window of the text around the
   first match of the search's pattern, escaped piece by piece, each match in `<mark>`.
 
+`render_markdown` and `render_diff`, the two that cost a page most, keep what they made in
+`MEMO`, by what they made it from (see `Memo`): a reload renders neither again.
+
 Highlighting CSS lives in static/css/pygments.css, scoped under `.highlight`.
 """
 
 import html
 import json
 import re
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from difflib import SequenceMatcher
 from functools import lru_cache
+from threading import Lock
 
 import nh3
 from markdown_it import MarkdownIt
@@ -103,6 +111,76 @@ def _file_lexer(key: str) -> Lexer | None:
         return get_lexer_for_filename(key, stripnl=False)
     except ClassNotFound:
         return None
+
+
+class Memo:
+    """HTML this module made, by what it made it from, the least recently used let go first
+    once the characters of keys and values pass `budget`; an item over `largest` is never kept.
+
+    Keyed by the text itself (and the limits the output depends on), not by the session's
+    version as the thread cache is: a changed entry is a new key, so nothing stale is served,
+    and an append (which changes the version) keeps the rest of the screen's HTML. The memo
+    lives in the process, so new code (a deploy restarts the workers) starts with none.
+    Bounded in characters, not items; an export reads it but keeps nothing (`reading_only`).
+    Workers serve requests on threads (gthread), hence the lock."""
+
+    def __init__(self, budget: int, largest: int) -> None:
+        self.budget, self.largest = budget, largest
+        self.size = self.hits = self.misses = 0
+        self._kept: OrderedDict[tuple, tuple[str, int]] = OrderedDict()
+        self._lock = Lock()
+        self._keeping: ContextVar[bool] = ContextVar("keeping", default=True)
+
+    @contextmanager
+    def reading_only(self) -> Iterator[None]:
+        """HTML made within is not kept: an export walks a whole session once, and would push
+        out the HTML of every screen being read for HTML nobody asks for again."""
+        token = self._keeping.set(False)
+        try:
+            yield
+        finally:
+            self._keeping.reset(token)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def get(self, key: tuple) -> str | None:
+        with self._lock:
+            found = self._kept.get(key)
+            if found is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+            self._kept.move_to_end(key)
+            return found[0]
+
+    def keep(self, key: tuple, made: str, source_size: int) -> str:
+        size = source_size + len(made)
+        if size > self.largest or not self._keeping.get():
+            return made
+        with self._lock:
+            if key in self._kept:
+                self.size -= self._kept.pop(key)[1]
+            self._kept[key] = (made, size)
+            self.size += size
+            while self.size > self.budget:
+                self.size -= self._kept.popitem(last=False)[1][1]
+        return made
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+            self.size = self.hits = self.misses = 0
+
+
+# About 8 MB of ASCII text: a few hundred screens of messages and diffs.
+MEMO = Memo(budget=8_000_000, largest=500_000)
+
+
+def _limits() -> tuple[int, ...]:
+    """The limits the HTML depends on, read when it is made: part of each memo key, so a
+    changed limit is never served what the old one made."""
+    return (MAX_LINE, HIGHLIGHT_LIMIT, WORD_DIFF_LIMIT, PAIR_WITHIN)
 
 
 def neutralise(text: str) -> str:
@@ -260,6 +338,14 @@ def render_diff(lines, numbered: bool = False) -> str:
     """Diff lines (objects with kind, text, old and new) as one <pre>, a span per line, the
     words changed within a changed line marked; numbered shows the line numbers' gutters."""
     lines = list(lines)
+    source = tuple((line.kind, str(line.text), line.old, line.new) for line in lines)
+    key = ("diff", _limits(), bool(numbered), source)
+    if (found := MEMO.get(key)) is not None:
+        return found
+    return MEMO.keep(key, _render_diff(lines, numbered), sum(len(line[1]) for line in source))
+
+
+def _render_diff(lines: list, numbered: bool) -> str:
     out = ['<pre class="diff numbered"><code>' if numbered else '<pre class="diff"><code>']
     for line, text in zip(lines, _diff_texts(lines), strict=True):
         kind = line.kind if line.kind in ("add", "del", "ctx", "hunk", "note") else "ctx"
@@ -326,6 +412,13 @@ _md.add_render_rule("image", _image_as_link)
 
 
 def render_markdown(text: str) -> str:
+    key = ("markdown", _limits(), text)
+    if (found := MEMO.get(key)) is not None:
+        return found
+    return MEMO.keep(key, _render_markdown(text), len(text))
+
+
+def _render_markdown(text: str) -> str:
     rendered = _md.render(_prepare(text))
     return nh3.clean(
         rendered,

@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sessionviewer import transcripts
+from sessionviewer.models import Session
 from tests import test_browser_sessions, test_transcript_page
 
 demo = test_browser_sessions.demo  # the demo index, as the session browser tests build it
@@ -235,3 +236,22 @@ def test_show_all_puts_a_reads_whole_file_in_place_of_its_preview(browser_page, 
     read.locator(".read-rest > summary").click()
     expect(read.locator(".cl:visible")).to_have_count(12)  # not 17: the preview gives way
     expect(read.locator(".ln[data-n='12']")).to_be_visible()
+
+
+def test_on_a_phone_an_opened_sender_chip_shows_its_json_within_the_message(browser_page, demo):
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    dana = Session.objects.get(path__endswith="a999f2d9-9605-4059-9495-ac6396f0a124.jsonl")  # on Telegram
+    open_page(page, dana.get_absolute_url())
+    chip = page.locator("details.sender-chip").first
+    chip.locator("summary").click()
+    expect(chip.locator(".envelope-kind").first).to_be_visible()
+    expect(chip.locator("pre.highlight").first).to_contain_text('"sender_id": "424242001"')
+    overflow = chip.evaluate(
+        """chip => {
+            const message = chip.closest('li.entry').getBoundingClientRect();
+            const envelope = chip.querySelector('.envelope').getBoundingClientRect();
+            return [envelope.right - message.right, document.documentElement.scrollWidth - innerWidth];
+        }"""
+    )
+    assert overflow[0] <= 0 and overflow[1] <= 0

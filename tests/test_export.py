@@ -8,7 +8,7 @@ from django.http import StreamingHttpResponse
 from django.urls import reverse
 
 from sessionviewer import export as exports
-from sessionviewer import transcripts
+from sessionviewer import render, transcripts
 from sessionviewer.models import Session
 from sessionviewer.transcripts import page as transcript_page
 from tests import test_pages
@@ -249,3 +249,10 @@ def test_a_walk_forgets_the_entries_before_it_and_reads_those_ahead(demo, checko
         {entries[i].line for i in range(10, 14)} <= set(items.source.loaded) <= {e.line for e in entries[10:]}
     )
     assert items[2].entry.id == entries[2].id  # asked for again, read again
+
+
+def test_an_html_export_keeps_none_of_the_html_it_made_for_the_pages(client, demo, viewer, checkout):
+    render.MEMO.clear()
+    body = export(client, checkout, "html")
+    assert '<div class="md">' in body  # it rendered Markdown
+    assert len(render.MEMO) == 0

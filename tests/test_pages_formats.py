@@ -49,11 +49,30 @@ def test_a_gateway_turn_shows_its_sender_as_a_chip_with_the_json_one_click_away(
     chip = re.search(r'<details class="sender-chip">.*?</details>', body, re.S)
     assert chip, "no sender chip"
     assert '<span class="chip sender">Dana (424242001) · telegram</span></summary>' in chip[0]
-    assert "&quot;sender_id&quot;: &quot;424242001&quot;" in chip[0]  # the JSON, in the details
+    shown = re.sub(r"<[^>]+>", "", chip[0])  # the JSON, highlighted, in the details
+    assert '"sender_id": "424242001"' in shown
     # The message itself is what Dana wrote, without the gateway's blocks.
     message = body[chip.end() : body.index("</li>", chip.end())]
     assert "Morning! Did any orders fail overnight?" in message
     assert "untrusted metadata" not in message
+
+
+def test_a_gateway_envelope_opens_as_its_json_without_the_fences_the_model_reads(client, tmp_path, viewer):
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    fixture = FIXTURES / "openclaw/gateway_client_envelope.jsonl"
+    (loose / fixture.name).write_bytes(fixture.read_bytes())
+    index_roots([RootSpec(loose, "openclaw")])
+    body = body_of(client, Session.objects.get(key="gateway_client_envelope").get_absolute_url())
+    chip = re.search(r'<details class="sender-chip">.*?</details>', body, re.S)
+    assert chip, "no sender chip"
+    assert "```" not in body
+    assert '<p class="envelope-kind">Sender</p><pre class="highlight"><code>' in chip[0]
+    assert '"label": "openclaw-tui (gateway-client)"' in re.sub(r"<[^>]+>", "", chip[0])
+    assert '<p class="envelope-line">Sent: Sun 2026-03-08 22:03 GMT+9</p>' in chip[0]
+    message = body[chip.end() : body.index("</li>", chip.end())]
+    assert "<p>こんにちは</p>" in message
+    assert "GMT+9" not in message
 
 
 def test_a_reply_with_a_directive_says_what_it_answered_and_hides_the_directive(client, indexed, viewer):

@@ -445,7 +445,7 @@ def test_openclaw_discover_accepts_agents_folder_and_sessions_folder_as_root():
 
 def test_openclaw_discover_reads_folder_of_loose_pi_files_and_nested_layouts():
     keys = list(found(FIXTURES))
-    assert keys[:3] == ["gateway_turns", "pi_v1_without_ids", "pi_v3_all_kinds"]
+    assert keys[:4] == ["gateway_client_envelope", "gateway_turns", "pi_v1_without_ids", "pi_v3_all_kinds"]
     assert f"myclaw/sessions/{TELEGRAM}" in keys
     assert "agents_layout/agents/ops/sessions/6f6f6f6f-0000-4000-8000-000000000006" in keys
     assert keys == [f.key for f in openclaw.discover(FIXTURES)]
@@ -618,6 +618,30 @@ def test_gateway_envelope_with_only_a_sender_block_and_a_time_stamp():
     assert entry.text == "Ok"
     assert entry.extra["sender"] == {"label": "openclaw-control-ui"}
     assert entry.extra["envelope"].endswith("[Mon 2026-04-06 09:52 GMT+0]")
+
+
+CLIENT_ENVELOPE = FIXTURES / "gateway_client_envelope.jsonl"
+
+
+def test_an_envelope_from_the_gateway_client_parts_into_its_json_and_its_time_stamp():
+    entry = by_id(read(CLIENT_ENVELOPE), "c0000002")
+    assert entry.text == "こんにちは"
+    parts = openclaw.envelope_parts(entry.extra["envelope"])
+    assert [(p.kind, p.block) for p in parts] == [("Sender", True), ("Sent", False)]
+    assert parts[0].value["label"] == "openclaw-tui (gateway-client)"
+    assert parts[1].text == "Sun 2026-03-08 22:03 GMT+9"
+
+
+def test_an_envelope_block_that_is_not_json_is_kept_as_written():
+    parts = openclaw.envelope_parts('Sender (untrusted metadata):\n```json\n{"label": oops}\n```\n')
+    assert [(p.kind, p.value, p.text) for p in parts] == [("Sender", None, '{"label": oops}')]
+
+
+def test_an_envelope_in_the_bracket_form_is_one_line_as_written():
+    parts = openclaw.envelope_parts("[Telegram Dana id:424242001 Wed 2026-03-04 19:30 UTC]")
+    assert [(p.kind, p.text, p.block) for p in parts] == [
+        ("", "[Telegram Dana id:424242001 Wed 2026-03-04 19:30 UTC]", False)
+    ]
 
 
 def test_a_user_message_without_an_envelope_has_no_chip():

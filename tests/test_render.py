@@ -10,9 +10,12 @@ from pathlib import Path
 import pytest
 from pygments.token import STANDARD_TYPES
 
+from sessionviewer import render
 from sessionviewer.render import (
     HIGHLIGHT_LIMIT,
     MAX_LINE,
+    MEMO,
+    Memo,
     clip_long_lines,
     highlight_code,
     highlight_file_lines,
@@ -517,6 +520,7 @@ def test_clip_long_lines_cuts_only_long_lines():
 def _fastest(fn, runs: int = 3) -> float:
     timings = []
     for _ in range(runs):
+        MEMO.clear()  # time the rendering, not the memo
         start = time.perf_counter()
         fn()
         timings.append(time.perf_counter() - start)
@@ -564,3 +568,80 @@ def test_the_image_types_shown_inline_are_defined_once_in_render():
 
 def test_both_tag_libraries_share_the_one_markdown_filter():
     assert workspace_tags.register.filters["markdown"] is transcript.register.filters["markdown"]
+
+
+def test_markdown_rendered_again_comes_from_the_memo():
+    MEMO.clear()
+    text = "A reply with *emphasis* and `code`, shown on every reload."
+    first = render_markdown(text)
+    assert render_markdown(text) is first
+    assert (MEMO.hits, MEMO.misses) == (1, 1)
+
+
+def test_a_diff_rendered_again_comes_from_the_memo():
+    from sessionviewer.transcripts import tools
+
+    MEMO.clear()
+    lines = [tools.DiffLine("del", "port = 80", 3, None), tools.DiffLine("add", "port = 8080", None, 3)]
+    first = render.render_diff(lines, numbered=True)
+    again = [tools.DiffLine("del", "port = 80", 3, None), tools.DiffLine("add", "port = 8080", None, 3)]
+    assert render.render_diff(again, numbered=True) is first
+    assert MEMO.hits == 1
+
+
+def test_a_diff_whose_line_changed_is_marked_anew():
+    from sessionviewer.transcripts import tools
+
+    render.render_diff([tools.DiffLine("del", "port = 80"), tools.DiffLine("add", "port = 8080")])
+    html = render.render_diff([tools.DiffLine("del", "port = 80"), tools.DiffLine("add", "port = 9090")])
+    assert '<span class="wa">9090</span>' in html
+
+
+def test_a_diff_numbered_or_not_is_kept_apart():
+    from sessionviewer.transcripts import tools
+
+    lines = [tools.DiffLine("ctx", "same", 1, 1)]
+    assert "numbered" in render.render_diff(lines, numbered=True)
+    assert "numbered" not in render.render_diff(lines, numbered=False)
+
+
+def test_markdown_after_a_limit_changed_is_not_what_the_old_limit_made(monkeypatch):
+    text = "```python\nanswer = 42\n```"
+    assert '<span class="n">answer</span>' in render_markdown(text)
+    monkeypatch.setattr(render, "HIGHLIGHT_LIMIT", 5)  # the code is now too long to highlight
+    assert render_markdown(text) == '<pre class="highlight"><code>answer = 42\n</code></pre>\n'
+
+
+def test_the_memo_lets_the_least_recently_used_go_past_its_budget():
+    memo = Memo(budget=100, largest=60)
+    memo.keep(("a",), "x" * 30, 10)
+    memo.keep(("b",), "y" * 30, 10)
+    assert memo.get(("a",)) == "x" * 30  # a is now the more recently used
+    memo.keep(("c",), "z" * 30, 10)
+    assert memo.get(("b",)) is None
+    assert memo.get(("a",)) == "x" * 30 and memo.get(("c",)) == "z" * 30
+    assert memo.size == 80 and len(memo) == 2
+
+
+def test_the_memo_never_keeps_an_item_over_its_largest():
+    memo = Memo(budget=100, largest=60)
+    assert memo.keep(("big",), "x" * 55, 10) == "x" * 55
+    assert memo.get(("big",)) is None and memo.size == 0
+
+
+def test_the_memo_stays_within_its_budget_over_a_whole_export():
+    MEMO.clear()
+    for n in range(2_000):
+        render_markdown(f"Message {n}: " + "words of a long reply " * 400)
+    assert 0 < MEMO.size <= MEMO.budget
+
+
+def test_html_made_while_reading_only_is_not_kept_but_what_is_kept_is_read():
+    MEMO.clear()
+    kept = render_markdown("Shown on a screen first.")
+    with MEMO.reading_only():
+        assert render_markdown("Shown on a screen first.") is kept
+        assert render_markdown("Only *exported*.") == "<p>Only <em>exported</em>.</p>\n"
+    assert len(MEMO) == 1 and MEMO.hits == 1
+    render_markdown("Only *exported*.")
+    assert len(MEMO) == 2  # kept again once out of it

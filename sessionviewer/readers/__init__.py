@@ -353,6 +353,25 @@ class FileLines:
     note: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class EnvelopePart:
+    """A piece of the envelope a chat gateway wraps around what a person sent (an entry's
+    extra["envelope"]), as a page shows it: a metadata block (its kind, such as "Sender", and
+    its JSON, parsed), or the line the gateway wrote before the text (a time stamp)."""
+
+    kind: str
+    value: Any = None  # the block's JSON; None for a line, or a block that is not JSON
+    text: str = ""  # what value is not: the line, or the block as written
+    block: bool = False
+
+
+def envelope_parts(name: str, envelope: str) -> list[EnvelopePart]:
+    """An entry's envelope in the parts a page shows, by the rule of the format (name) that
+    wrote it; the whole text as one part when the format has no rule."""
+    rule = getattr(format_module(name), "envelope_parts", None) if name in FORMATS else None
+    return rule(envelope) if rule else [EnvelopePart("", text=envelope)]
+
+
 def read_output(name: str, text: str, arguments: Any) -> FileLines | None:
     """A read tool's result as the file's numbered lines, by the rule of the format (name)
     that wrote it; None when the format has no rule or the text is not a file's lines."""

@@ -46,6 +46,7 @@ from . import (
     USER,
     Block,
     Entry,
+    EnvelopePart,
     FileLines,
     Kept,
     Problem,
@@ -142,6 +143,25 @@ def split_envelope(text: str) -> tuple[str, str]:
     elif found := _BRACKET.match(text):
         stripped = text[found.end() :]
     return stripped, text[: len(text) - len(stripped)]
+
+
+def envelope_parts(envelope: str) -> list[EnvelopePart]:
+    """The envelope split_envelope took off a message, as the page shows it behind the sender
+    chip: each metadata block by its kind with its JSON (the fences the model reads are not
+    shown), then the gateway's time stamp, or its bracket line as written."""
+    parts = []
+    rest = envelope
+    while found := _ENVELOPE.match(rest):
+        rest = rest[found.end() :]
+        try:
+            parts.append(EnvelopePart(found["kind"], orjson.loads(found["json"]), block=True))
+        except orjson.JSONDecodeError:
+            parts.append(EnvelopePart(found["kind"], text=found["json"], block=True))
+    if stamp := _STAMP.match(rest):
+        parts.append(EnvelopePart("Sent", text=stamp[0].strip()[1:-1]))
+    elif rest.strip():
+        parts.append(EnvelopePart("", text=rest.strip()))
+    return parts
 
 
 def _sender(envelope: str) -> dict:

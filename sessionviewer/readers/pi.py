@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .openclaw import discover, model_answered, parse_line, prompt_text, read, read_output
+from .openclaw import discover, envelope_parts, model_answered, parse_line, prompt_text, read, read_output
 
 FORMAT = "pi"
 
 __all__ = [
     "FORMAT",
     "discover",
+    "envelope_parts",
     "looks_like",
     "model_answered",
     "parse_line",

@@ -36,6 +36,13 @@ def markdown(text: str) -> SafeString:
 
 
 @register.filter
+def envelope_parts(envelope: str, fmt: str) -> list[readers.EnvelopePart]:
+    """A chat gateway's envelope in the parts its format's reader gives (its JSON blocks and
+    time stamp), for the sender chip to show."""
+    return readers.envelope_parts(fmt or "", envelope or "")
+
+
+@register.filter
 def json_pretty(value) -> SafeString:
     return mark_safe(render.render_json(value))  # noqa: S308 - escaped by render.py
 
