@@ -60,6 +60,6 @@ def _run(statements):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("sessionviewer", "0025_copies_pending")]
+    dependencies = [("sessionviewer", "0027_links_pending")]
 
     operations = [migrations.RunPython(_run(UP), _run(DOWN))]
