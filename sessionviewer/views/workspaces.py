@@ -56,7 +56,7 @@ from sessionviewer.templatetags.workspace_tags import diff_lines
 from sessionviewer.views.http import (
     api_permission_required,
     bad_parameter_is_400,
-    bad_request,
+    errors_as_json,
     json_error,
     json_response,
 )
@@ -940,11 +940,9 @@ def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
+@bad_parameter_is_400
 def search(request: HttpRequest) -> HttpResponse:
-    try:
-        query = _memory_query(request)
-    except BadParameter as error:
-        return bad_request(request, error)
+    query = _memory_query(request)
     hits = _hits(known_roots(), query) if query.strip() else []
     template_name = "workspaces/search.html"
     if request.htmx:
@@ -955,11 +953,9 @@ def search(request: HttpRequest) -> HttpResponse:
 @require_safe
 @login_required
 @permission_required(VIEW, raise_exception=True)
+@bad_parameter_is_400
 def secrets(request: HttpRequest) -> HttpResponse:
-    try:
-        page = _findings_page(request)
-    except BadParameter as error:
-        return bad_request(request, error)
+    page = _findings_page(request)
     context = {
         "page": page,
         "api_url": page.url("api-workspace-secrets", page.number),
@@ -993,11 +989,9 @@ def _audit_roots() -> list[str]:
 @login_required
 @permission_required(VIEW, raise_exception=True)
 @vary_on_headers("HX-Request")
+@bad_parameter_is_400
 def audit_log(request: HttpRequest) -> HttpResponse:
-    try:
-        page, filters = _audit_page(request)
-    except BadParameter as error:
-        return bad_request(request, error)
+    page, filters = _audit_page(request)
     context = {"page": page, "filters": filters, "query": urlencode(filters), "actions": AUDIT_ACTIONS}
     if request.htmx:  # the table alone: the filter form, with its roots, stays on the page
         return render(request, "workspaces/audit_log.html#audit-log", context)
@@ -1460,23 +1454,21 @@ def purge_finding(request: HttpRequest, root: int, fp: str, jid: str = "") -> Ht
 
 @require_safe
 @api_permission_required(VIEW)
+@errors_as_json
 def api_workspace_list(request: HttpRequest) -> HttpResponse:
     return json_response({"roots": [_root_dict(i, root) for i, root in enumerate(known_roots())]})
 
 
 @require_safe
 @api_permission_required(VIEW)
-@bad_parameter_is_400
+@errors_as_json
 def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    try:
-        base = _root(root)
-        jid_dir = _jid_dir(base, jid)
-        if _elsewhere(base):
-            return _api_jid_elsewhere(root, base, jid)
-        entry = _jid_entry(base, jid)
-        knowledge = ws.knowledge(jid_dir)
-    except Http404 as error:
-        return json_error(str(error), 404)
+    base = _root(root)
+    jid_dir = _jid_dir(base, jid)
+    if _elsewhere(base):
+        return _api_jid_elsewhere(root, base, jid)
+    entry = _jid_entry(base, jid)
+    knowledge = ws.knowledge(jid_dir)
     status = ws.jid_status(base, jid)
     sessions = _sessions(root, jid, jid_dir)
     report = _usage(request, sessions)
@@ -1526,44 +1518,35 @@ def _api_jid_elsewhere(root: int, base: Path, jid: str) -> HttpResponse:
 
 @require_safe
 @api_permission_required(VIEW)
+@errors_as_json
 def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    try:
-        base = _root(root)
-        _jid_dir(base, jid)
-    except Http404 as error:
-        return json_error(str(error), 404)
+    base = _root(root)
+    _jid_dir(base, jid)
     return json_response({"root": root, "jid": jid, **_prompt(base, jid).to_dict()})
 
 
 @require_safe
 @api_permission_required(VIEW)
+@errors_as_json
 def api_search(request: HttpRequest) -> HttpResponse:
-    try:
-        query = _memory_query(request)
-    except BadParameter as error:
-        return json_error(str(error), 400)
+    query = _memory_query(request)
     if not query.strip():
-        return json_error("q: give the text to search for", 400)
+        raise BadParameter("q", "give the text to search for")
     return json_response({"q": query, "hits": _hits(known_roots(), query)})
 
 
 @require_safe
 @api_permission_required(VIEW)
+@errors_as_json
 def api_secrets(request: HttpRequest) -> HttpResponse:
-    try:
-        page = _findings_page(request)
-    except BadParameter as error:
-        return json_error(str(error), 400)
-    return json_response(page.to_dict())
+    return json_response(_findings_page(request).to_dict())
 
 
 @require_safe
 @api_permission_required(VIEW)
+@errors_as_json
 def api_audit_log(request: HttpRequest) -> HttpResponse:
-    try:
-        page, filters = _audit_page(request)
-    except BadParameter as error:
-        return json_error(str(error), 400)
+    page, filters = _audit_page(request)
     return json_response(
         {
             "filters": filters,
@@ -1577,10 +1560,11 @@ def api_audit_log(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 @api_permission_required(VIEW)
+@errors_as_json
 def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
     revision = Revision.objects.select_related("user").filter(id=revision_id).first()
     if revision is None:
-        return json_error(f"no revision {revision_id}", 404)
+        raise Http404(f"no revision {revision_id}")
     diff = "\n".join(line.text for line in diff_lines(revision.before, revision.after))
     return json_response(
         {
@@ -1597,13 +1581,10 @@ def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
 
 @require_safe
 @api_permission_required(VIEW)
-@bad_parameter_is_400
+@errors_as_json
 def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    try:
-        base = _root(root)
-        _jid_dir(base, jid)
-    except Http404 as error:
-        return json_error(str(error), 404)
+    base = _root(root)
+    _jid_dir(base, jid)
     context = _timeline(request, root, base, jid)
     return json_response(
         {
@@ -1616,13 +1597,10 @@ def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpRespon
 
 @require_safe
 @api_permission_required(VIEW)
-@bad_parameter_is_400
+@errors_as_json
 def api_memory_as_of(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    try:
-        base = _root(root)
-        _jid_dir(base, jid)
-    except Http404 as error:
-        return json_error(str(error), 404)
+    base = _root(root)
+    _jid_dir(base, jid)
     state = _as_of(request, root, base, jid)["state"]
     url = reverse("workspace-memory-as-of", args=[root, jid])
     return json_response({"root": root, "jid": jid, **state.to_dict(), "url": url})
@@ -1630,12 +1608,9 @@ def api_memory_as_of(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 
 @require_safe
 @api_permission_required(VIEW)
-@bad_parameter_is_400
+@errors_as_json
 def api_memory_findings(request: HttpRequest) -> HttpResponse:
-    try:
-        context = _findings_history(request)
-    except Http404 as error:
-        return json_error(str(error), 404)
+    context = _findings_history(request)
     page = context["page"]
     findings = [
         {
@@ -1660,34 +1635,18 @@ def api_memory_findings(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 @api_permission_required(VIEW)
-@bad_parameter_is_400
+@errors_as_json
 def api_memory_changes(request: HttpRequest) -> HttpResponse:
     root = _root_param(request)
-    try:
-        base = _root(root)
-    except Http404 as error:
-        return json_error(str(error), 404)
+    base = _root(root)
     return json_response(
         {**_timeline_dict(_timeline(request, root, base, None)), "url": reverse("workspace-memory-changes")}
     )
 
 
-def _json_not_found(view):
-    """An API view whose Http404 (unknown root, JID or file) becomes a JSON 404."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs):
-        try:
-            return view(request, *args, **kwargs)
-        except Http404 as error:
-            return json_error(str(error), 404)
-
-    return wrapper
-
-
 @require_safe
 @api_permission_required(VIEW)
-@_json_not_found
+@errors_as_json
 def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
     loaded = _source_file(request, root, name, jid, subdir)
     if isinstance(loaded, HttpResponse):
@@ -1707,7 +1666,7 @@ def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", s
 
 @require_safe
 @api_permission_required(EDIT)
-@_json_not_found
+@errors_as_json
 def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
     """What the edit form holds: the text to start from and the version a save must send."""
     target = _target(root, jid, name)
@@ -1741,7 +1700,7 @@ def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> 
 
 @require_safe
 @api_permission_required(EDIT)
-@_json_not_found
+@errors_as_json
 @_tree_required
 def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
     target, loaded = _existing_override(root, jid, name)
@@ -1763,7 +1722,7 @@ def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> 
 
 @require_safe
 @api_permission_required(EDIT)
-@_json_not_found
+@errors_as_json
 @_tree_required
 def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
@@ -1784,7 +1743,7 @@ def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 
 @require_safe
 @api_permission_required(EDIT)
-@_json_not_found
+@errors_as_json
 @_tree_required
 def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     jid_dir = _jid_dir(_root(root), jid)
@@ -1805,7 +1764,7 @@ def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpRespons
 
 @require_safe
 @api_permission_required(EDIT)
-@_json_not_found
+@errors_as_json
 def api_purge_confirm(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:
     _, plan = _purge_plan(root, jid, fp)
     run = _purge_urls(root, jid, fp)["run_url"]
