@@ -1448,3 +1448,75 @@ def test_the_old_twin_of_a_workspace_report_redirects_for_good_keeping_its_query
     response = client.get(old + "?jid=alice%40example.com&_page=2")
     assert response.status_code == 301
     assert response["Location"] == new + "?jid=alice%40example.com&_page=2"
+
+
+# Every query string read by a form: a bad value is a 400 whose message starts with its name
+
+
+def _error_body(response) -> str:
+    if response["Content-Type"] == "application/json":
+        return orjson.loads(response.content)["error"]
+    return response.content.decode()
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+@pytest.mark.parametrize("value", ["gossip", " email"])
+def test_an_unknown_secrets_kind_is_a_400_naming_it(client, memory, editor, prefix, value):
+    response = client.get(reverse(f"{prefix}workspace-secrets"), {"kind": value})
+    assert response.status_code == 400
+    assert _error_body(response).startswith("kind: ")
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+def test_a_secrets_jid_with_spaces_around_it_is_the_jid(client, memory, editor, prefix):
+    (memory / CAROL / "memory.md").write_text("- erin@shop.example\n")
+    response = client.get(reverse(f"{prefix}workspace-secrets"), {"jid": f"  {CAROL} "})
+    assert response.status_code == 200
+    if prefix:
+        assert orjson.loads(response.content)["jid"] == CAROL
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+@pytest.mark.parametrize("parameter", ["root", "jid"])
+def test_a_nul_in_an_audit_log_filter_is_a_400_naming_it(client, memory, editor, prefix, parameter):
+    response = client.get(reverse(f"{prefix}workspace-audit-log"), {parameter: "a\x00b"})
+    assert response.status_code == 400
+    assert _error_body(response).startswith(f"{parameter}: ")
+
+
+@pytest.mark.parametrize("url_name", ["workspace-audit-log", "api-workspace-audit-log"])
+def test_an_unknown_audit_action_names_the_actions_it_takes(client, memory, editor, url_name):
+    response = client.get(reverse(url_name), {"action": "delete"})
+    assert _error_body(response) == "action: must be one of create, edit, remove, restore, new, forget, purge"
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+def test_a_nul_in_the_memory_search_is_a_400_naming_q(client, memory, editor, prefix):
+    response = client.get(reverse(f"{prefix}workspace-search"), {"q": "a\x00b"})
+    assert response.status_code == 400
+    assert _error_body(response).startswith("q: ")
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+@pytest.mark.parametrize("page", ["workspace-memory-changes", "workspace-memory-findings"])
+@pytest.mark.parametrize("value", ["x", "-1", "٣"])
+def test_a_bad_root_index_is_a_400_naming_root(client, memory, editor, prefix, page, value):
+    response = client.get(reverse(f"{prefix}{page}"), {"root": value})
+    assert response.status_code == 400
+    assert _error_body(response).startswith("root: ")
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+@pytest.mark.parametrize("page", ["workspace-memory-changes", "workspace-memory-findings"])
+def test_a_root_index_past_the_roots_is_a_404(client, memory, editor, prefix, page):
+    assert client.get(reverse(f"{prefix}{page}"), {"root": "7"}).status_code == 404
+
+
+def test_a_root_index_is_not_a_filter_of_the_memory_changes_json(client, memory, editor):
+    data = get_json(client, reverse("api-workspace-memory-changes"), root="0")
+    assert "root" not in data["filters"] and data["root"] == 0
+
+
+def test_a_root_index_is_not_a_filter_of_the_memory_findings_json(client, memory, editor):
+    data = get_json(client, reverse("api-workspace-memory-findings"), root="0")
+    assert "root" not in data["filters"] and data["root"] == 0

@@ -34,19 +34,21 @@ from django.views.decorators.vary import vary_on_headers
 from sessionviewer import memory_findings, memory_index, memory_timeline, projects
 from sessionviewer import workspaces as ws
 from sessionviewer.forms import (
+    AUDIT_ACTIONS,
+    AuditLogForm,
     BadParameter,
     EditLineForm,
     FileForm,
     MemoryAsOfForm,
+    MemoryChangesForm,
     MemoryFindingsForm,
+    MemorySearchForm,
     MemoryTimelineForm,
     NameField,
-    OneOfField,
     PreviewForm,
     ProjectForm,
-    TextSearchField,
+    SecretsForm,
     VersionForm,
-    WholeNumberField,
     clean_param,
 )
 from sessionviewer.memory_index import known_roots
@@ -67,7 +69,6 @@ GLOBAL_FILES = ws.PERSONA_FILES
 JID_EDITABLE = (*ws.PERSONA_FILES, ws.PROFILE, ws.MEMORY)
 TEXT_SUFFIXES = (".md", ".jsonl", ".txt")
 AUDIT_PAGE_SIZE = 50
-AUDIT_ACTIONS = ("create", "edit", "remove", "restore", "new", "forget", "purge")
 # The secrets report reads files only until a page is full, so a large tree stays bearable.
 SECRETS_PAGE_SIZE = 200
 
@@ -433,20 +434,14 @@ class FindingsPage:
 
 def _findings_page(request: HttpRequest) -> FindingsPage:
     """One page of findings; reading stops one finding past it. Raises BadParameter."""
-    number = _page_number(request)
-    jid = request.GET.get("jid", "").strip()
-    if jid:
-        clean_param(_NAME, "jid", jid)
+    params = SecretsForm.read(request.GET)
+    number, jid, kind = params["_page"] or 1, params["jid"], params["kind"]
     roots = known_roots()
     if jid and not any(_has_jid(root, jid) for root in roots):
         raise BadParameter("jid", f"no JID folder {jid!r} in any memory root")
-    kind = clean_param(_KIND, "kind", request.GET.get("kind", ""))
     start = (number - 1) * SECRETS_PAGE_SIZE
     rows = list(itertools.islice(_iter_findings(roots, jid, kind), start, start + SECRETS_PAGE_SIZE + 1))
     return FindingsPage(rows[:SECRETS_PAGE_SIZE], number, len(rows) > SECRETS_PAGE_SIZE, jid, kind)
-
-
-_KIND = OneOfField(ws.KINDS)
 
 
 def _has_jid(root: Path, jid: str) -> bool:
@@ -466,24 +461,8 @@ def _hits(roots: list[Path], query: str) -> list[dict]:
     ]
 
 
-_MEMORY_QUERY = TextSearchField()
-
-
-def _memory_query(request: HttpRequest) -> str:
-    """The q of the memory search, "" when absent; raises BadParameter naming it."""
-    return clean_param(_MEMORY_QUERY, "q", request.GET.get("q", ""))
-
-
 def _agent_name() -> str:
     return settings.SESSIONVIEWER_AGENT_NAME
-
-
-_PAGE = WholeNumberField(min_value=1)
-
-
-def _page_number(request: HttpRequest) -> int:
-    """The _page parameter, from 1; raises BadParameter naming it."""
-    return clean_param(_PAGE, "_page", request.GET.get("_page")) or 1
 
 
 # Pages: the workspaces
@@ -621,10 +600,10 @@ def prompt_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return render(request, "workspaces/prompt.html", context)
 
 
-def _timeline(request: HttpRequest, root_index: int, base: Path, jid: str | None) -> dict:
-    """One page of memory changes, newest first, with the filters the query asks for: one
-    JID's (jid), or every JID's in the root (jid None, then ?jid= narrows it). Raises BadParameter."""
-    params = MemoryTimelineForm.read(request.GET)
+def _timeline(params: dict, root_index: int, base: Path, jid: str | None) -> dict:
+    """One page of memory changes, newest first, with the filters params
+    (forms.MemoryTimelineForm's) ask for: one JID's (jid), or every JID's in the root (jid
+    None, then params' jid narrows it)."""
     filters = memory_timeline.Filters(
         params["file"], params["who"], params["since"], params["until"], params["scope"]
     )
@@ -703,7 +682,7 @@ def memory_timeline_page(request: HttpRequest, root: int, jid: str) -> HttpRespo
     """Every recorded change to one JID's memory and persona files, newest first."""
     base = _root(root)
     _jid_dir(base, jid)
-    context = {**_timeline(request, root, base, jid), "jid": jid}
+    context = {**_timeline(MemoryTimelineForm.read(request.GET), root, base, jid), "jid": jid}
     template_name = "workspaces/timeline.html"
     if request.htmx:
         template_name += "#timeline"
@@ -717,12 +696,18 @@ def memory_timeline_page(request: HttpRequest, root: int, jid: str) -> HttpRespo
 @bad_parameter_is_400
 def memory_changes(request: HttpRequest) -> HttpResponse:
     """Recent memory changes of every JID, in every memory root (?root= picks one)."""
-    root = _root_param(request)
-    context = {**_timeline(request, root, _root(root), None), "jid": None, "roots": known_roots()}
+    params, root = _changes_params(request)
+    context = {**_timeline(params, root, _root(root), None), "jid": None, "roots": known_roots()}
     template_name = "workspaces/memory_changes.html"
     if request.htmx:
         template_name += "#timeline"
     return render(request, template_name, context)
+
+
+def _changes_params(request: HttpRequest) -> tuple[dict, int]:
+    """The memory changes' filters, and the index of the root they are in. Raises BadParameter."""
+    params = MemoryChangesForm.read(request.GET)
+    return params, params.pop("root") or 0
 
 
 def _moment_field(moment: datetime) -> str:
@@ -766,7 +751,7 @@ FINDINGS_PAGE_SIZE = 50
 def _findings_history(request: HttpRequest) -> dict:
     """One page of the findings in the memory's history (?root=&jid=&kind=). Raises BadParameter."""
     params = MemoryFindingsForm.read(request.GET)
-    root_index = _root_param(request)
+    root_index = params.pop("root") or 0
     base = str(_root(root_index))
     histories = memory_findings.finding_histories(base, params["jid"] or None, params["kind"])
     page = Paginator(histories, FINDINGS_PAGE_SIZE).get_page(params["_page"] or 1)
@@ -838,13 +823,6 @@ def memory_findings_page(request: HttpRequest) -> HttpResponse:
     """Every finding the memory's history holds: when it came, in which turn, and if it is still there."""
     context = {**_findings_history(request), "roots": known_roots()}
     return render(request, "workspaces/memory_findings.html", context)
-
-
-_ROOT_INDEX = WholeNumberField(min_value=0)
-
-
-def _root_param(request: HttpRequest) -> int:
-    return clean_param(_ROOT_INDEX, "root", request.GET.get("root")) or 0
 
 
 def _source_path(root: int, name: str, jid: str, subdir: str | None) -> Path:
@@ -942,7 +920,7 @@ def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
 @vary_on_headers("HX-Request")
 @bad_parameter_is_400
 def search(request: HttpRequest) -> HttpResponse:
-    query = _memory_query(request)
+    query = MemorySearchForm.read(request.GET)["q"]
     hits = _hits(known_roots(), query) if query.strip() else []
     template_name = "workspaces/search.html"
     if request.htmx:
@@ -971,13 +949,11 @@ def _audit_page(request: HttpRequest):
 
     root is compared with the roots the events recorded, as text: it opens no file.
     """
-    number = _page_number(request)
-    root, jid, action = (request.GET.get(name, "").strip() for name in ("root", "jid", "action"))
-    if action and action not in AUDIT_ACTIONS:
-        raise BadParameter("action", f"must be one of {', '.join(AUDIT_ACTIONS)}")
+    params = AuditLogForm.read(request.GET)
+    root, jid, action = params["root"], params["jid"], params["action"]
     events = AuditEvent.filtered(root, jid, action)
     filters = {key: value for key, value in (("root", root), ("jid", jid), ("action", action)) if value}
-    return Paginator(events, AUDIT_PAGE_SIZE).get_page(number), filters
+    return Paginator(events, AUDIT_PAGE_SIZE).get_page(params["_page"] or 1), filters
 
 
 def _audit_roots() -> list[str]:
@@ -1529,7 +1505,7 @@ def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @api_permission_required(VIEW)
 @errors_as_json
 def api_search(request: HttpRequest) -> HttpResponse:
-    query = _memory_query(request)
+    query = MemorySearchForm.read(request.GET)["q"]
     if not query.strip():
         raise BadParameter("q", "give the text to search for")
     return json_response({"q": query, "hits": _hits(known_roots(), query)})
@@ -1585,7 +1561,7 @@ def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
 def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     base = _root(root)
     _jid_dir(base, jid)
-    context = _timeline(request, root, base, jid)
+    context = _timeline(MemoryTimelineForm.read(request.GET), root, base, jid)
     return json_response(
         {
             "jid": jid,
@@ -1637,10 +1613,10 @@ def api_memory_findings(request: HttpRequest) -> HttpResponse:
 @api_permission_required(VIEW)
 @errors_as_json
 def api_memory_changes(request: HttpRequest) -> HttpResponse:
-    root = _root_param(request)
+    params, root = _changes_params(request)
     base = _root(root)
     return json_response(
-        {**_timeline_dict(_timeline(request, root, base, None)), "url": reverse("workspace-memory-changes")}
+        {**_timeline_dict(_timeline(params, root, base, None)), "url": reverse("workspace-memory-changes")}
     )
 
 
