@@ -27,11 +27,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.http import urlencode
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from sessionviewer import memory_findings, memory_index, memory_timeline, projects
+from sessionviewer import links, memory_findings, memory_index, memory_timeline, projects
 from sessionviewer import workspaces as ws
 from sessionviewer.forms import (
     AUDIT_ACTIONS,
@@ -299,7 +298,7 @@ def _unreadable(request: HttpRequest, template: str, context: dict, what: str, e
 
 
 def _root_dict(index: int, root: Path) -> dict:
-    data = {"index": index, "path": str(root), "url": reverse("workspace-list") + f"#root-{index}"}
+    data = {"index": index, "path": str(root), "url": links.workspace_root(index)}
     if _elsewhere(root) and _has_snapshots(root):
         workspace = memory_index.workspace(root).to_dict()
         data["read_only_held_by"] = memory_index.machine_of(root)
@@ -337,7 +336,7 @@ def _sessions(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
                 **f.to_dict(),
                 "session_id": session.id if session else None,
                 "transcript_url": reverse("session-detail", args=[session.id]) if session else None,
-                "source_url": _source_url(root_index, jid, f.name) if f.path else None,
+                "source_url": links.memory_source(root_index, jid, f.name) if f.path else None,
             }
         )
     return rows
@@ -355,31 +354,20 @@ def _stored_files(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
     ]
 
 
-def _source_url(root_index: int, jid: str, relative: str) -> str | None:
-    """The page showing a file of the tree with line anchors; relative as scan_tree gives it."""
-    parts = relative.split("/")
-    if not jid and len(parts) == 1:
-        return reverse("workspace-global-source", args=[root_index, parts[0]])
-    if len(parts) == 1:
-        return reverse("workspace-source", args=[root_index, jid, parts[0]])
-    if len(parts) == 2 and parts[0] == ws.SESSIONS_DIR:
-        return reverse("workspace-session-source", args=[root_index, jid, parts[1]])
-    return None
-
-
 def _section_url(root_index: int, jid: str, source: str) -> str | None:
     """Where a prompt section came from: the JID's file, a global file, or nowhere."""
     if source in ("default", "runtime"):
         return None
     if source.startswith(f"{jid}/"):
-        return _source_url(root_index, jid, source.removeprefix(f"{jid}/"))
-    return _source_url(root_index, "", source)
+        return links.memory_source(root_index, jid, source.removeprefix(f"{jid}/"))
+    return links.memory_source(root_index, "", source)
 
 
 def _finding_url(root_index: int, finding: ws.SecretFinding) -> str | None:
     jid, _, rest = finding.file.partition("/")
-    url = _source_url(root_index, jid, rest) if rest else _source_url(root_index, "", jid)
-    return f"{url}#L{finding.line}" if url else None
+    if not rest:
+        jid, rest = "", jid
+    return links.memory_source(root_index, jid, rest, finding.line)
 
 
 def _finding_dict(index: int, finding: ws.SecretFinding) -> dict:
@@ -404,11 +392,10 @@ class FindingsPage:
     jid: str
     kind: str = ""
 
-    def url(self, name: str, number: int) -> str:
-        query = {k: v for k, v in (("jid", self.jid), ("kind", self.kind)) if v}
-        if number > 1:
-            query["_page"] = number
-        return reverse(name) + (f"?{urlencode(query)}" if query else "")
+    def url(self, number: int, api: bool = False) -> str:
+        """The report (or its twin) at page number, with the same filters; the first has no _page."""
+        query = {"jid": self.jid, "kind": self.kind, "_page": number if number > 1 else None}
+        return links.secrets_report(query, api)
 
     page_size = SECRETS_PAGE_SIZE
 
@@ -425,7 +412,7 @@ class FindingsPage:
             "page": self.number,
             "page_size": SECRETS_PAGE_SIZE,
             "has_next": self.has_next,
-            "next_url": self.url("api-workspace-secrets", self.number + 1) if self.has_next else None,
+            "next_url": self.url(self.number + 1, api=True) if self.has_next else None,
             "jid": self.jid or None,
             "kind": self.kind or None,
             "findings": self.findings,
@@ -455,7 +442,7 @@ def _has_jid(root: Path, jid: str) -> bool:
 
 def _hits(roots: list[Path], query: str) -> list[dict]:
     return [
-        {"root": index, **hit.to_dict(), "url": f"{_source_url(index, hit.jid, hit.file)}#L{hit.line}"}
+        {"root": index, **hit.to_dict(), "url": links.memory_source(index, hit.jid, hit.file, hit.line)}
         for index, root in enumerate(roots)
         for hit in (memory_index.search if _elsewhere(root) else ws.search_memory)(root, query)
     ]
@@ -546,7 +533,10 @@ def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
         "sessions": sessions,
         **usage,
         "other": [
-            {"name": name, "url": _source_url(root, jid, name) if name.endswith(TEXT_SUFFIXES) else None}
+            {
+                "name": name,
+                "url": links.memory_source(root, jid, name) if name.endswith(TEXT_SUFFIXES) else None,
+            }
             for name in entry.other
         ],
     }
@@ -577,7 +567,11 @@ def _jid_elsewhere(request: HttpRequest, root_index: int, base: Path, jid: str) 
         "jid": jid,
         "machine": memory_index.machine_of(base),
         "files": [
-            {"file": f, "url": _source_url(root_index, jid, f.filename), "edit": f.filename in JID_EDITABLE}
+            {
+                "file": f,
+                "url": links.memory_source(root_index, jid, f.filename),
+                "edit": f.filename in JID_EDITABLE,
+            }
             for f in files
             if "/" not in f.filename
         ],
@@ -630,7 +624,7 @@ def _change_source_url(root_index: int, change: memory_timeline.Change) -> str |
     """The file as it is now, when it is one the source page shows."""
     if change.kind == "file" or not change.exists_after:
         return None
-    return _source_url(root_index, change.jid, change.filename)
+    return links.memory_source(root_index, change.jid, change.filename)
 
 
 def _as_of_url(root_index: int, change: memory_timeline.Change, jid: str | None) -> str | None:
@@ -643,8 +637,7 @@ def _as_of_url(root_index: int, change: memory_timeline.Change, jid: str | None)
         return None
     first = change.who == MemorySnapshot.FIRST and change.recorded_at is not None
     at = max(change.recorded_at, change.changed_at) if first else change.changed_at
-    at = at.astimezone(UTC).isoformat()
-    return reverse("workspace-memory-as-of", args=[root_index, owner]) + f"?{urlencode({'at': at})}"
+    return links.memory_as_of(root_index, owner, at.astimezone(UTC).isoformat())
 
 
 def _change_dict(root_index: int, change: memory_timeline.Change) -> dict:
@@ -783,31 +776,26 @@ def _history_row(root_index: int, history: memory_findings.FindingHistory) -> di
             "purge_url": None,
         }
     at = history.first_at.astimezone(UTC).isoformat()
-    timeline = reverse("workspace-memory-timeline", args=[root_index, jid]) if jid else None
     editable = JID_EDITABLE if jid else GLOBAL_FILES
     places = sorted(history.present, key=lambda place: place.filename not in editable)
     place = places[0] if places else None
+    opens_editor = place is not None and place.filename in editable
     open_url = None
-    if place is not None and place.filename in editable:
-        name = "workspace-edit" if jid else "workspace-global-edit"
-        args = [root_index, jid, place.filename] if jid else [root_index, place.filename]
-        open_url = reverse(name, args=args) + f"?{urlencode({'line': place.line})}"
+    if opens_editor:
+        open_url = links.memory_file_at_line(root_index, jid, place.filename, place.line)
     elif place is not None:
-        source = _source_url(root_index, jid, place.filename)
-        open_url = f"{source}#L{place.line}" if source else None
-    if timeline:
-        change_url = f"{timeline}?{urlencode({'until': at})}#change-s{history.first_snapshot}"
+        open_url = links.memory_source(root_index, jid, place.filename, place.line)
+    change = f"change-s{history.first_snapshot}"
+    if jid:
+        change_url = links.memory_timeline(root_index, jid, until=at, fragment=change)
     else:  # a global file's change: among every JID's, the global ones
-        query = {"root": root_index} if root_index else {}
-        query |= {"scope": "global", "until": at}
-        change_url = (
-            reverse("workspace-memory-changes") + f"?{urlencode(query)}#change-s{history.first_snapshot}"
-        )
+        query = {"root": root_index or None, "scope": "global", "until": at}
+        change_url = links.memory_changes(query, fragment=change)
     return {
         "history": history,
         "change_url": change_url,
         "open_url": open_url,
-        "opens_editor": bool(open_url and "?line=" in open_url),
+        "opens_editor": opens_editor,
         "forget_url": reverse("workspace-forget", args=[root_index, jid]) if jid else None,
         "purge_url": reverse("workspace-purge", args=[root_index, jid, history.fp])
         if jid
@@ -936,9 +924,9 @@ def secrets(request: HttpRequest) -> HttpResponse:
     page = _findings_page(request)
     context = {
         "page": page,
-        "api_url": page.url("api-workspace-secrets", page.number),
-        "previous_url": page.url("workspace-secrets", page.number - 1),
-        "next_url": page.url("workspace-secrets", page.number + 1),
+        "api_url": page.url(page.number, api=True),
+        "previous_url": page.url(page.number - 1),
+        "next_url": page.url(page.number + 1),
         "kinds": ws.KINDS,
     }
     return render(request, "workspaces/secrets.html", context)
@@ -968,7 +956,16 @@ def _audit_roots() -> list[str]:
 @bad_parameter_is_400
 def audit_log(request: HttpRequest) -> HttpResponse:
     page, filters = _audit_page(request)
-    context = {"page": page, "filters": filters, "query": urlencode(filters), "actions": AUDIT_ACTIONS}
+    context = {
+        "page": page,
+        "filters": filters,
+        "actions": AUDIT_ACTIONS,
+        "json_url": links.audit_log(filters, api=True),
+        "previous_url": links.audit_log(filters, page.previous_page_number())
+        if page.has_previous()
+        else None,
+        "next_url": links.audit_log(filters, page.next_page_number()) if page.has_next() else None,
+    }
     if request.htmx:  # the table alone: the filter form, with its roots, stays on the page
         return render(request, "workspaces/audit_log.html#audit-log", context)
     return render(request, "workspaces/audit_log.html", {**context, "roots": _audit_roots()})
@@ -1374,8 +1371,7 @@ def _purge_urls(root_index: int, jid: str, fp: str) -> dict:
 
 
 def _findings_url(root_index: int, jid: str) -> str:
-    query = {k: v for k, v in (("root", root_index), ("jid", jid)) if v}
-    return reverse("workspace-memory-findings") + (f"?{urlencode(query)}" if query else "")
+    return links.memory_findings({"root": root_index or None, "jid": jid})
 
 
 def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -> dict:
@@ -1383,8 +1379,7 @@ def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -
     context |= _purge_urls(root_index, jid, plan.fp)
     context["cancel_url"] = _findings_url(root_index, jid)
     # A purge rewrites the memory's history only: the transcripts may hold the value too.
-    scan = {k: v for k, v in (("jid", jid), ("kind", plan.kind)) if v}
-    context["transcripts_url"] = reverse("workspace-secrets") + f"?{urlencode(scan)}"
+    context["transcripts_url"] = links.secrets_report({"jid": jid, "kind": plan.kind})
     if not jid:
         # The same value in a JID's own files is that JID's finding: purged from its history.
         others = memory_findings.jids_holding(str(_root(root_index)), plan.fp)
@@ -1635,7 +1630,7 @@ def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", s
             "text": loaded.text,
             "version": loaded.version,
             "error": loaded.error,
-            "url": _source_url(root, jid, "/".join(part for part in (subdir, name) if part)),
+            "url": links.memory_source(root, jid, "/".join(part for part in (subdir, name) if part)),
         }
     )
 
