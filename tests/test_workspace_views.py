@@ -1005,9 +1005,9 @@ def test_the_audit_log_fragment_for_htmx_is_the_table_alone(client, memory, edit
 
 
 def test_secrets_report_pages_findings_and_reads_only_what_a_page_needs(client, memory, editor, monkeypatch):
-    from sessionviewer.views import workspaces as views
+    from sessionviewer import workspace_pages
 
-    monkeypatch.setattr(views, "SECRETS_PAGE_SIZE", 3)
+    monkeypatch.setattr(workspace_pages, "SECRETS_PAGE_SIZE", 3)
     (memory / CAROL / "memory.md").write_text("".join(f"- u{n}@shop.example\n" for n in range(5)))
     first = get_json(client, reverse("api-workspace-secrets"))
     assert len(first["findings"]) == 3 and first["has_next"] is True
@@ -1037,9 +1037,9 @@ def test_a_megabyte_line_of_percent_signs_is_indexed_and_reported(client, memory
 
 
 def test_secrets_report_stops_reading_once_a_page_is_full(client, memory, editor, monkeypatch):
-    from sessionviewer.views import workspaces as views
+    from sessionviewer import workspace_pages
 
-    monkeypatch.setattr(views, "SECRETS_PAGE_SIZE", 1)
+    monkeypatch.setattr(workspace_pages, "SECRETS_PAGE_SIZE", 1)
     for jid in (ALICE, CAROL):
         (memory / jid / "memory.md").write_text("- a@shop.example\n- b@shop.example\n")
     opened = []

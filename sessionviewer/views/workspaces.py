@@ -1,26 +1,21 @@
-"""Persona editor and memory audit: pages under /workspaces/ and their /api/ twins.
+"""Persona editor and memory audit: the pages under /workspaces/ (their JSON twins are in
+views/api_workspaces.py).
 
-Thin views over sessionviewer.workspaces, which does all the reading and writing. A root is
-named by its index in memory_index.known_roots(), never by a path from the request; a JID must name an
-existing folder under it (resolve_jid_dir), and file names come from an allow-list per view,
-or go through resolve_member for files/ and sessions/.
+Thin views over sessionviewer.workspaces, which does all the reading and writing, and
+workspace_pages, which finds the root, JID and file a URL names and builds what a page and
+its twin share. Here too: the answer of a page or twin whose tree is on another machine,
+and the record of each write (its revision and audit event, in the write's transaction).
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import mimetypes
-import re
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from functools import wraps
 from pathlib import Path
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
-from django.core.paginator import Paginator
 from django.db import DatabaseError, transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
@@ -34,24 +29,16 @@ from sessionviewer import links, memory_findings, memory_index, memory_timeline,
 from sessionviewer import workspaces as ws
 from sessionviewer.forms import (
     AUDIT_ACTIONS,
-    AuditLogForm,
     BadParameter,
     EditLineForm,
     FileForm,
-    MemoryAsOfForm,
-    MemoryChangesForm,
-    MemoryFindingsForm,
     MemorySearchForm,
     MemoryTimelineForm,
-    NameField,
     PreviewForm,
-    ProjectForm,
-    SecretsForm,
     VersionForm,
-    clean_param,
 )
 from sessionviewer.memory_index import known_roots
-from sessionviewer.models import AuditEvent, KeyCheck, MemorySnapshot, Revision, Session
+from sessionviewer.models import AuditEvent, Revision, Session
 from sessionviewer.render import IMAGE_TYPES
 from sessionviewer.templatetags.workspace_tags import diff_lines
 from sessionviewer.views.http import (
@@ -61,144 +48,44 @@ from sessionviewer.views.http import (
     json_error,
     json_response,
 )
+from sessionviewer.workspace_pages import (
+    EDIT,
+    JID_EDITABLE,
+    TEXT_SUFFIXES,
+    VIEW,
+    Target,
+    as_of_context,
+    audit_page,
+    changes_params,
+    edit_target,
+    effective_prompt,
+    existing_override,
+    findings_history,
+    findings_page,
+    forget_plan,
+    has_snapshots,
+    initial_text,
+    is_elsewhere,
+    jid_entry,
+    jid_folder,
+    member_path,
+    memory_hits,
+    override_target,
+    purge_plan,
+    purge_urls,
+    root_path,
+    session_rows,
+    source_path,
+    stored_file_rows,
+    target_of,
+    timeline_context,
+    usage_report,
+)
 
-VIEW = "sessionviewer.view_workspace"
-EDIT = "sessionviewer.edit_workspace"
-GLOBAL_FILES = ws.PERSONA_FILES
-JID_EDITABLE = (*ws.PERSONA_FILES, ws.PROFILE, ws.MEMORY)
-TEXT_SUFFIXES = (".md", ".jsonl", ".txt")
-AUDIT_PAGE_SIZE = 50
-# The secrets report reads files only until a page is full, so a large tree stays bearable.
-SECRETS_PAGE_SIZE = 200
-
-
-# Locating roots, JIDs and files
-
-
-def _root(index: int) -> Path:
-    """The root, resolved where it is mounted; one only the index holds is as it was recorded."""
-    roots = known_roots()
-    if not 0 <= index < len(roots):
-        raise Http404(f"no memory root {index}")
-    if not roots[index].is_dir():
-        if not _has_snapshots(roots[index]):
-            raise Http404(f"no memory root {index}")
-        return roots[index]
-    return roots[index].resolve()
-
-
-def _elsewhere(base: Path) -> bool:
-    """Whether this host cannot reach the root: its pages read the index, and write nothing."""
-    return not base.is_dir()
-
-
-_NAME = NameField()
-
-
-def _jid_dir(root: Path, jid: str) -> Path:
-    clean_param(_NAME, "jid", jid)  # a name no file system holds is a 400, not a 404
-    if _elsewhere(root):
-        if jid not in memory_index.jids(root):
-            raise Http404(f"no JID folder {jid!r} in the index")
-        return root / jid
-    try:
-        return ws.resolve_jid_dir(root, jid)
-    except ws.UnsafePath as error:
-        raise Http404(str(error)) from None
+# A tree on another machine, and the record of a write
 
 
-def jid_page_url(jid: str) -> str | None:
-    """The workspace page of the JID's folder, in the first memory root that has one."""
-    for index, root in enumerate(known_roots()):
-        try:
-            ws.resolve_jid_dir(root, jid)
-        except ws.UnsafePath:
-            continue
-        return reverse("workspace-jid", args=[index, jid])
-    return None
-
-
-def jid_links_for(request: HttpRequest):
-    """jid_page_url for someone who may read the workspaces, else None: no links to follow."""
-    return jid_page_url if request.user.has_perm(VIEW) else None
-
-
-def _member(folder: Path, name: str, subdir: str | None = None) -> Path:
-    clean_param(_NAME, "name", name)
-    try:
-        return ws.resolve_member(folder, name, subdir)
-    except ws.UnsafePath as error:
-        raise Http404(str(error)) from None
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """One editable file: a global persona file (jid "") or a JID's own file."""
-
-    root_index: int
-    root: Path
-    jid: str
-    name: str
-    path: Path
-
-    @property
-    def label(self) -> str:
-        return f"{self.jid}/{self.name}" if self.jid else self.name
-
-    @property
-    def is_override(self) -> bool:
-        return bool(self.jid) and self.name in ws.PERSONA_FILES
-
-    def _url(self, action: str) -> str:
-        if self.jid:
-            return reverse(f"workspace-{action}", args=[self.root_index, self.jid, self.name])
-        return reverse(f"workspace-global-{action}", args=[self.root_index, self.name])
-
-    @property
-    def edit_url(self) -> str:
-        return self._url("edit")
-
-    @property
-    def save_url(self) -> str:
-        return self._url("save")
-
-    @property
-    def source_url(self) -> str:
-        return self._url("source")
-
-    @property
-    def api_edit_url(self) -> str:
-        if self.jid:
-            return reverse("api-workspace-edit", args=[self.root_index, self.jid, self.name])
-        return reverse("api-workspace-global-edit", args=[self.root_index, self.name])
-
-    @property
-    def remove_url(self) -> str:
-        return reverse("workspace-remove", args=[self.root_index, self.jid, self.name])
-
-    @property
-    def remove_run_url(self) -> str:
-        return reverse("workspace-remove-run", args=[self.root_index, self.jid, self.name])
-
-    def done_url(self) -> str:
-        # After a change, show what the agent will now send.
-        if self.jid:
-            return reverse("workspace-prompt", args=[self.root_index, self.jid])
-        return reverse("workspace-list")
-
-
-def _target(root_index: int, jid: str, name: str) -> Target:
-    if name not in (JID_EDITABLE if jid else GLOBAL_FILES):
-        raise Http404(f"{name!r} cannot be edited here")
-    root = _root(root_index)
-    folder = _jid_dir(root, jid) if jid else root
-    if _elsewhere(root):
-        clean_param(_NAME, "name", name)
-        return Target(root_index, root, jid, name, folder / name)
-    return Target(root_index, root, jid, name, _member(folder, name))
-
-
-def _held_elsewhere(request: HttpRequest, base: Path, status: int = 409) -> HttpResponse:
+def held_elsewhere(request: HttpRequest, base: Path, status: int = 409) -> HttpResponse:
     """A page or write that needs the tree, on a host that cannot reach it: what holds it."""
     machine = memory_index.machine_of(base)
     where = f"machine {machine}" if machine else "another machine"
@@ -212,41 +99,17 @@ def _held_elsewhere(request: HttpRequest, base: Path, status: int = 409) -> Http
     return render(request, "workspaces/elsewhere.html", context, status=status)
 
 
-def _tree_required(view):
+def tree_required(view):
     """A write, or the page confirming one: only where the tree is mounted (409 elsewhere)."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, root: int, *args, **kwargs) -> HttpResponse:
-        base = _root(root)
-        if _elsewhere(base):
-            return _held_elsewhere(request, base)
+        base = root_path(root)
+        if is_elsewhere(base):
+            return held_elsewhere(request, base)
         return view(request, root, *args, **kwargs)
 
     return wrapper
-
-
-def _override_target(root_index: int, jid: str, name: str) -> Target:
-    """A JID's own copy of a global persona file: what remove works on."""
-    target = _target(root_index, jid, name)
-    if not target.is_override:
-        raise Http404(f"{name!r} is not a persona override")
-    return target
-
-
-def _existing_override(root_index: int, jid: str, name: str) -> tuple[Target, ws.LoadedFile]:
-    """The override and its file as it is now; 404 when there is none to remove."""
-    target = _override_target(root_index, jid, name)
-    loaded = ws.load_file(target.path)
-    if loaded.text is None and loaded.error is None:
-        raise Http404(f"{target.label} does not exist")
-    return target, loaded
-
-
-def _target_of(revision: Revision) -> Target:
-    for index, root in enumerate(known_roots()):
-        if str(root if _elsewhere(root) else root.resolve()) == revision.root:
-            return _target(index, revision.jid, revision.filename)
-    raise Http404("the memory root of this revision is no longer configured")
 
 
 def _recorder(request: HttpRequest, target: Target, action: str | None, **detail):
@@ -299,10 +162,10 @@ def _unreadable(request: HttpRequest, template: str, context: dict, what: str, e
 
 def _root_dict(index: int, root: Path) -> dict:
     data = {"index": index, "path": str(root), "url": links.workspace_root(index)}
-    if _elsewhere(root) and _has_snapshots(root):
+    if is_elsewhere(root) and has_snapshots(root):
         workspace = memory_index.workspace(root).to_dict()
         data["read_only_held_by"] = memory_index.machine_of(root)
-    elif _elsewhere(root):
+    elif is_elsewhere(root):
         return {**data, "error": "not a folder", "global_files": [], "jids": []}
     else:
         workspace = ws.list_workspace(root).to_dict()
@@ -310,48 +173,6 @@ def _root_dict(index: int, root: Path) -> dict:
         entry["url"] = reverse("workspace-jid", args=[index, entry["jid"]])
         entry["api_url"] = reverse("api-workspace-jid", args=[index, entry["jid"]])
     return {**data, **workspace}
-
-
-# The JID page's pieces, shared by the page and its twin
-
-
-def _jid_entry(root: Path, jid: str) -> ws.JidDir:
-    try:
-        return ws.jid_entry(root, jid)
-    except ws.UnsafePath as error:
-        raise Http404(str(error)) from None
-
-
-def _sessions(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
-    files = ws.list_sessions(jid_dir)
-    # The index stores the path it walked; the core gives the real one: match either.
-    paths = {str(f.path) for f in files if f.path} | {str(jid_dir / f.name) for f in files if f.path}
-    indexed = {s.path: s for s in Session.objects.filter(path__in=paths).only("id", "path")}
-    rows = []
-    for f in files:
-        # A bad link or a FIFO is listed with its error, and nothing links to it.
-        session = (indexed.get(str(f.path)) or indexed.get(str(jid_dir / f.name))) if f.path else None
-        rows.append(
-            {
-                **f.to_dict(),
-                "session_id": session.id if session else None,
-                "transcript_url": reverse("session-detail", args=[session.id]) if session else None,
-                "source_url": links.memory_source(root_index, jid, f.name) if f.path else None,
-            }
-        )
-    return rows
-
-
-def _stored_files(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
-    return [
-        {
-            **f.to_dict(),
-            "image": f.mime_type in IMAGE_TYPES and not f.error,
-            "text": f.mime_type.startswith("text/") and not f.error,
-            "url": None if f.error else reverse("workspace-file", args=[root_index, jid, f.name]),
-        }
-        for f in ws.list_files(jid_dir)
-    ]
 
 
 def _section_url(root_index: int, jid: str, source: str) -> str | None:
@@ -363,95 +184,6 @@ def _section_url(root_index: int, jid: str, source: str) -> str | None:
     return links.memory_source(root_index, "", source)
 
 
-def _finding_url(root_index: int, finding: ws.SecretFinding) -> str | None:
-    jid, _, rest = finding.file.partition("/")
-    if not rest:
-        jid, rest = "", jid
-    return links.memory_source(root_index, jid, rest, finding.line)
-
-
-def _finding_dict(index: int, finding: ws.SecretFinding) -> dict:
-    return {"root": index, **finding.to_dict(), "url": _finding_url(index, finding)}
-
-
-def _iter_findings(roots: list[Path], jid: str, kind: str = ""):
-    for index, root in enumerate(roots):
-        if jid and not _has_jid(root, jid):
-            continue  # this root has no such JID
-        found = memory_index.iter_findings if _elsewhere(root) else ws.iter_tree_findings
-        for finding in found(root, jid or None):
-            if not kind or finding.kind == kind:
-                yield _finding_dict(index, finding)
-
-
-@dataclass(frozen=True, slots=True)
-class FindingsPage:
-    findings: list[dict]
-    number: int
-    has_next: bool
-    jid: str
-    kind: str = ""
-
-    def url(self, number: int, api: bool = False) -> str:
-        """The report (or its twin) at page number, with the same filters; the first has no _page."""
-        query = {"jid": self.jid, "kind": self.kind, "_page": number if number > 1 else None}
-        return links.secrets_report(query, api)
-
-    page_size = SECRETS_PAGE_SIZE
-
-    @property
-    def first_index(self) -> int:
-        return (self.number - 1) * SECRETS_PAGE_SIZE + 1
-
-    @property
-    def last_index(self) -> int:
-        return self.first_index + len(self.findings) - 1
-
-    def to_dict(self) -> dict:
-        return {
-            "page": self.number,
-            "page_size": SECRETS_PAGE_SIZE,
-            "has_next": self.has_next,
-            "next_url": self.url(self.number + 1, api=True) if self.has_next else None,
-            "jid": self.jid or None,
-            "kind": self.kind or None,
-            "findings": self.findings,
-        }
-
-
-def _findings_page(request: HttpRequest) -> FindingsPage:
-    """One page of findings; reading stops one finding past it. Raises BadParameter."""
-    params = SecretsForm.read(request.GET)
-    number, jid, kind = params["_page"] or 1, params["jid"], params["kind"]
-    roots = known_roots()
-    if jid and not any(_has_jid(root, jid) for root in roots):
-        raise BadParameter("jid", f"no JID folder {jid!r} in any memory root")
-    start = (number - 1) * SECRETS_PAGE_SIZE
-    rows = list(itertools.islice(_iter_findings(roots, jid, kind), start, start + SECRETS_PAGE_SIZE + 1))
-    return FindingsPage(rows[:SECRETS_PAGE_SIZE], number, len(rows) > SECRETS_PAGE_SIZE, jid, kind)
-
-
-def _has_jid(root: Path, jid: str) -> bool:
-    if _elsewhere(root):
-        return jid in memory_index.jids(root)
-    try:
-        return bool(ws.resolve_jid_dir(root, jid))
-    except ws.UnsafePath:
-        return False
-
-
-def _hits(roots: list[Path], query: str) -> list[dict]:
-    return [
-        {"root": index, **hit.to_dict(), "url": links.memory_source(index, hit.jid, hit.file, hit.line)}
-        for index, root in enumerate(roots)
-        for hit in (memory_index.search if _elsewhere(root) else ws.search_memory)(root, query)
-    ]
-
-
-def _agent_name() -> str:
-    return settings.SESSIONVIEWER_AGENT_NAME
-
-
 # Pages: the workspaces
 
 
@@ -461,8 +193,8 @@ def _agent_name() -> str:
 def workspace_list(request: HttpRequest) -> HttpResponse:
     roots = []
     for index, root in enumerate(known_roots()):
-        if _elsewhere(root):
-            held = memory_index.workspace(root) if _has_snapshots(root) else None
+        if is_elsewhere(root):
+            held = memory_index.workspace(root) if has_snapshots(root) else None
             machine = memory_index.machine_of(root)
         else:
             held, machine = ws.list_workspace(root), ""
@@ -471,25 +203,11 @@ def workspace_list(request: HttpRequest) -> HttpResponse:
                 "index": index,
                 "path": root,
                 "workspace": held,
-                "elsewhere": _elsewhere(root),
+                "elsewhere": is_elsewhere(root),
                 "machine": machine,
             }
         )
     return render(request, "workspaces/list.html", {"roots": roots})
-
-
-def _has_snapshots(root: Path) -> bool:
-    return MemorySnapshot.objects.filter(root=str(root)).exists()
-
-
-def _usage(request: HttpRequest, sessions: list[dict]) -> dict | None:
-    """The JID's usage and cost, as a project's page shows them (projects.usage_report),
-    over the indexed sessions of its folder; None for someone who may not read sessions."""
-    if not request.user.has_perm("sessionviewer.view_session"):
-        return None
-    params = ProjectForm.read(request.GET)
-    ids = [row["session_id"] for row in sessions if row["session_id"] is not None]
-    return projects.usage_report(Session.objects.filter(id__in=ids), params)
 
 
 @require_safe
@@ -498,13 +216,13 @@ def _usage(request: HttpRequest, sessions: list[dict]) -> dict | None:
 @vary_on_headers("HX-Request")
 @bad_parameter_is_400
 def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = _root(root)
-    jid_dir = _jid_dir(base, jid)
-    if _elsewhere(base):
+    base = root_path(root)
+    jid_dir = jid_folder(base, jid)
+    if is_elsewhere(base):
         return _jid_elsewhere(request, root, base, jid)
-    entry = _jid_entry(base, jid)
-    sessions = _sessions(root, jid, jid_dir)
-    report = _usage(request, sessions)
+    entry = jid_entry(base, jid)
+    sessions = session_rows(root, jid, jid_dir)
+    report = usage_report(request, sessions)
     usage = {
         "report": report,
         "json_url": reverse("api-workspace-jid", args=[root, jid]),
@@ -529,7 +247,7 @@ def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
         "profile": ws.load_part(jid_dir, profile_name),
         "memory": ws.load_part(jid_dir, ws.MEMORY),
         "knowledge": ws.knowledge(jid_dir),
-        "stored_files": _stored_files(root, jid, jid_dir),
+        "stored_files": stored_file_rows(root, jid, jid_dir),
         "sessions": sessions,
         **usage,
         "other": [
@@ -541,13 +259,6 @@ def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
         ],
     }
     return render(request, "workspaces/jid.html", context)
-
-
-def _prompt(base: Path, jid: str) -> ws.Prompt:
-    """The effective prompt from the tree, or from the index where the tree is elsewhere."""
-    if _elsewhere(base):
-        return memory_timeline.memory_as_of(str(base), jid, timezone.now(), _agent_name()).prompt
-    return ws.effective_prompt(base, jid, _agent_name())
 
 
 def _jid_elsewhere(request: HttpRequest, root_index: int, base: Path, jid: str) -> HttpResponse:
@@ -577,7 +288,7 @@ def _jid_elsewhere(request: HttpRequest, root_index: int, base: Path, jid: str) 
         ],
         "stored": [f for f in files if f.filename.startswith(f"{ws.FILES_DIR}/")],
         "sessions": sessions,
-        "usage": _usage(request, sessions),
+        "usage": usage_report(request, sessions),
     }
     return render(request, "workspaces/jid_elsewhere.html", context)
 
@@ -586,58 +297,12 @@ def _jid_elsewhere(request: HttpRequest, root_index: int, base: Path, jid: str) 
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def prompt_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = _root(root)
-    _jid_dir(base, jid)
-    prompt = _prompt(base, jid)
+    base = root_path(root)
+    jid_folder(base, jid)
+    prompt = effective_prompt(base, jid)
     sections = [{"section": s, "url": _section_url(root, jid, s.source)} for s in prompt.sections]
     context = {"root_index": root, "jid": jid, "prompt": prompt, "sections": sections}
     return render(request, "workspaces/prompt.html", context)
-
-
-def _timeline(params: dict, root_index: int, base: Path, jid: str | None) -> dict:
-    """One page of memory changes, newest first, with the filters params
-    (forms.MemoryTimelineForm's) ask for: one JID's (jid), or every JID's in the root (jid
-    None, then params' jid narrows it)."""
-    filters = memory_timeline.Filters(
-        params["file"], params["who"], params["since"], params["until"], params["scope"]
-    )
-    if jid is None and params["jid"]:
-        jid = params["jid"]
-    keys = memory_timeline.change_keys(str(base), jid, filters)
-    page = Paginator(keys, memory_timeline.PAGE_SIZE).get_page(params["_page"] or 1)
-    changes = memory_timeline.load_changes([key for _, key in page.object_list])
-    memory_timeline.link_all(changes, str(base))
-    for change in changes:
-        change.source_url = _change_source_url(root_index, change)
-        change.as_of_url = _as_of_url(root_index, change, jid)
-    return {
-        "root_index": root_index,
-        "page": page,
-        "changes": changes,
-        "params": params,
-        "files": memory_timeline.filenames(str(base), jid),
-        "who_choices": memory_timeline.WHO,
-    }
-
-
-def _change_source_url(root_index: int, change: memory_timeline.Change) -> str | None:
-    """The file as it is now, when it is one the source page shows."""
-    if change.kind == "file" or not change.exists_after:
-        return None
-    return links.memory_source(root_index, change.jid, change.filename)
-
-
-def _as_of_url(root_index: int, change: memory_timeline.Change, jid: str | None) -> str | None:
-    """The JID's memory as it was just after the change: a global file's, in the JID's timeline
-    (jid) that shows it; on the page of every JID, a global file has no JID to show. A file
-    first seen was changed (its mtime) before any snapshot could hold it: its link is to the
-    memory as first recorded, the pass that saw it, which the snapshots can rebuild."""
-    owner = change.jid or jid
-    if not owner:
-        return None
-    first = change.who == MemorySnapshot.FIRST and change.recorded_at is not None
-    at = max(change.recorded_at, change.changed_at) if first else change.changed_at
-    return links.memory_as_of(root_index, owner, at.astimezone(UTC).isoformat())
 
 
 def _change_dict(root_index: int, change: memory_timeline.Change) -> dict:
@@ -673,9 +338,9 @@ def _timeline_dict(context: dict) -> dict:
 @bad_parameter_is_400
 def memory_timeline_page(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     """Every recorded change to one JID's memory and persona files, newest first."""
-    base = _root(root)
-    _jid_dir(base, jid)
-    context = {**_timeline(MemoryTimelineForm.read(request.GET), root, base, jid), "jid": jid}
+    base = root_path(root)
+    jid_folder(base, jid)
+    context = {**timeline_context(MemoryTimelineForm.read(request.GET), root, base, jid), "jid": jid}
     template_name = "workspaces/timeline.html"
     if request.htmx:
         template_name += "#timeline"
@@ -689,42 +354,12 @@ def memory_timeline_page(request: HttpRequest, root: int, jid: str) -> HttpRespo
 @bad_parameter_is_400
 def memory_changes(request: HttpRequest) -> HttpResponse:
     """Recent memory changes of every JID, in every memory root (?root= picks one)."""
-    params, root = _changes_params(request)
-    context = {**_timeline(params, root, _root(root), None), "jid": None, "roots": known_roots()}
+    params, root = changes_params(request)
+    context = {**timeline_context(params, root, root_path(root), None), "jid": None, "roots": known_roots()}
     template_name = "workspaces/memory_changes.html"
     if request.htmx:
         template_name += "#timeline"
     return render(request, template_name, context)
-
-
-def _changes_params(request: HttpRequest) -> tuple[dict, int]:
-    """The memory changes' filters, and the index of the root they are in. Raises BadParameter."""
-    params = MemoryChangesForm.read(request.GET)
-    return params, params.pop("root") or 0
-
-
-def _moment_field(moment: datetime) -> str:
-    """A moment as the as-of form's date-and-time field holds it: in UTC, as the form reads a
-    moment without an offset, to the second, rounded up so the change it shows stays in."""
-    moment = moment.astimezone(UTC).replace(tzinfo=None)
-    if moment.microsecond:
-        moment = moment.replace(microsecond=0) + timedelta(seconds=1)
-    return moment.isoformat(timespec="seconds")
-
-
-def _as_of(request: HttpRequest, root_index: int, base: Path, jid: str) -> dict:
-    """The memory of jid as it was at ?at= (now when absent). Raises BadParameter."""
-    bound = MemoryAsOfForm.read(request.GET)["at"] or timezone.now()
-    state = memory_timeline.memory_as_of(str(base), jid, bound, _agent_name())
-    sections = [{"section": s, "url": None} for s in state.prompt.sections]
-    return {
-        "root_index": root_index,
-        "jid": jid,
-        "state": state,
-        "at_field": _moment_field(state.at),
-        "prompt": state.prompt,
-        "sections": sections,
-    }
 
 
 @require_safe
@@ -733,74 +368,9 @@ def _as_of(request: HttpRequest, root_index: int, base: Path, jid: str) -> dict:
 @bad_parameter_is_400
 def memory_as_of_page(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     """Every memory file of a JID, and its effective prompt, as they were at a moment."""
-    base = _root(root)
-    _jid_dir(base, jid)
-    return render(request, "workspaces/as_of.html", _as_of(request, root, base, jid))
-
-
-FINDINGS_PAGE_SIZE = 50
-
-
-def _findings_history(request: HttpRequest) -> dict:
-    """One page of the findings in the memory's history (?root=&jid=&kind=). Raises BadParameter."""
-    params = MemoryFindingsForm.read(request.GET)
-    root_index = params.pop("root") or 0
-    base = str(_root(root_index))
-    histories = memory_findings.finding_histories(base, params["jid"] or None, params["kind"])
-    page = Paginator(histories, FINDINGS_PAGE_SIZE).get_page(params["_page"] or 1)
-    memory_findings.attach_changes(page.object_list, base)
-    rows = [_history_row(root_index, history) for history in page.object_list]
-    # An index whose findings were fingerprinted with another SECRET_KEY: said, not split silently.
-    mismatch = KeyCheck.mismatch()
-    return {
-        "root_index": root_index,
-        "params": params,
-        "page": page,
-        "rows": rows,
-        "kinds": ws.KINDS,
-        "key_mismatch": mismatch,
-    }
-
-
-def _history_row(root_index: int, history: memory_findings.FindingHistory) -> dict:
-    """A finding with where to go from it: the change that brought it, the file at its line in
-    the editor (or the source page, for a file the editor does not edit), and /forget. A
-    purged one that no state holds any more has nowhere to go."""
-    jid = history.jid
-    if history.first_at is None:
-        return {
-            "history": history,
-            "change_url": None,
-            "open_url": None,
-            "forget_url": None,
-            "purge_url": None,
-        }
-    at = history.first_at.astimezone(UTC).isoformat()
-    editable = JID_EDITABLE if jid else GLOBAL_FILES
-    places = sorted(history.present, key=lambda place: place.filename not in editable)
-    place = places[0] if places else None
-    opens_editor = place is not None and place.filename in editable
-    open_url = None
-    if opens_editor:
-        open_url = links.memory_file_at_line(root_index, jid, place.filename, place.line)
-    elif place is not None:
-        open_url = links.memory_source(root_index, jid, place.filename, place.line)
-    change = f"change-s{history.first_snapshot}"
-    if jid:
-        change_url = links.memory_timeline(root_index, jid, until=at, fragment=change)
-    else:  # a global file's change: among every JID's, the global ones
-        query = {"root": root_index or None, "scope": "global", "until": at}
-        change_url = links.memory_changes(query, fragment=change)
-    return {
-        "history": history,
-        "change_url": change_url,
-        "open_url": open_url,
-        "opens_editor": opens_editor,
-        "forget_url": reverse("workspace-forget", args=[root_index, jid]) if jid else None,
-        "purge_url": reverse("workspace-purge", args=[root_index, jid, history.fp])
-        if jid
-        else reverse("workspace-global-purge", args=[root_index, history.fp]),
-    }
+    base = root_path(root)
+    jid_folder(base, jid)
+    return render(request, "workspaces/as_of.html", as_of_context(request, root, base, jid))
 
 
 @require_safe
@@ -809,38 +379,21 @@ def _history_row(root_index: int, history: memory_findings.FindingHistory) -> di
 @bad_parameter_is_400
 def memory_findings_page(request: HttpRequest) -> HttpResponse:
     """Every finding the memory's history holds: when it came, in which turn, and if it is still there."""
-    context = {**_findings_history(request), "roots": known_roots()}
+    context = {**findings_history(request), "roots": known_roots()}
     return render(request, "workspaces/memory_findings.html", context)
 
 
-def _source_path(root: int, name: str, jid: str, subdir: str | None) -> Path:
-    """A file the source page may show: a global persona file, or a JID's memory file."""
-    base = _root(root)
-    if not jid:
-        if name not in GLOBAL_FILES:
-            raise Http404(f"{name!r} is not a global file")
-        path = _member(base, name)
-    else:
-        jid_dir = _jid_dir(base, jid)
-        if subdir is None and name not in ws.JID_FILES and not name.endswith(TEXT_SUFFIXES):
-            raise Http404(f"{name!r} is not a memory file")
-        path = _member(jid_dir, name, subdir)
-    if not path.is_file():
-        raise Http404(f"no file {name!r}")
-    return path
-
-
-def _source_file(
+def source_file(
     request: HttpRequest, root: int, name: str, jid: str, subdir: str | None
 ) -> ws.LoadedFile | HttpResponse:
     """The file the source page shows: from the tree, or from the index where the tree is
     elsewhere (a transcript there: its transcript page; a file the index lacks: 404, naming
     the machine that holds the tree)."""
-    base = _root(root)
-    if not _elsewhere(base):
-        return ws.load_file(_source_path(root, name, jid, subdir))
+    base = root_path(root)
+    if not is_elsewhere(base):
+        return ws.load_file(source_path(root, name, jid, subdir))
     if jid:
-        _jid_dir(base, jid)
+        jid_folder(base, jid)
     stored = None if subdir else memory_index.stored_file(base, jid, name)
     if stored is not None and stored.content is not None:
         return stored.loaded()
@@ -848,7 +401,7 @@ def _source_file(
     path = "/".join(part for part in (str(base), jid, subdir, name) if part)
     session = Session.objects.filter(path=path).only("id").first()
     if session is None:
-        return _held_elsewhere(request, base, 404)
+        return held_elsewhere(request, base, 404)
     api = request.path.startswith("/api/")
     return redirect(reverse("api-session-detail" if api else "session-detail", args=[session.id]))
 
@@ -866,7 +419,7 @@ def _source_api_url(root: int, name: str, jid: str, subdir: str | None) -> str:
 @permission_required(VIEW, raise_exception=True)
 def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
     """A memory file or transcript with numbered lines, so findings can link to #L<line>."""
-    loaded = _source_file(request, root, name, jid, subdir)
+    loaded = source_file(request, root, name, jid, subdir)
     if isinstance(loaded, HttpResponse):
         return loaded
     label = "/".join(part for part in (jid, subdir, name) if part)
@@ -881,10 +434,10 @@ def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdi
 @permission_required(VIEW, raise_exception=True)
 def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
     """A preview of a downloaded file: raster images as themselves, text as plain text."""
-    base = _root(root)
-    if _elsewhere(base):
-        return _held_elsewhere(request, base, 404)  # files/ is indexed by name, size and hash
-    path = _member(_jid_dir(base, jid), name, ws.FILES_DIR)
+    base = root_path(root)
+    if is_elsewhere(base):
+        return held_elsewhere(request, base, 404)  # files/ is indexed by name, size and hash
+    path = member_path(jid_folder(base, jid), name, ws.FILES_DIR)
     mime_type = mimetypes.guess_type(name)[0] or ""
     if mime_type in IMAGE_TYPES:
         content_type = mime_type
@@ -909,7 +462,7 @@ def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
 @bad_parameter_is_400
 def search(request: HttpRequest) -> HttpResponse:
     query = MemorySearchForm.read(request.GET)["q"]
-    hits = _hits(known_roots(), query) if query.strip() else []
+    hits = memory_hits(known_roots(), query) if query.strip() else []
     template_name = "workspaces/search.html"
     if request.htmx:
         template_name += "#search-results"
@@ -921,7 +474,7 @@ def search(request: HttpRequest) -> HttpResponse:
 @permission_required(VIEW, raise_exception=True)
 @bad_parameter_is_400
 def secrets(request: HttpRequest) -> HttpResponse:
-    page = _findings_page(request)
+    page = findings_page(request)
     context = {
         "page": page,
         "api_url": page.url(page.number, api=True),
@@ -930,18 +483,6 @@ def secrets(request: HttpRequest) -> HttpResponse:
         "kinds": ws.KINDS,
     }
     return render(request, "workspaces/secrets.html", context)
-
-
-def _audit_page(request: HttpRequest):
-    """The page of audit events the query asks for: ?root=&jid=&action=&_page=. Raises BadParameter.
-
-    root is compared with the roots the events recorded, as text: it opens no file.
-    """
-    params = AuditLogForm.read(request.GET)
-    root, jid, action = params["root"], params["jid"], params["action"]
-    events = AuditEvent.filtered(root, jid, action)
-    filters = {key: value for key, value in (("root", root), ("jid", jid), ("action", action)) if value}
-    return Paginator(events, AUDIT_PAGE_SIZE).get_page(params["_page"] or 1), filters
 
 
 def _audit_roots() -> list[str]:
@@ -955,7 +496,7 @@ def _audit_roots() -> list[str]:
 @vary_on_headers("HX-Request")
 @bad_parameter_is_400
 def audit_log(request: HttpRequest) -> HttpResponse:
-    page, filters = _audit_page(request)
+    page, filters = audit_page(request)
     context = {
         "page": page,
         "filters": filters,
@@ -992,19 +533,6 @@ def _unwritable(request: HttpRequest, target: Target, form: FileForm, loaded: ws
     return render(request, "workspaces/edit.html", context, status=409)
 
 
-def _initial_text(target: Target, loaded: ws.LoadedFile) -> str:
-    """What the edit form starts from: the file, else what it will replace."""
-    if loaded.text is not None:
-        return loaded.text
-    if target.is_override:
-        # A new override starts from the global file it replaces.
-        return ws.load_file(_member(target.root, target.name)).text or ""
-    if target.name == ws.PROFILE:
-        # user.md replaces the legacy context.md, so it starts from it.
-        return ws.load_file(_member(target.path.parent, ws.LEGACY_PROFILE)).text or ""
-    return ""
-
-
 def _revision_dict(revision: Revision) -> dict:
     return {
         **revision.to_dict(),
@@ -1020,15 +548,15 @@ def _revision_dict(revision: Revision) -> dict:
 def edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
     """The editor; ?line=N highlights that line (a finding's), in the text and beside it."""
     line = EditLineForm.read(request.GET)["line"]
-    target = _target(root, jid, name)
-    elsewhere = _elsewhere(target.root)
+    target = edit_target(root, jid, name)
+    elsewhere = is_elsewhere(target.root)
     if elsewhere:
         stored = memory_index.stored_file(target.root, jid, name)
         loaded = stored.loaded() if stored else ws.LoadedFile(None, "")
         text = loaded.text or ""
     else:
         loaded = ws.load_file(target.path)
-        text = _initial_text(target, loaded)
+        text = initial_text(target, loaded)
     form = FileForm(
         initial={"text": text, "version": loaded.version}, preview_url=reverse("workspace-preview")
     )
@@ -1047,9 +575,9 @@ def edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> Http
 @require_POST
 @login_required
 @permission_required(EDIT, raise_exception=True)
-@_tree_required
+@tree_required
 def save_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
-    target = _target(root, jid, name)
+    target = edit_target(root, jid, name)
     preview_url = reverse("workspace-preview")
     form = FileForm(request.POST, preview_url=preview_url)
     before = ws.load_file(target.path)
@@ -1092,11 +620,11 @@ def preview(request: HttpRequest) -> HttpResponse:
 @require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
-@_tree_required
+@tree_required
 def remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
-    target, loaded = _existing_override(root, jid, name)
+    target, loaded = existing_override(root, jid, name)
     form = VersionForm(initial={"version": loaded.version})
-    global_file = ws.load_file(_member(target.root, name))
+    global_file = ws.load_file(member_path(target.root, name))
     return render(
         request,
         "workspaces/remove.html",
@@ -1107,16 +635,16 @@ def remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> Http
 @require_POST
 @login_required
 @permission_required(EDIT, raise_exception=True)
-@_tree_required
+@tree_required
 def remove_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
-    target = _override_target(root, jid, name)
+    target = override_target(root, jid, name)
     form = VersionForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
     before = ws.load_file(target.path)
     record = _recorder(request, target, "remove")
     try:
-        ws.remove_override(_jid_dir(target.root, jid), name, form.cleaned_data["version"], record)
+        ws.remove_override(jid_folder(target.root, jid), name, form.cleaned_data["version"], record)
     except ws.Conflict as conflict:
         context = {
             "target": target,
@@ -1140,12 +668,12 @@ def remove_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
 def revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
     revision = get_object_or_404(Revision.objects.select_related("user"), id=revision_id)
     try:
-        target = _target_of(revision)
+        target = target_of(revision)
     except Http404:
         target, current = None, None
     else:
         current = ws.load_file(target.path)
-    if target and _elsewhere(target.root):  # read-only here: no restore from this page
+    if target and is_elsewhere(target.root):  # read-only here: no restore from this page
         stored = memory_index.stored_file(target.root, target.jid, target.name)
         current = None if stored is None else stored.loaded()
     form = VersionForm(initial={"version": current.version}) if current and current.version else None
@@ -1157,9 +685,9 @@ def _restore(request: HttpRequest, revision_id: int, side: str) -> HttpResponse:
     """Put the file back as one side of a revision has it: a save like any other, version-checked.
     The exact bytes come back, not the text shown (which replaced bytes that are not UTF-8)."""
     revision = get_object_or_404(Revision, id=revision_id)
-    target = _target_of(revision)
-    if _elsewhere(target.root):
-        return _held_elsewhere(request, target.root)
+    target = target_of(revision)
+    if is_elsewhere(target.root):
+        return held_elsewhere(request, target.root)
     form = VersionForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
@@ -1213,17 +741,17 @@ def revision_restore_before(request: HttpRequest, revision_id: int) -> HttpRespo
 @require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
-@_tree_required
+@tree_required
 def new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = _root(root)
-    return render(request, "workspaces/new.html", _new_context(root, base, _jid_dir(base, jid), jid))
+    base = root_path(root)
+    return render(request, "workspaces/new.html", _new_context(root, base, jid_folder(base, jid), jid))
 
 
 def _new_context(root_index: int, base: Path, jid_dir: Path, jid: str, **extra) -> dict:
     # The form carries the history's version: a second /new from the same page is refused.
     context = {"root_index": root_index, "jid": jid, "status": ws.jid_status(base, jid)}
     try:
-        version = ws.file_version(_member(jid_dir, ws.HISTORY))
+        version = ws.file_version(member_path(jid_dir, ws.HISTORY))
     except OSError:  # a FIFO or folder for history: status.errors says so, and /new is refused
         version = ""
     return {**context, "form": VersionForm(initial={"version": version}), **extra}
@@ -1232,10 +760,10 @@ def _new_context(root_index: int, base: Path, jid_dir: Path, jid: str, **extra) 
 @require_POST
 @login_required
 @permission_required(EDIT, raise_exception=True)
-@_tree_required
+@tree_required
 def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = _root(root)
-    jid_dir = _jid_dir(base, jid)
+    base = root_path(root)
+    jid_dir = jid_folder(base, jid)
     form = VersionForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
@@ -1270,21 +798,14 @@ def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @require_safe
 @login_required
 @permission_required(EDIT, raise_exception=True)
-@_tree_required
+@tree_required
 def forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    jid_dir = _jid_dir(_root(root), jid)
+    jid_dir = jid_folder(root_path(root), jid)
     return render(request, "workspaces/forget.html", _forget_context(root, jid, jid_dir))
 
 
-def _forget_plan(jid_dir: Path) -> tuple[ws.ForgetPlan | None, str | None]:
-    try:
-        return ws.forget_plan(jid_dir), None
-    except ws.UnsafePath as error:
-        return None, str(error)
-
-
 def _forget_context(root_index: int, jid: str, jid_dir: Path, **extra) -> dict:
-    plan, refused = _forget_plan(jid_dir)
+    plan, refused = forget_plan(jid_dir)
     return {
         "root_index": root_index,
         "jid": jid,
@@ -1307,10 +828,10 @@ def _record_forget(request: HttpRequest, root: Path, jid: str, plan: ws.ForgetPl
 @require_POST
 @login_required
 @permission_required(EDIT, raise_exception=True)
-@_tree_required
+@tree_required
 def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = _root(root)
-    jid_dir = _jid_dir(base, jid)
+    base = root_path(root)
+    jid_dir = jid_folder(base, jid)
     form = VersionForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("version: " + "; ".join(form.errors.get("version", [])))
@@ -1341,48 +862,19 @@ def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return redirect("workspace-jid", root, jid)
 
 
-def _purge_plan(root_index: int, jid: str, fp: str) -> tuple[Path, memory_findings.PurgePlan]:
-    """The purge of one finding of jid's history (jid "": of the global files'); a 404 when
-    none holds it."""
-    base = _root(root_index)
-    if jid:
-        _jid_dir(base, jid)
-    plan = memory_findings.purge_plan(str(base), jid, fp) if _FINGERPRINT.fullmatch(fp) else None
-    if plan is None:
-        where = "this JID's history" if jid else "the global files' history"
-        raise Http404(f"no such finding in {where}")
-    return base, plan
-
-
-_FINGERPRINT = re.compile(r"[0-9a-f]{64}")
-
-
-def _purge_urls(root_index: int, jid: str, fp: str) -> dict:
-    """Where the purge of a JID's finding, or of a global one (jid ""), is confirmed and run."""
-    if jid:
-        return {
-            "run_url": reverse("workspace-purge-run", args=[root_index, jid, fp]),
-            "api_url": reverse("api-workspace-purge", args=[root_index, jid, fp]),
-        }
-    return {
-        "run_url": reverse("workspace-global-purge-run", args=[root_index, fp]),
-        "api_url": reverse("api-workspace-global-purge", args=[root_index, fp]),
-    }
-
-
 def _findings_url(root_index: int, jid: str) -> str:
     return links.memory_findings({"root": root_index or None, "jid": jid})
 
 
 def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -> dict:
     context = {"root_index": root_index, "jid": jid, "plan": plan, "fp": plan.fp}
-    context |= _purge_urls(root_index, jid, plan.fp)
+    context |= purge_urls(root_index, jid, plan.fp)
     context["cancel_url"] = _findings_url(root_index, jid)
     # A purge rewrites the memory's history only: the transcripts may hold the value too.
     context["transcripts_url"] = links.secrets_report({"jid": jid, "kind": plan.kind})
     if not jid:
         # The same value in a JID's own files is that JID's finding: purged from its history.
-        others = memory_findings.jids_holding(str(_root(root_index)), plan.fp)
+        others = memory_findings.jids_holding(str(root_path(root_index)), plan.fp)
         context["others"] = [
             {"jid": other, "purge_url": reverse("workspace-purge", args=[root_index, other, plan.fp])}
             for other in others
@@ -1394,7 +886,7 @@ def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -
 @login_required
 @permission_required(EDIT, raise_exception=True)
 def purge_confirm(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:
-    _, plan = _purge_plan(root, jid, fp)
+    _, plan = purge_plan(root, jid, fp)
     return render(request, "workspaces/purge.html", _purge_context(root, jid, plan))
 
 
@@ -1405,7 +897,7 @@ def purge_finding(request: HttpRequest, root: int, fp: str, jid: str = "") -> Ht
     """Replace one finding by [purged] in every stored state and revision of jid (and of the
     root's global files; jid "": of those alone), audited by kind and fingerprint. Planned again
     here: what is purged is whatever holds the value now."""
-    base, plan = _purge_plan(root, jid, fp)
+    base, plan = purge_plan(root, jid, fp)
     try:
         with transaction.atomic():
             memory_findings.purge(plan, str(base), jid, request.user)
@@ -1434,15 +926,15 @@ def api_workspace_list(request: HttpRequest) -> HttpResponse:
 @api_permission_required(VIEW)
 @errors_as_json
 def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = _root(root)
-    jid_dir = _jid_dir(base, jid)
-    if _elsewhere(base):
+    base = root_path(root)
+    jid_dir = jid_folder(base, jid)
+    if is_elsewhere(base):
         return _api_jid_elsewhere(root, base, jid)
-    entry = _jid_entry(base, jid)
+    entry = jid_entry(base, jid)
     knowledge = ws.knowledge(jid_dir)
     status = ws.jid_status(base, jid)
-    sessions = _sessions(root, jid, jid_dir)
-    report = _usage(request, sessions)
+    sessions = session_rows(root, jid, jid_dir)
+    report = usage_report(request, sessions)
     return json_response(
         {
             "root": root,
@@ -1454,7 +946,7 @@ def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
             "other": list(entry.other),
             "status": status.to_dict(),
             "knowledge": knowledge.to_dict(),
-            "stored_files": _stored_files(root, jid, jid_dir),
+            "stored_files": stored_file_rows(root, jid, jid_dir),
             "sessions": sessions,
             # The indexed sessions' usage and cost, as on a project's page (null without
             # the permission to read sessions).
@@ -1491,9 +983,9 @@ def _api_jid_elsewhere(root: int, base: Path, jid: str) -> HttpResponse:
 @api_permission_required(VIEW)
 @errors_as_json
 def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = _root(root)
-    _jid_dir(base, jid)
-    return json_response({"root": root, "jid": jid, **_prompt(base, jid).to_dict()})
+    base = root_path(root)
+    jid_folder(base, jid)
+    return json_response({"root": root, "jid": jid, **effective_prompt(base, jid).to_dict()})
 
 
 @require_safe
@@ -1503,21 +995,21 @@ def api_search(request: HttpRequest) -> HttpResponse:
     query = MemorySearchForm.read(request.GET)["q"]
     if not query.strip():
         raise BadParameter("q", "give the text to search for")
-    return json_response({"q": query, "hits": _hits(known_roots(), query)})
+    return json_response({"q": query, "hits": memory_hits(known_roots(), query)})
 
 
 @require_safe
 @api_permission_required(VIEW)
 @errors_as_json
 def api_secrets(request: HttpRequest) -> HttpResponse:
-    return json_response(_findings_page(request).to_dict())
+    return json_response(findings_page(request).to_dict())
 
 
 @require_safe
 @api_permission_required(VIEW)
 @errors_as_json
 def api_audit_log(request: HttpRequest) -> HttpResponse:
-    page, filters = _audit_page(request)
+    page, filters = audit_page(request)
     return json_response(
         {
             "filters": filters,
@@ -1554,9 +1046,9 @@ def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
 @api_permission_required(VIEW)
 @errors_as_json
 def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = _root(root)
-    _jid_dir(base, jid)
-    context = _timeline(MemoryTimelineForm.read(request.GET), root, base, jid)
+    base = root_path(root)
+    jid_folder(base, jid)
+    context = timeline_context(MemoryTimelineForm.read(request.GET), root, base, jid)
     return json_response(
         {
             "jid": jid,
@@ -1570,9 +1062,9 @@ def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpRespon
 @api_permission_required(VIEW)
 @errors_as_json
 def api_memory_as_of(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = _root(root)
-    _jid_dir(base, jid)
-    state = _as_of(request, root, base, jid)["state"]
+    base = root_path(root)
+    jid_folder(base, jid)
+    state = as_of_context(request, root, base, jid)["state"]
     url = reverse("workspace-memory-as-of", args=[root, jid])
     return json_response({"root": root, "jid": jid, **state.to_dict(), "url": url})
 
@@ -1581,7 +1073,7 @@ def api_memory_as_of(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @api_permission_required(VIEW)
 @errors_as_json
 def api_memory_findings(request: HttpRequest) -> HttpResponse:
-    context = _findings_history(request)
+    context = findings_history(request)
     page = context["page"]
     findings = [
         {
@@ -1608,10 +1100,13 @@ def api_memory_findings(request: HttpRequest) -> HttpResponse:
 @api_permission_required(VIEW)
 @errors_as_json
 def api_memory_changes(request: HttpRequest) -> HttpResponse:
-    params, root = _changes_params(request)
-    base = _root(root)
+    params, root = changes_params(request)
+    base = root_path(root)
     return json_response(
-        {**_timeline_dict(_timeline(params, root, base, None)), "url": reverse("workspace-memory-changes")}
+        {
+            **_timeline_dict(timeline_context(params, root, base, None)),
+            "url": reverse("workspace-memory-changes"),
+        }
     )
 
 
@@ -1619,7 +1114,7 @@ def api_memory_changes(request: HttpRequest) -> HttpResponse:
 @api_permission_required(VIEW)
 @errors_as_json
 def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdir: str | None = None):
-    loaded = _source_file(request, root, name, jid, subdir)
+    loaded = source_file(request, root, name, jid, subdir)
     if isinstance(loaded, HttpResponse):
         return loaded
     return json_response(
@@ -1640,14 +1135,14 @@ def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", s
 @errors_as_json
 def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
     """What the edit form holds: the text to start from and the version a save must send."""
-    target = _target(root, jid, name)
-    if _elsewhere(target.root):  # read-only here: no version, so nothing saves from it
+    target = edit_target(root, jid, name)
+    if is_elsewhere(target.root):  # read-only here: no version, so nothing saves from it
         stored = memory_index.stored_file(target.root, jid, name)
         loaded = stored.loaded() if stored else ws.LoadedFile(None, "")
         initial, held_by = loaded.text or "", memory_index.machine_of(target.root)
     else:
         loaded = ws.load_file(target.path)
-        initial, held_by = _initial_text(target, loaded), None
+        initial, held_by = initial_text(target, loaded), None
     return json_response(
         {
             "root": root,
@@ -1672,10 +1167,10 @@ def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> 
 @require_safe
 @api_permission_required(EDIT)
 @errors_as_json
-@_tree_required
+@tree_required
 def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
-    target, loaded = _existing_override(root, jid, name)
-    global_file = ws.load_file(_member(target.root, name))
+    target, loaded = existing_override(root, jid, name)
+    global_file = ws.load_file(member_path(target.root, name))
     return json_response(
         {
             "root": root,
@@ -1694,16 +1189,16 @@ def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> 
 @require_safe
 @api_permission_required(EDIT)
 @errors_as_json
-@_tree_required
+@tree_required
 def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = _root(root)
-    _jid_dir(base, jid)
+    base = root_path(root)
+    jid_folder(base, jid)
     status = ws.jid_status(base, jid)
     return json_response(
         {
             "root": root,
             "jid": jid,
-            "version": ws.file_version(_member(_jid_dir(base, jid), ws.HISTORY)),
+            "version": ws.file_version(member_path(jid_folder(base, jid), ws.HISTORY)),
             "messages": status.messages,
             "will_archive": status.messages > 0,
             "url": reverse("workspace-new", args=[root, jid]),
@@ -1715,10 +1210,10 @@ def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @require_safe
 @api_permission_required(EDIT)
 @errors_as_json
-@_tree_required
+@tree_required
 def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    jid_dir = _jid_dir(_root(root), jid)
-    plan, refused = _forget_plan(jid_dir)
+    jid_dir = jid_folder(root_path(root), jid)
+    plan, refused = forget_plan(jid_dir)
     return json_response(
         {
             "root": root,
@@ -1737,9 +1232,9 @@ def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpRespons
 @api_permission_required(EDIT)
 @errors_as_json
 def api_purge_confirm(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:
-    _, plan = _purge_plan(root, jid, fp)
-    run = _purge_urls(root, jid, fp)["run_url"]
+    _, plan = purge_plan(root, jid, fp)
+    run = purge_urls(root, jid, fp)["run_url"]
     data = {"root": root, "jid": jid or None, **plan.to_dict(), "run_url": run, "method": "POST"}
     if not jid:
-        data["also_in_jids"] = memory_findings.jids_holding(str(_root(root)), fp)
+        data["also_in_jids"] = memory_findings.jids_holding(str(root_path(root)), fp)
     return json_response(data)
