@@ -1520,3 +1520,45 @@ def test_a_root_index_is_not_a_filter_of_the_memory_changes_json(client, memory,
 def test_a_root_index_is_not_a_filter_of_the_memory_findings_json(client, memory, editor):
     data = get_json(client, reverse("api-workspace-memory-findings"), root="0")
     assert "root" not in data["filters"] and data["root"] == 0
+
+
+# Every JSON twin answers what it cannot find with the JSON error (views/http.errors_as_json)
+
+FP = "0" * 64
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("api-workspace-jid", [7, ALICE]),
+        ("api-workspace-prompt", [7, ALICE]),
+        ("api-workspace-memory-timeline", [7, ALICE]),
+        ("api-workspace-memory-as-of", [7, ALICE]),
+        ("api-workspace-source", [7, ALICE, "memory.md"]),
+        ("api-workspace-session-source", [7, ALICE, "20250601-143022.jsonl"]),
+        ("api-workspace-global-source", [7, "identity.md"]),
+        ("api-workspace-edit", [7, ALICE, "memory.md"]),
+        ("api-workspace-global-edit", [7, "identity.md"]),
+        ("api-workspace-remove", [7, ALICE, "identity.md"]),
+        ("api-workspace-new", [7, ALICE]),
+        ("api-workspace-forget", [7, ALICE]),
+        ("api-workspace-purge", [7, ALICE, FP]),
+        ("api-workspace-global-purge", [7, FP]),
+    ],
+)
+def test_every_twin_answers_an_unknown_root_with_a_json_404_naming_it(client, memory, editor, name, args):
+    assert get_json(client, reverse(name, args=args), status=404) == {
+        "error": "no memory root 7",
+        "status": 404,
+    }
+
+
+def test_the_revision_twin_answers_an_unknown_revision_with_a_json_404(client, memory, editor):
+    body = get_json(client, reverse("api-workspace-revision", args=[999]), status=404)
+    assert body == {"error": "no revision 999", "status": 404}
+
+
+@pytest.mark.parametrize("name", ["api-workspace-purge", "api-workspace-global-purge"])
+def test_the_purge_twin_answers_an_unknown_finding_with_a_json_404(client, memory, editor, name):
+    args = [0, ALICE, FP] if name == "api-workspace-purge" else [0, FP]
+    assert get_json(client, reverse(name, args=args), status=404)["error"].startswith("no such finding")
