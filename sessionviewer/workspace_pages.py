@@ -542,6 +542,17 @@ def initial_text(target: Target, loaded: ws.LoadedFile) -> str:
     return ""
 
 
+def edit_start(target: Target) -> tuple[ws.LoadedFile, str]:
+    """The file the editor opens, and the text its form starts from. Where the tree is on
+    another machine, the file as the index holds it, read-only."""
+    if is_elsewhere(target.root):
+        stored = memory_index.stored_file(target.root, target.jid, target.name)
+        loaded = stored.loaded() if stored else ws.LoadedFile(None, "")
+        return loaded, loaded.text or ""
+    loaded = ws.load_file(target.path)
+    return loaded, initial_text(target, loaded)
+
+
 def forget_plan(jid_dir: Path) -> tuple[ws.ForgetPlan | None, str | None]:
     try:
         return ws.forget_plan(jid_dir), None

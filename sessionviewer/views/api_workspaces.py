@@ -28,6 +28,7 @@ from sessionviewer.workspace_pages import (
     as_of_context,
     audit_page,
     changes_params,
+    edit_start,
     edit_target,
     effective_prompt,
     existing_override,
@@ -35,7 +36,6 @@ from sessionviewer.workspace_pages import (
     findings_page,
     forget_plan,
     has_snapshots,
-    initial_text,
     is_elsewhere,
     jid_entry,
     jid_folder,
@@ -321,13 +321,9 @@ def api_file_source(request: HttpRequest, root: int, name: str, jid: str = "", s
 def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
     """What the edit form holds: the text to start from and the version a save must send."""
     target = edit_target(root, jid, name)
-    if is_elsewhere(target.root):  # read-only here: no version, so nothing saves from it
-        stored = memory_index.stored_file(target.root, jid, name)
-        loaded = stored.loaded() if stored else ws.LoadedFile(None, "")
-        initial, held_by = loaded.text or "", memory_index.machine_of(target.root)
-    else:
-        loaded = ws.load_file(target.path)
-        initial, held_by = initial_text(target, loaded), None
+    loaded, initial = edit_start(target)
+    # Read-only where the tree is on another machine: no version, so nothing saves from it.
+    held_by = memory_index.machine_of(target.root) if is_elsewhere(target.root) else None
     return json_response(
         {
             "root": root,

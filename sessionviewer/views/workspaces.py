@@ -49,6 +49,7 @@ from sessionviewer.workspace_pages import (
     as_of_context,
     audit_page,
     changes_params,
+    edit_start,
     edit_target,
     effective_prompt,
     existing_override,
@@ -56,7 +57,6 @@ from sessionviewer.workspace_pages import (
     findings_page,
     forget_plan,
     has_snapshots,
-    initial_text,
     is_elsewhere,
     jid_entry,
     jid_folder,
@@ -494,14 +494,7 @@ def edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> Http
     """The editor; ?line=N highlights that line (a finding's), in the text and beside it."""
     line = EditLineForm.read(request.GET)["line"]
     target = edit_target(root, jid, name)
-    elsewhere = is_elsewhere(target.root)
-    if elsewhere:
-        stored = memory_index.stored_file(target.root, jid, name)
-        loaded = stored.loaded() if stored else ws.LoadedFile(None, "")
-        text = loaded.text or ""
-    else:
-        loaded = ws.load_file(target.path)
-        text = initial_text(target, loaded)
+    loaded, text = edit_start(target)
     form = FileForm(
         initial={"text": text, "version": loaded.version}, preview_url=reverse("workspace-preview")
     )
@@ -512,7 +505,7 @@ def edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> Http
         numbered = list(enumerate(lines, start=1))[max(0, line - 3) : line + 2]
         highlight = {"line": line, "around": numbered}
     context = _edit_context(target, form, loaded, highlight=highlight)
-    if elsewhere:
+    if is_elsewhere(target.root):
         context["elsewhere"] = {"machine": memory_index.machine_of(target.root)}
     return render(request, "workspaces/edit.html", context)
 
