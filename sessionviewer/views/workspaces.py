@@ -4,12 +4,11 @@ views/api_workspaces.py).
 Thin views over sessionviewer.workspaces, which does all the reading and writing, and
 workspace_pages, which finds the root, JID and file a URL names and builds what a page and
 its twin share. Here too: the answer of a page or twin whose tree is on another machine,
-and the record of each write (its revision and audit event, in the write's transaction).
+and of a write not made. Each write is recorded through workspace_records.
 """
 
 from __future__ import annotations
 
-import contextlib
 import mimetypes
 from functools import wraps
 from pathlib import Path
@@ -26,6 +25,7 @@ from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from sessionviewer import links, memory_findings, memory_index
+from sessionviewer import workspace_records as records
 from sessionviewer import workspaces as ws
 from sessionviewer.forms import (
     AUDIT_ACTIONS,
@@ -74,7 +74,7 @@ from sessionviewer.workspace_pages import (
     usage_report,
 )
 
-# A tree on another machine, and the record of a write
+# A tree on another machine, and writes not made
 
 
 def held_elsewhere(request: HttpRequest, base: Path, status: int = 409) -> HttpResponse:
@@ -102,33 +102,6 @@ def tree_required(view):
         return view(request, root, *args, **kwargs)
 
     return wrapper
-
-
-def _recorder(request: HttpRequest, target: Target, action: str | None, **detail):
-    """The record hook of a save, restore or remove (see workspaces.writes._swap): the revision, with
-    the bytes replaced and the bytes written, and the audit entry, in the transaction that the
-    rename happens inside. action None: "create" or "edit", by whether the file existed."""
-
-    @contextlib.contextmanager
-    def record(before: bytes | None, after: bytes | None):
-        with transaction.atomic():
-            Revision.record(
-                before,
-                after,
-                root=str(target.root),
-                jid=target.jid,
-                filename=target.name,
-                user=request.user,
-                action=action,
-                **detail,
-            )
-            yield
-
-    return record
-
-
-def _audit(request: HttpRequest, root: Path, jid: str, action: str, **detail) -> None:
-    AuditEvent.record(request.user, action, str(root), jid, **detail)
 
 
 def _bad_version(form: VersionForm) -> HttpResponse:
@@ -529,7 +502,9 @@ def save_file(request: HttpRequest, root: int, name: str, jid: str = "") -> Http
         messages.info(request, f"No change to {target.label}.")
         return redirect(target.done_url())
     try:
-        ws.atomic_write(target.path, text, form.cleaned_data["version"], _recorder(request, target, None))
+        ws.atomic_write(
+            target.path, text, form.cleaned_data["version"], records.file_change(request.user, target, None)
+        )
     except ws.Conflict as conflict:
         # Keep the user's text; the form now carries the disk's version, so saving again is a
         # deliberate choice made with both versions in view.
@@ -580,7 +555,7 @@ def remove_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpRes
     if not form.is_valid():
         return _bad_version(form)
     before = ws.load_file(target.path)
-    record = _recorder(request, target, "remove")
+    record = records.file_change(request.user, target, "remove")
     try:
         ws.remove_override(jid_folder(target.root, jid), name, form.cleaned_data["version"], record)
     except ws.Conflict as conflict:
@@ -631,7 +606,7 @@ def _restore(request: HttpRequest, revision_id: int, side: str) -> HttpResponse:
         return _bad_version(form)
     content = revision.content(side)
     detail = {"restored": revision.id} if side == "after" else {"restored": revision.id, "side": "before"}
-    record = _recorder(request, target, "restore", **detail)
+    record = records.file_change(request.user, target, "restore", **detail)
     version = form.cleaned_data["version"]
     try:
         if content is None:
@@ -705,17 +680,11 @@ def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     form = VersionForm(request.POST)
     if not form.is_valid():
         return _bad_version(form)
-
-    @contextlib.contextmanager
-    def record(archive: Path):
-        with transaction.atomic():
-            _audit(request, base, jid, "new", archived=f"{ws.SESSIONS_DIR}/{archive.name}")
-            yield
-
+    record = records.archive(request.user, base, jid)
     try:
         archived = ws.archive_session(jid_dir, timezone.now(), form.cleaned_data["version"], record)
         if not archived:
-            _audit(request, base, jid, "new", archived=None)
+            records.empty_session(request.user, base, jid)
     except ws.Conflict as conflict:
         context = _new_context(root, base, jid_dir, jid, conflict=conflict)
         return render(request, "workspaces/new.html", context, status=409)
@@ -755,14 +724,6 @@ def _forget_context(root_index: int, jid: str, jid_dir: Path, **extra) -> dict:
     }
 
 
-def _record_forget(request: HttpRequest, root: Path, jid: str, plan: ws.ForgetPlan) -> None:
-    """Before anything is deleted, and committed: the audit entry (names, sizes and hashes,
-    never content), and the erasure of the revisions held of the files about to go."""
-    with transaction.atomic():
-        files = [f.to_dict() for f in plan.files]
-        AuditEvent.record_forget(request.user, str(root), jid, list(plan.names), files)
-
-
 @require_POST
 @login_required
 @permission_required(EDIT, raise_exception=True)
@@ -775,7 +736,7 @@ def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
         return _bad_version(form)
     try:
         erased = ws.forget_user(
-            jid_dir, form.cleaned_data["version"], lambda plan: _record_forget(request, base, jid, plan)
+            jid_dir, form.cleaned_data["version"], lambda plan: records.forget(request.user, base, jid, plan)
         )
     except (ws.Conflict, ws.UnsafePath) as error:
         # Refused, nothing deleted: the page shows what there is now, or why it cannot go.
