@@ -177,10 +177,11 @@ class UntilField(IsoDateTimeField):
 
 
 class NameField(forms.CharField):
-    """One file or folder name (a JID, a memory file): at most 255 bytes, no separator, no NUL."""
+    """One file or folder name (a JID, a memory file): at most 255 bytes, no separator, no NUL.
+    Kept as written, unless strip (a name typed in a filter box)."""
 
-    def __init__(self, **kwargs):
-        super().__init__(strip=False, **kwargs)
+    def __init__(self, *, strip: bool = False, **kwargs):
+        super().__init__(strip=strip, **kwargs)
 
     def validate(self, value: str) -> None:
         super().validate(value)
@@ -423,12 +424,57 @@ class MemoryTimelineForm(QueryForm):
     _page = WholeNumberField(min_value=1)
 
 
+class MemoryChangesForm(MemoryTimelineForm):
+    """Every JID's memory changes (/workspaces/memory-changes/): a timeline's filters, in the
+    memory root given by its index (root, the first when absent)."""
+
+    root = WholeNumberField(min_value=0)
+
+    field_order = ["root"]
+
+
 class MemoryFindingsForm(QueryForm):
-    """The findings in the memory's history: one JID's (jid), one kind's, a page of them."""
+    """The findings in the memory's history: one JID's (jid), one kind's, a page of them, in
+    the memory root given by its index (root, the first when absent)."""
 
     jid = _text()
     kind = OneOfField(KINDS)
     _page = WholeNumberField(min_value=1)
+    root = WholeNumberField(min_value=0)
+
+
+class MemorySearchForm(QueryForm):
+    """The memory search (/workspaces/search/ and its twin): q, the text searched for as typed."""
+
+    q = TextSearchField()
+
+
+class SecretsForm(QueryForm):
+    """The secrets report on the files as they are now: a page of it, one JID's files (jid,
+    as typed in its box, spaces trimmed), one kind of finding."""
+
+    _page = WholeNumberField(min_value=1)
+    jid = NameField(required=False, strip=True)
+    kind = OneOfField(KINDS)
+
+
+AUDIT_ACTIONS = ("create", "edit", "remove", "restore", "new", "forget", "purge")
+
+
+class AuditLogForm(QueryForm):
+    """The audit log: a page of it, and the events of one root (as recorded: a path, compared
+    as text, which opens no file), one JID and one action. Spaces around each are trimmed."""
+
+    _page = WholeNumberField(min_value=1)
+    root = forms.CharField(required=False)
+    jid = forms.CharField(required=False)
+    action = forms.CharField(required=False)
+
+    def clean_action(self) -> str:
+        action = self.cleaned_data["action"]
+        if action and action not in AUDIT_ACTIONS:
+            raise forms.ValidationError(f"must be one of {', '.join(AUDIT_ACTIONS)}", code="invalid")
+        return action
 
 
 class EditLineForm(QueryForm):

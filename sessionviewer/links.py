@@ -16,6 +16,7 @@ from django.http import QueryDict
 from django.urls import reverse
 
 from sessionviewer.transcripts import anchor
+from sessionviewer.workspaces import SESSIONS_DIR
 
 
 def _url(path: str, query: Mapping | None = None, fragment: str = "") -> str:
@@ -108,9 +109,39 @@ def memory_findings(query: Mapping | None = None) -> str:
     return _url(reverse("workspace-memory-findings"), query)
 
 
-def secrets_report(query: Mapping | None = None) -> str:
-    """The secrets report on the files as they are now (jid, kind, _page)."""
-    return _url(reverse("workspace-secrets"), query)
+def secrets_report(query: Mapping | None = None, api: bool = False) -> str:
+    """The secrets report on the files as they are now (jid, kind, _page), or its JSON twin."""
+    return _url(reverse("api-workspace-secrets" if api else "workspace-secrets"), query)
+
+
+def audit_log(filters: Mapping | None = None, page: int | None = None, api: bool = False) -> str:
+    """The audit log with filters (root, jid, action) at page, or its JSON twin."""
+    return _url(
+        reverse("api-workspace-audit-log" if api else "workspace-audit-log"),
+        {**(filters or {}), "_page": page},
+    )
+
+
+def workspace_root(root_index: int) -> str:
+    """A memory root on the page of every root."""
+    return _url(reverse("workspace-list"), fragment=f"root-{root_index}")
+
+
+def memory_source(root_index: int, jid: str, relative: str, line: int | None = None) -> str | None:
+    """The page showing a file of the memory tree with numbered lines, at line's anchor: a
+    global persona file (jid ""), a JID's own file, or a transcript in its sessions/;
+    relative to the JID's folder (or the root), as the listings give it. None for a file
+    no page shows."""
+    parts = relative.split("/")
+    if not jid and len(parts) == 1:
+        path = reverse("workspace-global-source", args=[root_index, parts[0]])
+    elif jid and len(parts) == 1:
+        path = reverse("workspace-source", args=[root_index, jid, parts[0]])
+    elif jid and len(parts) == 2 and parts[0] == SESSIONS_DIR:
+        path = reverse("workspace-session-source", args=[root_index, jid, parts[1]])
+    else:
+        return None
+    return _url(path, fragment="" if line is None else f"L{line}")
 
 
 def memory_file_at_line(root_index: int, jid: str, name: str, line: int | None = None) -> str:

@@ -67,7 +67,7 @@ class Turn:
 
     @property
     def url(self) -> str:
-        # For views/workspaces.py, which gives it in its JSON: the link belongs in the view.
+        # For views/api_workspaces.py, which gives it in its JSON: the link belongs in the view.
         return links.entry(self.session_id, self.entry_id)
 
     def to_dict(self) -> dict:

@@ -7,6 +7,7 @@ Specific routes come before the catch-all <name> ones.
 from django.urls import path
 from django.views.generic import RedirectView
 
+from sessionviewer.views import api_workspaces as api
 from sessionviewer.views import workspaces as views
 
 JID = "workspaces/<whole:root>/<str:jid>/"
@@ -69,44 +70,42 @@ urlpatterns = [
     path(JID + "<str:name>/remove/", views.remove_confirm, name="workspace-remove"),
     path(JID + "<str:name>/remove/run", views.remove_file, name="workspace-remove-run"),
     # The JSON twins: the same paths under /api/, without the trailing slash
-    path("api/workspaces", views.api_workspace_list, name="api-workspace-list"),
-    path("api/workspaces/search", views.api_search, name="api-workspace-search"),
-    path("api/workspaces/secrets", views.api_secrets, name="api-workspace-secrets"),
-    path("api/workspaces/audit-log", views.api_audit_log, name="api-workspace-audit-log"),
-    path("api/workspaces/memory-changes", views.api_memory_changes, name="api-workspace-memory-changes"),
-    path("api/workspaces/memory-findings", views.api_memory_findings, name="api-workspace-memory-findings"),
+    path("api/workspaces", api.api_workspace_list, name="api-workspace-list"),
+    path("api/workspaces/search", api.api_search, name="api-workspace-search"),
+    path("api/workspaces/secrets", api.api_secrets, name="api-workspace-secrets"),
+    path("api/workspaces/audit-log", api.api_audit_log, name="api-workspace-audit-log"),
+    path("api/workspaces/memory-changes", api.api_memory_changes, name="api-workspace-memory-changes"),
+    path("api/workspaces/memory-findings", api.api_memory_findings, name="api-workspace-memory-findings"),
     path(
         "api/workspaces/revisions/<whole:revision_id>",
-        views.api_revision_detail,
+        api.api_revision_detail,
         name="api-workspace-revision",
     ),
+    path("api/workspaces/<whole:root>/-/<str:name>", api.api_file_source, name="api-workspace-global-source"),
     path(
-        "api/workspaces/<whole:root>/-/<str:name>", views.api_file_source, name="api-workspace-global-source"
-    ),
-    path(
-        "api/workspaces/<whole:root>/-/<str:name>/edit", views.api_edit_file, name="api-workspace-global-edit"
+        "api/workspaces/<whole:root>/-/<str:name>/edit", api.api_edit_file, name="api-workspace-global-edit"
     ),
     path(
         "api/workspaces/<whole:root>/-/findings/<str:fp>/purge",
-        views.api_purge_confirm,
+        api.api_purge_confirm,
         name="api-workspace-global-purge",
     ),
-    path("api/" + JID.rstrip("/"), views.api_jid_detail, name="api-workspace-jid"),
-    path("api/" + JID + "prompt", views.api_prompt, name="api-workspace-prompt"),
-    path("api/" + JID + "timeline", views.api_memory_timeline, name="api-workspace-memory-timeline"),
-    path("api/" + JID + "as-of", views.api_memory_as_of, name="api-workspace-memory-as-of"),
-    path("api/" + JID + "new", views.api_new_confirm, name="api-workspace-new"),
-    path("api/" + JID + "forget", views.api_forget_confirm, name="api-workspace-forget"),
-    path("api/" + JID + "findings/<str:fp>/purge", views.api_purge_confirm, name="api-workspace-purge"),
+    path("api/" + JID.rstrip("/"), api.api_jid_detail, name="api-workspace-jid"),
+    path("api/" + JID + "prompt", api.api_prompt, name="api-workspace-prompt"),
+    path("api/" + JID + "timeline", api.api_memory_timeline, name="api-workspace-memory-timeline"),
+    path("api/" + JID + "as-of", api.api_memory_as_of, name="api-workspace-memory-as-of"),
+    path("api/" + JID + "new", api.api_new_confirm, name="api-workspace-new"),
+    path("api/" + JID + "forget", api.api_forget_confirm, name="api-workspace-forget"),
+    path("api/" + JID + "findings/<str:fp>/purge", api.api_purge_confirm, name="api-workspace-purge"),
     path(
         "api/" + JID + "sessions/<str:name>",
-        views.api_file_source,
+        api.api_file_source,
         {"subdir": "sessions"},
         name="api-workspace-session-source",
     ),
-    path("api/" + JID + "<str:name>", views.api_file_source, name="api-workspace-source"),
-    path("api/" + JID + "<str:name>/edit", views.api_edit_file, name="api-workspace-edit"),
-    path("api/" + JID + "<str:name>/remove", views.api_remove_confirm, name="api-workspace-remove"),
+    path("api/" + JID + "<str:name>", api.api_file_source, name="api-workspace-source"),
+    path("api/" + JID + "<str:name>/edit", api.api_edit_file, name="api-workspace-edit"),
+    path("api/" + JID + "<str:name>/remove", api.api_remove_confirm, name="api-workspace-remove"),
     # Where the reports' twins answered before they moved under /api/workspaces/
     path(
         "api/audit-log",

@@ -9,10 +9,14 @@ from django.http import QueryDict
 from sessionviewer.forms import (
     END_OF_TIME,
     ActivityForm,
+    AuditLogForm,
     BadParameter,
     IsoDateTimeField,
+    MemoryChangesForm,
+    MemorySearchForm,
     NameField,
     SearchField,
+    SecretsForm,
     SessionListForm,
     TextSearchField,
     TranscriptForm,
@@ -158,3 +162,38 @@ def test_the_transcript_form_keeps_every_pending_call_and_a_read_offset_past_2_g
     assert params["_read"] == 3_000_000_000
     assert params["_after"] == 12
     assert params["leaf"] == "" and params["_offset"] is None
+
+
+# The workspace pages' query strings
+
+
+def test_the_secrets_form_trims_the_jid_and_checks_it_is_one_name():
+    assert SecretsForm.read(QueryDict("jid=+a%40b.example+"))["jid"] == "a@b.example"
+    with pytest.raises(BadParameter) as caught:
+        SecretsForm.read(QueryDict("jid=a/b"))
+    assert caught.value.parameter == "jid"
+
+
+def test_the_secrets_form_reads_an_empty_query_as_no_filter():
+    assert SecretsForm.read(QueryDict("")) == {"_page": None, "jid": "", "kind": ""}
+
+
+def test_the_audit_log_form_trims_its_filters():
+    params = AuditLogForm.read(QueryDict("root=+%2Fm+&jid=+a+&action=+new+"))
+    assert (params["root"], params["jid"], params["action"]) == ("/m", "a", "new")
+
+
+def test_the_audit_log_form_reports_a_bad_page_before_a_bad_action():
+    with pytest.raises(BadParameter) as caught:
+        AuditLogForm.read(QueryDict("action=delete&_page=x"))
+    assert caught.value.parameter == "_page"
+
+
+def test_the_memory_changes_form_reports_a_bad_root_before_the_filters():
+    with pytest.raises(BadParameter) as caught:
+        MemoryChangesForm.read(QueryDict("who=agent&root=x"))
+    assert caught.value.parameter == "root"
+
+
+def test_the_memory_search_keeps_its_text_as_typed():
+    assert MemorySearchForm.read(QueryDict("q=+tea+"))["q"] == " tea "

@@ -119,3 +119,36 @@ def test_memory_findings_and_secrets_links_leave_empty_filters_out():
 def test_memory_file_at_line_opens_a_jids_file_or_a_global_one():
     assert links.memory_file_at_line(0, "me@example.org", "memory.md", 4).endswith("/memory.md/edit/?line=4")
     assert "me@example.org" not in links.memory_file_at_line(0, "", "persona.md", 4)
+
+
+def test_secrets_report_link_has_a_json_twin_with_the_same_filters():
+    query = {"jid": "me@example.org", "kind": "key", "_page": 2}
+    assert (
+        links.secrets_report(query, api=True)
+        == "/api/workspaces/secrets?jid=me%40example.org&kind=key&_page=2"
+    )
+
+
+def test_audit_log_link_keeps_the_filters_before_the_page():
+    url = links.audit_log({"jid": "me@example.org", "action": "new"}, 2)
+    assert url == "/workspaces/audit-log/?jid=me%40example.org&action=new&_page=2"
+    assert links.audit_log({}, api=True) == "/api/workspaces/audit-log"
+
+
+def test_workspace_root_link_is_the_roots_place_on_the_page_of_roots():
+    assert links.workspace_root(1) == "/workspaces/#root-1"
+
+
+def test_memory_source_link_opens_a_global_a_jids_or_an_archived_file_at_its_line():
+    assert links.memory_source(0, "", "identity.md") == "/workspaces/0/-/identity.md/"
+    assert (
+        links.memory_source(0, "me@example.org", "memory.md", 3)
+        == "/workspaces/0/me@example.org/memory.md/#L3"
+    )
+    archived = links.memory_source(0, "me@example.org", "sessions/20250601-143022.jsonl", 1)
+    assert archived == "/workspaces/0/me@example.org/sessions/20250601-143022.jsonl/#L1"
+
+
+def test_memory_source_link_is_none_for_a_file_no_page_shows():
+    assert links.memory_source(0, "me@example.org", "files/photo.png") is None
+    assert links.memory_source(0, "", "sessions/20250601-143022.jsonl") is None

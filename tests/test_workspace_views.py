@@ -1005,9 +1005,9 @@ def test_the_audit_log_fragment_for_htmx_is_the_table_alone(client, memory, edit
 
 
 def test_secrets_report_pages_findings_and_reads_only_what_a_page_needs(client, memory, editor, monkeypatch):
-    from sessionviewer.views import workspaces as views
+    from sessionviewer import workspace_pages
 
-    monkeypatch.setattr(views, "SECRETS_PAGE_SIZE", 3)
+    monkeypatch.setattr(workspace_pages, "SECRETS_PAGE_SIZE", 3)
     (memory / CAROL / "memory.md").write_text("".join(f"- u{n}@shop.example\n" for n in range(5)))
     first = get_json(client, reverse("api-workspace-secrets"))
     assert len(first["findings"]) == 3 and first["has_next"] is True
@@ -1037,9 +1037,9 @@ def test_a_megabyte_line_of_percent_signs_is_indexed_and_reported(client, memory
 
 
 def test_secrets_report_stops_reading_once_a_page_is_full(client, memory, editor, monkeypatch):
-    from sessionviewer.views import workspaces as views
+    from sessionviewer import workspace_pages
 
-    monkeypatch.setattr(views, "SECRETS_PAGE_SIZE", 1)
+    monkeypatch.setattr(workspace_pages, "SECRETS_PAGE_SIZE", 1)
     for jid in (ALICE, CAROL):
         (memory / jid / "memory.md").write_text("- a@shop.example\n- b@shop.example\n")
     opened = []
@@ -1448,3 +1448,117 @@ def test_the_old_twin_of_a_workspace_report_redirects_for_good_keeping_its_query
     response = client.get(old + "?jid=alice%40example.com&_page=2")
     assert response.status_code == 301
     assert response["Location"] == new + "?jid=alice%40example.com&_page=2"
+
+
+# Every query string read by a form: a bad value is a 400 whose message starts with its name
+
+
+def _error_body(response) -> str:
+    if response["Content-Type"] == "application/json":
+        return orjson.loads(response.content)["error"]
+    return response.content.decode()
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+@pytest.mark.parametrize("value", ["gossip", " email"])
+def test_an_unknown_secrets_kind_is_a_400_naming_it(client, memory, editor, prefix, value):
+    response = client.get(reverse(f"{prefix}workspace-secrets"), {"kind": value})
+    assert response.status_code == 400
+    assert _error_body(response).startswith("kind: ")
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+def test_a_secrets_jid_with_spaces_around_it_is_the_jid(client, memory, editor, prefix):
+    (memory / CAROL / "memory.md").write_text("- erin@shop.example\n")
+    response = client.get(reverse(f"{prefix}workspace-secrets"), {"jid": f"  {CAROL} "})
+    assert response.status_code == 200
+    if prefix:
+        assert orjson.loads(response.content)["jid"] == CAROL
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+@pytest.mark.parametrize("parameter", ["root", "jid"])
+def test_a_nul_in_an_audit_log_filter_is_a_400_naming_it(client, memory, editor, prefix, parameter):
+    response = client.get(reverse(f"{prefix}workspace-audit-log"), {parameter: "a\x00b"})
+    assert response.status_code == 400
+    assert _error_body(response).startswith(f"{parameter}: ")
+
+
+@pytest.mark.parametrize("url_name", ["workspace-audit-log", "api-workspace-audit-log"])
+def test_an_unknown_audit_action_names_the_actions_it_takes(client, memory, editor, url_name):
+    response = client.get(reverse(url_name), {"action": "delete"})
+    assert _error_body(response) == "action: must be one of create, edit, remove, restore, new, forget, purge"
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+def test_a_nul_in_the_memory_search_is_a_400_naming_q(client, memory, editor, prefix):
+    response = client.get(reverse(f"{prefix}workspace-search"), {"q": "a\x00b"})
+    assert response.status_code == 400
+    assert _error_body(response).startswith("q: ")
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+@pytest.mark.parametrize("page", ["workspace-memory-changes", "workspace-memory-findings"])
+@pytest.mark.parametrize("value", ["x", "-1", "٣"])
+def test_a_bad_root_index_is_a_400_naming_root(client, memory, editor, prefix, page, value):
+    response = client.get(reverse(f"{prefix}{page}"), {"root": value})
+    assert response.status_code == 400
+    assert _error_body(response).startswith("root: ")
+
+
+@pytest.mark.parametrize("prefix", ["", "api-"])
+@pytest.mark.parametrize("page", ["workspace-memory-changes", "workspace-memory-findings"])
+def test_a_root_index_past_the_roots_is_a_404(client, memory, editor, prefix, page):
+    assert client.get(reverse(f"{prefix}{page}"), {"root": "7"}).status_code == 404
+
+
+def test_a_root_index_is_not_a_filter_of_the_memory_changes_json(client, memory, editor):
+    data = get_json(client, reverse("api-workspace-memory-changes"), root="0")
+    assert "root" not in data["filters"] and data["root"] == 0
+
+
+def test_a_root_index_is_not_a_filter_of_the_memory_findings_json(client, memory, editor):
+    data = get_json(client, reverse("api-workspace-memory-findings"), root="0")
+    assert "root" not in data["filters"] and data["root"] == 0
+
+
+# Every JSON twin answers what it cannot find with the JSON error (views/http.errors_as_json)
+
+FP = "0" * 64
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("api-workspace-jid", [7, ALICE]),
+        ("api-workspace-prompt", [7, ALICE]),
+        ("api-workspace-memory-timeline", [7, ALICE]),
+        ("api-workspace-memory-as-of", [7, ALICE]),
+        ("api-workspace-source", [7, ALICE, "memory.md"]),
+        ("api-workspace-session-source", [7, ALICE, "20250601-143022.jsonl"]),
+        ("api-workspace-global-source", [7, "identity.md"]),
+        ("api-workspace-edit", [7, ALICE, "memory.md"]),
+        ("api-workspace-global-edit", [7, "identity.md"]),
+        ("api-workspace-remove", [7, ALICE, "identity.md"]),
+        ("api-workspace-new", [7, ALICE]),
+        ("api-workspace-forget", [7, ALICE]),
+        ("api-workspace-purge", [7, ALICE, FP]),
+        ("api-workspace-global-purge", [7, FP]),
+    ],
+)
+def test_every_twin_answers_an_unknown_root_with_a_json_404_naming_it(client, memory, editor, name, args):
+    assert get_json(client, reverse(name, args=args), status=404) == {
+        "error": "no memory root 7",
+        "status": 404,
+    }
+
+
+def test_the_revision_twin_answers_an_unknown_revision_with_a_json_404(client, memory, editor):
+    body = get_json(client, reverse("api-workspace-revision", args=[999]), status=404)
+    assert body == {"error": "no revision 999", "status": 404}
+
+
+@pytest.mark.parametrize("name", ["api-workspace-purge", "api-workspace-global-purge"])
+def test_the_purge_twin_answers_an_unknown_finding_with_a_json_404(client, memory, editor, name):
+    args = [0, ALICE, FP] if name == "api-workspace-purge" else [0, FP]
+    assert get_json(client, reverse(name, args=args), status=404)["error"].startswith("no such finding")

@@ -24,7 +24,7 @@ from sessionviewer.views.http import (
     json_response,
     snapshot_rebuilt_is_retried,
 )
-from sessionviewer.views.workspaces import jid_links_for
+from sessionviewer.workspace_pages import jid_links_for
 from sessionviewer.workspaces import open_regular, read_error
 
 api_login_required = api_permission_required("sessionviewer.view_session")

@@ -3,8 +3,9 @@ parameter it is about.
 
 Plain text on pages (the message quotes what was sent, so it is never HTML) and
 {"error", "status"} under /api/. Views raise BadRequest (forms.BadParameter and its
-kinds): bad_parameter_is_400 answers it for the session pages and their twins, and
-handler400 answers those no view catches.
+kinds): bad_parameter_is_400 answers it for the session pages and their twins,
+errors_as_json answers it and Http404 for the workspaces' twins, and handler400 answers
+those no view catches.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from functools import wraps
 
 import orjson
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 
 from sessionviewer import transcripts
 from sessionviewer.forms import BadParameter
@@ -63,6 +64,22 @@ def bad_parameter_is_400(view):
             return view(request, *args, **kwargs)
         except BadParameter as error:
             return bad_request(request, error)
+
+    return wrapper
+
+
+def errors_as_json(view):
+    """An /api/ view: the Http404 (no such root, JID, file or revision) or BadParameter it
+    raises is the JSON error, 404 or 400, so the view itself catches neither."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except Http404 as error:
+            return json_error(str(error), 404)
+        except BadParameter as error:
+            return json_error(str(error), 400)
 
     return wrapper
 

@@ -37,7 +37,7 @@ from sessionviewer.forms import (
 from sessionviewer.index.fold import fold_home
 from sessionviewer.models import Session, Source
 from sessionviewer.views.http import bad_parameter_is_400, snapshot_rebuilt_is_retried
-from sessionviewer.views.workspaces import jid_links_for
+from sessionviewer.workspace_pages import jid_links_for
 
 # The session key holding whether transcripts show every entry or hide the noise.
 SHOW_ALL = "transcript_show_all"
