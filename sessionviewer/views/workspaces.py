@@ -12,7 +12,7 @@ import contextlib
 import itertools
 import mimetypes
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from functools import wraps
 from pathlib import Path
@@ -82,14 +82,18 @@ def _known(index: int) -> MemoryRoot:
     return roots[index]
 
 
-def _root(index: int) -> Path:
+def _located(index: int) -> MemoryRoot:
     """The root, resolved where it is mounted; one only the index holds is as it was recorded."""
     known = _known(index)
     if _elsewhere(known.path, known.machine):
         if not _has_snapshots(known.path, known.machine):
             raise Http404(f"no memory root {index}")
-        return known.path
-    return known.path.resolve()
+        return known
+    return replace(known, path=known.path.resolve())
+
+
+def _root(index: int) -> Path:
+    return _located(index).path
 
 
 def _machine(index: int) -> str:
@@ -204,7 +208,7 @@ class Target:
 def _target(root_index: int, jid: str, name: str) -> Target:
     if name not in (JID_EDITABLE if jid else GLOBAL_FILES):
         raise Http404(f"{name!r} cannot be edited here")
-    root, machine = _root(root_index), _machine(root_index)
+    root, machine = _located(root_index).pair
     folder = _jid_dir(root, jid, machine) if jid else root
     if _elsewhere(root, machine):
         clean_param(_NAME, "name", name)
@@ -231,7 +235,7 @@ def _tree_required(view):
 
     @wraps(view)
     def wrapper(request: HttpRequest, root: int, *args, **kwargs) -> HttpResponse:
-        base, machine = _root(root), _machine(root)
+        base, machine = _located(root).pair
         if _elsewhere(base, machine):
             return _held_elsewhere(request, base, machine)
         return view(request, root, *args, **kwargs)
@@ -566,7 +570,7 @@ def _usage(request: HttpRequest, sessions: list[dict]) -> dict | None:
 @vary_on_headers("HX-Request")
 @bad_parameter_is_400
 def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base, machine = _root(root), _machine(root)
+    base, machine = _located(root).pair
     jid_dir = _jid_dir(base, jid, machine)
     if _elsewhere(base, machine):
         return _jid_elsewhere(request, root, base, machine, jid)
@@ -648,7 +652,7 @@ def _jid_elsewhere(request: HttpRequest, root_index: int, base: Path, machine: s
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def prompt_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base, machine = _root(root), _machine(root)
+    base, machine = _located(root).pair
     _jid_dir(base, jid, machine)
     prompt = _prompt(base, machine, jid)
     sections = [{"section": s, "url": _section_url(root, jid, s.source)} for s in prompt.sections]
@@ -656,10 +660,10 @@ def prompt_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     return render(request, "workspaces/prompt.html", context)
 
 
-def _timeline(request: HttpRequest, root_index: int, base: Path, jid: str | None) -> dict:
-    machine = _machine(root_index)
+def _timeline(request: HttpRequest, root_index: int, held: MemoryRoot, jid: str | None) -> dict:
     """One page of memory changes, newest first, with the filters the query asks for: one
     JID's (jid), or every JID's in the root (jid None, then ?jid= narrows it). Raises BadParameter."""
+    base, machine = held.pair
     params = MemoryTimelineForm.read(request.GET)
     filters = memory_timeline.Filters(
         params["file"], params["who"], params["since"], params["until"], params["scope"]
@@ -675,7 +679,8 @@ def _timeline(request: HttpRequest, root_index: int, base: Path, jid: str | None
         change.as_of_url = _as_of_url(root_index, change, jid)
     return {
         "root_index": root_index,
-        "machine": _shown_machine(root_index),
+        "root_machine": machine,
+        "machine": _shown_machine(held),
         "page": page,
         "changes": changes,
         "params": params,
@@ -684,11 +689,10 @@ def _timeline(request: HttpRequest, root_index: int, base: Path, jid: str | None
     }
 
 
-def _shown_machine(root_index: int) -> str | None:
+def _shown_machine(held: MemoryRoot) -> str | None:
     """The root's machine, where another machine's tree has the same path: which of the two
     histories this is. None where one machine has the path."""
-    known = _known(root_index)
-    return known.machine if known.shared else None
+    return held.machine if held.shared else None
 
 
 def _change_source_url(root_index: int, change: memory_timeline.Change) -> str | None:
@@ -730,7 +734,7 @@ def _timeline_dict(context: dict) -> dict:
     params = {k: v for k, v in context["params"].items() if k != "_page"}
     return {
         "root": context["root_index"],
-        "machine": _machine(context["root_index"]),
+        "machine": context["root_machine"],
         "filters": {k: (v.isoformat() if hasattr(v, "isoformat") else v or None) for k, v in params.items()},
         "count": page.paginator.count,
         "page": page.number,
@@ -746,9 +750,9 @@ def _timeline_dict(context: dict) -> dict:
 @bad_parameter_is_400
 def memory_timeline_page(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     """Every recorded change to one JID's memory and persona files, newest first."""
-    base = _root(root)
-    _jid_dir(base, jid, _machine(root))
-    context = {**_timeline(request, root, base, jid), "jid": jid}
+    held = _located(root)
+    _jid_dir(held.path, jid, held.machine)
+    context = {**_timeline(request, root, held, jid), "jid": jid}
     template_name = "workspaces/timeline.html"
     if request.htmx:
         template_name += "#timeline"
@@ -763,7 +767,7 @@ def memory_timeline_page(request: HttpRequest, root: int, jid: str) -> HttpRespo
 def memory_changes(request: HttpRequest) -> HttpResponse:
     """Recent memory changes of every JID, in every memory root (?root= picks one)."""
     root = _root_param(request)
-    context = {**_timeline(request, root, _root(root), None), "jid": None, "roots": known_roots()}
+    context = {**_timeline(request, root, _located(root), None), "jid": None, "roots": known_roots()}
     template_name = "workspaces/memory_changes.html"
     if request.htmx:
         template_name += "#timeline"
@@ -779,15 +783,15 @@ def _moment_field(moment: datetime) -> str:
     return moment.isoformat(timespec="seconds")
 
 
-def _as_of(request: HttpRequest, root_index: int, base: Path, jid: str) -> dict:
+def _as_of(request: HttpRequest, root_index: int, held: MemoryRoot, jid: str) -> dict:
     """The memory of jid as it was at ?at= (now when absent). Raises BadParameter."""
     bound = MemoryAsOfForm.read(request.GET)["at"] or timezone.now()
-    machine = _machine(root_index)
+    base, machine = held.pair
     state = memory_timeline.memory_as_of(str(base), jid, bound, _agent_name(), machine=machine)
     sections = [{"section": s, "url": None} for s in state.prompt.sections]
     return {
         "root_index": root_index,
-        "machine": _shown_machine(root_index),
+        "machine": _shown_machine(held),
         "jid": jid,
         "state": state,
         "at_field": _moment_field(state.at),
@@ -802,9 +806,9 @@ def _as_of(request: HttpRequest, root_index: int, base: Path, jid: str) -> dict:
 @bad_parameter_is_400
 def memory_as_of_page(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     """Every memory file of a JID, and its effective prompt, as they were at a moment."""
-    base = _root(root)
-    _jid_dir(base, jid, _machine(root))
-    return render(request, "workspaces/as_of.html", _as_of(request, root, base, jid))
+    held = _located(root)
+    _jid_dir(held.path, jid, held.machine)
+    return render(request, "workspaces/as_of.html", _as_of(request, root, held, jid))
 
 
 FINDINGS_PAGE_SIZE = 50
@@ -814,7 +818,8 @@ def _findings_history(request: HttpRequest) -> dict:
     """One page of the findings in the memory's history (?root=&jid=&kind=). Raises BadParameter."""
     params = MemoryFindingsForm.read(request.GET)
     root_index = _root_param(request)
-    base, machine = str(_root(root_index)), _machine(root_index)
+    held = _located(root_index)
+    base, machine = str(held.path), held.machine
     histories = memory_findings.finding_histories(
         base, params["jid"] or None, params["kind"], machine=machine
     )
@@ -825,7 +830,8 @@ def _findings_history(request: HttpRequest) -> dict:
     mismatch = KeyCheck.mismatch()
     return {
         "root_index": root_index,
-        "machine": _shown_machine(root_index),
+        "root_machine": machine,
+        "machine": _shown_machine(held),
         "params": params,
         "page": page,
         "rows": rows,
@@ -920,7 +926,7 @@ def _source_file(
     """The file the source page shows: from the tree, or from the index where the tree is
     elsewhere (a transcript there: its transcript page; a file the index lacks: 404, naming
     the machine that holds the tree)."""
-    base, machine = _root(root), _machine(root)
+    base, machine = _located(root).pair
     if not _elsewhere(base, machine):
         return ws.load_file(_source_path(root, name, jid, subdir))
     if jid:
@@ -965,7 +971,7 @@ def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdi
 @permission_required(VIEW, raise_exception=True)
 def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
     """A preview of a downloaded file: raster images as themselves, text as plain text."""
-    base, machine = _root(root), _machine(root)
+    base, machine = _located(root).pair
     if _elsewhere(base, machine):
         return _held_elsewhere(request, base, machine, 404)  # files/ is indexed by name, size and hash
     path = _member(_jid_dir(base, jid, machine), name, ws.FILES_DIR)
@@ -1431,7 +1437,7 @@ def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 def _purge_plan(root_index: int, jid: str, fp: str) -> tuple[Path, memory_findings.PurgePlan]:
     """The purge of one finding of jid's history (jid "": of the global files'); a 404 when
     none holds it."""
-    base, machine = _root(root_index), _machine(root_index)
+    base, machine = _located(root_index).pair
     if jid:
         _jid_dir(base, jid, machine)
     found = _FINGERPRINT.fullmatch(fp)
@@ -1657,11 +1663,11 @@ def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
 @bad_parameter_is_400
 def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     try:
-        base = _root(root)
-        _jid_dir(base, jid, _machine(root))
+        held = _located(root)
+        _jid_dir(held.path, jid, held.machine)
     except Http404 as error:
         return json_error(str(error), 404)
-    context = _timeline(request, root, base, jid)
+    context = _timeline(request, root, held, jid)
     return json_response(
         {
             "jid": jid,
@@ -1676,11 +1682,11 @@ def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpRespon
 @bad_parameter_is_400
 def api_memory_as_of(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     try:
-        base = _root(root)
-        _jid_dir(base, jid, _machine(root))
+        held = _located(root)
+        _jid_dir(held.path, jid, held.machine)
     except Http404 as error:
         return json_error(str(error), 404)
-    state = _as_of(request, root, base, jid)["state"]
+    state = _as_of(request, root, held, jid)["state"]
     url = reverse("workspace-memory-as-of", args=[root, jid])
     return json_response({"root": root, "jid": jid, **state.to_dict(), "url": url})
 
@@ -1704,7 +1710,7 @@ def api_memory_findings(request: HttpRequest) -> HttpResponse:
     return json_response(
         {
             "root": context["root_index"],
-            "machine": _machine(context["root_index"]),
+            "machine": context["root_machine"],
             "filters": {k: v or None for k, v in context["params"].items() if k != "_page"},
             "count": page.paginator.count,
             "page": page.number,
@@ -1722,11 +1728,11 @@ def api_memory_findings(request: HttpRequest) -> HttpResponse:
 def api_memory_changes(request: HttpRequest) -> HttpResponse:
     root = _root_param(request)
     try:
-        base = _root(root)
+        held = _located(root)
     except Http404 as error:
         return json_error(str(error), 404)
     return json_response(
-        {**_timeline_dict(_timeline(request, root, base, None)), "url": reverse("workspace-memory-changes")}
+        {**_timeline_dict(_timeline(request, root, held, None)), "url": reverse("workspace-memory-changes")}
     )
 
 
