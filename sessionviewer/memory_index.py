@@ -48,6 +48,10 @@ class MemoryRoot:
     def __str__(self) -> str:
         return f"{self.path} on {self.machine or 'no machine named'}" if self.shared else str(self.path)
 
+    @property
+    def pair(self) -> tuple[Path, str]:
+        return self.path, self.machine
+
 
 def known_roots() -> list[MemoryRoot]:
     """This machine's configured memory roots, then those only the index knows (another

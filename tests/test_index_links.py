@@ -186,3 +186,26 @@ def test_a_later_summary_of_a_killed_pass_still_wins(claude_project, monkeypatch
     _killed_before_its_links(claude_project, monkeypatch)
     index_roots([RootSpec(claude_project, "claude_code")])
     assert _titles()["A"] == "Parser fixed"
+
+
+def test_a_pass_killed_between_its_groups_is_linked_by_the_next(claude_project, monkeypatch):
+    _subagent(claude_project)
+    fold = passes._fold_new_file
+
+    def killed_at_b(plan, batch, summary):
+        if plan.work.found.key.endswith("B.jsonl"):
+            raise Killed  # A and its subagent are committed, each in its own group
+        return fold(plan, batch, summary)
+
+    monkeypatch.setattr(passes, "GROUP_FILES", 1)
+    monkeypatch.setattr(passes, "_fold_new_file", killed_at_b)
+    with pytest.raises(Killed):
+        index_roots([RootSpec(claude_project, "claude_code")])
+    monkeypatch.undo()
+    assert sorted(Path(key).stem for key in Session.objects.values_list("key", flat=True)) == [
+        "A",
+        "agent-x1",
+    ]
+    index_roots([RootSpec(claude_project, "claude_code")])  # reads B alone
+    assert _parents() == {"A": None, "agent-x1": "A", "B": None}
+    assert _titles()["A"] == "Fixing the parser"
