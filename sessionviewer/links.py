@@ -84,6 +84,12 @@ def project(key: str, query: QueryDict | None = None) -> str:
     return _url(reverse("project-detail", args=[key]), query)
 
 
+def json_twin(url_name: str, kwargs: Mapping, query: QueryDict) -> str:
+    """A page's JSON twin (its URL name with "api-" before it), with the page's own query
+    string, every value as sent: the same request, answered as JSON."""
+    return _url(reverse(f"api-{url_name}", kwargs=kwargs), query)
+
+
 # --- Workspace memory ------------------------------------------------------------------------------
 
 

@@ -152,3 +152,13 @@ def test_memory_source_link_opens_a_global_a_jids_or_an_archived_file_at_its_lin
 def test_memory_source_link_is_none_for_a_file_no_page_shows():
     assert links.memory_source(0, "me@example.org", "files/photo.png") is None
     assert links.memory_source(0, "", "sessions/20250601-143022.jsonl") is None
+
+
+def test_json_twin_link_carries_the_pages_query_string_as_sent():
+    query = QueryDict("who=editor&since=2025-03-01&who=outside")
+    url = links.json_twin("workspace-memory-timeline", {"root": 0, "jid": "me@example.org"}, query)
+    assert url == "/api/workspaces/0/me@example.org/timeline?who=editor&who=outside&since=2025-03-01"
+
+
+def test_json_twin_link_of_a_page_without_a_query_string_has_none():
+    assert links.json_twin("workspace-memory-changes", {}, QueryDict("")) == "/api/workspaces/memory-changes"

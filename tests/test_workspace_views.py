@@ -1562,3 +1562,24 @@ def test_the_revision_twin_answers_an_unknown_revision_with_a_json_404(client, m
 def test_the_purge_twin_answers_an_unknown_finding_with_a_json_404(client, memory, editor, name):
     args = [0, ALICE, FP] if name == "api-workspace-purge" else [0, FP]
     assert get_json(client, reverse(name, args=args), status=404)["error"].startswith("no such finding")
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "twin"),
+    [
+        ("workspace-memory-timeline", [0, ALICE], "api-workspace-memory-timeline"),
+        ("workspace-memory-as-of", [0, ALICE], "api-workspace-memory-as-of"),
+        ("workspace-memory-changes", [], "api-workspace-memory-changes"),
+        ("workspace-memory-findings", [], "api-workspace-memory-findings"),
+    ],
+)
+def test_a_memory_page_links_its_json_twin_with_the_same_query(client, memory, editor, name, args, twin):
+    page = client.get(reverse(name, args=args), {"_page": "1"}).content.decode()
+    assert f'href="{reverse(twin, args=args)}?_page=1">JSON</a>' in page
+
+
+def test_the_jid_page_links_the_reports_of_that_jid(client, memory, editor):
+    page = client.get(reverse("workspace-jid", args=[0, ALICE])).content.decode()
+    jid = ALICE.replace("@", "%40")
+    assert f'href="{reverse("workspace-secrets")}?jid={jid}">Secrets report' in page
+    assert f'href="{reverse("workspace-audit-log")}?jid={jid}">Audit log' in page

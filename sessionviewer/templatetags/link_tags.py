@@ -38,3 +38,40 @@ def export_url(session_id: int, extension: str, show_all: bool = False) -> str:
 def list_url(name: str = "", value: str = "", **filters) -> str:
     """The list filtered by name=value (a filter the page names: project or jid) and filters."""
     return links.session_list(**({name: value} if name else {}), **filters)
+
+
+@register.simple_tag(takes_context=True)
+def json_twin_url(context) -> str:
+    """The JSON twin of the page being rendered, with its query string."""
+    request = context["request"]
+    match = request.resolver_match
+    return links.json_twin(match.url_name, match.kwargs, request.GET)
+
+
+# Workspace memory: {% secrets_url jid=entry.jid %}, {% memory_source_url root_index jid name line %}
+
+
+@register.simple_tag
+def secrets_url(**query) -> str:
+    return links.secrets_report(query)
+
+
+@register.simple_tag
+def audit_log_url(**filters) -> str:
+    return links.audit_log(filters)
+
+
+@register.simple_tag
+def memory_findings_url(**query) -> str:
+    """root: the root's index, left out for the first (pass None: root=root_index|default:None)."""
+    return links.memory_findings(query)
+
+
+@register.simple_tag
+def workspace_root_url(root_index: int) -> str:
+    return links.workspace_root(root_index)
+
+
+@register.simple_tag
+def memory_source_url(root_index: int, jid: str, relative: str, line: int | None = None) -> str | None:
+    return links.memory_source(root_index, jid, relative, line)
