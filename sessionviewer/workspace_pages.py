@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -55,33 +55,36 @@ SECRETS_PAGE_SIZE = 200
 # Locating roots, JIDs and files
 
 
-def known_root(index: int) -> MemoryRoot:
-    roots = known_roots()
+def known_root(index: int, roots: list[MemoryRoot] | None = None) -> MemoryRoot:
+    """The root at index in roots (known_roots(), when the page has not listed them)."""
+    roots = known_roots() if roots is None else roots
     if not 0 <= index < len(roots):
         raise Http404(f"no memory root {index}")
     return roots[index]
 
 
-def root_path(index: int) -> Path:
-    """The root, resolved where it is mounted; one only the index holds is as it was recorded."""
-    known = known_root(index)
+def located(index: int, roots: list[MemoryRoot] | None = None) -> MemoryRoot:
+    """The root a URL names, with its machine (two machines' trees at one path are two roots)
+    and its path resolved where it is mounted; one only the index holds is as it was recorded.
+
+    known_roots() is a DISTINCT over the current snapshots: a request looks its root up here
+    once and passes it on, rather than asking again for the path, the machine, or whether to
+    name it."""
+    return _located(index, known_root(index, roots))
+
+
+def _located(index: int, known: MemoryRoot) -> MemoryRoot:
     if is_elsewhere(known.path, known.machine):
         if not has_snapshots(known.path, known.machine):
             raise Http404(f"no memory root {index}")
-        return known.path
-    return known.path.resolve()
+        return known
+    return replace(known, path=known.path.resolve())
 
 
-def root_machine(index: int) -> str:
-    """The machine whose tree the root is: two machines' trees at one path are two roots."""
-    return known_root(index).machine
-
-
-def shown_machine(root_index: int) -> str | None:
+def shown_machine(held: MemoryRoot) -> str | None:
     """The root's machine, where another machine's tree has the same path: which of the two
     histories this is. None where one machine has the path."""
-    known = known_root(root_index)
-    return known.machine if known.shared else None
+    return held.machine if held.shared else None
 
 
 def is_elsewhere(base: Path, machine: str) -> bool:
@@ -188,10 +191,11 @@ class Target:
         return reverse("workspace-list")
 
 
-def edit_target(root_index: int, jid: str, name: str) -> Target:
+def edit_target(root_index: int, jid: str, name: str, held: MemoryRoot | None = None) -> Target:
+    """The file; held is the root, where the request has located it already."""
     if name not in (JID_EDITABLE if jid else GLOBAL_FILES):
         raise Http404(f"{name!r} cannot be edited here")
-    root, machine = root_path(root_index), root_machine(root_index)
+    root, machine = (located(root_index) if held is None else held).pair
     folder = jid_folder(root, jid, machine) if jid else root
     if is_elsewhere(root, machine):
         clean_param(_NAME, "name", name)
@@ -199,17 +203,19 @@ def edit_target(root_index: int, jid: str, name: str) -> Target:
     return Target(root_index, root, machine, jid, name, member_path(folder, name))
 
 
-def override_target(root_index: int, jid: str, name: str) -> Target:
+def override_target(root_index: int, jid: str, name: str, held: MemoryRoot | None = None) -> Target:
     """A JID's own copy of a global persona file: what remove works on."""
-    target = edit_target(root_index, jid, name)
+    target = edit_target(root_index, jid, name, held)
     if not target.is_override:
         raise Http404(f"{name!r} is not a persona override")
     return target
 
 
-def existing_override(root_index: int, jid: str, name: str) -> tuple[Target, ws.LoadedFile]:
+def existing_override(
+    root_index: int, jid: str, name: str, held: MemoryRoot | None = None
+) -> tuple[Target, ws.LoadedFile]:
     """The override and its file as it is now; 404 when there is none to remove."""
-    target = override_target(root_index, jid, name)
+    target = override_target(root_index, jid, name, held)
     loaded = ws.load_file(target.path)
     if loaded.text is None and loaded.error is None:
         raise Http404(f"{target.label} does not exist")
@@ -220,7 +226,7 @@ def target_of(revision: Revision) -> Target:
     for index, known in enumerate(known_roots()):
         elsewhere = is_elsewhere(known.path, known.machine)
         if str(known.path if elsewhere else known.path.resolve()) == revision.root:
-            return edit_target(index, revision.jid, revision.filename)
+            return edit_target(index, revision.jid, revision.filename, _located(index, known))
     raise Http404("the memory root of this revision is no longer configured")
 
 
@@ -393,11 +399,11 @@ def effective_prompt(base: Path, machine: str, jid: str) -> ws.Prompt:
     return ws.effective_prompt(base, jid, _agent_name())
 
 
-def timeline_context(params: dict, root_index: int, base: Path, jid: str | None) -> dict:
+def timeline_context(params: dict, root_index: int, held: MemoryRoot, jid: str | None) -> dict:
     """One page of memory changes, newest first, with the filters params
     (forms.MemoryTimelineForm's) ask for: one JID's (jid), or every JID's in the root (jid
-    None, then params' jid narrows it), in the root's machine's history."""
-    machine = root_machine(root_index)
+    None, then params' jid narrows it), in the root's (held, located) machine's history."""
+    base, machine = held.pair
     filters = memory_timeline.Filters(
         params["file"], params["who"], params["since"], params["until"], params["scope"]
     )
@@ -412,7 +418,8 @@ def timeline_context(params: dict, root_index: int, base: Path, jid: str | None)
         change.as_of_url = _as_of_url(root_index, change, jid)
     return {
         "root_index": root_index,
-        "machine": shown_machine(root_index),
+        "root_machine": machine,
+        "machine": shown_machine(held),
         "page": page,
         "changes": changes,
         "params": params,
@@ -456,15 +463,16 @@ def _moment_field(moment: datetime) -> str:
     return moment.isoformat(timespec="seconds")
 
 
-def as_of_context(request: HttpRequest, root_index: int, base: Path, jid: str) -> dict:
-    """The memory of jid as it was at ?at= (now when absent). Raises BadParameter."""
+def as_of_context(request: HttpRequest, root_index: int, held: MemoryRoot, jid: str) -> dict:
+    """The memory of jid as it was at ?at= (now when absent), in the root's (held, located)
+    machine's history. Raises BadParameter."""
     bound = MemoryAsOfForm.read(request.GET)["at"] or timezone.now()
-    machine = root_machine(root_index)
+    base, machine = held.pair
     state = memory_timeline.memory_as_of(str(base), jid, bound, _agent_name(), machine=machine)
     sections = [{"section": s, "url": None} for s in state.prompt.sections]
     return {
         "root_index": root_index,
-        "machine": shown_machine(root_index),
+        "machine": shown_machine(held),
         "jid": jid,
         "state": state,
         "at_field": _moment_field(state.at),
@@ -473,11 +481,13 @@ def as_of_context(request: HttpRequest, root_index: int, base: Path, jid: str) -
     }
 
 
-def findings_history(request: HttpRequest) -> dict:
-    """One page of the findings in the memory's history (?root=&jid=&kind=). Raises BadParameter."""
+def findings_history(request: HttpRequest, roots: list[MemoryRoot] | None = None) -> dict:
+    """One page of the findings in the memory's history (?root=&jid=&kind=), the root picked
+    from roots where the page lists them. Raises BadParameter."""
     params = MemoryFindingsForm.read(request.GET)
     root_index = params.pop("root") or 0
-    base, machine = str(root_path(root_index)), root_machine(root_index)
+    held = located(root_index, roots)
+    base, machine = str(held.path), held.machine
     histories = memory_findings.finding_histories(
         base, params["jid"] or None, params["kind"], machine=machine
     )
@@ -488,7 +498,8 @@ def findings_history(request: HttpRequest) -> dict:
     mismatch = KeyCheck.mismatch()
     return {
         "root_index": root_index,
-        "machine": shown_machine(root_index),
+        "root_machine": machine,
+        "machine": shown_machine(held),
         "params": params,
         "page": page,
         "rows": rows,
@@ -541,15 +552,16 @@ def _history_row(root_index: int, history: memory_findings.FindingHistory) -> di
 # Files, writes and purges
 
 
-def source_path(root: int, name: str, jid: str, subdir: str | None) -> Path:
-    """A file the source page may show: a global persona file, or a JID's memory file."""
-    base = root_path(root)
+def source_path(held: MemoryRoot, name: str, jid: str, subdir: str | None) -> Path:
+    """A file the source page may show: a global persona file, or a JID's memory file, in
+    the root (held, located)."""
+    base = held.path
     if not jid:
         if name not in GLOBAL_FILES:
             raise Http404(f"{name!r} is not a global file")
         path = member_path(base, name)
     else:
-        jid_dir = jid_folder(base, jid, root_machine(root))
+        jid_dir = jid_folder(base, jid, held.machine)
         if subdir is None and name not in ws.JID_FILES and not name.endswith(TEXT_SUFFIXES):
             raise Http404(f"{name!r} is not a memory file")
         path = member_path(jid_dir, name, subdir)
@@ -602,9 +614,9 @@ def forget_plan(jid_dir: Path) -> tuple[ws.ForgetPlan | None, str | None]:
 
 
 def purge_plan(root_index: int, jid: str, fp: str) -> tuple[Path, memory_findings.PurgePlan]:
-    """The purge of one finding of jid's history (jid "": of the global files'); a 404 when
-    none holds it."""
-    base, machine = root_path(root_index), root_machine(root_index)
+    """The root's path, and the purge of one finding of jid's history (jid "": of the global
+    files'); a 404 when none holds it."""
+    base, machine = located(root_index).pair
     if jid:
         jid_folder(base, jid, machine)
     found = _FINGERPRINT.fullmatch(fp)

@@ -9,9 +9,12 @@ import importlib
 import orjson
 import pytest
 from django.apps import apps
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from sessionviewer import workspaces as ws
+from sessionviewer.memory_index import known_roots
 from sessionviewer.models import AuditEvent, MemorySnapshot, Source
 
 from .memory_turns import ALICE, at, index, write
@@ -214,3 +217,56 @@ def test_a_configured_root_this_host_lacks_is_listed_once_as_the_machine_holding
     assert [(r["path"], r["machine"], r["read_only_held_by"]) for r in roots] == [
         (str(tree), "fluux-host", "fluux-host")
     ]
+
+
+# Looking a root up: known_roots() is a DISTINCT over the current snapshots, so a page asks it
+# once, and passes the root (path, machine, whether to name it) on.
+
+
+def known_roots_sql() -> str:
+    with CaptureQueriesContext(connection) as lookup:
+        known_roots()
+    [query] = lookup.captured_queries
+    return query["sql"]
+
+
+def lookups(captured: CaptureQueriesContext, lookup: str) -> int:
+    return sum(query["sql"] == lookup for query in captured.captured_queries)
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "query"),
+    [
+        # Root 1 is ci-runner's tree, read from the index and named; root 0 is laptop's, mounted.
+        pytest.param("workspace-memory-timeline", [1, ALICE], {"file": "memory.md"}, id="timeline"),
+        pytest.param("api-workspace-memory-timeline", [1, ALICE], {"file": "memory.md"}, id="timeline-api"),
+        pytest.param("workspace-memory-timeline", [0, ALICE], {}, id="timeline-mounted"),
+        pytest.param("workspace-memory-as-of", [0, ALICE], {}, id="as-of-mounted"),
+        pytest.param("api-workspace-memory-as-of", [1, ALICE], {}, id="as-of-api"),
+        pytest.param("workspace-memory-changes", [], {"root": 1}, id="changes"),
+        pytest.param("api-workspace-memory-changes", [], {"root": 1}, id="changes-api"),
+        pytest.param("workspace-memory-findings", [], {"root": 1}, id="findings"),
+        pytest.param("api-workspace-memory-findings", [], {"root": 1}, id="findings-api"),
+        pytest.param("workspace-jid", [0, ALICE], {}, id="jid"),
+        pytest.param("api-workspace-jid", [0, ALICE], {}, id="jid-api"),
+        pytest.param("api-workspace-prompt", [1, ALICE], {}, id="prompt-api"),
+    ],
+)
+def test_a_memory_page_looks_its_root_up_once(viewer, client, on_laptop, name, args, query):
+    lookup = known_roots_sql()
+    with CaptureQueriesContext(connection) as page:
+        response = client.get(reverse(name, args=args), query)
+    assert response.status_code == 200
+    assert lookups(page, lookup) == 1
+
+
+def test_a_write_looks_its_root_up_once(editor, client, on_laptop):
+    path = on_laptop / ALICE / "memory.md"
+    lookup = known_roots_sql()
+    with CaptureQueriesContext(connection) as write:
+        saved = client.post(
+            reverse("workspace-save", args=[0, ALICE, "memory.md"]),
+            {"text": "Likes juice.\n", "version": ws.file_version(path)},
+        )
+    assert saved.status_code == 302 and path.read_text() == "Likes juice.\n"
+    assert lookups(write, lookup) == 1  # tree_required's, passed on to the view

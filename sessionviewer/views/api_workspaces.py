@@ -39,12 +39,11 @@ from sessionviewer.workspace_pages import (
     is_elsewhere,
     jid_entry,
     jid_folder,
+    located,
     member_path,
     memory_hits,
     purge_plan,
     purge_urls,
-    root_machine,
-    root_path,
     session_rows,
     stored_file_rows,
     timeline_context,
@@ -86,7 +85,7 @@ def _timeline_dict(context: dict) -> dict:
     params = {k: v for k, v in context["params"].items() if k != "_page"}
     return {
         "root": context["root_index"],
-        "machine": root_machine(context["root_index"]),
+        "machine": context["root_machine"],
         "filters": {k: (v.isoformat() if hasattr(v, "isoformat") else v or None) for k, v in params.items()},
         "count": page.paginator.count,
         "page": page.number,
@@ -114,7 +113,7 @@ def api_workspace_list(request: HttpRequest) -> HttpResponse:
 @api_permission_required(VIEW)
 @errors_as_json
 def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base, machine = root_path(root), root_machine(root)
+    base, machine = located(root).pair
     jid_dir = jid_folder(base, jid, machine)
     if is_elsewhere(base, machine):
         return _api_jid_elsewhere(root, base, machine, jid)
@@ -173,7 +172,7 @@ def _api_jid_elsewhere(root: int, base: Path, machine: str, jid: str) -> HttpRes
 @api_permission_required(VIEW)
 @errors_as_json
 def api_prompt(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base, machine = root_path(root), root_machine(root)
+    base, machine = located(root).pair
     jid_folder(base, jid, machine)
     return json_response({"root": root, "jid": jid, **effective_prompt(base, machine, jid).to_dict()})
 
@@ -236,9 +235,9 @@ def api_revision_detail(request: HttpRequest, revision_id: int) -> HttpResponse:
 @api_permission_required(VIEW)
 @errors_as_json
 def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = root_path(root)
-    jid_folder(base, jid, root_machine(root))
-    context = timeline_context(MemoryTimelineForm.read(request.GET), root, base, jid)
+    held = located(root)
+    jid_folder(held.path, jid, held.machine)
+    context = timeline_context(MemoryTimelineForm.read(request.GET), root, held, jid)
     return json_response(
         {
             "jid": jid,
@@ -252,9 +251,9 @@ def api_memory_timeline(request: HttpRequest, root: int, jid: str) -> HttpRespon
 @api_permission_required(VIEW)
 @errors_as_json
 def api_memory_as_of(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = root_path(root)
-    jid_folder(base, jid, root_machine(root))
-    state = as_of_context(request, root, base, jid)["state"]
+    held = located(root)
+    jid_folder(held.path, jid, held.machine)
+    state = as_of_context(request, root, held, jid)["state"]
     url = reverse("workspace-memory-as-of", args=[root, jid])
     return json_response({"root": root, "jid": jid, **state.to_dict(), "url": url})
 
@@ -275,7 +274,7 @@ def api_memory_findings(request: HttpRequest) -> HttpResponse:
     return json_response(
         {
             "root": context["root_index"],
-            "machine": root_machine(context["root_index"]),
+            "machine": context["root_machine"],
             "filters": {k: v or None for k, v in context["params"].items() if k != "_page"},
             "count": page.paginator.count,
             "page": page.number,
@@ -292,10 +291,9 @@ def api_memory_findings(request: HttpRequest) -> HttpResponse:
 @errors_as_json
 def api_memory_changes(request: HttpRequest) -> HttpResponse:
     params, root = changes_params(request)
-    base = root_path(root)
     return json_response(
         {
-            **_timeline_dict(timeline_context(params, root, base, None)),
+            **_timeline_dict(timeline_context(params, root, located(root), None)),
             "url": reverse("workspace-memory-changes"),
         }
     )
@@ -356,8 +354,10 @@ def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> 
 @api_permission_required(EDIT)
 @errors_as_json
 @tree_required
-def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
-    target, loaded = existing_override(root, jid, name)
+def api_remove_confirm(
+    request: HttpRequest, root: int, jid: str, name: str, *, held: MemoryRoot
+) -> HttpResponse:
+    target, loaded = existing_override(root, jid, name, held)
     global_file = ws.load_file(member_path(target.root, name))
     return json_response(
         {
@@ -378,8 +378,8 @@ def api_remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> 
 @api_permission_required(EDIT)
 @errors_as_json
 @tree_required
-def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base, machine = root_path(root), root_machine(root)
+def api_new_confirm(request: HttpRequest, root: int, jid: str, *, held: MemoryRoot) -> HttpResponse:
+    base, machine = held.pair
     jid_folder(base, jid, machine)
     status = ws.jid_status(base, jid)
     return json_response(
@@ -399,8 +399,8 @@ def api_new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @api_permission_required(EDIT)
 @errors_as_json
 @tree_required
-def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    jid_dir = jid_folder(root_path(root), jid, root_machine(root))
+def api_forget_confirm(request: HttpRequest, root: int, jid: str, *, held: MemoryRoot) -> HttpResponse:
+    jid_dir = jid_folder(held.path, jid, held.machine)
     plan, refused = forget_plan(jid_dir)
     return json_response(
         {
@@ -420,9 +420,9 @@ def api_forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpRespons
 @api_permission_required(EDIT)
 @errors_as_json
 def api_purge_confirm(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:
-    _, plan = purge_plan(root, jid, fp)
+    base, plan = purge_plan(root, jid, fp)
     run = purge_urls(root, jid, fp)["run_url"]
     data = {"root": root, "jid": jid or None, **plan.to_dict(), "run_url": run, "method": "POST"}
     if not jid:
-        data["also_in_jids"] = memory_findings.jids_holding(str(root_path(root)), fp, machine=plan.machine)
+        data["also_in_jids"] = memory_findings.jids_holding(str(base), fp, machine=plan.machine)
     return json_response(data)

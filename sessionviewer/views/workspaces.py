@@ -36,7 +36,7 @@ from sessionviewer.forms import (
     PreviewForm,
     VersionForm,
 )
-from sessionviewer.memory_index import known_roots
+from sessionviewer.memory_index import MemoryRoot, known_roots
 from sessionviewer.models import AuditEvent, Revision, Session
 from sessionviewer.render import IMAGE_TYPES
 from sessionviewer.views.http import bad_parameter_is_400, json_error
@@ -60,13 +60,12 @@ from sessionviewer.workspace_pages import (
     is_elsewhere,
     jid_entry,
     jid_folder,
+    located,
     member_path,
     memory_hits,
     override_target,
     purge_plan,
     purge_urls,
-    root_machine,
-    root_path,
     session_rows,
     source_path,
     stored_file_rows,
@@ -93,14 +92,15 @@ def held_elsewhere(request: HttpRequest, base: Path, machine: str, status: int =
 
 
 def tree_required(view):
-    """A write, or the page confirming one: only where the tree is mounted (409 elsewhere)."""
+    """A write, or the page confirming one: only where the tree is mounted (409 elsewhere).
+    The view gets the root as located here, as held=: it need not look it up again."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, root: int, *args, **kwargs) -> HttpResponse:
-        base, machine = root_path(root), root_machine(root)
-        if is_elsewhere(base, machine):
-            return held_elsewhere(request, base, machine)
-        return view(request, root, *args, **kwargs)
+        held = located(root)
+        if is_elsewhere(*held.pair):
+            return held_elsewhere(request, *held.pair)
+        return view(request, root, *args, held=held, **kwargs)
 
     return wrapper
 
@@ -172,7 +172,7 @@ def workspace_list(request: HttpRequest) -> HttpResponse:
 @vary_on_headers("HX-Request")
 @bad_parameter_is_400
 def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base, machine = root_path(root), root_machine(root)
+    base, machine = located(root).pair
     jid_dir = jid_folder(base, jid, machine)
     if is_elsewhere(base, machine):
         return _jid_elsewhere(request, root, base, machine, jid)
@@ -253,7 +253,7 @@ def _jid_elsewhere(request: HttpRequest, root_index: int, base: Path, machine: s
 @login_required
 @permission_required(VIEW, raise_exception=True)
 def prompt_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base, machine = root_path(root), root_machine(root)
+    base, machine = located(root).pair
     jid_folder(base, jid, machine)
     prompt = effective_prompt(base, machine, jid)
     sections = [{"section": s, "url": _section_url(root, jid, s.source)} for s in prompt.sections]
@@ -268,9 +268,9 @@ def prompt_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @bad_parameter_is_400
 def memory_timeline_page(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     """Every recorded change to one JID's memory and persona files, newest first."""
-    base = root_path(root)
-    jid_folder(base, jid, root_machine(root))
-    context = {**timeline_context(MemoryTimelineForm.read(request.GET), root, base, jid), "jid": jid}
+    held = located(root)
+    jid_folder(held.path, jid, held.machine)
+    context = {**timeline_context(MemoryTimelineForm.read(request.GET), root, held, jid), "jid": jid}
     template_name = "workspaces/timeline.html"
     if request.htmx:
         template_name += "#timeline"
@@ -285,7 +285,8 @@ def memory_timeline_page(request: HttpRequest, root: int, jid: str) -> HttpRespo
 def memory_changes(request: HttpRequest) -> HttpResponse:
     """Recent memory changes of every JID, in every memory root (?root= picks one)."""
     params, root = changes_params(request)
-    context = {**timeline_context(params, root, root_path(root), None), "jid": None, "roots": known_roots()}
+    roots = known_roots()  # the root picker's, and the one picked
+    context = {**timeline_context(params, root, located(root, roots), None), "jid": None, "roots": roots}
     template_name = "workspaces/memory_changes.html"
     if request.htmx:
         template_name += "#timeline"
@@ -298,9 +299,9 @@ def memory_changes(request: HttpRequest) -> HttpResponse:
 @bad_parameter_is_400
 def memory_as_of_page(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     """Every memory file of a JID, and its effective prompt, as they were at a moment."""
-    base = root_path(root)
-    jid_folder(base, jid, root_machine(root))
-    return render(request, "workspaces/as_of.html", as_of_context(request, root, base, jid))
+    held = located(root)
+    jid_folder(held.path, jid, held.machine)
+    return render(request, "workspaces/as_of.html", as_of_context(request, root, held, jid))
 
 
 @require_safe
@@ -309,7 +310,8 @@ def memory_as_of_page(request: HttpRequest, root: int, jid: str) -> HttpResponse
 @bad_parameter_is_400
 def memory_findings_page(request: HttpRequest) -> HttpResponse:
     """Every finding the memory's history holds: when it came, in which turn, and if it is still there."""
-    context = {**findings_history(request), "roots": known_roots()}
+    roots = known_roots()  # the root picker's, and the one picked
+    context = {**findings_history(request, roots), "roots": roots}
     return render(request, "workspaces/memory_findings.html", context)
 
 
@@ -319,9 +321,10 @@ def source_file(
     """The file the source page shows: from the tree, or from the index where the tree is
     elsewhere (a transcript there: its transcript page; a file the index lacks: 404, naming
     the machine that holds the tree)."""
-    base, machine = root_path(root), root_machine(root)
+    held = located(root)
+    base, machine = held.pair
     if not is_elsewhere(base, machine):
-        return ws.load_file(source_path(root, name, jid, subdir))
+        return ws.load_file(source_path(held, name, jid, subdir))
     if jid:
         jid_folder(base, jid, machine)
     stored = None if subdir else memory_index.stored_file(base, jid, name, machine=machine)
@@ -364,7 +367,7 @@ def file_source(request: HttpRequest, root: int, name: str, jid: str = "", subdi
 @permission_required(VIEW, raise_exception=True)
 def stored_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
     """A preview of a downloaded file: raster images as themselves, text as plain text."""
-    base, machine = root_path(root), root_machine(root)
+    base, machine = located(root).pair
     if is_elsewhere(base, machine):
         return held_elsewhere(request, base, machine, 404)  # files/ is indexed by name, size and hash
     path = member_path(jid_folder(base, jid, machine), name, ws.FILES_DIR)
@@ -491,8 +494,8 @@ def edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> Http
 @login_required
 @permission_required(EDIT, raise_exception=True)
 @tree_required
-def save_file(request: HttpRequest, root: int, name: str, jid: str = "") -> HttpResponse:
-    target = edit_target(root, jid, name)
+def save_file(request: HttpRequest, root: int, name: str, jid: str = "", *, held: MemoryRoot) -> HttpResponse:
+    target = edit_target(root, jid, name, held)
     preview_url = reverse("workspace-preview")
     form = FileForm(request.POST, preview_url=preview_url)
     before = ws.load_file(target.path)
@@ -538,8 +541,8 @@ def preview(request: HttpRequest) -> HttpResponse:
 @login_required
 @permission_required(EDIT, raise_exception=True)
 @tree_required
-def remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
-    target, loaded = existing_override(root, jid, name)
+def remove_confirm(request: HttpRequest, root: int, jid: str, name: str, *, held: MemoryRoot) -> HttpResponse:
+    target, loaded = existing_override(root, jid, name, held)
     form = VersionForm(initial={"version": loaded.version})
     global_file = ws.load_file(member_path(target.root, name))
     return render(
@@ -553,8 +556,8 @@ def remove_confirm(request: HttpRequest, root: int, jid: str, name: str) -> Http
 @login_required
 @permission_required(EDIT, raise_exception=True)
 @tree_required
-def remove_file(request: HttpRequest, root: int, jid: str, name: str) -> HttpResponse:
-    target = override_target(root, jid, name)
+def remove_file(request: HttpRequest, root: int, jid: str, name: str, *, held: MemoryRoot) -> HttpResponse:
+    target = override_target(root, jid, name, held)
     form = VersionForm(request.POST)
     if not form.is_valid():
         return _bad_version(form)
@@ -661,9 +664,9 @@ def revision_restore_before(request: HttpRequest, revision_id: int) -> HttpRespo
 @login_required
 @permission_required(EDIT, raise_exception=True)
 @tree_required
-def new_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = root_path(root)
-    jid_dir = jid_folder(base, jid, root_machine(root))
+def new_confirm(request: HttpRequest, root: int, jid: str, *, held: MemoryRoot) -> HttpResponse:
+    base = held.path
+    jid_dir = jid_folder(base, jid, held.machine)
     return render(request, "workspaces/new.html", _new_context(root, base, jid_dir, jid))
 
 
@@ -681,9 +684,9 @@ def _new_context(root_index: int, base: Path, jid_dir: Path, jid: str, **extra) 
 @login_required
 @permission_required(EDIT, raise_exception=True)
 @tree_required
-def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = root_path(root)
-    jid_dir = jid_folder(base, jid, root_machine(root))
+def new_session(request: HttpRequest, root: int, jid: str, *, held: MemoryRoot) -> HttpResponse:
+    base = held.path
+    jid_dir = jid_folder(base, jid, held.machine)
     form = VersionForm(request.POST)
     if not form.is_valid():
         return _bad_version(form)
@@ -713,8 +716,8 @@ def new_session(request: HttpRequest, root: int, jid: str) -> HttpResponse:
 @login_required
 @permission_required(EDIT, raise_exception=True)
 @tree_required
-def forget_confirm(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    jid_dir = jid_folder(root_path(root), jid, root_machine(root))
+def forget_confirm(request: HttpRequest, root: int, jid: str, *, held: MemoryRoot) -> HttpResponse:
+    jid_dir = jid_folder(held.path, jid, held.machine)
     return render(request, "workspaces/forget.html", _forget_context(root, jid, jid_dir))
 
 
@@ -735,9 +738,9 @@ def _forget_context(root_index: int, jid: str, jid_dir: Path, **extra) -> dict:
 @login_required
 @permission_required(EDIT, raise_exception=True)
 @tree_required
-def forget(request: HttpRequest, root: int, jid: str) -> HttpResponse:
-    base = root_path(root)
-    jid_dir = jid_folder(base, jid, root_machine(root))
+def forget(request: HttpRequest, root: int, jid: str, *, held: MemoryRoot) -> HttpResponse:
+    base = held.path
+    jid_dir = jid_folder(base, jid, held.machine)
     form = VersionForm(request.POST)
     if not form.is_valid():
         return _bad_version(form)
@@ -772,7 +775,7 @@ def _findings_url(root_index: int, jid: str) -> str:
     return links.memory_findings({"root": root_index or None, "jid": jid})
 
 
-def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -> dict:
+def _purge_context(root_index: int, base: Path, jid: str, plan: memory_findings.PurgePlan) -> dict:
     context = {"root_index": root_index, "jid": jid, "plan": plan, "fp": plan.fp}
     context |= purge_urls(root_index, jid, plan.fp)
     context["cancel_url"] = _findings_url(root_index, jid)
@@ -780,7 +783,7 @@ def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -
     context["transcripts_url"] = links.secrets_report({"jid": jid, "kind": plan.kind})
     if not jid:
         # The same value in a JID's own files is that JID's finding: purged from its history.
-        others = memory_findings.jids_holding(str(root_path(root_index)), plan.fp, machine=plan.machine)
+        others = memory_findings.jids_holding(str(base), plan.fp, machine=plan.machine)
         context["others"] = [
             {"jid": other, "purge_url": reverse("workspace-purge", args=[root_index, other, plan.fp])}
             for other in others
@@ -792,8 +795,8 @@ def _purge_context(root_index: int, jid: str, plan: memory_findings.PurgePlan) -
 @login_required
 @permission_required(EDIT, raise_exception=True)
 def purge_confirm(request: HttpRequest, root: int, fp: str, jid: str = "") -> HttpResponse:
-    _, plan = purge_plan(root, jid, fp)
-    return render(request, "workspaces/purge.html", _purge_context(root, jid, plan))
+    base, plan = purge_plan(root, jid, fp)
+    return render(request, "workspaces/purge.html", _purge_context(root, base, jid, plan))
 
 
 @require_POST
@@ -808,7 +811,7 @@ def purge_finding(request: HttpRequest, root: int, fp: str, jid: str = "") -> Ht
         with transaction.atomic():
             memory_findings.purge(plan, str(base), jid, request.user)
     except DatabaseError as error:
-        context = _purge_context(root, jid, plan)
+        context = _purge_context(root, base, jid, plan)
         return _unavailable(request, "workspaces/purge.html", context, "Nothing was purged", error)
     messages.success(
         request,
