@@ -240,11 +240,14 @@ def jid_entry(root: Path, jid: str) -> ws.JidDir:
         raise Http404(str(error)) from None
 
 
-def session_rows(root_index: int, jid: str, jid_dir: Path) -> list[dict]:
+def session_rows(root_index: int, machine: str, jid: str, jid_dir: Path) -> list[dict]:
+    """The JID's transcripts on disk, each with its indexed session on machine, the root's:
+    another machine's tree at the same path has sessions at the same paths, not these."""
     files = ws.list_sessions(jid_dir)
     # The index stores the path it walked; the core gives the real one: match either.
     paths = {str(f.path) for f in files if f.path} | {str(jid_dir / f.name) for f in files if f.path}
-    indexed = {s.path: s for s in Session.objects.filter(path__in=paths).only("id", "path")}
+    sessions = Session.objects.filter(path__in=paths, source__machine=machine).only("id", "path")
+    indexed = {s.path: s for s in sessions}
     rows = []
     for f in files:
         # A bad link or a FIFO is listed with its error, and nothing links to it.

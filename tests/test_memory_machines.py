@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from sessionviewer import workspaces as ws
 from sessionviewer.memory_index import known_roots
-from sessionviewer.models import AuditEvent, MemorySnapshot, Source
+from sessionviewer.models import AuditEvent, MemorySnapshot, Session, Source
 
 from .memory_turns import ALICE, at, index, write
 
@@ -270,3 +270,25 @@ def test_a_write_looks_its_root_up_once(editor, client, on_laptop):
         )
     assert saved.status_code == 302 and path.read_text() == "Likes juice.\n"
     assert lookups(write, lookup) == 1  # tree_required's, passed on to the view
+
+
+# A JID's transcripts: its folder's paths are also another machine's paths.
+
+
+def test_a_jid_page_links_its_own_machines_transcripts_where_two_share_the_path(
+    viewer, client, on_laptop, settings
+):
+    settings.SESSIONVIEWER_MACHINE = "ci-runner"  # indexed before laptop: its sessions are not the last
+    history_path = on_laptop / ALICE / "history.jsonl"
+    by_machine = dict(Session.objects.filter(path=str(history_path)).values_list("source__machine", "id"))
+    assert {"ci-runner", "laptop"} <= by_machine.keys()
+    listed = client.get(reverse("api-workspace-jid", args=[0, ALICE])).json()
+    assert listed["root"] == 0 and listed.get("read_only_held_by") is None
+    [row] = [s for s in listed["sessions"] if s["name"] == "history.jsonl"]
+    assert row["session_id"] == by_machine["ci-runner"]
+    page = client.get(reverse("workspace-jid", args=[0, ALICE])).content.decode()
+
+    def linked(id_: int) -> bool:
+        return f'<a class="transcript" href="{reverse("session-detail", args=[id_])}">' in page
+
+    assert [machine for machine, id_ in by_machine.items() if linked(id_)] == ["ci-runner"]

@@ -120,7 +120,7 @@ def api_jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     entry = jid_entry(base, jid)
     knowledge = ws.knowledge(jid_dir)
     status = ws.jid_status(base, jid)
-    sessions = session_rows(root, jid, jid_dir)
+    sessions = session_rows(root, machine, jid, jid_dir)
     report = usage_report(request, sessions)
     return json_response(
         {

@@ -177,7 +177,7 @@ def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
     if is_elsewhere(base, machine):
         return _jid_elsewhere(request, root, base, machine, jid)
     entry = jid_entry(base, jid)
-    sessions = session_rows(root, jid, jid_dir)
+    sessions = session_rows(root, machine, jid, jid_dir)
     report = usage_report(request, sessions)
     usage = {
         "report": report,
