@@ -287,10 +287,11 @@ def test_a_big_pass_of_jobs_goes_into_the_pipe_while_the_worker_is_still_startin
             sent.join()
 
 
-def test_the_last_jobs_read_here_while_waiting_give_what_the_worker_gives(monkeypatch):
+@pytest.mark.parametrize("for_sqlite", [True, False], ids=["sqlite", "postgresql"])
+def test_the_last_jobs_read_here_while_waiting_give_what_the_worker_gives(monkeypatch, for_sqlite):
     monkeypatch.setattr(worker, "END_MARGIN", 2)
-    jobs = fixture_jobs() * 3
-    expected = read_all(fixture_jobs() * 3, parallel=False)
+    jobs = fixture_jobs(for_sqlite=for_sqlite) * 3
+    expected = read_all(fixture_jobs(for_sqlite=for_sqlite) * 3, parallel=False)
     seen = []
     with worker.Reading(parallel_from=0) as reading:
         reading.expect(1)
