@@ -374,9 +374,6 @@ def _write_changes(
                 if not reading.ready(plan.number):
                     small.write()
                     new_rows.index_text()  # while the worker reads on: outside any file's savepoint
-                    with summary.phases.timing("read"):  # and then the last files, while it still reads
-                        while not reading.ready(plan.number) and reading.read_from_the_end(plan.number):
-                            pass
                 if progress:
                     progress(plan.number + 1, total, plan.work.found.key)
                 batches = summary.phases.timed("read", reading.batches(plan.number))
@@ -600,7 +597,6 @@ def plan_file(source: Source, work: _Work) -> _Plan:
         for_sqlite=connection.vendor == "sqlite",
         max_event_bytes=settings.SESSIONVIEWER_MAX_EVENT_BYTES,
         root=Path(source.path),
-        size=max(stat.st_size - start_offset, 0),
     )
     return _Plan(work, session, reset, job, totals_read=totals_read)
 

@@ -64,7 +64,6 @@ class Job:
     for_sqlite: bool = True
     max_event_bytes: int = readers.MAX_EVENT_BYTES  # SESSIONVIEWER_MAX_EVENT_BYTES
     root: Path | None = None  # where the file was found: a link out of it is not read (readers/files.py)
-    size: int = 0  # about how many bytes it reads: what the parent may hold of it (Reading.read_from_the_end)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,13 +190,6 @@ class SkipTo:
     number: int
 
 
-@dataclass(frozen=True)
-class StopAt:
-    """To the worker: the jobs from this number on are read by the parent (Reading.read_from_the_end)."""
-
-    number: int
-
-
 class Reading:
     """The batches of the jobs added to it, read here or by a worker process.
 
@@ -216,10 +208,6 @@ class Reading:
 
     batches(n) must be asked for in job order; a job whose batches were not all taken
     (its write failed) is skipped over.
-
-    While the caller waits for the worker, it can read the last jobs itself
-    (read_from_the_end): on two cores, a pass of many small files kept the writer
-    waiting for the worker about a quarter of the time it wrote.
     """
 
     def __init__(self, parallel_from: int | None = None, read_while_starting: bool = False):
@@ -231,11 +219,6 @@ class Reading:
         self.reading_here = read_while_starting  # until the worker hands over a batch wanted
         self.read_here = 0  # jobs read here while the worker started
         self.pending: Batch | _Failure | None = None  # taken from the pipe, not yet given out
-        # The jobs from stop_at on are read here (read_from_the_end): their batches as the
-        # pipe takes them (_for_the_pipe), and the error that ended a read, until asked for.
-        self.stop_at: int | None = None
-        self.read_at_end: dict[int, list[list[bytes] | Exception]] = {}
-        self.bytes_at_end = 0
 
     @classmethod
     def of(cls, jobs: list[Job], parallel: bool) -> Reading:
@@ -319,38 +302,10 @@ class Reading:
         The pipe is asked, not the buffer in front of it: a small batch already in
         the buffer reads as not ready, which only costs the caller a wait not taken.
         """
-        if self.worker is None or number in self.read_at_end or self._reads_here(number):
+        if self.worker is None or self._reads_here(number):
             return True
         readable, _, _ = select.select([self.worker.stdout], [], [], 0)
         return bool(readable)
-
-    def read_from_the_end(self, number: int) -> bool:
-        """While job number is not ready: read the last job the worker still has ahead of it,
-        here, and keep its batches until they are asked for. False when there is none to
-        take: the jobs are not all added, the worker is near the end, or END_BYTES are held.
-
-        The worker is told first (StopAt) and reads in order, far behind it (END_MARGIN):
-        should it have begun the job all the same, what it hands over of it comes after every
-        job the caller takes from the pipe, and is never read.
-        """
-        if self.worker is None or self.reading_here or not self.all_added:
-            return False
-        last = (len(self.jobs) if self.stop_at is None else self.stop_at) - 1
-        if last - number <= END_MARGIN or self.bytes_at_end + self.jobs[last].size > END_BYTES:
-            return False
-        self._send(StopAt(last))
-        self.stop_at = last
-        job = self.jobs[last]
-        self.bytes_at_end += job.size
-        # Pickled as the worker would send them: memory holds about the rows' size, and each
-        # batch keeps the session's state as it was after it (read_job folds into one state).
-        kept = self.read_at_end[last] = []
-        try:
-            for batch in read_job(job, last):
-                kept.append(_for_the_pipe(batch))
-        except Exception as error:  # noqa: BLE001 - raised when the job is asked for, as read here
-            kept.append(error)
-        return True
 
     def _reads_here(self, number: int) -> bool:
         """While the worker starts: true until it hands over a batch of this job or a later one.
@@ -368,12 +323,6 @@ class Reading:
         return False
 
     def batches(self, number: int) -> Iterator[Batch]:
-        if number in self.read_at_end:
-            for item in self.read_at_end.pop(number):
-                if isinstance(item, Exception):
-                    raise item
-                yield _from_the_pipe(item)
-            return
         if self.worker is None:
             yield from read_job(self.jobs[number], number)
             return
@@ -486,10 +435,9 @@ def serve(jobs_in, batches_out) -> None:
     jobs: queue.Queue[Job | None] = queue.Queue()
     ahead = ReadAhead(AHEAD_BYTES)
     skip_to = 0  # jobs before this one the parent read itself
-    stop_at = sys.maxsize  # and from this one on
 
     def take_jobs() -> None:
-        nonlocal skip_to, stop_at
+        nonlocal skip_to
         ended = False
         try:
             while True:
@@ -499,8 +447,6 @@ def serve(jobs_in, batches_out) -> None:
                     ended = True
                 elif isinstance(message, SkipTo):
                     skip_to = max(skip_to, message.number)
-                elif isinstance(message, StopAt):
-                    stop_at = min(stop_at, message.number)
                 else:
                     for job in message:
                         jobs.put(job)
@@ -524,7 +470,7 @@ def serve(jobs_in, batches_out) -> None:
     try:
         number = 0
         while (job := jobs.get()) is not None:
-            if number < skip_to or number >= stop_at:
+            if number < skip_to:
                 number += 1
                 continue
             try:
@@ -566,14 +512,6 @@ def _for_the_pipe(batch: Batch) -> list[bytes]:
     return [pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL), rows]
 
 
-def _from_the_pipe(parts: list[bytes]) -> Batch:
-    """A batch from what _for_the_pipe made of it."""
-    batch = pickle.loads(parts[0])  # noqa: S301 - made in this process
-    if len(parts) > 1:
-        batch.rows = marshal.loads(parts[1])  # noqa: S302 - as above
-    return batch
-
-
 def write_all(fd: int, data: bytes) -> None:
     """Write all of data to a pipe, a write at a time.
 
@@ -588,10 +526,6 @@ def write_all(fd: int, data: bytes) -> None:
 
 
 AHEAD_BYTES = 16 * 1024 * 1024
-# The parent reads jobs from the end only this far ahead of the one it waits for, and holds
-# at most END_BYTES of them (Reading.read_from_the_end).
-END_MARGIN = 64
-END_BYTES = 16 * 1024 * 1024
 WORKER_GC_THRESHOLD = 20_000  # allocations between two passes of the collector (Python's: 700)
 JOBS_PIPE_BYTES = 1024 * 1024  # Linux's default limit for an unprivileged process
 SEND_JOBS = 256  # jobs that wait to be sent together once the worker runs
