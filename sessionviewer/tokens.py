@@ -63,7 +63,8 @@ def ascii_lexemes(text: str) -> str | None:
     An ASCII word is letters and digits only, so it needs no quotes in a tsvector's text."""
     if not text.isascii() or "\x00" in text:  # NUL: not a separator, and no text holds it
         return None
-    found = set(text.translate(_ASCII_WORDS).split())
+    # Each word once, in the order it first comes: a set's order changes with the process.
+    found = dict.fromkeys(text.translate(_ASCII_WORDS).split())
     if len(text) > TEXT_LEXEME_BYTES and any(len(word) > TEXT_LEXEME_BYTES for word in found):
         return None  # a word too long for a tsvector's text: the function reads this one
     return " ".join(found)

@@ -39,7 +39,6 @@ from sessionviewer.index.links import link_sessions, links_made, pending_links
 from sessionviewer.index.locks import take_turn
 from sessionviewer.index.memory import MemorySummary, snapshot_roots
 from sessionviewer.index.phases import Phases
-from sessionviewer.index.postgres import text_index_after
 from sessionviewer.index.rows import db_text
 from sessionviewer.index.sqlite import NewRows, WalCheckpointer, checkpointing
 from sessionviewer.index.statements import (
@@ -126,10 +125,7 @@ def index_roots(
             reading.send_jobs()  # to read while the next root is planned
         reading.close_jobs()
         read_whole: list[Session] = []  # the files read from their first line: they may hold copies
-        with (
-            checkpointing(big=reading.worker is not None) as checkpointer,
-            text_index_after(sum(s.bytes_to_read for s in surveys), summary.phases),
-        ):
+        with checkpointing(big=reading.worker is not None) as checkpointer:
             for root_pass in passes:
                 with summary.phases.timing("write"):
                     _write_changes(
