@@ -9,16 +9,25 @@ pair alternates. The URL names a database this bench drops and makes again (and 
 it, NAME_template, migrated once): never point it at an index you keep. The server is the
 machine's own here, so its CPU is shared with the indexer's: on two cores, what PostgreSQL
 spends on its GIN index is time the indexer does not get.
+
+On a machine others share, the wall clock moves with their load; the CPU a cold index takes
+moves less. So each cold index's CPU is measured too: the indexer's processes (its own and
+its reading worker's, from the rusage of children) and, on PostgreSQL, its server backends
+(/proc/PID/stat, read every 50 ms while the command runs: the server must be on this machine).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import sys
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import generate
@@ -63,7 +72,9 @@ def measure(args: argparse.Namespace, corpus: dict, folder: Path) -> dict:
         floors.append(parse_floor(paths))
         for engine in ENGINES if pair % 2 == 0 else ENGINES[::-1]:
             fresh(templates[engine], databases[engine])
-            runs[engine]["cold"].append(index(TREE, databases[engine], roots))
+            with cpu_of(databases[engine]) as cpu:
+                runs[engine]["cold"].append(index(TREE, databases[engine], roots))
+            runs[engine]["cold"][-1].cpu = cpu
             counts[engine] = counts.get(engine) or sessions_by_format(databases[engine])
             runs[engine]["nochange"].append(index(TREE, databases[engine], roots))
         cold = {engine: runs[engine]["cold"][-1].seconds for engine in ENGINES}
@@ -74,6 +85,53 @@ def measure(args: argparse.Namespace, corpus: dict, folder: Path) -> dict:
         )
     load.append(os.getloadavg())
     return {"runs": runs, "floors": floors, "counts": counts, "load": load}
+
+
+class _Cpu(dict):
+    """Seconds of CPU: "indexer" (its processes) and "server" (its PostgreSQL backends)."""
+
+    @property
+    def total(self) -> float:
+        return self["indexer"] + self["server"]
+
+
+@contextmanager
+def cpu_of(database) -> Iterator[_Cpu]:
+    """The CPU the command run inside takes, filled in when it ends."""
+    cpu = _Cpu(indexer=0.0, server=0.0)
+    backends: dict[int, float] = {}
+    done = threading.Event()
+    watcher = None
+    if isinstance(database, str):
+        watcher = threading.Thread(target=_watch_backends, args=(database, backends, done))
+        watcher.start()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        yield cpu
+    finally:
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done.set()
+        if watcher is not None:
+            watcher.join()
+        cpu["indexer"] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        cpu["server"] = sum(backends.values())
+
+
+def _watch_backends(url: str, backends: dict[int, float], done: threading.Event) -> None:
+    """Each backend of url's database, and the CPU it had taken when last seen."""
+    import psycopg
+
+    server, name = url.rsplit("/", 1)
+    tick = os.sysconf("SC_CLK_TCK")
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
+        while not done.wait(0.05):
+            for (pid,) in connection.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", [name]):
+                try:
+                    with open(f"/proc/{pid}/stat") as stat:
+                        fields = stat.read().rsplit(")", 1)[1].split()
+                except OSError:  # it ended, or the server is not on this machine
+                    continue
+                backends[pid] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
 
 
 def report(args: argparse.Namespace, corpus: dict, result: dict) -> str:
@@ -103,6 +161,15 @@ def report(args: argparse.Namespace, corpus: dict, result: dict) -> str:
         lines.append(
             f"{label:17}{cells[0]:24}{cells[1]:24}{statistics.median(pairs):.2f}x ({min(pairs):.2f}-{max(pairs):.2f})"
         )
+    cpu = {engine: [run.cpu for run in runs[engine]["cold"]] for engine in ENGINES}
+    pairs = [pg.total / sq.total for sq, pg in zip(cpu["sqlite"], cpu["postgresql"], strict=True)]
+    lines.append(
+        "cold index CPU, medians: SQLite "
+        f"{statistics.median(c.total for c in cpu['sqlite']):.3f} s, PostgreSQL "
+        f"{statistics.median(c['indexer'] for c in cpu['postgresql']):.3f} s indexer + "
+        f"{statistics.median(c['server'] for c in cpu['postgresql']):.3f} s server; PostgreSQL / SQLite "
+        f"{statistics.median(pairs):.2f}x ({min(pairs):.2f}-{max(pairs):.2f})"
+    )
     lines.append("phases of the cold index, medians:")
     for engine in ENGINES:
         lines.append(f"  {engine}: {phase_line(median_phases(runs[engine]['cold']))}")

@@ -5,7 +5,7 @@ in bulk, triggers keep it in step on delete and update (migrations 0002, 0005), 
 it keeps no token positions (0007). On PostgreSQL a GIN index over
 sessionviewer_search_vector(text) serves the same query (0023): the words FTS5 would read,
 split and folded by the same tables (tokens.py), so both engines find the same entries. For
-an ASCII text the indexer finds them itself (migration 0026, _SearchVector).
+an ASCII text the indexer finds them itself (migration 0028, _SearchVector).
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ def matching_entries(query: str | ParsedQuery) -> QuerySet[Entry]:
 
 
 class _SearchVector(Func):
-    """An entry's words as the PostgreSQL index holds them (migration 0026): the indexer's
+    """An entry's words as the PostgreSQL index holds them (migration 0028): the indexer's
     (search_words, for an ASCII text), else sessionviewer_search_vector(text) (migration 0023).
     The index serves a query only on this very expression.
 

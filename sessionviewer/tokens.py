@@ -56,7 +56,7 @@ _ASCII_WORDS = str.maketrans(
 def ascii_lexemes(text: str) -> str | None:
     """The words PostgreSQL's index holds for text (sessionviewer_search_vector, migration
     0023), each once, as a tsvector's text; None for a text that is not all ASCII, or that
-    holds a word longer than TEXT_LEXEME_BYTES, which PostgreSQL reads itself (migration 0026).
+    holds a word longer than TEXT_LEXEME_BYTES, which PostgreSQL reads itself (migration 0028).
     The work is str.translate and split, in C, in the indexer's reading process; the function
     runs a regular expression over every text, in the server (bench/README.md).
 

@@ -3,7 +3,7 @@
 Every fixture tree is indexed once, and each query's hits are compared with the one list of
 hits written here, whichever engine runs the suite (CI runs it on both). FTS5's tokenizer
 defines what a word is (sessionviewer/tokens.py); PostgreSQL's index reads text by the same
-tables (migration 0023), or holds the words the indexer found in an ASCII text (0026).
+tables (migration 0023), or holds the words the indexer found in an ASCII text (0028).
 """
 
 import random
