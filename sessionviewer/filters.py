@@ -204,8 +204,11 @@ def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
     query.flat = params.get("_flat") == "1"
     if query.flat or params.get("kind"):
         return query
-    shown = query.queryset.order_by().values("id")
-    query.queryset = query.queryset.exclude(kind="subagent", parent_id__in=shown)
+    # EXISTS on the parent's id, not parent_id IN (every session shown): PostgreSQL cannot
+    # turn that IN under a NOT into an anti-join, and past work_mem (400,000 sessions) it
+    # scanned the whole list again for each row: minutes for one count (bench/load.py).
+    parent_shown = Exists(query.queryset.order_by().filter(pk=OuterRef("parent_id")))
+    query.queryset = query.queryset.exclude(parent_shown, kind="subagent")
     query.nested = True
     return query
 
