@@ -156,6 +156,138 @@ def browser_page(chromium, live_server, admin_user, request):
     context.close()
 
 
+# --- Indexed sessions the page and browser tests share ---------------------------------------------
+# (imported late too: the helper modules need Django's settings.)
+
+
+@pytest.fixture
+def fresh_cache():
+    """No transcript cached from another test, before the test or after it. A module that
+    wants it for every test names it in its pytestmark (usefixtures)."""
+    from sessionviewer import transcripts
+
+    transcripts.clear_cache()
+    yield
+    transcripts.clear_cache()
+
+
+@pytest.fixture
+def demo(settings):
+    """The demo's sessions (tests/demo_index.py) indexed and configured as the roots, with no
+    transcript cached from before (ids come back after a rollback or a flush)."""
+    from sessionviewer import transcripts
+    from sessionviewer.index import index_roots
+
+    from .demo_index import DEMO_SPECS
+
+    settings.SESSIONVIEWER_ROOTS = [f"{spec.format}={spec.path}" for spec in DEMO_SPECS]
+    transcripts.clear_cache()
+    index_roots(DEMO_SPECS)
+
+
+@pytest.fixture
+def site(settings, memory, admin_user):
+    """For the browser tests: the demo index and memory tree, a revision of alice's memory.md
+    saved by admin, so that every page type has something to show. The ids of the biggest
+    session and of the revision. (test_headers has a site of its own, on the test client.)"""
+    from django.test import Client
+    from django.urls import reverse
+
+    from sessionviewer import transcripts
+    from sessionviewer import workspaces as ws
+    from sessionviewer.index import index_roots
+    from sessionviewer.models import Revision, Session
+
+    from .browser import ALICE
+    from .demo_index import DEMO_SPECS
+
+    settings.SESSIONVIEWER_ROOTS = [f"{spec.format}={spec.path}" for spec in DEMO_SPECS]
+    transcripts.clear_cache()
+    index_roots(DEMO_SPECS)
+    client = Client()
+    client.force_login(admin_user)
+    path = memory / ALICE / "memory.md"
+    saved = client.post(
+        reverse("workspace-save", args=[0, ALICE, "memory.md"]),
+        {"text": "Alice likes tea.", "version": ws.file_version(path)},
+    )
+    assert saved.status_code == 302
+    return {
+        "revision": Revision.objects.get().id,
+        "session": Session.objects.order_by("-entry_count").first().id,
+    }
+
+
+@pytest.fixture
+def unknown(tmp_path):
+    """A Claude Code session with a line of a type no reader knows between a prompt and its reply."""
+    from .fixture_files import CLAUDE_PROJECT, index_fixture
+
+    return index_fixture(tmp_path, "claude_code", "unknown_entry_in_conversation.jsonl", CLAUDE_PROJECT, "s1")
+
+
+@pytest.fixture
+def fork(tmp_path):
+    """A Go agent session and its fork, which copies its last three messages."""
+    from sessionviewer.index import index_roots
+    from sessionviewer.models import Session
+    from sessionviewer.roots import RootSpec
+
+    from .fixture_files import FORK_FAMILY, FORK_FILE
+
+    shutil.copytree(FORK_FAMILY, tmp_path / "sessions")
+    index_roots([RootSpec(tmp_path / "sessions", "go_agent")])
+    return Session.objects.get(path__endswith=FORK_FILE)
+
+
+@pytest.fixture
+def compacted_by_command(tmp_path):
+    """A /compact typed by the person: Claude Code writes the boundary (c-1), its summary
+    (s-1), a caveat (m-1), then the command (cmd-1) and its output (out-1)."""
+    from .fixture_files import CLAUDE_PROJECT, index_fixture
+
+    return index_fixture(
+        tmp_path,
+        "claude_code",
+        "compact_command_after_boundary.jsonl",
+        CLAUDE_PROJECT,
+        "44444444-4444-4444-8444-444444444444",
+    )
+
+
+@pytest.fixture
+def compacted_twice(tmp_path):
+    """Two compaction boundaries (c-1, c-2), each followed by its summary line."""
+    from .fixture_files import CLAUDE_PROJECT, index_fixture
+
+    return index_fixture(
+        tmp_path,
+        "claude_code",
+        "two_compactions.jsonl",
+        CLAUDE_PROJECT,
+        "33333333-3333-4333-8333-333333333333",
+    )
+
+
+@pytest.fixture
+def long_session(tmp_path):
+    """A Claude Code session whose tool result is a pasted log of several MB on one line
+    (tests/pasted_log.py). test_pages and test_transcripts_store have long sessions of their own."""
+    from sessionviewer import transcripts
+    from sessionviewer.index import index_roots
+    from sessionviewer.models import Session
+    from sessionviewer.roots import RootSpec
+
+    from .pasted_log import write_pasted_log_session
+
+    root = tmp_path / "projects"
+    write_pasted_log_session(root)
+    index_roots([RootSpec(root, "claude_code")])
+    transcripts.clear_cache()
+    yield Session.objects.get(kind="main")
+    transcripts.clear_cache()
+
+
 def within_seconds(call, seconds: float = 10):
     """What call() returns or raises, from a thread given seconds: a reader that blocks
     fails the test instead of hanging the suite (the fifo fixture releases it after)."""

@@ -10,13 +10,8 @@ from django.utils import timezone
 from sessionviewer import activity
 from sessionviewer.activity import bar_chart, column_chart
 from sessionviewer.models import Session, Source
-from tests import test_pages
 
-pytestmark = pytest.mark.django_db
-
-# Fixtures shared with test_pages: the demo index and a clean thread cache (viewer is in conftest).
-demo = test_pages.demo
-fresh_cache = test_pages.fresh_cache
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 
 def test_activity_page_draws_charts_with_titles_and_tables(client, demo, viewer):

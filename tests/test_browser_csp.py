@@ -8,69 +8,12 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 from django.urls import reverse
 
-from sessionviewer import transcripts
-from sessionviewer import workspaces as ws
-from sessionviewer.index import index_roots
-from sessionviewer.models import Revision, Session
-
+from .browser import ALICE, Watched, log_in
 from .conftest import SCREENSHOTS
-from .test_pages import DEMO_SPECS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-ALICE = "alice@example.com"
-RECORD_VIOLATIONS = """
-window.cspViolations = [];
-document.addEventListener("securitypolicyviolation", (event) => {
-  window.cspViolations.push(`${event.violatedDirective} refused ${event.blockedURI || "inline code"}`);
-});
-"""
-
-
-@pytest.fixture
-def site(settings, memory, admin_user):
-    settings.SESSIONVIEWER_ROOTS = [f"{spec.format}={spec.path}" for spec in DEMO_SPECS]
-    transcripts.clear_cache()
-    index_roots(DEMO_SPECS)
-    client = Client()
-    client.force_login(admin_user)
-    path = memory / ALICE / "memory.md"
-    saved = client.post(
-        reverse("workspace-save", args=[0, ALICE, "memory.md"]),
-        {"text": "Alice likes tea.", "version": ws.file_version(path)},
-    )
-    assert saved.status_code == 302
-    return {
-        "revision": Revision.objects.get().id,
-        "session": Session.objects.order_by("-entry_count").first().id,
-    }
-
-
-class Watched:
-    """A browser page that records every CSP violation, with the page it happened on."""
-
-    def __init__(self, page, base_url: str):
-        self.page = page
-        self.base_url = base_url
-        self.violations: list[str] = []
-        page.add_init_script(RECORD_VIOLATIONS)
-        page.on("console", self._console)
-
-    def _console(self, message) -> None:
-        if "Content Security Policy" in message.text or "Content-Security-Policy" in message.text:
-            self.violations.append(f"{self.page.url}: console: {message.text}")
-
-    def check(self) -> None:
-        for violation in self.page.evaluate("window.cspViolations || []"):
-            self.violations.append(f"{self.page.url}: {violation}")
-
-    def open(self, path: str) -> None:
-        self.page.goto(self.base_url + path)
-        self.page.wait_for_load_state("load")
-        self.check()
 
 
 @pytest.fixture
@@ -82,15 +25,6 @@ def watched(chromium, live_server, request):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{request.node.name}.png"), full_page=True, timeout=60_000)
     context.close()
-
-
-def log_in(watched: Watched) -> None:
-    watched.open(reverse("login"))
-    watched.page.fill("input[name=username]", "admin")
-    watched.page.fill("input[name=password]", "admin-password")
-    watched.page.click("button[type=submit]")
-    watched.page.wait_for_selector("h1:has-text('Sessions')")
-    watched.check()
 
 
 def test_no_page_type_breaks_the_policy(watched, site):

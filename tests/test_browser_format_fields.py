@@ -9,10 +9,8 @@ import pytest
 from playwright.sync_api import expect
 
 from sessionviewer import transcripts
-from tests import test_format_fields
 
-unknown = test_format_fields.unknown
-fork = test_format_fields.fork
+from .browser import open_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -20,10 +18,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture(autouse=True)
 def fresh_cache():
     transcripts.clear_cache()
-
-
-def open_page(page, path: str) -> None:
-    page.goto(page.live_server_url + path)
 
 
 def screenshot(page, locator, name: str) -> None:

@@ -5,11 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from . import test_long_text
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-long_session = test_long_text.long_session
 
 
 def test_show_the_rest_loads_the_next_part_of_a_long_line(browser_page, long_session):

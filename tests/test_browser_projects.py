@@ -7,13 +7,13 @@ from playwright.sync_api import expect
 
 from sessionviewer.models import Session
 
-from .test_browser_sessions import demo, open_page  # noqa: F401 - demo, a fixture
+from .browser import open_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WEBSHOP = "~/projects/webshop"  # /home/demo/projects/webshop, the home folded
 
 
-def test_a_project_opens_from_the_list_with_its_sessions_and_charts(browser_page, demo):  # noqa: F811
+def test_a_project_opens_from_the_list_with_its_sessions_and_charts(browser_page, demo):
     page = browser_page
     open_page(page, "/?format=claude_code")
     page.locator('td[data-label="Project"] a', has_text="webshop").first.click()
@@ -32,7 +32,7 @@ def test_a_project_opens_from_the_list_with_its_sessions_and_charts(browser_page
     expect(page.locator(".git-branches")).to_contain_text("fix/checkout-total")
 
 
-def test_the_range_presets_swap_the_panel_in_place(browser_page, demo):  # noqa: F811
+def test_the_range_presets_swap_the_panel_in_place(browser_page, demo):
     page = browser_page
     first = Session.objects.filter(project=WEBSHOP).first()
     open_page(page, first.project_url)

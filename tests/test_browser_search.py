@@ -9,12 +9,12 @@ from playwright.sync_api import expect
 
 from sessionviewer.search import matching_entries
 
-from .test_browser_sessions import demo, open_page  # noqa: F401 - demo, a fixture
+from .browser import open_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_search_groups_hits_by_session_and_filters_them_in_place(browser_page, demo):  # noqa: F811
+def test_search_groups_hits_by_session_and_filters_them_in_place(browser_page, demo):
     page = browser_page
     open_page(page, "/")
     page.locator("#search-box").fill("the")
@@ -53,7 +53,7 @@ def test_search_groups_hits_by_session_and_filters_them_in_place(browser_page, d
     expect(page.locator("#hit-bar .hit-count")).to_contain_text(re.compile(r"^Hit \d+ of \d+ for the$"))
 
 
-def test_the_search_help_says_why_there_is_no_relevance_order(browser_page, demo):  # noqa: F811
+def test_the_search_help_says_why_there_is_no_relevance_order(browser_page, demo):
     page = browser_page
     open_page(page, "/?q=cart")
     help_text = page.locator("#search-help")

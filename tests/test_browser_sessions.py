@@ -11,24 +11,12 @@ from sessionviewer import transcripts
 from sessionviewer.index import index_roots
 from sessionviewer.models import Session
 from sessionviewer.roots import RootSpec
-from tests.test_pages import DEMO_SPECS, go_line, go_tool_line, write_go_session
+
+from .browser import open_page
+from .demo_index import titled
+from .go_agent_files import go_line, go_tool_line, write_go_session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def demo(settings):
-    settings.SESSIONVIEWER_ROOTS = [f"{spec.format}={spec.path}" for spec in DEMO_SPECS]
-    transcripts.clear_cache()
-    index_roots(DEMO_SPECS)
-
-
-def open_page(page, path: str) -> None:
-    page.goto(page.live_server_url + path)
-
-
-def titled(text: str) -> Session:
-    return next(s for s in Session.objects.all() if text in s.display_title)
 
 
 def test_a_facet_click_filters_the_table_in_place(browser_page, demo):

@@ -20,7 +20,7 @@ from sessionviewer.memory_findings import finding_histories
 from sessionviewer.models import Revision, Session
 from sessionviewer.roots import RootSpec
 
-from .test_browser_csp import ALICE, Watched, log_in, site  # noqa: F401 - site, a fixture
+from .browser import ALICE, Watched, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

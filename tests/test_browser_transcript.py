@@ -10,26 +10,20 @@ from playwright.sync_api import expect
 
 from sessionviewer import transcripts
 from sessionviewer.models import Session
-from tests import test_browser_sessions, test_transcript_page
 
-demo = test_browser_sessions.demo  # the demo index, as the session browser tests build it
+from .browser import open_page
+from .demo_index import titled
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# compacted_twice and compacted_by_command are conftest.py's, as the server-rendered tests use them.
+# compacted_twice: u-1, a-1, u-2, a-2, boundary c-1, its summary s-1 (hidden), u-3, a-3,
+# boundary c-2, its summary s-2 (hidden), u-4, a-4.
 
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
     transcripts.clear_cache()
-
-
-# u-1, a-1, u-2, a-2, boundary c-1, its summary s-1 (hidden), u-3, a-3, boundary c-2, its
-# summary s-2 (hidden), u-4, a-4: the fixture the server-rendered tests use.
-compacted_twice = test_transcript_page.compacted_twice
-compacted_by_command = test_transcript_page.compacted_by_command
-
-
-def open_page(page, path: str) -> None:
-    page.goto(page.live_server_url + path)
 
 
 def focused_id(page) -> str:
@@ -162,7 +156,7 @@ def test_a_subagent_opens_inline_where_its_parent_called_it(browser_page, demo):
 def test_on_a_phone_the_first_screen_shows_the_first_message_under_a_short_title(browser_page, demo):
     page = browser_page
     page.set_viewport_size({"width": 390, "height": 844})
-    open_page(page, test_browser_sessions.titled("The checkout total is one cent off").get_absolute_url())
+    open_page(page, titled("The checkout total is one cent off").get_absolute_url())
     lines = page.locator(".session-head h1").evaluate(
         "h => Math.round(h.getBoundingClientRect().height / parseFloat(getComputedStyle(h).lineHeight))"
     )
@@ -175,7 +169,7 @@ def test_on_a_phone_the_first_screen_shows_the_first_message_under_a_short_title
 
 def test_at_a_desk_the_details_stay_open(browser_page, demo):
     page = browser_page
-    open_page(page, test_browser_sessions.titled("The checkout total is one cent off").get_absolute_url())
+    open_page(page, titled("The checkout total is one cent off").get_absolute_url())
     expect(page.locator(".session-head dl.meta")).to_be_visible()
     expect(page.get_by_text("Details", exact=True)).not_to_be_visible()
 
@@ -183,7 +177,7 @@ def test_at_a_desk_the_details_stay_open(browser_page, demo):
 def test_on_a_phone_no_copy_button_covers_the_text_it_copies(browser_page, demo):
     page = browser_page
     page.set_viewport_size({"width": 390, "height": 844})
-    open_page(page, test_browser_sessions.titled("Add a cart page").get_absolute_url())
+    open_page(page, titled("Add a cart page").get_absolute_url())
     page.wait_for_selector(".copyable > button.copy", state="attached")
     covered = page.evaluate(
         """() => [...document.querySelectorAll('.copyable > button.copy')].flatMap(button => {
@@ -205,7 +199,7 @@ def test_on_a_phone_a_message_copy_button_stays_beside_its_line_link(browser_pag
     # together, at the right, never the button alone at the start of a line.
     page = browser_page
     page.set_viewport_size({"width": 390, "height": 844})
-    open_page(page, test_browser_sessions.titled("The checkout total is one cent off").get_absolute_url())
+    open_page(page, titled("The checkout total is one cent off").get_absolute_url())
     page.wait_for_selector(".entry-head button.copy", state="attached")
     apart = page.evaluate(
         """() => [...document.querySelectorAll('.entry-head')].flatMap(head => {

@@ -14,7 +14,7 @@ from sessionviewer.models import MemorySnapshot, Session, Source
 from sessionviewer.roots import RootSpec
 
 from .conftest import SCREENSHOTS
-from .test_pages import DEMO
+from .demo_index import DEMO
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -20,8 +20,8 @@ from sessionviewer import workspaces as ws
 from sessionviewer.index.busy import BUSY_STATUS
 from sessionviewer.models import Problem, Session
 
-from .test_index_worker import HOSTILE_KINDS, SAMPLES, claude_file, deep_tool_call, write_hostile_root
-from .test_pages import DEMO
+from .demo_index import DEMO
+from .hostile import HOSTILE_KINDS, SAMPLES, claude_file, deep_tool_call, write_hostile_root
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from sessionviewer.readers import FORMATS
 from sessionviewer.templatetags import display
 from sessionviewer.templatetags.display import format_label, relative, short_path, shorten, when
 
-from .test_pages import demo, page  # noqa: F401 - fixtures
+from .pages import page
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 NOW = datetime(2026, 3, 10, 15, 0, tzinfo=UTC)

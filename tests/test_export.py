@@ -11,13 +11,11 @@ from sessionviewer import export as exports
 from sessionviewer import render, transcripts
 from sessionviewer.models import Session
 from sessionviewer.transcripts import page as transcript_page
-from tests import test_pages
 
-pytestmark = pytest.mark.django_db
+from .fixture_files import index_fixture
+from .pages import detail_url, page
 
-# Fixtures shared with test_pages: the demo index and a clean thread cache (viewer is in conftest).
-demo = test_pages.demo
-fresh_cache = test_pages.fresh_cache
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 
 class Links(HTMLParser):
@@ -99,7 +97,7 @@ def test_export_needs_login(client, demo, checkout):
 
 
 def test_detail_page_offers_the_exports(client, demo, viewer, checkout):
-    body = client.get(test_pages.detail_url(checkout)).content.decode()
+    body = client.get(detail_url(checkout)).content.decode()
     assert reverse("session-export-md", args=[checkout.id]) in body
 
 
@@ -118,7 +116,7 @@ def test_html_export_shows_slash_commands_as_commands(client, demo, viewer, chec
 
 
 def test_markdown_export_shows_an_empty_error_turn(client, tmp_path, viewer):
-    session = test_pages.index_fixture(
+    session = index_fixture(
         tmp_path,
         "openclaw",
         "pi_v3_all_kinds.jsonl",
@@ -153,9 +151,9 @@ def test_an_export_refuses_a_bad_all_naming_it(client, demo, viewer, checkout):
 
 
 def test_the_page_showing_every_entry_links_the_exports_of_every_entry(client, demo, viewer, checkout):
-    body = test_pages.page(client, test_pages.detail_url(checkout), _all=1)
+    body = page(client, detail_url(checkout), _all=1)
     assert reverse("session-export-md", args=[checkout.id]) + "?_all=1" in body
-    hidden = test_pages.page(client, test_pages.detail_url(checkout), _all=0)
+    hidden = page(client, detail_url(checkout), _all=0)
     assert f'href="{reverse("session-export-md", args=[checkout.id])}"' in hidden
 
 

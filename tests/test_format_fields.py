@@ -1,16 +1,13 @@
 """What readers read, on the page and in the API: unknown entries, each format's own fields."""
 
-import shutil
-
 import orjson
 import pytest
 from django.urls import reverse
 
 from sessionviewer import readers, threads
-from sessionviewer.index import index_roots
 from sessionviewer.models import Session
-from sessionviewer.roots import RootSpec
-from tests.test_pages import FIXTURES, index_fixture
+
+from .fixture_files import FORK_FAMILY, FORK_FILE, index_fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -23,14 +20,6 @@ def get(client, name: str, session: Session, **params) -> str:
 
 def api(client, session: Session, **params) -> dict:
     return orjson.loads(get(client, "api-session-detail", session, **params))
-
-
-@pytest.fixture
-def unknown(tmp_path) -> Session:
-    """A Claude Code session with a line of a type no reader knows between a prompt and its reply."""
-    return index_fixture(
-        tmp_path, "claude_code", "unknown_entry_in_conversation.jsonl", "projects/-home-user-project", "s1"
-    )
 
 
 def test_an_unknown_entry_is_counted_on_its_session_and_is_no_problem(unknown):
@@ -83,17 +72,6 @@ def test_the_branch_a_summary_names_is_shown_though_its_clock_stepped_back(clien
 
 
 # Go agent forks, and each format's own fields
-
-FORK_FAMILY = FIXTURES / "go_agent" / "fork_family"
-FORK_FILE = "20260226-153000-33333333.jsonl"
-
-
-@pytest.fixture
-def fork(tmp_path) -> Session:
-    """A Go agent session and its fork, which copies its last three messages."""
-    shutil.copytree(FORK_FAMILY, tmp_path / "sessions")
-    index_roots([RootSpec(tmp_path / "sessions", "go_agent")])
-    return Session.objects.get(path__endswith=FORK_FILE)
 
 
 def test_a_forks_copies_pointing_into_its_parent_are_no_thread_problem():

@@ -19,7 +19,7 @@ from sessionviewer import workspaces as ws
 from sessionviewer.index import index_roots
 from sessionviewer.models import Revision, Session
 
-from .test_pages import DEMO_SPECS
+from .demo_index import DEMO_SPECS
 
 pytestmark = pytest.mark.django_db
 

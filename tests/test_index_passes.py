@@ -18,17 +18,9 @@ from sessionviewer.index.busy import database_busy
 from sessionviewer.models import Entry, Problem, Session
 from sessionviewer.roots import RootSpec
 
+from .fluux_history import HEADER, message, run
+
 pytestmark = pytest.mark.django_db
-
-HEADER = '{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"alice@example.com"}\n'
-
-
-def message(n: int, role: str = "user") -> str:
-    sender = ',"sender":"alice@example.com"' if role == "user" else ""
-    return (
-        f'{{"type":"message","role":"{role}","content":"message number {n}","msg_id":"m{n}"{sender},'
-        f'"ts":"2025-02-08T19:{n // 60:02d}:{n % 60:02d}Z"}}\n'
-    )
 
 
 @pytest.fixture
@@ -41,10 +33,6 @@ def root(tmp_path: Path) -> Path:
 
 def history(root: Path) -> Path:
     return root / "alice@example.com" / "history.jsonl"
-
-
-def run(root: Path):
-    return index_roots([RootSpec(root, "fluux_xmpp")])
 
 
 def snapshot() -> list[tuple]:

@@ -12,7 +12,7 @@ from sessionviewer.index import index_roots, rows
 from sessionviewer.models import Entry, Session
 from sessionviewer.roots import RootSpec
 
-from .test_index_worker import FIXTURES, FORMAT_OF_FOLDER
+from .fixture_files import FIXTURES, FORMAT_OF_FOLDER
 
 
 def test_a_block_keeps_every_field_that_says_something():

@@ -12,7 +12,7 @@ from sessionviewer.index import index_roots, rows, statements
 from sessionviewer.models import Entry, Session
 from sessionviewer.roots import RootSpec
 
-from .test_index_passes import HEADER, message, run
+from .fluux_history import HEADER, message, run
 
 pytestmark = pytest.mark.django_db
 

@@ -12,10 +12,8 @@ from django.utils import timezone
 from sessionviewer import filters
 from sessionviewer.filters import SORTS
 from sessionviewer.models import Session
-from tests import test_pages
-from tests.test_pages import page
 
-demo = test_pages.demo  # the demo index, as the page tests build it
+from .pages import page
 
 pytestmark = pytest.mark.django_db
 

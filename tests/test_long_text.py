@@ -11,27 +11,11 @@ from sessionviewer.models import Session
 from sessionviewer.roots import RootSpec
 
 from .claude_files import write_tool_turn
+from .pasted_log import pasted_log
 
 pytestmark = pytest.mark.django_db
 
 LIMIT = transcripts.TEXT_LIMIT
-
-
-def pasted_log() -> str:
-    # Past the first part, markup that must come back escaped.
-    lines = [f"2026-01-01 12:00:{n % 60:02d} worker {n}: request served" for n in range(60_000)]
-    lines[3_000] = "<script>alert('rest')</script>"
-    return "\n".join(lines)
-
-
-@pytest.fixture
-def long_session(tmp_path):
-    root = tmp_path / "projects"
-    write_tool_turn(root / "-w" / "s.jsonl", pasted_log(), [{"type": "text", "text": "Read it."}])
-    index_roots([RootSpec(root, "claude_code")])
-    transcripts.clear_cache()
-    yield Session.objects.get(kind="main")
-    transcripts.clear_cache()
 
 
 @pytest.fixture

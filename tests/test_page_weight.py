@@ -21,7 +21,7 @@ from sessionviewer.models import Session, Source
 from sessionviewer.roots import RootSpec
 from sessionviewer.templatetags import display
 
-from .test_pages import write_go_session
+from .go_agent_files import write_go_session
 
 pytestmark = pytest.mark.django_db
 

@@ -2,12 +2,10 @@
 
 import html
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 import orjson
 import pytest
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Value
 from django.db.models.functions import Coalesce, NullIf
@@ -19,86 +17,17 @@ from sessionviewer.models import Entry, Session
 from sessionviewer.roots import RootSpec
 from sessionviewer.transcripts import CHUNK, FIRST_SCREEN
 
+from .active_content import active_content
 from .claude_files import write_tool_turn
+from .fixture_files import index_fixture
+from .go_agent_files import go_line, go_tool_line, write_go_session
+from .pages import detail_url, page, whole_page
 
-pytestmark = pytest.mark.django_db
-
-DEMO = Path(settings.BASE_DIR) / "demo"
-DEMO_SPECS = [
-    RootSpec(DEMO / "claude/projects", "claude_code"),
-    RootSpec(DEMO / "go-agent/sessions", "go_agent"),
-    RootSpec(DEMO / "openclaw/agents", "openclaw"),
-    RootSpec(DEMO / "myclaw/sessions", "openclaw"),
-    RootSpec(DEMO / "fluux/memory", "fluux_xmpp"),
-    RootSpec(DEMO / "codex/sessions", "codex"),
-]
-
-
-def go_line(number: int, parent: str, role: str, text: str) -> bytes:
-    message = {"role": role, "content": [{"type": "text", "text": text}]}
-    if role == "assistant":
-        message |= {"model": "test-model", "usage": {"input": 10, "output": 5}}
-    entry = {
-        "type": "message",
-        "id": f"m{number:05d}",
-        "parent_id": parent,
-        "timestamp": f"2026-01-01T{number // 3600 % 24:02d}:{number // 60 % 60:02d}:{number % 60:02d}Z",
-        "role": role,
-        "message": message,
-    }
-    return orjson.dumps(entry) + b"\n"
-
-
-def write_go_session(folder: Path, count: int, name: str = "20260101-000000-0000abcd.jsonl") -> Path:
-    """A Go agent session of count messages, user and assistant in turn, each the reply to the last."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    lines = [
-        b'{"type":"session","id":"gen-0000","version":1,"timestamp":"2026-01-01T00:00:00Z","cwd":"/tmp/gen"}\n'
-    ]
-    for n in range(1, count + 1):
-        role = "user" if n % 2 else "assistant"
-        lines.append(go_line(n, f"m{n - 1:05d}" if n > 1 else "", role, f"Message number {n} ({role})"))
-    path.write_bytes(b"".join(lines))
-    return path
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    transcripts.clear_cache()
-    yield
-    transcripts.clear_cache()
-
-
-@pytest.fixture
-def demo(settings):
-    settings.SESSIONVIEWER_ROOTS = [f"{spec.format}={spec.path}" for spec in DEMO_SPECS]
-    index_roots(DEMO_SPECS)
-
-
-def page(client, url, status=200, **params) -> str:
-    response = client.get(url, params)
-    body = response.getvalue()  # an export streams: getvalue joins its parts
-    assert response.status_code == status, body[:2000]
-    return body.decode()
-
-
-def whole_page(client, url: str, body: str) -> str:
-    """The page with every chunk after the first, as scrolling to the end would load them."""
-    while found := re.search(r'<li id="entry-chunk" class="more" hx-get="([^"]+)"', body[-3000:]):
-        assert found.group(1).startswith(url + "?")
-        response = client.get(html.unescape(found.group(1)), HTTP_HX_REQUEST="true")
-        assert response.status_code == 200
-        body += response.content.decode()
-    return body
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 
 def session_titled(text: str) -> Session:
     return next(s for s in Session.objects.all() if text in s.display_title)
-
-
-def detail_url(session: Session) -> str:
-    return reverse("session-detail", args=[session.id])
 
 
 # --- Who may see the pages ---------------------------------------------------------------------------
@@ -510,20 +439,6 @@ def test_problems_are_listed_with_line_numbers(client, tmp_path, settings, viewe
     assert "line 3</a>: not valid JSON" in body
 
 
-FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def index_fixture(tmp_path, fmt: str, name: str, folder: str, stem: str) -> Session:
-    """One fixture file, in the folder layout its format's discovery expects."""
-    import shutil
-
-    target = tmp_path / folder
-    target.mkdir(parents=True)
-    shutil.copy(FIXTURES / fmt / name, target / f"{stem}.jsonl")
-    index_roots([RootSpec(tmp_path / folder.split("/")[0], fmt)])
-    return Session.objects.get()
-
-
 @pytest.fixture
 def command_wrappers(tmp_path) -> Session:
     """A Claude Code session with typed slash commands, their output and the harness caveats."""
@@ -671,17 +586,6 @@ def test_the_live_poller_brings_entries_appended_to_the_file(client, tmp_path, v
     assert f"_read={session.read_offset}" in body
 
 
-def go_tool_line(number: int, parent: str, call_id: str, result: str | None = None) -> bytes:
-    """An assistant line calling bash (result None), or the tool's result line."""
-    if result is None:
-        call = {"type": "tool_call", "id": call_id, "name": "bash", "arguments": {"command": "ls"}}
-        message = {"role": "assistant", "content": [call], "model": "test-model"}
-    else:
-        message = {"role": "tool_result", "tool_call_id": call_id, "tool_name": "bash", "content": result}
-    entry = {"type": "message", "id": f"m{number:05d}", "parent_id": parent, "message": message}
-    return orjson.dumps(entry | {"timestamp": f"2026-01-01T00:00:{number:02d}Z"}) + b"\n"
-
-
 @pytest.fixture
 def waiting_call(tmp_path):
     """A Go session whose last line calls a tool that has not answered yet."""
@@ -777,54 +681,6 @@ def test_detail_page_links_raw_file_and_exports(client, demo, viewer):
 # --- Hostile transcripts ---------------------------------------------------------------------------------
 
 HOSTILE = Path(__file__).parent / "fixtures" / "hostile"
-SAFE_IMAGE = re.compile(r"^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]*$")
-
-
-class ActiveContent(HTMLParser):
-    """Everything in a page that could run: scripts, handlers, javascript: and data: URLs, frames."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.found: list[str] = []
-        self.in_script = False
-
-    def handle_starttag(self, tag, attrs):
-        for name, value in attrs:
-            value = re.sub(r"[\s\x00-\x1f]", "", value or "").lower()
-            if name.startswith("on"):
-                self.found.append(f"<{tag} {name}>")
-            if name in ("href", "src", "action", "formaction", "xlink:href", "srcdoc"):
-                if value.startswith(("javascript:", "vbscript:")):
-                    self.found.append(f"<{tag} {name}={value[:40]}>")
-                if value.startswith("data:") and not (tag == "img" and SAFE_IMAGE.match(value)):
-                    self.found.append(f"<{tag} {name}={value[:40]}>")
-        if tag == "script":
-            src = dict(attrs).get("src") or ""
-            if not src.startswith("/static/js/"):
-                self.found.append(f"<script src={src!r}>")
-            self.in_script = True
-        meta = dict(attrs)
-        harmless_meta = meta.keys() <= {"charset", "name", "content"} or (
-            meta.get("http-equiv", "").lower() == "content-security-policy"  # it only forbids
-        )
-        if tag in ("iframe", "object", "embed", "svg", "style", "base", "meta") and not (
-            tag == "meta" and harmless_meta
-        ):
-            self.found.append(f"<{tag}>")
-
-    def handle_endtag(self, tag):
-        if tag == "script":
-            self.in_script = False
-
-    def handle_data(self, data):
-        if self.in_script and data.strip():
-            self.found.append("inline script")
-
-
-def active_content(body: str) -> list[str]:
-    parser = ActiveContent()
-    parser.feed(body)
-    return parser.found
 
 
 @pytest.fixture

@@ -12,11 +12,9 @@ from sessionviewer import projects
 from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, Session, Source
 from sessionviewer.roots import RootSpec
-from tests import test_pages
 
 pytestmark = pytest.mark.django_db
 
-demo = test_pages.demo
 PROJECT = "/srv/me/my app/ünï/../über"  # outside a home: the key is the path as it is
 OTHER = "/srv/me/elsewhere"
 ALICE = "alice@example.com"

@@ -9,7 +9,9 @@ import pytest
 
 from sessionviewer import transcripts
 from sessionviewer.transcripts import layout, store
-from tests.test_pages import detail_url, index_fixture, page
+
+from .fixture_files import CLAUDE_PROJECT, index_fixture
+from .pages import detail_url, page
 
 
 @pytest.fixture(autouse=True)
@@ -20,8 +22,6 @@ def fresh_cache():
 
 
 pytestmark = pytest.mark.django_db
-
-CLAUDE_PROJECT = "projects/-home-user-project"
 
 
 @pytest.fixture
@@ -35,31 +35,6 @@ def one_reply(tmp_path):
         "one_reply_over_many_lines.jsonl",
         CLAUDE_PROJECT,
         "22222222-2222-4222-8222-222222222222",
-    )
-
-
-@pytest.fixture
-def compacted_by_command(tmp_path):
-    """A /compact typed by the person: Claude Code writes the boundary (c-1), its summary
-    (s-1), a caveat (m-1), then the command (cmd-1) and its output (out-1)."""
-    return index_fixture(
-        tmp_path,
-        "claude_code",
-        "compact_command_after_boundary.jsonl",
-        CLAUDE_PROJECT,
-        "44444444-4444-4444-8444-444444444444",
-    )
-
-
-@pytest.fixture
-def compacted_twice(tmp_path):
-    """Two compaction boundaries (c-1, c-2), each followed by its summary line."""
-    return index_fixture(
-        tmp_path,
-        "claude_code",
-        "two_compactions.jsonl",
-        CLAUDE_PROJECT,
-        "33333333-3333-4333-8333-333333333333",
     )
 
 

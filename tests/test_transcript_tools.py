@@ -15,13 +15,13 @@ from sessionviewer.readers import TOOL_CALL, TOOL_RESULT, Block, claude_code, re
 from sessionviewer.roots import RootSpec
 from sessionviewer.templatetags import transcript as transcript_tags
 from sessionviewer.transcripts import tools
-from tests import test_pages
 
+from .active_content import active_content
 from .claude_files import write_tool_turn
-from .test_pages import FIXTURES, active_content, detail_url, index_fixture, page
+from .fixture_files import FIXTURES, index_fixture
+from .pages import detail_url, page, whole_page
 
-# Fixtures shared with test_pages: a clean thread cache (viewer is in conftest).
-fresh_cache = test_pages.fresh_cache
+pytestmark = pytest.mark.usefixtures("fresh_cache")  # a clean transcript cache (conftest.py)
 
 
 def call(name, arguments):
@@ -471,7 +471,7 @@ def codex_session(tmp_path):
 def whole(client, session: Session) -> str:
     """The whole transcript page, every chunk loaded: a fixture's calls are past its first screen."""
     url = detail_url(session)
-    return test_pages.whole_page(client, url, page(client, url))
+    return whole_page(client, url, page(client, url))
 
 
 def one_call_session(tmp_path, name: str, arguments: dict, output: str) -> Session:
@@ -788,7 +788,7 @@ def test_go_agent_tools_get_the_same_views(client, viewer, go):
 @pytest.mark.django_db
 def test_codex_tools_get_the_same_views(client, viewer, codex_session):
     url = detail_url(codex_session)
-    body = test_pages.whole_page(client, url, page(client, url))
+    body = whole_page(client, url, page(client, url))
     shell = tool_call(body, "call_read_1")
     assert "$ </span>sed -n &#x27;1,20p&#x27; src/app.py</pre>" in shell
     tests_run = tool_call(body, "call_test_1")
@@ -850,7 +850,7 @@ def test_the_markdown_export_shows_an_edit_as_a_diff_and_a_command_as_a_console_
 @pytest.mark.django_db
 def test_a_codex_reply_shows_the_usage_its_token_count_line_gave(client, viewer, codex_session):
     url = detail_url(codex_session)
-    body = test_pages.whole_page(client, url, page(client, url))
+    body = whole_page(client, url, page(client, url))
     thread = body[body.index('id="entry-list"') :]
     assert thread.count('class="usage"') >= 1  # hidden token_count lines lend their usage to the reply
     assert "token_count" not in thread  # the lines themselves stay hidden
