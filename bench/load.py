@@ -42,7 +42,6 @@ ROOT = BENCH.parent
 DATA = ROOT / "data" / "load"
 OUT = BENCH / "out"
 LOCUST = "locust==2.47.0"
-SECRET = "bench-only-load"  # noqa: S105 - a throwaway database's
 USER, PASSWORD = "load", "load-bench-password"
 WEB_PORTS = (8001, 8002)
 BASE_MACHINE = "machine-00"
@@ -50,20 +49,13 @@ BASE_MACHINE = "machine-00"
 sys.path.insert(0, str(BENCH))
 import cluster  # noqa: E402
 import generate  # noqa: E402
-from whole_command import _create_database  # noqa: E402
+import whole_command  # noqa: E402
 
 
 def environment(database_url: str, **added: str) -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if not k.startswith("SESSIONVIEWER_") and k != "DATABASE_URL"}
-    return {
-        **keep,
-        "DATABASE_URL": database_url,
-        "SECRET_KEY": SECRET,
-        "SESSIONVIEWER_DEMO": "0",
-        "DJANGO_SETTINGS_MODULE": "sessionviewer.settings",
-        "PYTHONUNBUFFERED": "1",
-        **added,
-    }
+    """As bench/whole_command.py runs a command (the same throwaway key everywhere, no demo),
+    with no roots unless added: the web processes have none."""
+    return {**whole_command.environment(database_url, []), "PYTHONUNBUFFERED": "1", **added}
 
 
 def manage(database_url: str, *args: str, **env: str) -> None:
@@ -81,8 +73,7 @@ def seed(args: argparse.Namespace) -> None:
     if not tree.is_dir():
         print(f"generating {args.sessions:,} sessions in {tree} ...", flush=True)
         generate.generate_history(tree, args.sessions, seed=0)
-    _create_database(url)  # dropped and made again
-    manage(url, "migrate", "--noinput", "--verbosity", "0")
+    whole_command.migrate(ROOT, url)  # the database dropped and made again, then migrated
     started = time.monotonic()
     roots = "\n".join(cluster.tree_roots(tree))
     manage(url, "index", SESSIONVIEWER_ROOTS=roots, SESSIONVIEWER_MACHINE=BASE_MACHINE)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import os
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from decimal import Decimal, InvalidOperation
@@ -268,6 +269,21 @@ def line_tokens(tokens: dict) -> int:
     return sum(int(tokens.get(k) or 0) for k in KINDS)
 
 
+def _priced(lines: dict) -> Iterator[tuple[str, str, str, int, dict, int, Rates | None, Decimal | None]]:
+    """Each usage line that holds tokens, in key order: its model, provider, day and context,
+    its tokens by kind and their count, its rates and its cost (None: no table prices it)."""
+    for key, tokens in sorted(lines.items()):
+        count = line_tokens(tokens)
+        if count:
+            model, provider, day, context = split_key(key)
+            rates = rates_for(model, provider, day, context)
+            yield model, provider, day, context, tokens, count, rates, rates.cost(tokens) if rates else None
+
+
+def _costliest_first(cost: float | None, tokens: int, model: str) -> tuple:
+    return -(cost or 0), -tokens, model
+
+
 def price_lines(lines: dict) -> dict:
     """A session's usage lines (fold.py), priced: per model, the tokens of each kind, the
     rates they paid and the cost; the total cost of what has a price (None: nothing has),
@@ -275,13 +291,8 @@ def price_lines(lines: dict) -> dict:
     by_model: dict[str, dict] = {}
     total: Decimal | None = None
     unpriced = 0
-    for key, tokens in sorted(lines.items()):
-        model, provider, day, context = split_key(key)
-        if not line_tokens(tokens):
-            continue
-        rates = rates_for(model, provider, day, context)
+    for model, provider, day, context, tokens, count, rates, cost in _priced(lines):
         row = by_model.setdefault(model, {"model": model, "cost": None, "tokens": 0, "turns": 0, "lines": []})
-        cost = rates.cost(tokens) if rates else None
         row["lines"].append(
             {
                 "provider": provider,
@@ -295,10 +306,10 @@ def price_lines(lines: dict) -> dict:
                 "cost": float(cost) if cost is not None else None,
             }
         )
-        row["tokens"] += line_tokens(tokens)
+        row["tokens"] += count
         row["turns"] += int(tokens.get("turns") or 0)
         if cost is None:
-            unpriced += line_tokens(tokens)
+            unpriced += count
         else:
             row["cost"] = (row["cost"] or Decimal(0)) + cost
             total = (total or Decimal(0)) + cost
@@ -307,7 +318,9 @@ def price_lines(lines: dict) -> dict:
     return {
         "cost": float(total) if total is not None else None,
         "unpriced_tokens": unpriced,
-        "models": sorted(by_model.values(), key=lambda r: (-(r["cost"] or 0), -r["tokens"], r["model"])),
+        "models": sorted(
+            by_model.values(), key=lambda r: _costliest_first(r["cost"], r["tokens"], r["model"])
+        ),
     }
 
 
@@ -319,30 +332,22 @@ def price_totals(lines: dict) -> tuple[float | None, int, dict[str, dict]]:
     by_model: dict[str, list] = {}  # model -> [tokens, cost]
     total: Decimal | None = None
     unpriced = 0
-    for key, tokens in sorted(lines.items()):
-        count = line_tokens(tokens)
-        if not count:
-            continue
-        model, provider, day, context = split_key(key)
-        rates = rates_for(model, provider, day, context)
+    for model, *_, count, _rates, cost in _priced(lines):
         row = by_model.setdefault(model, [0, None])
         row[0] += count
-        if rates is None:
+        if cost is None:
             unpriced += count
         else:
-            cost = rates.cost(tokens)
             row[1] = (row[1] or Decimal(0)) + cost
             total = (total or Decimal(0)) + cost
-    models = [
-        (model, tokens, float(cost) if cost is not None else None)
+    models = {
+        model: {"tokens": tokens, "cost": float(cost) if cost is not None else None}
         for model, (tokens, cost) in by_model.items()
-    ]
-    models.sort(key=lambda m: (-(m[2] or 0), -m[1], m[0]))
-    return (
-        float(total) if total is not None else None,
-        unpriced,
-        {model: {"tokens": tokens, "cost": cost} for model, tokens, cost in models},
+    }
+    order = sorted(
+        models, key=lambda model: _costliest_first(models[model]["cost"], models[model]["tokens"], model)
     )
+    return float(total) if total is not None else None, unpriced, {model: models[model] for model in order}
 
 
 def clear_cache() -> None:
