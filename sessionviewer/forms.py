@@ -463,12 +463,14 @@ AUDIT_ACTIONS = ("create", "edit", "remove", "restore", "new", "forget", "purge"
 
 class AuditLogForm(QueryForm):
     """The audit log: a page of it, and the events of one root (as recorded: a path, compared
-    as text, which opens no file), one JID and one action. Spaces around each are trimmed."""
+    as text, which opens no file), one JID, one action and one machine. Spaces around each are
+    trimmed."""
 
     _page = WholeNumberField(min_value=1)
     root = forms.CharField(required=False)
     jid = forms.CharField(required=False)
     action = forms.CharField(required=False)
+    machine = forms.CharField(required=False)
 
     def clean_action(self) -> str:
         action = self.cleaned_data["action"]

@@ -121,7 +121,7 @@ def secrets_report(query: Mapping | None = None, api: bool = False) -> str:
 
 
 def audit_log(filters: Mapping | None = None, page: int | None = None, api: bool = False) -> str:
-    """The audit log with filters (root, jid, action) at page, or its JSON twin."""
+    """The audit log with filters (root, jid, action, machine) at page, or its JSON twin."""
     return _url(
         reverse("api-workspace-audit-log" if api else "workspace-audit-log"),
         {**(filters or {}), "_page": page},

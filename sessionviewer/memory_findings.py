@@ -124,18 +124,15 @@ def _add_purges(
     found: dict[tuple[str, str], FindingHistory], root: str, jid: str | None, kind: str, machine: str
 ) -> None:
     """A purged finding stays listed, as purged on a day by someone, without its value: the
-    audit log names it by kind and fingerprint, and the machine whose history it rewrote (a
-    purge made before machines were named, any). One that came back keeps its states' history."""
-    events = (
-        AuditEvent.objects.filter(root=root, action="purge")
-        .select_related("user")
-        .order_by("created_at", "id")
-    )
+    audit log names it by kind and fingerprint, under the machine whose history it rewrote.
+    One that came back keeps its states' history."""
+    events = AuditEvent.of_root(machine, root).filter(action="purge")
+    events = events.select_related("user").order_by("created_at", "id")
     if jid is not None:
         events = events.filter(jid=jid)
     for event in events:
         fp, found_kind = event.detail.get("fingerprint"), event.detail.get("kind", "")
-        if not fp or (kind and found_kind != kind) or event.detail.get("machine", machine) != machine:
+        if not fp or (kind and found_kind != kind):
             continue
         by = event.user.get_username() if event.user else "a user since deleted"
         history = found.get((event.jid, fp))
@@ -188,8 +185,8 @@ class PurgePlan:
 
 
 def purge_plan(root: str, jid: str, fp: str, *, machine: str) -> PurgePlan | None:
-    """The purge of the finding with fingerprint fp in jid's history in machine's tree; None
-    when none holds it. The editor's revisions are the path's (saved where it is mounted)."""
+    """The purge of the finding with fingerprint fp in jid's history in machine's tree (its
+    snapshots and editor revisions); None when none holds it."""
     owners = MemorySnapshot.of_root(machine, root).filter(jid__in=(jid, "")).exclude(content=None)
     found = None
     present: list[Place] = []
@@ -206,7 +203,7 @@ def purge_plan(root: str, jid: str, fp: str, *, machine: str) -> PurgePlan | Non
     snapshots = [id_ for id_, content in owners.values_list("id", "content") if needle in bytes(content)]
     revisions = [
         revision.id
-        for revision in Revision.objects.filter(root=root, jid__in=(jid, ""))
+        for revision in Revision.of_root(machine, root).filter(jid__in=(jid, ""))
         if any(value in (text or "") for text in (revision.before, revision.after))
         or any(needle in bytes(data or b"") for data in (revision.before_bytes, revision.after_bytes))
     ]
@@ -256,9 +253,9 @@ def purge(plan: PurgePlan, root: str, jid: str, user) -> AuditEvent:
         "purge",
         root,
         jid,
+        machine=plan.machine,
         kind=plan.kind,
         fingerprint=plan.fp,
-        machine=plan.machine,
         snapshots=len(plan.snapshots),
         revisions=len(plan.revisions),
     )

@@ -222,11 +222,12 @@ def _in_dates(query, column: str, filters: Filters):
     return query
 
 
-def _older_revisions(root: str, jid: str | None, filters: Filters):
-    """Editor revisions no snapshot stands for: saved before snapshots were kept."""
+def _older_revisions(machine: str, root: str, jid: str | None, filters: Filters):
+    """Editor revisions of machine's tree no snapshot stands for: saved before snapshots were kept."""
     if filters.who not in ("", MemorySnapshot.EDITOR):
         return Revision.objects.none()
-    revisions = _owners(Revision.objects.filter(root=root, snapshots__isnull=True), jid, filters.scope)
+    older = Revision.of_root(machine, root).filter(snapshots__isnull=True)
+    revisions = _owners(older, jid, filters.scope)
     if filters.file:
         revisions = revisions.filter(filename=filters.file)
     return _in_dates(revisions, "created_at", filters)
@@ -237,9 +238,8 @@ def change_keys(root: str, jid: str | None, filters: Filters, *, machine: str) -
     (when, id): light enough to page through before any content is loaded."""
     snapshots = _snapshots(machine, root, jid, filters)
     keys = [(at, f"s{id_}") for id_, at in snapshots.values_list("id", "changed_at")]
-    keys += [
-        (at, f"r{id_}") for id_, at in _older_revisions(root, jid, filters).values_list("id", "created_at")
-    ]
+    revisions = _older_revisions(machine, root, jid, filters)
+    keys += [(at, f"r{id_}") for id_, at in revisions.values_list("id", "created_at")]
     keys.sort(key=lambda key: (key[0], key[1][0] == "s", int(key[1][1:])), reverse=True)
     return keys
 
@@ -408,7 +408,7 @@ def link_all(changes: list[Change], root: str, *, machine: str) -> None:
                 sessions[change.jid] = jid_sessions(root, change.jid, machine)
             change.link = link_change(change, sessions[change.jid])
     linked = [change for change in changes if change.link and change.link.turn]
-    if linked and (purged := purged_fingerprints(root)):
+    if linked and (purged := purged_fingerprints(root, machine=machine)):
         for change in linked:
             change.link = _without_purged(change.link, change.jid, purged)
 
@@ -418,9 +418,10 @@ def link_all(changes: list[Change], root: str, *, machine: str) -> None:
 PURGED = "[purged]"
 
 
-def purged_fingerprints(root: str) -> set[str]:
-    """The findings purged in root, by fingerprint (the audit log names them so)."""
-    events = AuditEvent.objects.filter(root=root, action="purge").values_list("detail", flat=True)
+def purged_fingerprints(root: str, *, machine: str) -> set[str]:
+    """The findings purged in machine's history at root, by fingerprint (the audit log names
+    them so)."""
+    events = AuditEvent.of_root(machine, root).filter(action="purge").values_list("detail", flat=True)
     return {detail["fingerprint"] for detail in events if detail.get("fingerprint")}
 
 
@@ -567,7 +568,7 @@ def memory_as_of(root: str, jid: str, bound: datetime, agent_name: str, *, machi
         latest[(snapshot.jid, snapshot.filename)] = snapshot
     # Where no snapshot covers the moment, an editor save before it still tells what it left.
     saved: dict[tuple[str, str], Revision] = {}
-    revisions = Revision.objects.filter(root=root, jid__in=("", jid), created_at__lt=bound)
+    revisions = Revision.of_root(machine, root).filter(jid__in=("", jid), created_at__lt=bound)
     for revision in revisions.select_related("user").order_by("created_at", "id"):
         saved[(revision.jid, revision.filename)] = revision
     forgotten = (

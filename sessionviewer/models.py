@@ -397,6 +397,9 @@ class CopiedUsage(models.Model):
 class Revision(models.Model):
     """One save of a persona or memory file: who, when, the text before and after."""
 
+    # The machine whose tree was saved (where it is mounted): two machines' trees at one path
+    # are two histories. "" until an indexer of the path claims it, as for a MemorySnapshot.
+    machine = models.CharField(max_length=settings.MACHINE_MAX, blank=True, default="")
     root = models.CharField(max_length=1024)
     jid = models.CharField(max_length=512, blank=True)  # blank: a global file
     filename = models.CharField(max_length=64)
@@ -410,7 +413,9 @@ class Revision(models.Model):
     after_bytes = models.BinaryField(null=True, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["root", "jid", "filename", "-created_at"], name="revision_file")]
+        indexes = [
+            models.Index(fields=["machine", "root", "jid", "filename", "-created_at"], name="revision_file")
+        ]
         permissions = [
             ("view_workspace", "Can read personas, memory and workspaces"),
             ("edit_workspace", "Can edit personas and memory, and run /new and /forget"),
@@ -440,6 +445,7 @@ class Revision(models.Model):
         before: bytes | None,
         after: bytes | None,
         *,
+        machine: str,
         root: str,
         jid: str,
         filename: str,
@@ -447,19 +453,28 @@ class Revision(models.Model):
         action: str | None = None,
         **detail,
     ) -> Revision:
-        """Save a change to one file: its revision, and the audit event naming it. action None:
-        "create" or "edit", by whether the file existed. The caller holds the transaction."""
-        revision = cls.of_bytes(before, after, root=str(root), jid=jid, filename=filename, user=user)
+        """Save a change to one file of machine's tree: its revision, and the audit event naming
+        it. action None: "create" or "edit", by whether the file existed. The caller holds the
+        transaction."""
+        fields = {"machine": machine, "root": str(root), "jid": jid, "filename": filename, "user": user}
+        revision = cls.of_bytes(before, after, **fields)
         revision.save()
         MemorySnapshot.of_edit(revision, after)
         action = action or ("create" if before is None else "edit")
-        AuditEvent.record(user, action, root, jid, file=filename, revision=revision.id, **detail)
+        AuditEvent.record(
+            user, action, root, jid, machine=machine, file=filename, revision=revision.id, **detail
+        )
         return revision
 
     @classmethod
-    def history_of(cls, root: str, jid: str, filename: str, limit: int = 20) -> models.QuerySet:
-        """The latest revisions of one file, newest first."""
-        revisions = cls.objects.filter(root=str(root), jid=jid, filename=filename).select_related("user")
+    def of_root(cls, machine: str, root: str | Path) -> models.QuerySet[Revision]:
+        """The saves made in one machine's tree at root."""
+        return cls.objects.filter(machine=machine, root=str(root))
+
+    @classmethod
+    def history_of(cls, machine: str, root: str, jid: str, filename: str, limit: int = 20) -> models.QuerySet:
+        """The latest revisions of one file of machine's tree, newest first."""
+        revisions = cls.of_root(machine, root).filter(jid=jid, filename=filename).select_related("user")
         return revisions.order_by("-created_at", "-id")[:limit]
 
     def content(self, side: str) -> str | bytes | None:
@@ -489,6 +504,7 @@ class Revision(models.Model):
     def to_dict(self) -> dict:
         return {
             "id": self.id,
+            "machine": self.machine,  # "" for a save made before machines, not yet claimed
             "root": self.root,
             "jid": self.jid,
             "filename": self.filename,
@@ -503,32 +519,49 @@ class AuditEvent(models.Model):
     user = models.ForeignKey("auth.User", null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     action = models.CharField(max_length=32)  # edit, create, remove, restore, new, forget, purge
+    # The machine whose tree (or, for a purge, whose history) it changed: "" until an indexer
+    # of the path claims it, as for a MemorySnapshot.
+    machine = models.CharField(max_length=settings.MACHINE_MAX, blank=True, default="")
     root = models.CharField(max_length=1024)
     jid = models.CharField(max_length=512, blank=True)
     detail = OrjsonField(default=dict)
 
     class Meta:
-        indexes = [models.Index(fields=["-created_at"], name="audit_created")]
+        indexes = [
+            models.Index(fields=["-created_at"], name="audit_created"),
+            models.Index(fields=["machine", "root"], name="audit_machine_root"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.action} {self.jid}"
 
     @classmethod
-    def record(cls, user, action: str, root: str, jid: str, **detail) -> AuditEvent:
-        return cls.objects.create(user=user, action=action, root=str(root), jid=jid, detail=detail)
+    def record(cls, user, action: str, root: str, jid: str, *, machine: str, **detail) -> AuditEvent:
+        return cls.objects.create(
+            user=user, action=action, machine=machine, root=str(root), jid=jid, detail=detail
+        )
 
     @classmethod
-    def record_forget(cls, user, root: str, jid: str, names: list[str], files: list[dict]) -> AuditEvent:
-        """/forget, before anything is deleted: what it erases (names, sizes and hashes, never
-        content), and the erasure of the revisions and snapshots held of those files. The
-        caller holds the transaction, and commits it before deleting."""
-        erased_revisions, _ = Revision.objects.filter(root=str(root), jid=jid, filename__in=names).delete()
-        erased_snapshots = MemorySnapshot.erase(root, jid, list(names), user)
+    def of_root(cls, machine: str, root: str | Path) -> models.QuerySet[AuditEvent]:
+        """What was done to one machine's tree at root."""
+        return cls.objects.filter(machine=machine, root=str(root))
+
+    @classmethod
+    def record_forget(
+        cls, user, root: str, jid: str, names: list[str], files: list[dict], *, machine: str
+    ) -> AuditEvent:
+        """/forget in machine's tree, before anything is deleted: what it erases (names, sizes
+        and hashes, never content), and the erasure of the revisions and snapshots held of those
+        files. The caller holds the transaction, and commits it before deleting."""
+        revisions = Revision.of_root(machine, root).filter(jid=jid, filename__in=names)
+        erased_revisions, _ = revisions.delete()
+        erased_snapshots = MemorySnapshot.erase(machine, root, jid, list(names), user)
         return cls.record(
             user,
             "forget",
             root,
             jid,
+            machine=machine,
             erased=list(names),
             files=files,
             revisions=erased_revisions,
@@ -536,15 +569,20 @@ class AuditEvent(models.Model):
         )
 
     @classmethod
-    def filtered(cls, root: str = "", jid: str = "", action: str = "") -> models.QuerySet:
-        """Events newest first, with only the given root, JID and action (blank: any)."""
+    def filtered(cls, root: str = "", jid: str = "", action: str = "", machine: str = "") -> models.QuerySet:
+        """Events newest first, with only the given root, JID, action and machine (blank: any)."""
         events = cls.objects.select_related("user").order_by("-created_at", "-id")
-        filters = {"root": root, "jid": jid, "action": action}
+        filters = {"root": root, "jid": jid, "action": action, "machine": machine}
         return events.filter(**{name: value for name, value in filters.items() if value})
 
     @classmethod
     def recorded_roots(cls) -> list[str]:
         return sorted(cls.objects.order_by().values_list("root", flat=True).distinct())
+
+    @classmethod
+    def recorded_machines(cls) -> list[str]:
+        """The machines events were recorded on: the machine filter's choices."""
+        return sorted(cls.objects.exclude(machine="").order_by().values_list("machine", flat=True).distinct())
 
     def to_dict(self) -> dict:
         return {
@@ -552,6 +590,7 @@ class AuditEvent(models.Model):
             "user": self.user.get_username() if self.user else None,
             "created_at": self.created_at,
             "action": self.action,
+            "machine": self.machine,  # "" for an event recorded before machines, not yet claimed
             "root": self.root,
             "jid": self.jid,
             "detail": self.detail,
@@ -656,7 +695,7 @@ class MemorySnapshot(models.Model):
         """The state an editor save, restore or remove leaves: recorded with its revision, in the
         same transaction, so the next pass finds the file as known and records nothing more."""
         return cls.change(
-            machine=settings.SESSIONVIEWER_MACHINE,
+            machine=revision.machine,
             root=revision.root,
             jid=revision.jid,
             filename=revision.filename,
@@ -674,6 +713,14 @@ class MemorySnapshot(models.Model):
     def of_root(cls, machine: str, root: str | Path) -> models.QuerySet[MemorySnapshot]:
         """The history of one machine's tree at root."""
         return cls.objects.filter(machine=machine, root=str(root))
+
+    @classmethod
+    def claim(cls, machine: str, root: str) -> None:
+        """Give machine the history of root recorded before machines were named (snapshots,
+        editor revisions, audit events): the first indexer to snapshot the path claims it, as
+        one claims a Source (index/passes.py). Another machine's tree at the path stays its own."""
+        for model in (cls, Revision, AuditEvent):
+            model.of_root("", root).update(machine=machine)
 
     @classmethod
     def change(cls, **fields) -> MemorySnapshot:
@@ -708,12 +755,10 @@ class MemorySnapshot(models.Model):
         return self.findings or []
 
     @classmethod
-    def erase(cls, root: str, jid: str, names: list[str], user=None) -> int:
-        """/forget: erase every snapshot of the JID's forgotten files (names as forget_plan
-        gives them: "files/" stands for the folder), leaving one marker per file saying
-        /forget erased it, with no content. Returns how many snapshots went. The tree is
-        mounted here: it is this machine's."""
-        machine = settings.SESSIONVIEWER_MACHINE
+    def erase(cls, machine: str, root: str, jid: str, names: list[str], user=None) -> int:
+        """/forget: erase every snapshot of the JID's forgotten files in machine's tree (names
+        as forget_plan gives them: "files/" stands for the folder), leaving one marker per file
+        saying /forget erased it, with no content. Returns how many snapshots went."""
         snapshots = cls.of_root(machine, root).filter(jid=jid)
         query = models.Q(filename__in=[n for n in names if not n.endswith("/")])
         for folder in (n for n in names if n.endswith("/")):

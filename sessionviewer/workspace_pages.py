@@ -223,7 +223,12 @@ def existing_override(
 
 
 def target_of(revision: Revision) -> Target:
+    """The file a revision saved, in its machine's tree: another machine's tree at the same
+    path holds another file. One saved before machines were named, and not claimed yet, is
+    the first tree's at its path (this host's, where it has one)."""
     for index, known in enumerate(known_roots()):
+        if revision.machine and known.machine != revision.machine:
+            continue
         elsewhere = is_elsewhere(known.path, known.machine)
         if str(known.path if elsewhere else known.path.resolve()) == revision.root:
             return edit_target(index, revision.jid, revision.filename, _located(index, known))
@@ -574,14 +579,14 @@ def source_path(held: MemoryRoot, name: str, jid: str, subdir: str | None) -> Pa
 
 
 def audit_page(request: HttpRequest):
-    """The page of audit events the query asks for: ?root=&jid=&action=&_page=. Raises BadParameter.
+    """The page of audit events the query asks for: ?root=&jid=&action=&machine=&_page=.
+    Raises BadParameter.
 
-    root is compared with the roots the events recorded, as text: it opens no file.
+    root and machine are compared with the ones the events recorded, as text: they open no file.
     """
     params = AuditLogForm.read(request.GET)
-    root, jid, action = params["root"], params["jid"], params["action"]
-    events = AuditEvent.filtered(root, jid, action)
-    filters = {key: value for key, value in (("root", root), ("jid", jid), ("action", action)) if value}
+    filters = {key: params[key] for key in ("root", "jid", "action", "machine") if params[key]}
+    events = AuditEvent.filtered(**filters)
     return Paginator(events, AUDIT_PAGE_SIZE).get_page(params["_page"] or 1), filters
 
 

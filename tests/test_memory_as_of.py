@@ -178,6 +178,7 @@ def older_save(tree, filename: str, before: str | None, after: str | None, day: 
     revision = Revision.of_bytes(
         before and before.encode(),
         after and after.encode(),
+        machine=settings.SESSIONVIEWER_MACHINE,
         root=str(tree),
         jid=jid,
         filename=filename,

@@ -1,9 +1,11 @@
 """Many machines, one memory path: two machines' Fluux trees at the same path are two
-histories. Each indexer records its own tree's changes, and the timeline, as-of views,
-findings, purge, search and the read-only workspace pages read one machine's history."""
+histories. Each indexer records its own tree's changes, each web host its editor's saves
+(revisions) and audit events, and the timeline, as-of views, revisions, findings, purge,
+audit log, search and the read-only workspace pages read one machine's history."""
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib
 
 import orjson
@@ -15,7 +17,7 @@ from django.urls import reverse
 
 from sessionviewer import workspaces as ws
 from sessionviewer.memory_index import known_roots
-from sessionviewer.models import AuditEvent, MemorySnapshot, Session, Source
+from sessionviewer.models import AuditEvent, MemorySnapshot, Revision, Session, Source
 
 from .memory_turns import ALICE, at, index, write
 
@@ -197,7 +199,7 @@ def test_a_purge_rewrites_one_machines_history_and_leaves_the_others(editor, cli
     ci = MemorySnapshot.objects.get(machine="ci-runner", current=True, filename="memory.md")
     laptop = MemorySnapshot.objects.get(machine="laptop", current=True, filename="memory.md")
     assert bytes(ci.content) == b"key [purged]\n" and bytes(laptop.content) == f"key {KEY}\n".encode()
-    assert AuditEvent.objects.get(action="purge").detail["machine"] == "ci-runner"
+    assert AuditEvent.objects.get(action="purge").machine == "ci-runner"
 
     def purged(root: int) -> list:
         url = reverse("api-workspace-memory-findings")
@@ -292,3 +294,170 @@ def test_a_jid_page_links_its_own_machines_transcripts_where_two_share_the_path(
         return f'<a class="transcript" href="{reverse("session-detail", args=[id_])}">' in page
 
     assert [machine for machine, id_ in by_machine.items() if linked(id_)] == ["ci-runner"]
+
+
+# Editor revisions and audit events: the web host that saves is the one with the tree mounted,
+# so a save is its machine's. On the laptop host, root 0 is laptop's tree and root 1 ci-runner's.
+
+
+def save_as(client, settings, machine: str, tree, text: str) -> Revision:
+    """An editor save on machine's web host, where its tree (root 0 there) is mounted."""
+    settings.SESSIONVIEWER_MACHINE = machine
+    path = tree / ALICE / "memory.md"
+    url = reverse("workspace-save", args=[0, ALICE, "memory.md"])
+    assert client.post(url, {"text": text, "version": ws.file_version(path)}).status_code == 302
+    settings.SESSIONVIEWER_MACHINE = "laptop"
+    return Revision.objects.latest("id")
+
+
+def revisions_listed(client, root: int) -> list[tuple[str, int]]:
+    url = reverse("api-workspace-edit", args=[root, ALICE, "memory.md"])
+    return [(r["machine"], r["id"]) for r in client.get(url).json()["revisions"]]
+
+
+def test_two_machines_saving_one_path_keep_two_revision_histories(editor, client, on_laptop, settings):
+    laptop = save_as(client, settings, "laptop", on_laptop, "Likes juice.\n")
+    ci = save_as(client, settings, "ci-runner", on_laptop, "Likes milk.\n")
+    assert revisions_listed(client, 0) == [("laptop", laptop.id)]
+    assert revisions_listed(client, 1) == [("ci-runner", ci.id)]
+    assert [c["revision"] for c in timeline(client, 0)["changes"]] == [laptop.id, None]
+    assert [c["revision"] for c in timeline(client, 1)["changes"]] == [ci.id, None, None]
+
+
+def test_a_revision_opens_its_own_machines_file(editor, client, on_laptop, settings):
+    ci = save_as(client, settings, "ci-runner", on_laptop, "Likes milk.\n")
+    (on_laptop / ALICE / "memory.md").write_text("Likes water.\n")  # laptop's tree, not ci-runner's
+    page = client.get(reverse("workspace-revision", args=[ci.id])).content.decode()
+    assert reverse("workspace-edit", args=[1, ALICE, "memory.md"]) in page and "Likes water." not in page
+    version = ws.file_version(on_laptop / ALICE / "memory.md")
+    refused = client.post(reverse("workspace-revision-restore", args=[ci.id]), {"version": version})
+    assert refused.status_code == 409 and "ci-runner" in refused.content.decode()
+    assert (on_laptop / ALICE / "memory.md").read_text() == "Likes water.\n"
+
+
+def older_save(machine: str, tree, text: str, day: int) -> Revision:
+    """A save recorded as the app did before it kept snapshots: a revision alone."""
+    fields = {"machine": machine, "root": str(tree), "jid": ALICE, "filename": "memory.md", "user": None}
+    revision = Revision.of_bytes(None, text.encode(), **fields)
+    revision.save()
+    Revision.objects.filter(id=revision.id).update(created_at=dt.datetime(2025, 5, day, 12, tzinfo=dt.UTC))
+    return revision
+
+
+def test_revisions_older_than_the_snapshots_show_on_their_own_machines_timeline(viewer, client, on_laptop):
+    laptop = older_save("laptop", on_laptop, "Likes juice.\n", 20)
+    ci = older_save("ci-runner", on_laptop, "Likes milk.\n", 21)
+    assert [c["id"] for c in timeline(client, 0)["changes"]][-1:] == [f"r{laptop.id}"]
+    assert [c["id"] for c in timeline(client, 1)["changes"]][-1:] == [f"r{ci.id}"]
+    assert f"r{ci.id}" not in str(timeline(client, 0)) and f"r{laptop.id}" not in str(timeline(client, 1))
+
+    def memory_then(root: int) -> str:
+        url = reverse("api-workspace-memory-as-of", args=[root, ALICE])
+        files = client.get(url, {"at": "2025-05-25"}).json()["files"]
+        return next(f for f in files if f["file"] == "memory.md")["text"]
+
+    assert (memory_then(0), memory_then(1)) == ("Likes juice.\n", "Likes milk.\n")
+
+
+def test_a_purge_of_one_machines_history_leaves_the_others_revisions_and_events(
+    editor, client, on_laptop, settings
+):
+    laptop = save_as(client, settings, "laptop", on_laptop, f"key {KEY}\n")
+    ci = save_as(client, settings, "ci-runner", on_laptop, f"key {KEY}\nLikes milk.\n")
+    [fp] = {f["fp"] for f in MemorySnapshot.objects.get(revision=ci).findings}
+    assert client.post(reverse("workspace-purge-run", args=[1, ALICE, fp])).status_code == 302
+    laptop.refresh_from_db()
+    ci.refresh_from_db()
+    assert ci.after == "key [purged]\nLikes milk.\n" and laptop.after == f"key {KEY}\n"
+    events = AuditEvent.objects.order_by("id").values_list("machine", "action")
+    assert list(events) == [("laptop", "edit"), ("ci-runner", "edit"), ("ci-runner", "purge")]
+    url = reverse("api-workspace-memory-findings")
+    [laptops] = client.get(url, {"root": 0}).json()["findings"]
+    assert laptops["purged"] is None and laptops["still_present"]
+
+
+# The audit log, by machine
+
+
+def audit(client, **query) -> dict:
+    return client.get(reverse("api-workspace-audit-log"), query).json()
+
+
+def test_the_audit_log_shows_and_filters_the_machine_of_each_event(editor, client, on_laptop, settings):
+    save_as(client, settings, "laptop", on_laptop, "Likes juice.\n")
+    save_as(client, settings, "ci-runner", on_laptop, "Likes milk.\n")
+    body = audit(client, machine="ci-runner")
+    assert body["filters"] == {"machine": "ci-runner"}
+    assert [(e["machine"], e["action"]) for e in body["events"]] == [("ci-runner", "edit")]
+    assert [e["machine"] for e in audit(client)["events"]] == ["ci-runner", "laptop"]
+    page = client.get(reverse("workspace-audit-log"), {"machine": "laptop"}).content.decode()
+    assert "<th>Machine</th>" in page and '<td class="machine">laptop</td>' in page
+    assert '<td class="machine">ci-runner</td>' not in page
+    assert '<option value="laptop" selected>' in page and '<option value="ci-runner">' in page
+
+
+def test_the_audit_log_has_no_machine_column_for_one_machine(editor, client, on_laptop, settings):
+    save_as(client, settings, "laptop", on_laptop, "Likes juice.\n")
+    page = client.get(reverse("workspace-audit-log")).content.decode()
+    assert "<th>Machine</th>" not in page and 'name="machine"' not in page
+
+
+# The migration: revisions and events from before machines
+
+
+def migrate_revisions() -> None:
+    migration = importlib.import_module("sessionviewer.migrations.0029_revision_and_audit_machine")
+    migration.name_machines(apps, None)
+
+
+def before_machines(tree) -> tuple[Revision, AuditEvent]:
+    """A revision without a snapshot (saved before they were kept), and a /new, unnamed."""
+    revision = older_save("", tree, "Likes juice.\n", 20)
+    event = AuditEvent.objects.create(action="new", root=str(tree), jid=ALICE, detail={"archived": None})
+    return revision, event
+
+
+def machines_of(*rows) -> list[str]:
+    return [type(row).objects.get(id=row.id).machine for row in rows]
+
+
+def test_the_migration_gives_revisions_and_events_the_machine_of_the_source_at_their_path(tree):
+    rows = before_machines(tree)
+    Source.objects.filter(path=str(tree)).update(machine="fluux-host")
+    migrate_revisions()
+    assert machines_of(*rows) == ["fluux-host", "fluux-host"]
+
+
+def test_the_migration_gives_a_path_no_source_has_to_the_indexs_one_machine(tree):
+    rows = before_machines(tree)
+    Source.objects.update(path="/elsewhere", machine="laptop")
+    migrate_revisions()
+    assert machines_of(*rows) == ["laptop", "laptop"]
+
+
+def test_the_migration_leaves_what_two_machines_may_have_written_unclaimed(tree, settings):
+    rows = before_machines(tree)
+    source = Source.objects.get(path=str(tree))
+    Source.objects.create(machine="ci-runner", path=source.path, format=source.format)
+    migrate_revisions()
+    assert machines_of(*rows) == ["", ""]
+    index_as(settings, "laptop", tree)  # the first indexer of the path claims them, as its snapshots
+    assert machines_of(*rows) == ["laptop", "laptop"]
+
+
+def test_the_migration_names_a_save_by_its_snapshot_and_a_purge_by_its_detail(editor, client, tree):
+    source = Source.objects.get(path=str(tree))
+    Source.objects.create(machine="ci-runner", path=source.path, format=source.format)  # two: no telling
+    path = tree / ALICE / "memory.md"
+    url = reverse("workspace-save", args=[0, ALICE, "memory.md"])
+    client.post(url, {"text": "Likes juice.\n", "version": ws.file_version(path)})
+    purge = AuditEvent.objects.create(
+        action="purge", root=str(tree), jid=ALICE, detail={"machine": "ci-runner"}
+    )
+    saved = Revision.objects.get()
+    MemorySnapshot.objects.filter(revision=saved).update(machine="fluux-host")
+    Revision.objects.update(machine="")
+    AuditEvent.objects.update(machine="")
+    migrate_revisions()
+    edit = AuditEvent.objects.get(action="edit")
+    assert machines_of(saved, edit, purge) == ["fluux-host", "fluux-host", "ci-runner"]

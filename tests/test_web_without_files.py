@@ -241,6 +241,7 @@ def test_the_editor_of_a_tree_elsewhere_is_read_only_and_refuses_every_write(hos
     demo, client = host
     Source.objects.update(machine="fluux-host")
     MemorySnapshot.objects.update(machine="fluux-host")  # the tree's indexer is that machine's
+    Revision.objects.update(machine="fluux-host")  # and its editor's saves were made there
     memory = demo / "fluux/memory"
     before = (memory / ALICE / "memory.md").read_bytes()
     move_away(demo)

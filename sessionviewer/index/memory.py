@@ -106,10 +106,10 @@ def _snapshot_root(root: Path, summary: MemorySummary) -> None:
     # Indexers sharing a PostgreSQL index take turns per root: two of one machine would
     # both record one change, and two machines both claim the unclaimed history.
     take_turn("memory", key)
-    # A history recorded before machines were named goes to the first machine to snapshot
-    # its path (as a Source does, index/passes.py); another machine's tree at the same
-    # path is a history of its own.
-    MemorySnapshot.of_root("", key).update(machine=machine)
+    # A history recorded before machines were named (snapshots, revisions, audit events) goes
+    # to the first machine to snapshot its path (as a Source does, index/passes.py); another
+    # machine's tree at the same path is a history of its own.
+    MemorySnapshot.claim(machine, key)
     rows = (
         MemorySnapshot.of_root(machine, key)
         .filter(current=True)

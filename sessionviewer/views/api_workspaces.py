@@ -344,7 +344,8 @@ def api_edit_file(request: HttpRequest, root: int, name: str, jid: str = "") -> 
             "url": target.edit_url,
             "save_url": target.save_url,
             "revisions": [
-                _revision_dict(r) for r in Revision.history_of(str(target.root), target.jid, target.name)
+                _revision_dict(r)
+                for r in Revision.history_of(target.machine, str(target.root), target.jid, target.name)
             ],
         }
     )

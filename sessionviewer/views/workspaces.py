@@ -434,6 +434,8 @@ def audit_log(request: HttpRequest) -> HttpResponse:
         "page": page,
         "filters": filters,
         "actions": AUDIT_ACTIONS,
+        # The machine filter's choices; its column, once events name two machines.
+        "machines": AuditEvent.recorded_machines(),
         "json_url": links.audit_log(filters, api=True),
         "previous_url": links.audit_log(filters, page.previous_page_number())
         if page.has_previous()
@@ -453,7 +455,7 @@ def _edit_context(target: Target, form: FileForm, loaded: ws.LoadedFile, **extra
         "target": target,
         "form": form,
         "loaded": loaded,
-        "revisions": Revision.history_of(str(target.root), target.jid, target.name),
+        "revisions": Revision.history_of(target.machine, str(target.root), target.jid, target.name),
         "preview_text": form["text"].value() or "",
         **extra,
     }
@@ -690,11 +692,11 @@ def new_session(request: HttpRequest, root: int, jid: str, *, held: MemoryRoot) 
     form = VersionForm(request.POST)
     if not form.is_valid():
         return _bad_version(form)
-    record = records.archive(request.user, base, jid)
+    record = records.archive(request.user, held, jid)
     try:
         archived = ws.archive_session(jid_dir, timezone.now(), form.cleaned_data["version"], record)
         if not archived:
-            records.empty_session(request.user, base, jid)
+            records.empty_session(request.user, held, jid)
     except ws.Conflict as conflict:
         context = _new_context(root, base, jid_dir, jid, conflict=conflict)
         return render(request, "workspaces/new.html", context, status=409)
@@ -746,7 +748,7 @@ def forget(request: HttpRequest, root: int, jid: str, *, held: MemoryRoot) -> Ht
         return _bad_version(form)
     try:
         erased = ws.forget_user(
-            jid_dir, form.cleaned_data["version"], lambda plan: records.forget(request.user, base, jid, plan)
+            jid_dir, form.cleaned_data["version"], lambda plan: records.forget(request.user, held, jid, plan)
         )
     except (ws.Conflict, ws.UnsafePath) as error:
         # Refused, nothing deleted: the page shows what there is now, or why it cannot go.
