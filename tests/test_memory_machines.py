@@ -394,6 +394,8 @@ def test_the_audit_log_shows_and_filters_the_machine_of_each_event(editor, clien
     assert "<th>Machine</th>" in page and '<td class="machine">laptop</td>' in page
     assert '<td class="machine">ci-runner</td>' not in page
     assert '<option value="laptop" selected>' in page and '<option value="ci-runner">' in page
+    every = client.get(reverse("workspace-audit-log")).content.decode()
+    assert "&amp;machine=laptop" in every and "&amp;machine=ci-runner" in every  # a JID's events there
 
 
 def test_the_audit_log_has_no_machine_column_for_one_machine(editor, client, on_laptop, settings):
