@@ -81,7 +81,6 @@ KNOWN_FORMAT_IMPORTS = {
     ("projects", "readers.claude_code"),
     # issue #30: which JIDs are rooms is the Fluux reader's rule
     ("workspaces.listing", "readers.fluux_xmpp"),
-    ("workspaces.paths", "readers.fluux_xmpp"),
 }
 
 
