@@ -22,7 +22,6 @@ from sessionviewer.roots import memory_roots
 from sessionviewer.workspaces import (
     FILES_DIR,
     KNOWLEDGE,
-    PERSONA_FILES,
     SESSIONS_DIR,
     FileInfo,
     JidDir,
@@ -31,6 +30,7 @@ from sessionviewer.workspaces import (
     SecretFinding,
     Workspace,
     is_room,
+    memory_files,
     scan_secrets,
     search_texts,
 )
@@ -189,8 +189,9 @@ def stored_file(root: Path, jid: str, filename: str, *, machine: str) -> StoredF
 def workspace(root: Path, *, machine: str) -> Workspace:
     """The root's listing as the index holds it: its persona files and JIDs, their files."""
     files = current_files(root, machine=machine)
-    own = {name: f for f in files if not f.jid and (name := f.filename) in PERSONA_FILES}
-    global_files = tuple(own[name].info() if name in own else FileInfo(name, False) for name in PERSONA_FILES)
+    at_root = memory_files.root_names()
+    own = {name: f for f in files if not f.jid and (name := f.filename) in at_root}
+    global_files = tuple(own[name].info() if name in own else FileInfo(name, False) for name in at_root)
     entries = []
     for jid in dict.fromkeys(f.jid for f in files if f.jid):
         mine = [f for f in files if f.jid == jid]
@@ -198,6 +199,6 @@ def workspace(root: Path, *, machine: str) -> Workspace:
         dirs = (FILES_DIR,) if any(f.filename.startswith(f"{FILES_DIR}/") for f in mine) else ()
         if transcripts(root, jid, machine=machine).filter(path__contains=f"/{SESSIONS_DIR}/").exists():
             dirs += (SESSIONS_DIR,)
-        overrides = tuple(n for n in PERSONA_FILES if n in known and known[n].in_effect)
+        overrides = tuple(n for n in at_root if n in known and known[n].in_effect)
         entries.append(JidDir(jid, root / jid, is_room(jid), known, dirs, (), overrides))
     return Workspace(root, global_files, tuple(entries))

@@ -24,9 +24,8 @@ from django.db.models import Min
 from django.utils import timezone
 
 from sessionviewer import links
-from sessionviewer.index.memory import JID_TRACKED
 from sessionviewer.models import AuditEvent, Entry, MemorySnapshot, Revision, Session
-from sessionviewer.workspaces import KNOWLEDGE, PERSONA_FILES, Prompt, build_prompt
+from sessionviewer.workspaces import KNOWLEDGE, Prompt, build_prompt, memory_files
 from sessionviewer.workspaces.secrets import fingerprint, secret_values
 
 # A reply written longer than this after a change is not claimed as its turn: a turn's tool
@@ -603,7 +602,8 @@ def memory_as_of(root: str, jid: str, bound: datetime, agent_name: str, *, machi
             return FileState(owner, filename, "absent", "removed", snapshot)
         return FileState(owner, filename, "present", snapshot.who_label(), snapshot)
 
-    files = [state("", name) for name in PERSONA_FILES] + [state(jid, name) for name in JID_TRACKED]
+    files = [state("", name) for name in memory_files.root_names()]
+    files += [state(jid, name) for name in memory_files.jid_names()]
     stored = [
         state(jid, name) for (owner, name) in sorted(latest) if owner == jid and name.startswith("files/")
     ]

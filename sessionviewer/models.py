@@ -616,7 +616,7 @@ class ThreadSnapshot(models.Model):
 
 
 class ThreadPiece(models.Model):
-    """store.PIECE items of a thread snapshot, in thread order: their lines, which are noise,
+    """snapshots.PIECE items of a thread snapshot, in thread order: their lines, which are noise,
     their tool calls' results, their compaction summaries. The snapshot itself keeps what
     does not grow with the thread, so a first screen reads only the pieces it shows, and an
     append rewrites only the last ones."""

@@ -40,11 +40,10 @@ from sessionviewer.forms import (
 from sessionviewer.memory_index import MemoryRoot, known_roots
 from sessionviewer.models import AuditEvent, KeyCheck, MemorySnapshot, Revision, Session
 from sessionviewer.render import IMAGE_TYPES
+from sessionviewer.workspaces import memory_files
 
 VIEW = "sessionviewer.view_workspace"
 EDIT = "sessionviewer.edit_workspace"
-GLOBAL_FILES = ws.PERSONA_FILES
-JID_EDITABLE = (*ws.PERSONA_FILES, ws.PROFILE, ws.MEMORY)
 TEXT_SUFFIXES = (".md", ".jsonl", ".txt")
 AUDIT_PAGE_SIZE = 50
 FINDINGS_PAGE_SIZE = 50
@@ -151,7 +150,7 @@ class Target:
 
     @property
     def is_override(self) -> bool:
-        return bool(self.jid) and self.name in ws.PERSONA_FILES
+        return bool(self.jid) and self.name in memory_files.root_names()
 
     def _url(self, action: str) -> str:
         if self.jid:
@@ -193,7 +192,7 @@ class Target:
 
 def edit_target(root_index: int, jid: str, name: str, held: MemoryRoot | None = None) -> Target:
     """The file; held is the root, where the request has located it already."""
-    if name not in (JID_EDITABLE if jid else GLOBAL_FILES):
+    if name not in memory_files.editable_names(jid):
         raise Http404(f"{name!r} cannot be edited here")
     root, machine = (located(root_index) if held is None else held).pair
     folder = jid_folder(root, jid, machine) if jid else root
@@ -243,6 +242,19 @@ def jid_entry(root: Path, jid: str) -> ws.JidDir:
         return ws.jid_entry(root, jid)
     except ws.UnsafePath as error:
         raise Http404(str(error)) from None
+
+
+def text_parts(entry: ws.JidDir, jid_dir: Path) -> list[dict]:
+    """The JID's own text files (memory_files.shown_parts) as its page shows each: the file,
+    or the legacy one it replaced where only that exists (context.md for user.md), loaded."""
+    parts = []
+    for part in memory_files.shown_parts():
+        legacy = memory_files.legacy_of(part.name)
+        shown = part.name
+        if legacy is not None and part.name not in entry.files and legacy.name in entry.files:
+            shown = legacy.name
+        parts.append({"file": part, "name": shown, "loaded": ws.load_part(jid_dir, shown)})
+    return parts
 
 
 def session_rows(root_index: int, machine: str, jid: str, jid_dir: Path) -> list[dict]:
@@ -530,7 +542,7 @@ def _history_row(root_index: int, history: memory_findings.FindingHistory) -> di
             "purge_url": None,
         }
     at = history.first_at.astimezone(UTC).isoformat()
-    editable = JID_EDITABLE if jid else GLOBAL_FILES
+    editable = memory_files.editable_names(jid)
     places = sorted(history.present, key=lambda place: place.filename not in editable)
     place = places[0] if places else None
     opens_editor = place is not None and place.filename in editable
@@ -565,12 +577,12 @@ def source_path(held: MemoryRoot, name: str, jid: str, subdir: str | None) -> Pa
     the root (held, located)."""
     base = held.path
     if not jid:
-        if name not in GLOBAL_FILES:
+        if name not in memory_files.root_names():
             raise Http404(f"{name!r} is not a global file")
         path = member_path(base, name)
     else:
         jid_dir = jid_folder(base, jid, held.machine)
-        if subdir is None and name not in ws.JID_FILES and not name.endswith(TEXT_SUFFIXES):
+        if subdir is None and name not in ws.known_files() and not name.endswith(TEXT_SUFFIXES):
             raise Http404(f"{name!r} is not a memory file")
         path = member_path(jid_dir, name, subdir)
     if not path.is_file():
@@ -597,9 +609,9 @@ def initial_text(target: Target, loaded: ws.LoadedFile) -> str:
     if target.is_override:
         # A new override starts from the global file it replaces.
         return ws.load_file(member_path(target.root, target.name)).text or ""
-    if target.name == ws.PROFILE:
+    if (legacy := memory_files.legacy_of(target.name)) is not None:
         # user.md replaces the legacy context.md, so it starts from it.
-        return ws.load_file(member_path(target.path.parent, ws.LEGACY_PROFILE)).text or ""
+        return ws.load_file(member_path(target.path.parent, legacy.name)).text or ""
     return ""
 
 

@@ -204,6 +204,10 @@ def test_a_global_purge_leaves_the_jids_own_files_and_names_them(client, tree, e
     page = client.get(reverse("workspace-global-purge", args=[0, fp])).content.decode()
     assert reverse("workspace-purge", args=[0, ALICE, fp]) in page
     assert KEY not in page
+    assert (
+        "(<code>identity.md</code>, <code>personality.md</code>, <code>instructions.md</code>: 1 state"
+        in page
+    )
     plan = orjson.loads(client.get(reverse("api-workspace-global-purge", args=[0, fp])).content)
     assert (plan["jid"], plan["also_in_jids"], plan["snapshots"]) == (None, [ALICE], 1)
     global_purge(client, fp)

@@ -13,7 +13,7 @@ from sessionviewer import threads, transcripts
 from sessionviewer.index import index_roots
 from sessionviewer.models import Session, ThreadPiece, ThreadSnapshot
 from sessionviewer.roots import RootSpec
-from sessionviewer.transcripts import flat, store
+from sessionviewer.transcripts import flat, snapshots, store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import generate  # noqa: E402 (bench/ is not a package)
@@ -23,9 +23,9 @@ pytestmark = pytest.mark.django_db
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
-@pytest.fixture(autouse=True, params=[store.PIECE, 3], ids=["pieces", "small-pieces"])
+@pytest.fixture(autouse=True, params=[snapshots.PIECE, 3], ids=["pieces", "small-pieces"])
 def piece_size(request, monkeypatch) -> int:
-    monkeypatch.setattr(store, "PIECE", request.param)
+    monkeypatch.setattr(snapshots, "PIECE", request.param)
     monkeypatch.setattr(store, "PREPARE_FROM", 1)
     return request.param
 

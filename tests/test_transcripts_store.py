@@ -17,7 +17,7 @@ from sessionviewer import threads, transcripts
 from sessionviewer.index import index_roots, rows
 from sessionviewer.models import Entry, Session, Source, ThreadSnapshot
 from sessionviewer.roots import RootSpec
-from sessionviewer.transcripts import store
+from sessionviewer.transcripts import snapshots, store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import generate  # noqa: E402 (bench/ is not a package)
@@ -25,11 +25,11 @@ import generate  # noqa: E402 (bench/ is not a package)
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True, params=[store.PIECE, 3], ids=["pieces", "small-pieces"])
+@pytest.fixture(autouse=True, params=[snapshots.PIECE, 3], ids=["pieces", "small-pieces"])
 def piece_size(request, monkeypatch) -> int:
     """Each test with pieces of the real size, and of 3 items: then every fixture's thread
     spans pieces, and calls and their results fall in different ones."""
-    monkeypatch.setattr(store, "PIECE", request.param)
+    monkeypatch.setattr(snapshots, "PIECE", request.param)
     return request.param
 
 
@@ -127,7 +127,7 @@ def test_the_index_command_prepares_the_long_sessions_it_did_not_touch_left_unpr
     assert transcripts.unprepared_sessions() == []
     older, missing = ids[:2]
     old = ThreadSnapshot.objects.get(session_id=older, leaf="")
-    old.data = {**old.data, "layout": store.LAYOUT - 1}  # as an upgrade would find it
+    old.data = {**old.data, "layout": snapshots.LAYOUT - 1}  # as an upgrade would find it
     old.save()
     ThreadSnapshot.objects.filter(session_id=missing).delete()  # a pass cut off before preparing it
     assert sorted(transcripts.unprepared_sessions()) == sorted([older, missing])
@@ -135,7 +135,7 @@ def test_the_index_command_prepares_the_long_sessions_it_did_not_touch_left_unpr
     call_command("index", verbosity=0, stdout=io.StringIO())  # every file unchanged: nothing touched
 
     assert transcripts.unprepared_sessions() == []
-    assert ThreadSnapshot.objects.get(session_id=older, leaf="").data["layout"] == store.LAYOUT
+    assert ThreadSnapshot.objects.get(session_id=older, leaf="").data["layout"] == snapshots.LAYOUT
     assert ThreadSnapshot.objects.filter(session_id=missing, leaf="").exists()
 
 

@@ -1,12 +1,12 @@
 """Snapshots of the Fluux memory and persona files, taken by each pass (and so by the watcher).
 
-Per memory root (roots.memory_roots()): the global identity.md, personality.md and
-instructions.md, and in each JID folder its own persona files, user.md, context.md,
-memory.md and knowledge.jsonl, kept byte for byte; and files/, kept by name, size and
-hash only. A file whose size, mtime and inode match its current snapshot costs a stat,
-as a session file does. One that moved is read, and recorded only when its bytes differ
-from the last ones known: an editor save records itself, with its revision
-(MemorySnapshot.of_edit), so a pass after it only notes where the file now stands.
+Per memory root (roots.memory_roots()): the files workspaces/memory_files.py lists, at the
+root (identity.md, personality.md, instructions.md) and in each JID folder (its own persona
+files, user.md, context.md, memory.md, knowledge.jsonl...), kept byte for byte; and files/,
+kept by name, size and hash only. A file whose size, mtime and inode match its current
+snapshot costs a stat, as a session file does. One that moved is read, and recorded only
+when its bytes differ from the last ones known: an editor save records itself, with its
+revision (MemorySnapshot.of_edit), so a pass after it only notes where the file now stands.
 
 Several changes between two passes are one snapshot: the pass sees only the last.
 """
@@ -31,12 +31,8 @@ from sessionviewer.models import MemorySnapshot
 from sessionviewer.readers import EARLIEST, LATEST, listing
 from sessionviewer.workspaces import (
     FILES_DIR,
-    KNOWLEDGE,
-    LEGACY_PROFILE,
-    MEMORY,
-    PERSONA_FILES,
-    PROFILE,
     UnsafePath,
+    memory_files,
     open_regular,
     read_regular,
     resolve_jid_dir,
@@ -44,8 +40,6 @@ from sessionviewer.workspaces import (
 )
 
 log = logging.getLogger(__name__)
-
-JID_TRACKED = (*PERSONA_FILES, PROFILE, LEGACY_PROFILE, MEMORY, KNOWLEDGE)
 
 
 @dataclass
@@ -231,13 +225,14 @@ def _tracked_files(root: Path, summary: MemorySummary) -> Iterable[_Seen]:
     folder, and a stat per file listed. Paths as text: pathlib cost more than the stats."""
     base = str(root)
     names, folders = listing(base)
-    yield from _stat_all(root, base, "", [n for n in PERSONA_FILES if n in names], summary)
+    yield from _stat_all(root, base, "", [n for n in memory_files.root_names() if n in names], summary)
+    tracked = memory_files.jid_names()
     for jid in folders:
         if "@" not in jid or jid.startswith("."):
             continue
         folder = f"{base}/{jid}"
         own, subfolders = listing(folder)
-        yield from _stat_all(root, folder, jid, [n for n in JID_TRACKED if n in own], summary)
+        yield from _stat_all(root, folder, jid, [n for n in tracked if n in own], summary)
         if FILES_DIR in subfolders:
             stored = listing(f"{folder}/{FILES_DIR}")[0]
             yield from _stat_all(root, f"{folder}/{FILES_DIR}", jid, stored, summary, FILES_DIR)

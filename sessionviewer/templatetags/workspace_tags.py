@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django import template
 
 from sessionviewer.templatetags.transcript import markdown
+from sessionviewer.workspaces import memory_files
 
 register = template.Library()
 register.filter("markdown", markdown)  # one definition, through render.py
@@ -34,6 +35,18 @@ def diff_lines(before: str | None, after: str | None, before_name="before", afte
     new = (after or "").replace("\r\n", "\n").splitlines()
     diff = difflib.unified_diff(old, new, before_name, after_name, lineterm="")
     return [DiffLine(_kind(line, number), line) for number, line in enumerate(diff)]
+
+
+@register.simple_tag
+def memory_file(kind: str) -> memory_files.MemoryFile:
+    """The registry's file of a kind ("knowledge", "files"): its name and title for a page."""
+    return memory_files.first_of(memory_files.Kind(kind))
+
+
+@register.simple_tag
+def global_memory_files() -> tuple[str, ...]:
+    """The root's files (the global persona files), in the prompt's order."""
+    return memory_files.root_names()
 
 
 @register.simple_tag

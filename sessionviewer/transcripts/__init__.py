@@ -1,10 +1,13 @@
 """A session's thread from the index, and the transcript page built on it.
 
-store.py loads rows back into reader entries, caches built threads and keeps their
-snapshots; page.py turns a thread into the page's rows and the API's dicts. The API
-and the pages both come through here, so they show the same thread.
+entries.py loads rows back into reader entries; store.py caches built threads and keeps
+their snapshots (what one holds: snapshots.py); page.py turns a thread into the page's
+rows and the API's dicts. The API and the pages both come through here, so they show the
+same thread.
 """
 
+from sessionviewer.transcripts.entries import load_entries, load_entry
+from sessionviewer.transcripts.snapshots import version_text
 from sessionviewer.transcripts.store import (
     LazyItem,
     StaleSnapshot,
@@ -12,13 +15,10 @@ from sessionviewer.transcripts.store import (
     UnknownLeaf,
     clear_cache,
     forget_session,
-    load_entries,
-    load_entry,
     prepare_snapshots,
     transcript,
     transcript_to_walk,
     unprepared_sessions,
-    version_text,
     walk_to,
 )
 

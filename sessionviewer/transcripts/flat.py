@@ -14,7 +14,7 @@ Two passes over the session's rows, in line order:
    that need them (replies whose parent is far back, the leaves).
 2. Per thread (the active one, then other branches): the rows on it, read again a batch at
    a time as text-free entries (rows.light_entries_from_rows), give each item's noise,
-   prompt and tool pairs; pieces of store.PIECE items are written as they fill.
+   prompt and tool pairs; pieces of snapshots.PIECE items are written as they fill.
 
 A file whose parents are broken (a parent written later, missing, a cycle) is built the
 object way, which names the problems: Fallback.
@@ -34,7 +34,8 @@ from django.db.models import Max
 from sessionviewer import readers, threads
 from sessionviewer.index import rows
 from sessionviewer.models import Entry, Session, ThreadPiece, ThreadSnapshot
-from sessionviewer.transcripts import layout
+from sessionviewer.transcripts import layout, snapshots
+from sessionviewer.transcripts.entries import load_entry
 
 NO = -1  # no line index: None in threads._Tree
 NO_CLOCK = -(2**63)
@@ -461,14 +462,12 @@ class Tree:
     def summary_text(self, source: tuple[int, bool]) -> str | None:
         """The text of a compact summary line (line, True), or the summary a compaction
         line holds (line, False)."""
-        from sessionviewer.transcripts import store
-
         found = self.summaries
         if source in found:
             return found[source]
         line, written = source
         if written:
-            text = store.load_entry(self.session_id, line).text
+            text = load_entry(self.session_id, line).text
         else:
             text = _column(self.session_id, [line], "summary")[line]
         found[source] = text
@@ -528,7 +527,7 @@ def _compact_summary_lines(session_id: int) -> list[int]:
 
 
 def _light_rows(session_id: int, left_out: bool):
-    """(entry, text_facts) of the lines the tree holds, in order, as store._light_entries."""
+    """(entry, text_facts) of the lines the tree holds, in order, as entries.light_entries."""
     q = _q
     columns = ", ".join(q(c) for c in rows.LIGHT_COLUMNS)
     text = f"CASE WHEN {q('text_facts')} = 0 OR {q('extra')} LIKE %s THEN {q('text')} ELSE '' END"
@@ -670,14 +669,12 @@ class _Writer:
     """One thread's snapshot: its pieces written as they fill, then its row."""
 
     def __init__(self, session: Session, leaf: str | None, shown, data: dict, summaries: dict, summary_text):
-        from sessionviewer.transcripts import store
-
-        self.size, self.empty = store.PIECE, store._empty_piece
+        self.size, self.empty = snapshots.PIECE, snapshots.empty_piece
         self.leaf, self.shown, self.data, self.summaries = leaf, shown, data, summaries
         self.summary_text = summary_text  # Tree.summary_text: summaries holds where each comes from
         ThreadSnapshot.objects.filter(session_id=session.id, leaf=leaf or "").delete()
         self.snapshot = ThreadSnapshot.objects.create(
-            session_id=session.id, leaf=leaf or "", version=store.version_text(session), data={}
+            session_id=session.id, leaf=leaf or "", version=snapshots.version_text(session), data={}
         )
         self.firsts: list[int] = []
         self.pending: dict[int, dict] = {}  # pieces not written yet
@@ -730,8 +727,6 @@ class _Writer:
                     owned = True
 
     def finish(self, tail: dict | None) -> None:
-        from sessionviewer.transcripts import store
-
         data, snapshot = self.data, self.snapshot
         if self.i + 1 != data["count"]:
             raise Fallback("the rows changed while the thread was built")
@@ -741,7 +736,7 @@ class _Writer:
             written.data["results"] = sorted(written.data["results"] + pairs)
             written.save(update_fields=["data"])
         data.update(
-            layout=store.LAYOUT,
+            layout=snapshots.LAYOUT,
             firsts=self.firsts,
             noise_count=self.noise_count,
             tail=tail,

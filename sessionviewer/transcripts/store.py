@@ -1,5 +1,6 @@
-"""Loading a session's rows back into reader entries, the in-memory cache of built threads,
-and the thread snapshots kept in the database (ThreadSnapshot)."""
+"""The in-memory cache of built threads, and the thread snapshots kept in the database
+(ThreadSnapshot). entries.py reads the rows back into reader entries; snapshots.py says
+what a snapshot holds."""
 
 from __future__ import annotations
 
@@ -14,84 +15,16 @@ from dataclasses import dataclass, field
 from functools import partial
 from threading import Lock
 
-import orjson
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F
 
 from sessionviewer import readers, threads
-from sessionviewer.index import rows
 from sessionviewer.index.locks import in_turn
 from sessionviewer.models import Entry, Session, ThreadPiece, ThreadSnapshot
-from sessionviewer.transcripts import flat, layout
+from sessionviewer.transcripts import flat, layout, snapshots
+from sessionviewer.transcripts.entries import light_entries, load_entries, load_lines, select_entries
 
 UnknownLeaf = threads.UnknownLeaf
-
-
-def _select_entries(where: str, params: list) -> list[readers.Entry]:
-    """Entries from a plain cursor rather than the ORM: a long session has tens of
-    thousands of rows, and Django's per-value converters cost several times the query."""
-    table = connection.ops.quote_name(Entry._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(c) for c in rows.LOADED_COLUMNS)
-    query = f"SELECT {columns} FROM {table} WHERE {where} ORDER BY line"  # noqa: S608 - names are ours
-    with connection.cursor() as cursor:
-        cursor.execute(query, params)
-        entries = rows.entries_from_rows(cursor.fetchall())
-    _load_raw(table, [e for e in entries if e.kind == readers.RAW], params[0])
-    return entries
-
-
-def _load_raw(table: str, unknown: list[readers.Entry], session_id: int) -> None:
-    """The whole line of each unknown entry (its raw column), which the page shows folded.
-    Only these rows have one worth reading, and most sessions have none."""
-    by_line = {e.line: e for e in unknown}
-    lines = sorted(by_line)
-    for at in range(0, len(lines), 500):
-        batch = lines[at : at + 500]
-        marks = ", ".join(["%s"] * len(batch))
-        query = f"SELECT line, raw FROM {table} WHERE session_id = %s AND line IN ({marks})"  # noqa: S608
-        with connection.cursor() as cursor:
-            cursor.execute(query, [session_id, *batch])
-            for line, raw in cursor.fetchall():
-                if raw is not None:
-                    by_line[line].raw = orjson.loads(raw)
-
-
-def load_entries(session: Session) -> list[readers.Entry]:
-    """The session's entries in file order, as the reader produced them."""
-    return _select_entries("session_id = %s", [session.id])
-
-
-def _light_entries(session_id: int, after: int = -1) -> tuple[list[readers.Entry], array, array]:
-    """The session's entries without their text (rows.light_entries_from_rows), with the
-    lines and text_facts of each, read a batch at a time: a thread snapshot needs ids,
-    parents and kinds, and a 2 GB session's text would not fit in memory. after: only the
-    lines after this one."""
-    table = connection.ops.quote_name(Entry._meta.db_table)
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(c) for c in rows.LIGHT_COLUMNS)
-    # The text only where the thread needs it: a compact summary's, or a row without text_facts.
-    text = f"CASE WHEN {quote('text_facts')} = 0 OR {quote('extra')} LIKE %s THEN {quote('text')} ELSE '' END"
-    where = "session_id = %s AND line > %s"
-    query = f"SELECT {columns}, {text} FROM {table} WHERE {where} ORDER BY line"  # noqa: S608 - names are ours
-    entries, lines, facts = [], array("q"), array("H")
-    with connection.cursor() as cursor:
-        cursor.execute(query, ['%"is_compact_summary":true%', session_id, after])
-        while batch := cursor.fetchmany(500):
-            for entry, known in rows.light_entries_from_rows(batch):
-                entries.append(entry)
-                lines.append(entry.line)
-                facts.append(known)
-    return entries, lines, facts
-
-
-def load_entry(session_id: int, line: int) -> readers.Entry | None:
-    """The entry at this line of the session, whole."""
-    return _load_lines(session_id, line, line).get(line)
-
-
-def _load_lines(session_id: int, first: int, last: int) -> dict[int, readers.Entry]:
-    entries = _select_entries("session_id = %s AND line BETWEEN %s AND %s", [session_id, first, last])
-    return {e.line: e for e in entries}
 
 
 # --- Cached threads and their snapshots ---------------------------------------------------------------
@@ -120,11 +53,6 @@ class Transcript:
         return self.thread.items
 
 
-def _version(session: Session) -> tuple:
-    # read_offset moves on every append; indexed_at on every rewrite the indexer made.
-    return (session.id, session.read_offset, session.read_line, session.indexed_at)
-
-
 def _remember(cache: OrderedDict, key: tuple, value):
     with _lock:
         cache[key] = value
@@ -143,7 +71,7 @@ def _recall(cache: OrderedDict, key: tuple):
 
 
 def cached_entries(session: Session) -> list[readers.Entry]:
-    key = _version(session)
+    key = snapshots.session_version(session)
     found = _recall(_entries_cache, key)
     return found if found is not None else _remember(_entries_cache, key, load_entries(session))
 
@@ -156,7 +84,7 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
     worker, or for a session too long to load whole quickly, the first screen then
     reads only the rows it shows.
     """
-    key = (*_version(session), leaf)
+    key = (*snapshots.session_version(session), leaf)
     found = _recall(_cache, key)
     if found is not None:
         return found
@@ -210,7 +138,7 @@ def _built_over_columns(session: Session, leaf: str | None) -> bool:
 
 def _light_transcript(session_id: int, leaf: str | None) -> Transcript:
     with _without_gc():
-        entries, lines, kept = _light_entries(session_id)
+        entries, lines, kept = light_entries(session_id)
         return _index(threads.build_thread(entries, leaf), partial(_facts_of, lines, kept))
 
 
@@ -227,10 +155,6 @@ def _without_gc():
             gc.enable()
 
 
-# The version of what a snapshot keeps for the page's layout (noise) and its thread (3: a
-# summary's leafUuid picks the active leaf; 4: kept in pieces, ThreadPiece; 5: no folds, no
-# first prompt): a snapshot of another version is built again.
-LAYOUT = 5
 # Sessions shorter than this build their thread faster than a snapshot is worth.
 PREPARE_FROM = 2000
 # Branches prepared per session at most: each costs a pass over the session.
@@ -241,7 +165,7 @@ def prepare_snapshots(session_ids: list[int]) -> int:
     """Build the threads of the long sessions an index pass touched (the active one and
     every other branch), so their first screen stays fast right after the file grew.
     Returns how many threads were built. The entries are loaded without their text
-    (_light_entries): the page reads the rows it shows when it shows them."""
+    (entries.light_entries): the page reads the rows it shows when it shows them."""
     built = 0
     for session in Session.objects.filter(id__in=session_ids, entry_count__gte=PREPARE_FROM).iterator():
         # Indexers sharing a PostgreSQL index take turns per session: both would build it.
@@ -252,9 +176,9 @@ def prepare_snapshots(session_ids: list[int]) -> int:
 
 def _prepare(session: Session) -> int:
     """prepare_snapshots for one session: how many threads were built."""
-    version = version_text(session)
+    version = snapshots.version_text(session)
     active = ThreadSnapshot.objects.filter(session=session, leaf="").first()
-    if active is not None and active.version == version and active.data.get("layout") == LAYOUT:
+    if active is not None and active.version == version and active.data.get("layout") == snapshots.LAYOUT:
         return 0
     if active is not None and extend_snapshot(session, active):
         return 1
@@ -265,7 +189,7 @@ def _prepare(session: Session) -> int:
     except flat.Fallback:
         pass  # broken parents: built from entries, which name what is wrong
     with _without_gc():
-        entries, lines, kept = _light_entries(session.id)
+        entries, lines, kept = light_entries(session.id)
         facts = partial(_facts_of, lines, kept)
         active = _index(threads.build_thread(entries), facts)
         save_snapshot(session, active, None)
@@ -292,7 +216,7 @@ def unprepared_sessions() -> list[int]:
         for session in Session.objects.filter(entry_count__gte=PREPARE_FROM).only(
             "id", "read_offset", "read_line", "indexed_at"
         )
-        if current.get(session.id) != (version_text(session), LAYOUT)
+        if current.get(session.id) != (snapshots.version_text(session), snapshots.LAYOUT)
     ]
 
 
@@ -307,9 +231,9 @@ def extend_snapshot(session: Session, snapshot: ThreadSnapshot) -> bool:
     file has grown from."""
     data = snapshot.data
     tail = data.get("tail")
-    if data.get("layout") != LAYOUT or not tail:
+    if data.get("layout") != snapshots.LAYOUT or not tail:
         return False
-    entries, _, facts = _light_entries(session.id, after=tail["line"])
+    entries, _, facts = light_entries(session.id, after=tail["line"])
     if _reuses_ids(session.id, tail["line"], [e.id for e in entries]):
         return False
     extension = threads.extend_thread(tail, entries)
@@ -319,15 +243,18 @@ def extend_snapshot(session: Session, snapshot: ThreadSnapshot) -> bool:
     count, firsts, open_calls = data["count"], data["firsts"], data["open_calls"]
     touched: set[int] = set()
     # The last piece and those of the calls still open: what the new lines may write to.
-    pieces = _raw_pieces(snapshot.id, {(count - 1) // PIECE} | {at[0] // PIECE for at in open_calls.values()})
+    pieces = _raw_pieces(
+        snapshot.id,
+        {(count - 1) // snapshots.PIECE} | {at[0] // snapshots.PIECE for at in open_calls.values()},
+    )
 
     def piece(number: int) -> dict:
         touched.add(number)
-        return pieces.setdefault(number, _empty_piece())
+        return pieces.setdefault(number, snapshots.empty_piece())
 
     for k, entry in enumerate(extension.entries):
         i = count + k
-        n = i // PIECE
+        n = i // snapshots.PIECE
         if n == len(firsts):
             firsts.append(entry.line)
         piece(n)["lines"].append(entry.line)
@@ -342,13 +269,13 @@ def extend_snapshot(session: Session, snapshot: ThreadSnapshot) -> bool:
                 open_calls[block.call_id] = [i, b]
             elif block.type == readers.TOOL_RESULT and (call := open_calls.pop(block.call_id, None)):
                 pair = [*call, i, b]
-                for number in {call[0] // PIECE, n}:
+                for number in {call[0] // snapshots.PIECE, n}:
                     insort(piece(number)["results"], pair)
                 if not owned:  # shown under the first call it answers
                     piece(n)["owner"].append([i, call[0]])
                     owned = True
     data["count"] = count + len(extension.entries)
-    old_leaf, version = data["leaf_id"], version_text(session)
+    old_leaf, version = data["leaf_id"], snapshots.version_text(session)
     data["tail"] = extension.tail
     # The other branches' snapshots go on naming the active leaf as it was when they were
     # built (branches_leaf): _from_snapshot renames it as it reads one, so that an append
@@ -407,18 +334,6 @@ def _facts_of(lines: array, facts: array, entry: readers.Entry) -> int:
     return facts[bisect_left(lines, entry.line)]
 
 
-def version_text(session: Session) -> str:
-    return ":".join(str(part) for part in _version(session))
-
-
-# Items per ThreadPiece: a first screen reads one or two, an append rewrites the last.
-PIECE = 1000
-
-
-def _empty_piece() -> dict:
-    return {"lines": [], "noise": [], "results": [], "owner": [], "summaries": []}
-
-
 def _raw_pieces(snapshot_id: int, numbers: set[int]) -> dict[int, dict]:
     found = ThreadPiece.objects.filter(snapshot_id=snapshot_id, number__in=sorted(numbers))
     return dict(found.values_list("number", "data"))
@@ -441,9 +356,9 @@ def save_snapshot(session: Session, t: Transcript, leaf: str | None) -> None:
     items = thread.items
     count = len(items)
     data = {
-        "layout": LAYOUT,
+        "layout": snapshots.LAYOUT,
         "count": count,
-        "firsts": [items[i].entry.line for i in range(0, count, PIECE)],
+        "firsts": [items[i].entry.line for i in range(0, count, snapshots.PIECE)],
         "compacted": _runs(i for i, item in enumerate(items) if item.compacted),
         "alternatives": {i: list(item.alternatives) for i, item in enumerate(items) if item.alternatives},
         "current": {i: item.current for i, item in enumerate(items) if item.current is not None},
@@ -457,18 +372,18 @@ def save_snapshot(session: Session, t: Transcript, leaf: str | None) -> None:
         "tail": thread.tail if leaf is None else None,
         "open_calls": {call: list(at) for call, at in t.open_calls.items()} if leaf is None else {},
     }
-    pieces = [_empty_piece() for _ in range(0, count, PIECE)]
+    pieces = [snapshots.empty_piece() for _ in range(0, count, snapshots.PIECE)]
     for i, item in enumerate(items):
-        pieces[i // PIECE]["lines"].append(item.entry.line)
+        pieces[i // snapshots.PIECE]["lines"].append(item.entry.line)
         if item.summary:
-            pieces[i // PIECE]["summaries"].append([i, item.summary])
+            pieces[i // snapshots.PIECE]["summaries"].append([i, item.summary])
     for i in sorted(t.noise):
-        pieces[i // PIECE]["noise"].append(i)
+        pieces[i // snapshots.PIECE]["noise"].append(i)
     for call, result in t.results.items():
-        for number in {call[0] // PIECE, result[0] // PIECE}:
+        for number in {call[0] // snapshots.PIECE, result[0] // snapshots.PIECE}:
             pieces[number]["results"].append([*call, *result])
     for i, call in sorted(t.owner.items()):
-        pieces[i // PIECE]["owner"].append([i, call])
+        pieces[i // snapshots.PIECE]["owner"].append([i, call])
     for piece in pieces:
         piece["results"].sort()
     with transaction.atomic():
@@ -476,7 +391,7 @@ def save_snapshot(session: Session, t: Transcript, leaf: str | None) -> None:
         # (StaleSnapshot) rather than another thread's.
         ThreadSnapshot.objects.filter(session_id=session.id, leaf=leaf or "").delete()
         snapshot = ThreadSnapshot.objects.create(
-            session_id=session.id, leaf=leaf or "", version=version_text(session), data=data
+            session_id=session.id, leaf=leaf or "", version=snapshots.version_text(session), data=data
         )
         for at in range(0, len(pieces), 50):
             ThreadPiece.objects.bulk_create(
@@ -487,12 +402,12 @@ def save_snapshot(session: Session, t: Transcript, leaf: str | None) -> None:
 
 def _from_snapshot(session: Session, leaf: str | None) -> Transcript | None:
     snapshot = ThreadSnapshot.objects.filter(
-        session_id=session.id, leaf=leaf or "", version=version_text(session)
+        session_id=session.id, leaf=leaf or "", version=snapshots.version_text(session)
     ).first()
     if snapshot is None:
         return None
     data = snapshot.data
-    if data.get("layout") != LAYOUT:
+    if data.get("layout") != snapshots.LAYOUT:
         return None  # written before the page's layout rules: built again, and saved anew
     if leaf:
         _rename_leaf(data, *_active_leaf_renamed(snapshot))
@@ -550,42 +465,44 @@ class _Pieces:
             raise StaleSnapshot(f"snapshot {self.snapshot_id} has no piece {min(missing)}")
 
     def _decode(self, number: int, raw: dict) -> _Piece:
-        count, first = self.count, number * PIECE
+        count, first = self.count, number * snapshots.PIECE
         pairs = [((a, b), (c, d)) for a, b, c, d in raw["results"] if c < count]
         return _Piece(
             lines=raw["lines"][: max(count - first, 0)],
             noise={i for i in raw["noise"] if i < count},
             pairs=pairs,
-            calls={call: result for call, result in pairs if call[0] // PIECE == number},
-            absorbed={result for _, result in pairs if result[0] // PIECE == number},
+            calls={call: result for call, result in pairs if call[0] // snapshots.PIECE == number},
+            absorbed={result for _, result in pairs if result[0] // snapshots.PIECE == number},
             owner={i: call for i, call in raw["owner"] if i < count},
             summaries=dict(raw["summaries"]),
         )
 
     def of(self, index: int) -> _Piece:
-        number = index // PIECE
+        number = index // snapshots.PIECE
         if number not in self.loaded:
             self.load([number])
         return self.loaded[number]
 
     def line(self, index: int) -> int:
-        return self.of(index).lines[index % PIECE]
+        return self.of(index).lines[index % snapshots.PIECE]
 
     def index_of_line(self, line: int) -> int | None:
         """The item at this line, if the thread has one there."""
         number = bisect_right(self.firsts, line) - 1
         if number < 0:
             return None
-        lines = self.of(number * PIECE).lines
+        lines = self.of(number * snapshots.PIECE).lines
         at = bisect_left(lines, line)
-        return number * PIECE + at if at < len(lines) and lines[at] == line else None
+        return number * snapshots.PIECE + at if at < len(lines) and lines[at] == line else None
 
     def index_after(self, line: int) -> int:
         """The first item after this line (count when none is)."""
         number = bisect_right(self.firsts, line) - 1
         if number < 0:
             return 0
-        return min(number * PIECE + bisect_right(self.of(number * PIECE).lines, line), self.count)
+        return min(
+            number * snapshots.PIECE + bisect_right(self.of(number * snapshots.PIECE).lines, line), self.count
+        )
 
 
 class _Positions:
@@ -646,13 +563,13 @@ class _Results:
         """(call, result) pairs with the call before start and the result at start or later:
         read from the results' pieces only."""
         pieces = self.pieces
-        numbers = range(start // PIECE, len(pieces.firsts))
+        numbers = range(start // snapshots.PIECE, len(pieces.firsts))
         pieces.load(numbers)
         return [
             (call, result)
             for n in numbers
             for call, result in pieces.loaded[n].pairs
-            if result[0] // PIECE == n and call[0] < start <= result[0]
+            if result[0] // snapshots.PIECE == n and call[0] < start <= result[0]
         ]
 
 
@@ -741,18 +658,18 @@ class _LazyEntries:
         if line not in self.loaded:
             start = index // self.BLOCK * self.BLOCK
             stop = min(start + self.BLOCK, self.pieces.count) - 1
-            self.loaded.update(_load_lines(self.session_id, self.pieces.line(start), self.pieces.line(stop)))
+            self.loaded.update(load_lines(self.session_id, self.pieces.line(start), self.pieces.line(stop)))
         return self.loaded[line]
 
     def prefetch(self, indexes: list[int]) -> None:
         """Load these items' entries in one query: a page of compaction banners needs one
         entry here and one there, not a block of 200 around each."""
-        self.pieces.load({i // PIECE for i in indexes})
+        self.pieces.load({i // snapshots.PIECE for i in indexes})
         lines = [line for i in indexes if (line := self.pieces.line(i)) not in self.loaded]
         for at in range(0, len(lines), 500):
             batch = lines[at : at + 500]
             marks = ", ".join(["%s"] * len(batch))
-            found = _select_entries(f"session_id = %s AND line IN ({marks})", [self.session_id, *batch])
+            found = select_entries(f"session_id = %s AND line IN ({marks})", [self.session_id, *batch])
             self.loaded.update((e.line, e) for e in found)
 
 
@@ -796,7 +713,7 @@ class LazyItems(Sequence):
         if start >= self.count:
             self.made, self.source.loaded, self.pieces.loaded = {}, {}, {}
             return
-        line, number = self.pieces.line(start), start // PIECE
+        line, number = self.pieces.line(start), start // snapshots.PIECE
         self.made = {i: item for i, item in self.made.items() if i >= start}
         self.source.loaded = {n: e for n, e in self.source.loaded.items() if n >= line}
         self.pieces.loaded = {n: piece for n, piece in self.pieces.loaded.items() if n >= number}

@@ -49,6 +49,7 @@ from sessionviewer.workspace_pages import (
     timeline_context,
     usage_report,
 )
+from sessionviewer.workspaces import memory_files
 
 
 def _root_dict(index: int, known: MemoryRoot) -> dict:
@@ -410,7 +411,7 @@ def api_forget_confirm(request: HttpRequest, root: int, jid: str, *, held: Memor
             "erasable": list(plan.names) if plan else ws.forgettable(jid_dir),
             "version": plan.version if plan else None,
             "refused": refused,
-            "kept": [f"{ws.SESSIONS_DIR}/", *ws.PERSONA_FILES],
+            "kept": [f"{ws.SESSIONS_DIR}/", *memory_files.kept_names()],
             "url": reverse("workspace-forget", args=[root, jid]),
             "run_url": reverse("workspace-forget-run", args=[root, jid]),
         }

@@ -42,7 +42,6 @@ from sessionviewer.render import IMAGE_TYPES
 from sessionviewer.views.http import bad_parameter_is_400, json_error
 from sessionviewer.workspace_pages import (
     EDIT,
-    JID_EDITABLE,
     TEXT_SUFFIXES,
     VIEW,
     Target,
@@ -70,9 +69,11 @@ from sessionviewer.workspace_pages import (
     source_path,
     stored_file_rows,
     target_of,
+    text_parts,
     timeline_context,
     usage_report,
 )
+from sessionviewer.workspaces import memory_files
 
 # A tree on another machine, and writes not made
 
@@ -188,20 +189,15 @@ def jid_detail(request: HttpRequest, root: int, jid: str) -> HttpResponse:
         return render(request, "workspaces/jid.html#usage-panel", {**usage, "entry": entry})
     persona = [
         {"name": name, "own": entry.files.get(name), "global": ws.global_file_info(base, name)}
-        for name in ws.PERSONA_FILES
+        for name in memory_files.root_names()
     ]
-    profile_name = (
-        ws.PROFILE if ws.PROFILE in entry.files or ws.LEGACY_PROFILE not in entry.files else ws.LEGACY_PROFILE
-    )
     context = {
         "root_index": root,
         "root": base,
         "entry": entry,
         "status": ws.jid_status(base, jid),
         "persona": persona,
-        "profile_name": profile_name,
-        "profile": ws.load_part(jid_dir, profile_name),
-        "memory": ws.load_part(jid_dir, ws.MEMORY),
+        "parts": text_parts(entry, jid_dir),
         "knowledge": ws.knowledge(jid_dir),
         "stored_files": stored_file_rows(root, jid, jid_dir),
         "sessions": sessions,
@@ -237,7 +233,7 @@ def _jid_elsewhere(request: HttpRequest, root_index: int, base: Path, machine: s
             {
                 "file": f,
                 "url": links.memory_source(root_index, jid, f.filename),
-                "edit": f.filename in JID_EDITABLE,
+                "edit": f.filename in memory_files.editable_names(jid),
             }
             for f in files
             if "/" not in f.filename

@@ -15,8 +15,12 @@ The agent keeps one memory root (``memory.path`` in its config)::
 Plain Python, no Django: the personas views call these functions. Checked against
 processone/fluux-agent (``src/agent/memory.rs``, ``src/agent/runtime.rs``,
 ``src/actors/inference.rs``, ``src/actors/command.rs``, ``src/agent/files.rs``).
-One module per concern; callers use the names re-exported here:
+One module per concern; callers use the names re-exported here, and memory_files:
 
+memory_files.py   which memory files there are, listed once; the modules here read it
+    MemoryFile, MEMORY_FILES, Kind, Scope                   name, kind, scope, prompt section...
+    root_names(), jid_names(), editable_names(jid)          read when called
+    forgotten_names(), kept_names(), shown_parts(), find(name), legacy_of(name), first_of(kind)
 paths.py     names, and paths that never lead outside their folder
     UnsafePath, NotRegularFile                              exceptions
     open_regular(path) -> BinaryIO, read_regular(path) -> bytes    never a FIFO, device or folder
@@ -26,6 +30,7 @@ paths.py     names, and paths that never lead outside their folder
 listing.py   what a root holds
     list_workspace(root) -> Workspace                       FileInfo, JidDir
     jid_entry(root, jid) -> JidDir                          one JID, without listing the root
+    known_files() -> tuple[str, ...]                        a JID folder's memory files and history
     global_file_info(root, name) -> FileInfo                one global persona file
     is_room(jid, jid_dir=None) -> bool
     list_files(jid_dir) -> list[StoredFile]
@@ -65,6 +70,7 @@ from sessionviewer.workspaces.listing import (
     global_file_info,
     is_room,
     jid_entry,
+    known_files,
     list_files,
     list_sessions,
     list_workspace,
@@ -81,21 +87,23 @@ from sessionviewer.workspaces.memory import (
     search_memory,
     search_texts,
 )
-from sessionviewer.workspaces.paths import (
-    ABSENT,
+from sessionviewer.workspaces.memory_files import (
     FILES_DIR,
-    HISTORY,
     IDENTITY,
     INSTRUCTIONS,
-    JID_FILES,
     KNOWLEDGE,
-    LEGACY_HISTORY,
     LEGACY_PROFILE,
     MEMORY,
-    NAME_MAX,
     PERSONA_FILES,
     PERSONALITY,
     PROFILE,
+    MemoryFile,
+)
+from sessionviewer.workspaces.paths import (
+    ABSENT,
+    HISTORY,
+    LEGACY_HISTORY,
+    NAME_MAX,
     SESSIONS_DIR,
     NotRegularFile,
     UnsafePath,
@@ -117,7 +125,6 @@ from sessionviewer.workspaces.prompt import (
 )
 from sessionviewer.workspaces.secrets import KINDS, SecretFinding, iter_tree_findings, scan_secrets, scan_tree
 from sessionviewer.workspaces.writes import (
-    FORGOTTEN,
     Conflict,
     ErasedFile,
     ForgetPlan,
@@ -128,6 +135,7 @@ from sessionviewer.workspaces.writes import (
     forget_plan,
     forget_user,
     forgettable,
+    forgotten,
     load_file,
     load_part,
     locked,
@@ -139,11 +147,9 @@ __all__ = [
     "KINDS",
     "ABSENT",
     "FILES_DIR",
-    "FORGOTTEN",
     "HISTORY",
     "IDENTITY",
     "INSTRUCTIONS",
-    "JID_FILES",
     "KNOWLEDGE",
     "LEGACY_HISTORY",
     "LEGACY_PROFILE",
@@ -163,6 +169,7 @@ __all__ = [
     "KnowledgeEntry",
     "LineProblem",
     "LoadedFile",
+    "MemoryFile",
     "NotRegularFile",
     "Prompt",
     "SearchHit",
@@ -181,6 +188,7 @@ __all__ = [
     "forget_plan",
     "forget_user",
     "forgettable",
+    "forgotten",
     "format_current_date",
     "global_file_info",
     "is_blank",
@@ -189,6 +197,7 @@ __all__ = [
     "jid_entry",
     "jid_status",
     "knowledge",
+    "known_files",
     "list_files",
     "list_sessions",
     "list_workspace",

@@ -20,12 +20,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sessionviewer.readers.fluux_xmpp import is_room_jid, is_room_sender
+from sessionviewer.workspaces import memory_files
+from sessionviewer.workspaces.memory_files import FILES_DIR
 from sessionviewer.workspaces.paths import (
-    FILES_DIR,
     HISTORY,
-    JID_FILES,
     LEGACY_HISTORY,
-    PERSONA_FILES,
     SESSIONS_DIR,
     NotRegularFile,
     UnsafePath,
@@ -169,19 +168,25 @@ def is_room(jid: str, jid_dir: Path | None = None) -> bool:
         return False
 
 
+def known_files() -> tuple[str, ...]:
+    """The files a JID folder is known to hold: its memory files, then its history."""
+    return (*memory_files.jid_names(), HISTORY, LEGACY_HISTORY)
+
+
 def describe_jid_dir(jid: str, jid_dir: Path) -> JidDir:
     """The listing of one JID folder, already resolved (jid_entry resolves it first)."""
     files: dict[str, FileInfo] = {}
     dirs: list[str] = []
     other: list[str] = []
+    known = known_files()
     for entry in sorted(jid_dir.iterdir(), key=lambda p: p.name):
-        if entry.name in JID_FILES:
+        if entry.name in known:
             files[entry.name] = _file_info(jid_dir, entry.name)
         elif entry.name in (FILES_DIR, SESSIONS_DIR) and entry.is_dir():
             dirs.append(entry.name)
         else:
             other.append(entry.name + "/" if entry.is_dir() else entry.name)
-    overrides = tuple(name for name in PERSONA_FILES if name in files and files[name].in_effect)
+    overrides = tuple(name for name in memory_files.root_names() if name in files and files[name].in_effect)
     return JidDir(jid, jid_dir, is_room(jid, jid_dir), files, tuple(dirs), tuple(other), overrides)
 
 
@@ -191,7 +196,7 @@ def jid_entry(root: Path, jid: str) -> JidDir:
 
 
 def global_file_info(root: Path, name: str) -> FileInfo:
-    if name not in PERSONA_FILES:
+    if name not in memory_files.root_names():
         raise UnsafePath(f"{name!r} is not a persona file")
     return _file_info(real_path(Path(root)), name)
 
@@ -201,10 +206,11 @@ def list_workspace(root: Path) -> Workspace:
     jids: list[JidDir] = []
     other: list[str] = []
     skipped: list[str] = []
+    at_root = memory_files.root_names()
     for entry in sorted(base.iterdir(), key=lambda p: p.name):
         if entry.name.startswith("."):
             continue
-        if entry.name in PERSONA_FILES:
+        if entry.name in at_root:
             continue
         if not entry.is_dir():
             other.append(entry.name)
@@ -215,7 +221,7 @@ def list_workspace(root: Path) -> Workspace:
             skipped.append(entry.name)
             continue
         jids.append(describe_jid_dir(entry.name, jid_dir))
-    global_files = tuple(_file_info(base, name) for name in PERSONA_FILES)
+    global_files = tuple(_file_info(base, name) for name in at_root)
     return Workspace(base, global_files, tuple(jids), tuple(other), tuple(skipped))
 
 

@@ -8,14 +8,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from sessionviewer.workspaces.listing import is_room, jid_folders, regular_files
-from sessionviewer.workspaces.paths import (
+from sessionviewer.workspaces.memory_files import (
     FILES_DIR,
-    HISTORY,
     IDENTITY,
     INSTRUCTIONS,
     KNOWLEDGE,
     PERSONA_FILES,
     PERSONALITY,
+)
+from sessionviewer.workspaces.paths import (
+    HISTORY,
     SESSIONS_DIR,
     UnsafePath,
     load_member,

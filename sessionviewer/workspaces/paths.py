@@ -10,19 +10,12 @@ from pathlib import Path
 from sessionviewer.readers.files import NotRegularFile, read_regular
 from sessionviewer.readers.files import check_regular as check_regular
 from sessionviewer.readers.files import open_regular as open_regular
-from sessionviewer.readers.fluux_xmpp import GLOBAL_FILES
+from sessionviewer.workspaces.memory_files import FILES_DIR
 
-PERSONA_FILES = GLOBAL_FILES  # in prompt order: the reader's names
-IDENTITY, PERSONALITY, INSTRUCTIONS = PERSONA_FILES
-PROFILE = "user.md"
-LEGACY_PROFILE = "context.md"
-MEMORY = "memory.md"
-KNOWLEDGE = "knowledge.jsonl"
+# A JID's transcripts: the reader's files, not memory files (memory_files.py lists those).
 HISTORY = "history.jsonl"
 LEGACY_HISTORY = "history.md"
-FILES_DIR = "files"
 SESSIONS_DIR = "sessions"
-JID_FILES = (*PERSONA_FILES, PROFILE, LEGACY_PROFILE, MEMORY, KNOWLEDGE, HISTORY, LEGACY_HISTORY)
 ABSENT = "absent"
 
 

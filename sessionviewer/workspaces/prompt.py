@@ -26,18 +26,9 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from sessionviewer.workspaces.paths import (
-    IDENTITY,
-    INSTRUCTIONS,
-    LEGACY_PROFILE,
-    MEMORY,
-    PERSONA_FILES,
-    PERSONALITY,
-    PROFILE,
-    load_member,
-    real_path,
-    resolve_jid_dir,
-)
+from sessionviewer.workspaces import memory_files
+from sessionviewer.workspaces.memory_files import MEMORY, PERSONA_FILES, PROFILE
+from sessionviewer.workspaces.paths import load_member, real_path, resolve_jid_dir
 
 # Rust's str::trim strips Unicode White_Space (char::is_whitespace). Python's str.strip() also
 # strips U+001C..U+001F, which Rust keeps, so the set is spelled out.
@@ -139,13 +130,6 @@ class Prompt:
         }
 
 
-_TITLES = {
-    IDENTITY: ("identity", "Identity"),
-    PERSONALITY: ("personality", "Personality"),
-    INSTRUCTIONS: ("instructions", "Instructions"),
-}
-
-
 # Where the sections' files come from: load(jid, name) gives (text, None), (None, None) when
 # the file is absent, or (None, error); jid "" names the root's global files. The disk today,
 # or the snapshots of a past moment (memory_timeline.memory_as_of): one code builds both.
@@ -165,7 +149,7 @@ def persona_section(root: Path, jid: str, jid_dir: Path, name: str) -> Section |
 
 
 def _persona(load: Loader, jid: str, name: str) -> Section | None:
-    kind, title = _TITLES[name]
+    kind, title = _section_of(name)
     text, error = load(jid, name)
     if error:
         return Section(kind, title, f"{jid}/{name}", "", error)
@@ -184,16 +168,23 @@ def profile_section(jid: str, jid_dir: Path) -> Section | None:
     return _profile(disk_loader(jid_dir, jid, jid_dir), jid)
 
 
+def _section_of(name: str) -> tuple[str, str]:
+    """The section a memory file becomes, and its heading (memory_files)."""
+    found = memory_files.find(name)
+    return found.section, found.heading
+
+
 def _profile(load: Loader, jid: str) -> Section | None:
     # An existing user.md decides alone, even blank: context.md is then not read.
-    for name in (PROFILE, LEGACY_PROFILE):
+    kind, title = _section_of(PROFILE)
+    for name in (PROFILE, memory_files.legacy_of(PROFILE).name):
         text, error = load(jid, name)
         if error:
-            return Section("profile", "About this user", f"{jid}/{name}", "", error)
+            return Section(kind, title, f"{jid}/{name}", "", error)
         if text is not None:
             if is_blank(text):
                 return None
-            return Section("profile", "About this user", f"{jid}/{name}", rust_trim(text))
+            return Section(kind, title, f"{jid}/{name}", rust_trim(text))
     return None
 
 
@@ -203,12 +194,13 @@ def memory_section(jid: str, jid_dir: Path) -> Section | None:
 
 
 def _memory(load: Loader, jid: str) -> Section | None:
+    kind, title = _section_of(MEMORY)
     text, error = load(jid, MEMORY)
     if error:
-        return Section("memory", "Notes and memory", f"{jid}/{MEMORY}", "", error)
+        return Section(kind, title, f"{jid}/{MEMORY}", "", error)
     if text is None or is_blank(text):
         return None
-    return Section("memory", "Notes and memory", f"{jid}/{MEMORY}", rust_trim(text))
+    return Section(kind, title, f"{jid}/{MEMORY}", rust_trim(text))
 
 
 def _assemble(sections: list[Section]) -> str:
@@ -218,10 +210,8 @@ def _assemble(sections: list[Section]) -> str:
             parts.append(section.text + "\n\n")
         elif section.kind in ("instructions", "default"):
             parts.append(section.text)
-        elif section.kind == "profile":
-            parts.append("\n\n## About this user\n" + section.text)
-        elif section.kind == "memory":
-            parts.append("\n\n## Notes and memory\n" + section.text)
+        elif section.kind in ("profile", "memory"):  # under its heading (memory_files)
+            parts.append(f"\n\n## {section.title}\n" + section.text)
         elif section.kind == "date":
             parts.append("\n\nCurrent date: " + section.text)
     return "".join(parts)

@@ -19,17 +19,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sessionviewer.workspaces import memory_files
 from sessionviewer.workspaces.memory import count_messages
+from sessionviewer.workspaces.memory_files import FILES_DIR
 from sessionviewer.workspaces.paths import (
     ABSENT,
-    FILES_DIR,
     HISTORY,
-    KNOWLEDGE,
     LEGACY_HISTORY,
-    LEGACY_PROFILE,
-    MEMORY,
-    PERSONA_FILES,
-    PROFILE,
     SESSIONS_DIR,
     UnsafePath,
     read_error,
@@ -251,7 +247,7 @@ def remove_file(path: Path, expected_version: str, record=_nothing_to_record) ->
 
 def remove_override(jid_dir: Path, name: str, expected_version: str, record=_nothing_to_record) -> None:
     """Delete a JID's persona file, so the global one applies again."""
-    if name not in PERSONA_FILES:
+    if name not in memory_files.root_names():
         raise UnsafePath(f"{name!r} is not a persona file")
     remove_file(resolve_member(jid_dir, name), expected_version, record)
 
@@ -307,7 +303,9 @@ def archive_session(
     return target
 
 
-FORGOTTEN = (HISTORY, LEGACY_HISTORY, PROFILE, LEGACY_PROFILE, MEMORY, KNOWLEDGE)
+def forgotten() -> tuple[str, ...]:
+    """The files /forget erases: the history, and the memory files it erases (memory_files)."""
+    return (HISTORY, LEGACY_HISTORY, *memory_files.forgotten_names())
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,10 +414,10 @@ def forget_user(jid_dir: Path, expected_version: str | None = None, before_erasi
 
 
 def forgettable(jid_dir: Path) -> list[str]:
-    """What /forget would erase now: the files of FORGOTTEN that exist, and files/
+    """What /forget would erase now: the files of forgotten() that exist, and files/
     when it holds at least one file (as the agent does); a folder ends with "/"."""
     jid_dir = Path(jid_dir)
-    names = [name for name in FORGOTTEN if os.path.lexists(jid_dir / name)]
+    names = [name for name in forgotten() if os.path.lexists(jid_dir / name)]
     files = jid_dir / FILES_DIR
     if files.is_dir() and any(entry.is_file() for entry in files.iterdir()):
         names.append(f"{FILES_DIR}/")
