@@ -284,7 +284,7 @@ def entries_from_rows(rows: Iterable[Sequence]) -> list[readers.Entry]:
 # What a thread snapshot loads of a row (store.prepare_snapshots): no text, but what the
 # layout needs of it (text_facts), and the text only where the thread needs it (a compact
 # summary's, which its boundary shows) or where text_facts were not kept (then 0): the SQL
-# puts the text or "" last (store._light_entries).
+# puts the text or "" last (transcripts.entries.light_entries).
 LIGHT_COLUMNS = (*ENTRY_FIELDS, "text_facts")
 
 
