@@ -78,6 +78,7 @@ _CARD_START = re.compile(r"4\d|5[1-5]|2[2-7]|3[467]|6\d")
 # Values that documentation and templates put where a secret goes: never a leak.
 _PLACEHOLDER = re.compile(
     r"(?i)(.)\1{7}|x{5}|\*{3}|\.{3}|[<>{}]|\$\(|your|example|placeholder|changeme|dummy|redacted|replace_?me"
+    r"|^(?:pass(?:word|wd)?|secret)$"
 )
 
 # Providers' documented sample values, copied into tutorials and tests everywhere.
@@ -112,13 +113,14 @@ class Rule:
     """One kind of finding: where to look, what to report, and how to undo a leak of it.
 
     prefixes: literal text every match starts with (in any case when regex ignores case).
-    The scanner looks for all rules' prefixes in one pass and tries regex only where one
-    starts; a rule without prefixes reads the whole line. Each regex is linear: it starts
-    at a prefix, and reads no further than the next place the same rule could start, unless
-    it matches, after which the scanner skips past the match, as re.finditer does.
+    The scanner finds all rules' prefixes in a line at once (PrefixIndex) and tries a regex
+    only where one of its prefixes starts; a rule without prefixes reads the whole line.
+    Each regex is linear: from a prefix it reads no further than the next place the same
+    rule could start, unless it matches, and then the next try starts past the match, as
+    re.finditer's would.
     group: the part of the match reported, masked and fingerprinted (0: all of it).
-    check: a test the value must pass. secret: a credential (placeholders and documented
-    examples are not reported) rather than personal data.
+    check: a test the value must pass. secret: a credential rather than personal data; a
+    placeholder or a documented example of one is not reported.
     """
 
     kind: str
@@ -145,12 +147,6 @@ class Rule:
             if match:
                 end = match.end()
                 yield match
-
-    def reports(self, value: str) -> bool:
-        """Whether a match's value is a finding."""
-        if self.check is not None and not self.check(value):
-            return False
-        return not (self.secret and not_a_secret(value))
 
 
 class EmailRule(Rule):
@@ -219,7 +215,7 @@ RULES = (
     Rule(
         "openai_key",
         ("sk-",),
-        re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"),
+        re.compile(r"\bsk-(?!or-)[A-Za-z0-9_-]{20,}"),  # a malformed OpenRouter key is no OpenAI key
         "Revoke the key at platform.openai.com/api-keys and create a new one.",
         check=_mixed,
     ),
@@ -401,7 +397,7 @@ RULES = (
 )
 
 KINDS = tuple(dict.fromkeys(rule.kind for rule in RULES))
-HIGH_ENTROPY = "high_entropy"
+_USUAL_RULES = tuple(rule for rule in RULES if rule.kind != "high_entropy")
 
 
 class PrefixIndex:
@@ -442,16 +438,17 @@ class PrefixIndex:
         """By id(rule): where its prefixes start in line, in order."""
         found: dict[int, list[int]] = {}
         lowered = line.lower()
-        if len(lowered) == len(line):
-            passes = ((self.exact, self.exact_rules, line), (self.lower, self.lower_rules, lowered))
-        else:  # "İ" lowers to two characters, which would move what follows: read the line itself
-            passes = ((self.exact, self.exact_rules, line), (self.any_case, self.lower_rules, line))
-        for regex, rules_of, text in passes:
+        # "İ" lowers to two characters, which would move what follows: then read the line itself.
+        moved = len(lowered) != len(line)
+        for regex, text, rules_of, lower in (
+            (self.exact, line, self.exact_rules, False),
+            (self.any_case, line, self.lower_rules, True)
+            if moved
+            else (self.lower, lowered, self.lower_rules, True),
+        ):
             match = regex.search(text)
             while match:
-                for rule in rules_of[
-                    match.group() if rules_of is self.exact_rules else match.group().lower()
-                ]:
+                for rule in rules_of[match.group().lower() if lower else match.group()]:
                     found.setdefault(id(rule), []).append(match.start())
                 match = regex.search(text, match.start() + 1)
         return found
@@ -496,7 +493,7 @@ def secret_values(text: str, ignore: tuple[str, ...] = (), *, high_entropy: bool
     """scan_secrets, each finding with the text it found: for fingerprints and purges, never
     to be shown or kept."""
     ignored = {item.casefold() for item in ignore}
-    rules = RULES if high_entropy else tuple(rule for rule in RULES if rule.kind != HIGH_ENTROPY)
+    rules = RULES if high_entropy else _USUAL_RULES
     for number, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
         starts = PREFIX_INDEX.starts(line)
@@ -510,7 +507,7 @@ def secret_values(text: str, ignore: tuple[str, ...] = (), *, high_entropy: bool
             for match in rule.finditer(line, starts.get(id(rule))):
                 start, end = match.span(group)
                 value = match.group(group)
-                if not rule.reports(value):
+                if rule.check is not None and not rule.check(value):
                     continue
                 if kind == "email" and value.casefold() in ignored:
                     continue
@@ -521,7 +518,10 @@ def secret_values(text: str, ignore: tuple[str, ...] = (), *, high_entropy: bool
                 if next_taken < len(taken) and taken[next_taken][0] < end:
                     continue
                 kept.append((start, end))
-                found.append((SecretFinding(kind, number, start + 1, _mask(kind, value)), value))
+                # A placeholder or an example keeps its span, so that no later rule reports it
+                # or a piece of it (the parts of jwt.io's token as random strings).
+                if not (rule.secret and not_a_secret(value)):
+                    found.append((SecretFinding(kind, number, start + 1, _mask(kind, value)), value))
             taken = sorted(taken + kept)  # two ordered runs, which sorted merges in linear time
         yield from sorted(found, key=lambda pair: pair[0].column)
 
