@@ -222,7 +222,9 @@ def jids_holding(root: str, fp: str, *, machine: str) -> list[str]:
 def _value_of(snapshot: MemorySnapshot, fp: str) -> tuple[str, str, str] | None:
     text = bytes(snapshot.content).decode("utf-8", errors="replace")
     ignore = (snapshot.jid,) if snapshot.jid else ()
-    for finding, value in secret_values(text, ignore):
+    for finding, value in secret_values(
+        text, ignore, high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY
+    ):
         if fingerprint(finding.kind, value, settings.SECRET_KEY) == fp:
             return finding.kind, finding.masked, value
     return None

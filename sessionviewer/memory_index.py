@@ -168,7 +168,7 @@ def _transcript_findings(root: Path, jid: str, machine: str) -> Iterator[SecretF
     for session in transcripts(root, jid, machine=machine):
         relative = session.path.removeprefix(f"{root}/")
         for line, text in Entry.objects.filter(session=session).order_by("line").values_list("line", "text"):
-            for found in scan_secrets(text, (jid,)):
+            for found in scan_secrets(text, (jid,), high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY):
                 yield SecretFinding(found.kind, line, found.column, found.masked, relative)
 
 

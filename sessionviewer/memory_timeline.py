@@ -428,7 +428,9 @@ def hide_purged(text: str, jid: str, purged: set[str]) -> str:
     """text with the value of every purged finding in it replaced by PURGED."""
     values = {
         value
-        for finding, value in secret_values(text, (jid,) if jid else ())
+        for finding, value in secret_values(
+            text, (jid,) if jid else (), high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY
+        )
         if fingerprint(finding.kind, value, settings.SECRET_KEY) in purged
     }
     for value in sorted(values, key=len, reverse=True):

@@ -292,6 +292,9 @@ if SESSIONVIEWER_MEMORY_RETENTION_DAYS < 0:
 SESSIONVIEWER_MAX_EVENT_BYTES = envint("SESSIONVIEWER_MAX_EVENT_BYTES", str(MAX_EVENT_BYTES))
 if SESSIONVIEWER_MAX_EVENT_BYTES < 1:
     raise ImproperlyConfigured("SESSIONVIEWER_MAX_EVENT_BYTES must be a number of bytes, 1 or more")
+# The secrets scan also reports random-looking runs that no rule names (workspaces/secrets.py).
+# Off by default: hashes, ids and base64 data in code sessions would bury the real findings.
+SESSIONVIEWER_SECRETS_HIGH_ENTROPY = envbool("SESSIONVIEWER_SECRETS_HIGH_ENTROPY", "0")
 
 
 MACHINE_MAX = 100  # Source.machine's max_length

@@ -314,7 +314,9 @@ def _iter_findings(roots: list[MemoryRoot], jid: str, kind: str = ""):
         if is_elsewhere(root, machine):
             found = memory_index.iter_findings(root, jid or None, machine=machine)
         else:
-            found = ws.iter_tree_findings(root, jid or None)
+            found = ws.iter_tree_findings(
+                root, jid or None, high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY
+            )
         for finding in found:
             if not kind or finding.kind == kind:
                 yield _finding_dict(index, finding)

@@ -30,6 +30,7 @@ ENVIRONMENT = [
     "SESSIONVIEWER_LOGIN_FAILURE_LIMIT",
     "SESSIONVIEWER_LOGIN_COOLOFF_MINUTES",
     "SESSIONVIEWER_MAX_EVENT_BYTES",
+    "SESSIONVIEWER_SECRETS_HIGH_ENTROPY",
     "SESSIONVIEWER_MACHINE",
     "SESSIONVIEWER_ROOTS",
     "SESSIONVIEWER_DEMO",
@@ -253,6 +254,15 @@ def test_the_largest_inflated_event_is_256_mb_unless_told(monkeypatch):
 def test_a_largest_event_that_is_no_number_of_bytes_stops_the_start(monkeypatch, value):
     with pytest.raises(ImproperlyConfigured, match="SESSIONVIEWER_MAX_EVENT_BYTES"):
         read_settings(monkeypatch, SESSIONVIEWER_MAX_EVENT_BYTES=value)
+
+
+def test_high_entropy_secrets_are_off_unless_turned_on(monkeypatch):
+    assert read_settings(monkeypatch).SESSIONVIEWER_SECRETS_HIGH_ENTROPY is False
+    assert read_settings(
+        monkeypatch, SESSIONVIEWER_SECRETS_HIGH_ENTROPY="1"
+    ).SESSIONVIEWER_SECRETS_HIGH_ENTROPY
+    with pytest.raises(ImproperlyConfigured, match="SESSIONVIEWER_SECRETS_HIGH_ENTROPY"):
+        read_settings(monkeypatch, SESSIONVIEWER_SECRETS_HIGH_ENTROPY="sometimes")
 
 
 # The machine an indexer names its roots by

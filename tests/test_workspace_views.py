@@ -773,6 +773,20 @@ def test_secrets_report_finds_a_planted_key_and_email_with_file_and_line(client,
         assert "abcdefghijklmnop1234" not in page
 
 
+def test_secrets_report_lists_random_strings_only_with_the_high_entropy_setting(
+    client, memory, editor, settings
+):
+    (memory / CAROL / "memory.md").write_text("- blob Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0UvWx\n")
+
+    def kinds() -> set[str]:
+        findings = get_json(client, reverse("api-workspace-secrets"), jid=CAROL)["findings"]
+        return {f["kind"] for f in findings}
+
+    assert kinds() == set()
+    settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY = True
+    assert kinds() == {"high_entropy"}
+
+
 # The audit log
 
 

@@ -45,10 +45,11 @@ memory.py    the memory audit
     knowledge(jid_dir) -> Knowledge, read_knowledge(path)   KnowledgeEntry, LineProblem
     search_memory(root, query) -> list[SearchHit]
 secrets.py   the secrets report
-    scan_secrets(text, ignore=()) -> list[SecretFinding]
-    scan_tree(root, jid=None) -> list[SecretFinding]        with .file set; jid: one folder only
-    iter_tree_findings(root, jid=None)                      the same, lazily, file by file
-    PATTERNS                                                each kind's Pattern: finditer(line)
+    scan_secrets(text, ignore=(), *, high_entropy=False) -> list[SecretFinding]
+    json_secret_values(data, ignore=(), *, high_entropy=False)     JsonSecret: the strings of decoded JSON
+    scan_tree(root, jid=None, *, high_entropy=False) -> list[SecretFinding]   .file set; jid: one folder
+    iter_tree_findings(root, jid=None, *, high_entropy=False)      the same, lazily, file by file
+    RULES                                                   the table: each Rule's kind, prefixes, regex, rotate
 writes.py    every change on disk, each a locked, version-checked unit
     Conflict                                                the file changed since it was read
     file_version(path) -> str                               sha256 hex, or "absent"
