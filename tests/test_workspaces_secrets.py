@@ -1,6 +1,7 @@
 """The secrets report: what scan_secrets flags and masks, and the per-file cache."""
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -240,26 +241,36 @@ def test_a_finding_names_its_jid_and_none_in_a_global_file():
 # Linear time (issue 26): the only timed tests here, as the issue asks. A pattern that can
 # start at every character of a run and scan to its end (the e-mail address after each "%")
 # costs the square of the line's length: 31 s for one 200 KB memory.md line. Each input is
-# scanned at 100 KB and at 1 MB: linear costs some 10 times more, quadratic some 100 times.
+# scanned at 30 KB and at 300 KB: linear costs some 10 times more, quadratic some 100 times.
+# Not 100 KB and 1 MB: with a rule per kind and every input for every rule, those sizes
+# took CI two and a half minutes, and the ratio tells the two apart as well at these.
 
-SMALL, LARGE = 100_000, 1_000_000
-CEILING = 5.0  # CPU seconds for 1 MB: generous, the slowest linear scan takes a third of it
+SMALL, LARGE = 30_000, 300_000
+CEILING = 1.5  # CPU seconds for 300 KB: generous, the slowest linear scan takes a third of it
 LINEAR = 30  # the most LARGE may cost over SMALL: 10 linear, 100 quadratic
-FLOOR = 0.002  # a 100 KB scan faster than this is counted as this, so clock noise is no ratio
+FLOOR = 0.002  # a 30 KB scan faster than this is counted as this, so clock noise is no ratio
 
 
 def _assert_linear(scan, shape: tuple[str, str]) -> None:
-    # Past a tenth of the ceiling at 100 KB, even a linear scan would pass it at 1 MB: fail
-    # there, rather than spend the hours a quadratic scan of 1 MB takes.
+    # Past a tenth of the ceiling at 30 KB, even a linear scan would pass it at 300 KB: fail
+    # there, rather than spend the hours a quadratic scan of 300 KB takes.
     small_ceiling = CEILING * SMALL / LARGE
     small = secret_inputs.cpu_seconds(scan, secret_inputs.text(shape, SMALL), runs=2, enough=small_ceiling)
-    assert small < small_ceiling, f"100 KB took {small:.2f} s"
+    assert small < small_ceiling, f"30 KB took {small:.2f} s"
     line = secret_inputs.text(shape, LARGE)
     large = secret_inputs.cpu_seconds(scan, line, runs=1, enough=CEILING)
     if CEILING > large >= LINEAR * max(small, FLOOR):  # once more before failing, for a noisy neighbour
         large = min(large, secret_inputs.cpu_seconds(scan, line, runs=1, enough=CEILING))
-    assert large < CEILING, f"1 MB took {large:.2f} s"
-    assert large / max(small, FLOOR) < LINEAR, f"100 KB: {small:.4f} s, 1 MB: {large:.4f} s"
+    assert large < CEILING, f"300 KB took {large:.2f} s"
+    assert large / max(small, FLOOR) < LINEAR, f"30 KB: {small:.4f} s, 300 KB: {large:.4f} s"
+
+
+@pytest.mark.scan_time
+def test_the_linear_time_check_tells_a_quadratic_scan_at_these_sizes():
+    # An address finder that starts at every character of a run and scans to its end.
+    quadratic = re.compile(r"[\w.%+-]+@[\w-]+\.\w+")
+    with pytest.raises(AssertionError):
+        _assert_linear(lambda text: list(quadratic.finditer(text)), ("", "a"))
 
 
 @pytest.mark.scan_time
