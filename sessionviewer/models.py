@@ -745,7 +745,12 @@ class MemorySnapshot(models.Model):
         if content is None:
             return None
         text = bytes(content).decode("utf-8", errors="replace")
-        return fingerprinted(text, (jid,) if jid else (), settings.SECRET_KEY)
+        return fingerprinted(
+            text,
+            (jid,) if jid else (),
+            settings.SECRET_KEY,
+            high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY,
+        )
 
     def findings_now(self) -> list[dict]:
         """findings, scanning (and keeping) them for a state recorded before they were kept."""

@@ -163,3 +163,12 @@ def test_the_findings_say_so_when_secret_key_is_not_the_one_they_were_made_with(
     assert "needs the same SECRET_KEY" in findings(client)["key_mismatch"]
     page = client.get(reverse("workspace-memory-findings")).content.decode()
     assert "needs the same SECRET_KEY" in page
+
+
+def test_a_snapshots_findings_list_random_strings_only_with_the_high_entropy_setting(settings):
+    # As the secrets report does (test_workspace_views): findings over time and the report agree.
+    content = b"blob Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0UvWx\n"
+    settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY = False
+    assert MemorySnapshot.scan(content, "") == []
+    settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY = True
+    assert [finding["kind"] for finding in MemorySnapshot.scan(content, "")] == ["high_entropy"]
