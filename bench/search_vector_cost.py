@@ -2,7 +2,7 @@
 
 Times to_tsvector('simple', text) (the index's expression before) against
 sessionviewer_search_vector(text) (after: FTS5's words, sessionviewer/tokens.py) on the same
-texts: 20,000 short ones, ASCII or with accents, and texts of index.rows.SEARCHABLE_CHARS
+texts: 20,000 short ones, ASCII or with accents, and texts of row_codec.SEARCHABLE_CHARS
 characters (ASCII with paths and URLs, mixed scripts, and Cyrillic words that each start with
 a capital). Each figure is the median of --runs, in a migrated database of your choice:
 
@@ -22,7 +22,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sessionviewer.index.rows import SEARCHABLE_CHARS  # noqa: E402
+from sessionviewer.row_codec import SEARCHABLE_CHARS  # noqa: E402
 
 EXPRESSIONS = {
     "to_tsvector": "to_tsvector('simple', {})",

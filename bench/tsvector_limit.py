@@ -1,4 +1,4 @@
-"""How many characters of an entry's text PostgreSQL can index, at worst (index.rows.SEARCHABLE_CHARS).
+"""How many characters of an entry's text PostgreSQL can index, at worst (row_codec.SEARCHABLE_CHARS).
 
 A tsvector holds at most 1 MB of lexemes; past that, the index's expression fails with
 "string is too long for tsvector" and the entry cannot be stored. How much text that is
@@ -20,7 +20,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sessionviewer.index.rows import SEARCHABLE_CHARS  # noqa: E402
+from sessionviewer.row_codec import SEARCHABLE_CHARS  # noqa: E402
 
 # Letters UTF-8 writes in four bytes: CJK Unified Ideographs Extension B.
 WIDE = [chr(c) for c in range(0x20000, 0x20000 + 4096)]

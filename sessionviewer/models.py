@@ -13,9 +13,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from sessionviewer import prices
-from sessionviewer.index.rows import ENTRY_FIELDS as ENTRY_FIELDS  # the column order, written once there
-from sessionviewer.index.rows import json_text
 from sessionviewer.roots import is_inside_roots
+from sessionviewer.row_codec import ENTRY_FIELDS as ENTRY_FIELDS  # the column order, written once there
+from sessionviewer.row_codec import json_text
 from sessionviewer.workspaces.secrets import fingerprint, fingerprinted
 
 
@@ -330,7 +330,7 @@ class Entry(models.Model):
     leaf_id = models.CharField(max_length=256, blank=True)
     extra = OrjsonField(default=dict)
     raw = OrjsonField(null=True, blank=True)
-    # What a thread's layout needs of the text (readers.claude_code.text_facts); 0 in rows
+    # What a thread's layout needs of the text (index.rows.text_facts); 0 in rows
     # indexed before it was kept, whose text is then read instead.
     text_facts = models.PositiveSmallIntegerField(default=0)
 

@@ -39,8 +39,8 @@ from django.db.models.functions import Cast, Collate, Length, Upper
 from django.db.models.lookups import Exact, GreaterThan
 
 from sessionviewer import readers
+from sessionviewer.index.rows import FACTS_BLOCK_TYPES, FACTS_BLOCKS_KNOWN
 from sessionviewer.models import Entry, Session
-from sessionviewer.readers import claude_code
 from sessionviewer.render import render_snippet
 from sessionviewer.tokens import fold, words
 
@@ -288,20 +288,20 @@ def _holds(block_type: str) -> Q:
 
 
 def _from_facts(facts_test, blocks_test: Q) -> Q:
-    """facts_test where the row keeps its block types in text_facts (claude_code.text_facts),
+    """facts_test where the row keeps its block types in text_facts (index.rows.text_facts),
     else blocks_test: a CASE, so that the blocks column is read only for rows indexed before
     (a pasted log's blocks are its 60 MB, read again by every pattern)."""
-    known = GreaterThan(F("text_facts").bitand(claude_code.FACTS_BLOCKS_KNOWN), 0)
+    known = GreaterThan(F("text_facts").bitand(FACTS_BLOCKS_KNOWN), 0)
     blocks = ExpressionWrapper(blocks_test, output_field=BooleanField())
     return Q(Case(When(known, then=facts_test), default=blocks, output_field=BooleanField()))
 
 
 def _holds_bit(block_type: str) -> GreaterThan:
-    return GreaterThan(F("text_facts").bitand(claude_code.FACTS_BLOCK_TYPES[block_type]), 0)
+    return GreaterThan(F("text_facts").bitand(FACTS_BLOCK_TYPES[block_type]), 0)
 
 
 _BLOCK_TYPES = {name: block_type for name, (_, block_type) in WHAT.items() if block_type}
-_ANY_BLOCK_BIT = sum(claude_code.FACTS_BLOCK_TYPES[t] for t in _BLOCK_TYPES.values())
+_ANY_BLOCK_BIT = sum(FACTS_BLOCK_TYPES[t] for t in _BLOCK_TYPES.values())
 _WHAT_Q = {
     **{name: _from_facts(_holds_bit(t), _holds(t)) for name, t in _BLOCK_TYPES.items()},
     "other": _from_facts(
@@ -319,8 +319,8 @@ _WHO_Q = {
 def what_of(entry: Entry) -> list[str]:
     """What an entry is, as the filter reads it from its text_facts or its blocks (the same
     rule, in Python)."""
-    if entry.text_facts & claude_code.FACTS_BLOCKS_KNOWN:
-        bits = claude_code.FACTS_BLOCK_TYPES
+    if entry.text_facts & FACTS_BLOCKS_KNOWN:
+        bits = FACTS_BLOCK_TYPES
         found = [name for name, block_type in _BLOCK_TYPES.items() if entry.text_facts & bits[block_type]]
     else:  # a row indexed before the block types were kept: its blocks are loaded now
         types = {block.get("type") for block in entry.blocks if isinstance(block, dict)}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionviewer import readers, transcripts
+from sessionviewer import readers, row_codec, transcripts
 from sessionviewer.index import index_roots, rows
 from sessionviewer.models import Entry, Session
 from sessionviewer.roots import RootSpec
@@ -49,12 +49,14 @@ def test_timestamps_for_sqlite_are_the_text_djangos_backend_writes():
         datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
         None,
     ]
-    texts = rows.db_datetimes(values, rows.SQLITE_NULL)
-    django_text = [str(v.astimezone(UTC).replace(tzinfo=None)) if v else rows.SQLITE_NULL for v in values]
+    texts = row_codec.db_datetimes(values, row_codec.SQLITE_NULL)
+    django_text = [
+        str(v.astimezone(UTC).replace(tzinfo=None)) if v else row_codec.SQLITE_NULL for v in values
+    ]
     assert texts == django_text
-    assert [rows.db_datetime(v, as_text=True) or rows.SQLITE_NULL for v in values] == django_text
+    assert [row_codec.db_datetime(v, as_text=True) or row_codec.SQLITE_NULL for v in values] == django_text
     assert texts[1] == "2026-01-02 03:04:05" and texts[3] == "2025-12-31 23:30:00"
-    assert rows.db_datetimes([], rows.SQLITE_NULL) == []
+    assert row_codec.db_datetimes([], row_codec.SQLITE_NULL) == []
 
 
 def read_back_shape(entry) -> tuple:
@@ -131,7 +133,7 @@ def test_a_blocks_text_is_stored_once_and_cut_back_out(tmp_path):
     )
     index_roots([RootSpec(tmp_path, "go_agent")])
     stored = dict(Entry.objects.values_list("entry_id", "blocks"))
-    assert stored["m1"][0] == {"type": "thinking", rows.TEXT_LENGTH: len("first\nthought")}
+    assert stored["m1"][0] == {"type": "thinking", row_codec.TEXT_LENGTH: len("first\nthought")}
     # The blocks' texts come first, then what is only searched: the tool's name and arguments.
     assert Entry.objects.get(entry_id="m1").text == "first\nthought\né ✓ 🚀 done\nread\na.py"
     # The text column escapes NUL (PostgreSQL cannot hold it), so that block keeps its own text.
@@ -189,9 +191,11 @@ def test_a_nul_anywhere_in_a_file_indexes_on_every_database(tmp_path):
 def test_every_entry_column_is_a_column_of_the_entry_table():
     from sessionviewer.models import ENTRY_FIELDS, Entry
 
-    assert ENTRY_FIELDS is rows.ENTRY_FIELDS
-    assert rows.ENTRY_COLUMNS[1:-2] == rows.LOADED_COLUMNS  # all but session_id, raw and text_facts
-    assert {Entry._meta.get_field(name).column for name in rows.ENTRY_COLUMNS} == set(rows.ENTRY_COLUMNS)
+    assert ENTRY_FIELDS is row_codec.ENTRY_FIELDS
+    assert row_codec.ENTRY_COLUMNS[1:-2] == row_codec.LOADED_COLUMNS  # all but session_id, raw and text_facts
+    assert {Entry._meta.get_field(name).column for name in row_codec.ENTRY_COLUMNS} == set(
+        row_codec.ENTRY_COLUMNS
+    )
 
 
 @pytest.mark.parametrize("folder", FORMAT_OF_FOLDER)
@@ -205,8 +209,8 @@ def test_entries_decoded_from_their_encoded_rows_are_the_entries_the_reader_gave
             if isinstance(item, readers.Entry)
         ]
         encoded = rows.entry_rows(read, for_sqlite=False, problems=[], path=str(path))
-        assert all(len(row) == len(rows.POSTGRESQL_ENTRY_COLUMNS) for row in encoded)
-        decoded = rows.entries_from_rows([row[1 : len(rows.LOADED_COLUMNS) + 1] for row in encoded])
+        assert all(len(row) == len(row_codec.POSTGRESQL_ENTRY_COLUMNS) for row in encoded)
+        decoded = row_codec.entries_from_rows([row[1 : len(row_codec.LOADED_COLUMNS) + 1] for row in encoded])
         assert [read_back_shape(e) for e in decoded] == [read_back_shape(e) for e in read], path
         checked += len(read)
     assert checked > 10

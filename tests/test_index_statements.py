@@ -8,7 +8,8 @@ import orjson
 import pytest
 from django.db import connection
 
-from sessionviewer.index import index_roots, rows, statements
+from sessionviewer import row_codec
+from sessionviewer.index import index_roots, statements
 from sessionviewer.models import Entry, Session
 from sessionviewer.roots import RootSpec
 
@@ -35,7 +36,7 @@ def index_claude_lines(tmp_path, lines: list[dict]) -> None:
 
 
 def test_missing_values_are_stored_as_null_and_text_that_looks_like_zero_as_text(tmp_path):
-    # The SQLite insert binds a stand-in for NULL (rows.SQLITE_NULL): no text may be taken for it.
+    # The SQLite insert binds a stand-in for NULL (row_codec.SQLITE_NULL): no text may be taken for it.
     lines = [
         {"type": "user", "uuid": "0", "parentUuid": None, "cwd": "/w", "message": {"role": "user", "content": "0"}},
         {"type": "assistant", "uuid": "a", "parentUuid": "0", "timestamp": "2025-02-08T19:00:00Z",
@@ -59,7 +60,7 @@ def test_missing_values_are_stored_as_null_and_text_that_looks_like_zero_as_text
 
 def test_mostly_empty_columns_read_back_empty_and_text_that_looks_like_zero_stays_text(tmp_path):
     # The SQLite insert binds a stand-in for the empty value of the mostly empty
-    # columns (rows.SQLITE_EMPTY): empty must come back empty, and "0" as "0".
+    # columns (row_codec.SQLITE_EMPTY): empty must come back empty, and "0" as "0".
     lines = [
         {"type": "user", "uuid": "u", "parentUuid": None, "cwd": "/w", "message": {"role": "user", "content": "hi"}},
         {"type": "assistant", "uuid": "a", "parentUuid": "u", "requestId": "r",
@@ -69,7 +70,7 @@ def test_mostly_empty_columns_read_back_empty_and_text_that_looks_like_zero_stay
         {"type": "summary", "summary": "0", "leafUuid": "0"},
     ]  # fmt: skip
     index_claude_lines(tmp_path, lines)
-    columns = [c for c in rows.EMPTY_BY_DEFAULT if c not in ("usage", "extra")]
+    columns = [c for c in row_codec.EMPTY_BY_DEFAULT if c not in ("usage", "extra")]
     stored = {e.line: e for e in Entry.objects.order_by("line")}
     user, assistant, system, summary = (stored[n] for n in (1, 2, 3, 4))
     assert {c: getattr(user, c) for c in columns} == dict.fromkeys(columns, "")
@@ -81,7 +82,7 @@ def test_mostly_empty_columns_read_back_empty_and_text_that_looks_like_zero_stay
     if connection.vendor != "sqlite":
         return  # the rest is of SQLite's insert, which binds the stand-in
     with connection.cursor() as cursor:  # text, never an integer, in every one of them
-        kinds = ", ".join(f"typeof({connection.ops.quote_name(c)})" for c in rows.EMPTY_BY_DEFAULT)
+        kinds = ", ".join(f"typeof({connection.ops.quote_name(c)})" for c in row_codec.EMPTY_BY_DEFAULT)
         cursor.execute(f"SELECT {kinds} FROM {Entry._meta.db_table}")  # noqa: S608
         assert {kind for row in cursor.fetchall() for kind in row} <= {"text"}
 

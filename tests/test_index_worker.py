@@ -23,8 +23,8 @@ import orjson
 import pytest
 from django.db import DataError, transaction
 
-from sessionviewer import readers, transcripts
-from sessionviewer.index import fold, index_roots, passes, rows, worker
+from sessionviewer import readers, row_codec, transcripts
+from sessionviewer.index import fold, index_roots, passes, worker
 from sessionviewer.models import Entry, Problem, Session
 from sessionviewer.roots import RootSpec
 from sessionviewer.search import matching_entries
@@ -573,7 +573,7 @@ def test_a_hostile_value_in_any_field_leaves_the_line_after_it_readable(hostile_
                 orjson.loads(value)
 
 
-ENTRY_COLUMNS = rows.ENTRY_COLUMNS
+ENTRY_COLUMNS = row_codec.ENTRY_COLUMNS
 
 
 @pytest.mark.django_db
@@ -601,7 +601,7 @@ def test_a_tool_input_nested_900_deep_is_a_bad_line_kept_cut_and_searchable_to_t
     for word in ("level10word", "level150word", "surfaced"):
         assert matching_entries(word).count() == 1, word
     entry = next(e for e in transcripts.load_entries(session) if e.id == "a1")
-    assert entry.extra[rows.DEPTH_CUT] == 200
+    assert entry.extra[row_codec.DEPTH_CUT] == 200
     arguments, objects = entry.blocks[0].arguments, 0
     while isinstance(arguments, dict):
         arguments, objects = arguments["deeper"], objects + 1
@@ -631,8 +631,8 @@ def test_a_60_mb_line_indexes_with_its_first_searchable_chars_searchable(tmp_pat
     summary = index_roots([RootSpec(tmp_path, "claude_code")])
     assert summary.errors == [] and summary.problems == 0
     stored = Entry.objects.get(entry_id="r1")
-    assert len(stored.text) == rows.SEARCHABLE_CHARS
-    assert stored.extra[rows.SEARCH_CUT] == rows.SEARCHABLE_CHARS
+    assert len(stored.text) == row_codec.SEARCHABLE_CHARS
+    assert stored.extra[row_codec.SEARCH_CUT] == row_codec.SEARCHABLE_CHARS
     assert [matching_entries(word).count() for word in ("w0", "lastword", "surfaced")] == [1, 0, 1]
     # The whole output is kept, for the page.
     entry = next(e for e in transcripts.load_entries(Session.objects.get()) if e.id == "r1")

@@ -18,8 +18,9 @@ from django.urls import reverse
 
 from sessionviewer.filters import PROBE_LINES, matching_session_ids
 from sessionviewer.index import index_roots
+from sessionviewer.index.rows import FACTS_BLOCKS_KNOWN
 from sessionviewer.models import Entry, Session
-from sessionviewer.readers import argument_strings, claude_code
+from sessionviewer.readers import argument_strings
 from sessionviewer.roots import RootSpec
 from sessionviewer.search import (
     SNIPPETS,
@@ -410,8 +411,8 @@ def test_what_a_hit_is_comes_from_the_block_types_the_index_kept(grouped):
 
 def test_rows_indexed_before_block_types_were_kept_are_read_from_their_blocks(grouped):
     kept = [s.what for s in search_hits("zebra", Session.objects.all()).page.object_list[0].snippets]
-    Entry.objects.update(text_facts=F("text_facts").bitand(claude_code.FACTS_BLOCKS_KNOWN - 1))
-    assert not Entry.objects.filter(text_facts__gte=claude_code.FACTS_BLOCKS_KNOWN).exists()
+    Entry.objects.update(text_facts=F("text_facts").bitand(FACTS_BLOCKS_KNOWN - 1))
+    assert not Entry.objects.filter(text_facts__gte=FACTS_BLOCKS_KNOWN).exists()
     results = search_hits("zebra", Session.objects.all())
     assert facet_counts(results)["what"] == {"message": 3, "thinking": 1, "tool_call": 1, "tool_output": 7}
     assert search_hits("zebra", Session.objects.all(), what="other").count == 0

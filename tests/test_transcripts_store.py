@@ -13,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from sessionviewer import threads, transcripts
+from sessionviewer import row_codec, threads, transcripts
 from sessionviewer.index import index_roots, rows
 from sessionviewer.models import Entry, Session, Source, ThreadSnapshot
 from sessionviewer.roots import RootSpec
@@ -199,7 +199,7 @@ def test_prepare_snapshots_loads_no_entry_text_but_compaction_summaries(demo, mo
 
 
 def rows_index(column: str) -> int:
-    return rows.LIGHT_COLUMNS.index(column)
+    return row_codec.LIGHT_COLUMNS.index(column)
 
 
 def test_prepare_snapshots_reads_the_text_of_rows_indexed_before_text_facts_were_kept(demo, monkeypatch):
@@ -510,14 +510,14 @@ def test_a_long_session_without_a_snapshot_loads_only_the_rows_its_first_screen_
     ThreadSnapshot.objects.filter(session=session).delete()
     transcripts.clear_cache()
     whole = []
-    real = rows.entries_from_rows
+    real = row_codec.entries_from_rows
 
     def recording(batch):
         found = real(batch)
         whole.extend(e.line for e in found)
         return found
 
-    monkeypatch.setattr(rows, "entries_from_rows", recording)
+    monkeypatch.setattr(row_codec, "entries_from_rows", recording)
     client.force_login(User.objects.create_superuser("root", password="pw"))
     response = client.get(reverse("session-detail", args=[session.id]))
     assert b'id="entry-u0"' in response.content

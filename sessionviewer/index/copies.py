@@ -28,9 +28,9 @@ from django.db.models import Count, QuerySet
 from sessionviewer import prices
 from sessionviewer.index.fold import turn_line, usage_of
 from sessionviewer.index.locks import take_turn
-from sessionviewer.index.rows import json_text
 from sessionviewer.index.statements import update_sessions
 from sessionviewer.models import CopiedUsage, Entry, Session
+from sessionviewer.row_codec import json_text
 
 CHUNK = 2000  # message ids per query: well under SQLite's limit on a statement's parameters
 # Past this many sessions read whole, one pass over the entry_message index costs less than

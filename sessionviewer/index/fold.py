@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessionviewer import prices, readers
-from sessionviewer.index.rows import db_text
 from sessionviewer.readers.claude_code import harness_line
 from sessionviewer.readers.fluux_xmpp import ROOM_SENDER_SUFFIX
+from sessionviewer.row_codec import db_text
 
 TITLE_LENGTH = 200
 # Kinds whose summary is the session's own title. Claude's summary lines are

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from sessionviewer import readers
 from sessionviewer.index.fold import title_of
-from sessionviewer.index.rows import db_text
 from sessionviewer.index.statements import update_sessions
 from sessionviewer.index.worker import SummaryLink
 from sessionviewer.models import Entry, Session, Source
+from sessionviewer.row_codec import db_text
 
 
 def link_sessions(source: Source, touched: list[Session]) -> None:

@@ -39,7 +39,6 @@ from sessionviewer.index.links import link_sessions, links_made, pending_links
 from sessionviewer.index.locks import take_turn
 from sessionviewer.index.memory import MemorySummary, snapshot_roots
 from sessionviewer.index.phases import Phases
-from sessionviewer.index.rows import db_text
 from sessionviewer.index.sqlite import NewRows, WalCheckpointer, checkpointing
 from sessionviewer.index.statements import (
     file_savepoint,
@@ -49,6 +48,7 @@ from sessionviewer.index.statements import (
 )
 from sessionviewer.models import Session, Source
 from sessionviewer.roots import RootSpec
+from sessionviewer.row_codec import db_text
 
 log = logging.getLogger(__name__)
 

@@ -1,58 +1,37 @@
-"""The entry row: what the index keeps of a line, in which column, and how it comes back.
-
-The column order is written here once: entry_rows() encodes a reader's entries as
-the rows the indexer inserts (ENTRY_COLUMNS), and entries_from_rows() turns the
-columns a page loads (LOADED_COLUMNS) back into entries. No Django: models.py, the
-writer, the loader and the reading process all import it.
+"""Entries as the index writes them: a reader's entries encoded as entry rows
+(row_codec.py says which columns, and decodes them), and what the index keeps of an
+entry's text beside its row (text_facts). No Django: the reading process imports it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from sessionviewer import readers
-from sessionviewer.readers.claude_code import FACTS_KNOWN, text_facts
-from sessionviewer.tokens import ascii_lexemes
-
-# The columns that rebuild a readers.Entry, in order: entries_from_rows() reads them,
-# and the indexer writes them (with session_id, text and raw) without the ORM.
-ENTRY_FIELDS = (
-    "line",
-    "offset",
-    "entry_id",
-    "parent_id",
-    "kind",
-    "role",
-    "timestamp",
-    "blocks",
-    "sender",
-    "model",
-    "usage",
-    "message_id",
-    "subtype",
-    "is_sidechain",
-    "is_meta",
-    "logical_parent_id",
-    "first_kept_id",
-    "summary",
-    "leaf_id",
-    "extra",
+from sessionviewer.readers.claude_code import harness_line, is_hidden_block
+from sessionviewer.row_codec import (
+    BLOCKS_AT,
+    DEPTH_CUT,
+    EXTRA_AT,
+    ID_LENGTH,
+    SEARCH_CUT,
+    SEARCHABLE_CHARS,
+    SESSION_EXTRA,
+    SQLITE_EMPTY,
+    SQLITE_NULL,
+    db_datetimes,
+    db_text,
+    dumps,
+    entries_from_rows,
+    entry_of,
+    json_text,
+    loads_stored,
+    stored_blocks,
+    stored_id,
+    thread_extra,
 )
-_BLOCKS, _USAGE, _EXTRA = (ENTRY_FIELDS.index(name) for name in ("blocks", "usage", "extra"))
-# What entry_rows() makes, in order, and what the indexer's insert names.
-ENTRY_COLUMNS = ("session_id", *ENTRY_FIELDS, "text", "raw", "text_facts")
-# PostgreSQL's rows: then the text's words, found here for an ASCII text (tokens.ascii_lexemes)
-# so that the server does not read them again. The column is not the model's (migration 0028).
-POSTGRESQL_ENTRY_COLUMNS = (*ENTRY_COLUMNS, "search_words")
-# What entries_from_rows() takes, in order.
-LOADED_COLUMNS = (*ENTRY_FIELDS, "text")
-
-# Fields Claude Code repeats on every line: folded into the session, not kept per entry.
-SESSION_EXTRA = frozenset({"cwd", "gitBranch", "version", "sessionId", "userType", "slug", "requestId"})
+from sessionviewer.tokens import ascii_lexemes
 
 
 def entry_rows(
@@ -91,13 +70,11 @@ def entry_rows(
             logical_parent_id, first_kept_id = logical_parent_id[:ID_LENGTH], first_kept_id[:ID_LENGTH]
             leaf_id = leaf_id[:ID_LENGTH]
         try:
-            blocks = _dumps(stored_blocks(e.blocks, text_in_column))
+            blocks = dumps(stored_blocks(e.blocks, text_in_column))
             extra = (
-                _dumps({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA})
-                if e.extra
-                else empty_json
+                dumps({k: v for k, v in e.extra.items() if k not in SESSION_EXTRA}) if e.extra else empty_json
             )
-            raw = null if e.raw is None else _dumps(e.raw)
+            raw = null if e.raw is None else dumps(e.raw)
         except TypeError:  # what orjson cannot write: nested past its limit, most likely
             blocks, extra, raw = _stored_cut(e, text_in_column, null, problems, path)
         rows.append(
@@ -133,16 +110,6 @@ def entry_rows(
     return rows
 
 
-# The characters of an entry's text that search covers: the rest is kept and shown, but
-# not searchable. PostgreSQL cannot index more: a tsvector holds at most 1 MB of
-# distinct words, and four bytes a character is the most UTF-8 takes (bench/README.md
-# has the measurement). SQLite's FTS5 has no such limit, but a search must find the
-# same entries on both.
-SEARCHABLE_CHARS = 200_000
-# In an entry's extra: its text was cut to this many characters for search.
-SEARCH_CUT = "searchable_chars"
-
-
 def searchable_text(entry: readers.Entry, text: str) -> str:
     """The text column of an entry whose text holds NUL or is too long for search: NUL
     escaped (db_text), cut to SEARCHABLE_CHARS, and the cut noted in its extra. Its
@@ -152,10 +119,6 @@ def searchable_text(entry: readers.Entry, text: str) -> str:
         return text
     entry.extra = {**entry.extra, SEARCH_CUT: SEARCHABLE_CHARS}
     return text[:SEARCHABLE_CHARS]
-
-
-# In an entry's extra: its values were cut at this depth.
-DEPTH_CUT = "cut_at_depth"
 
 
 def _stored_cut(
@@ -172,126 +135,42 @@ def _stored_cut(
             f"nested deeper than the {readers.STORED_DEPTH} levels the index keeps: kept, cut at that depth"
         )
         problems.append(readers.Problem(path, e.line, e.offset, message))
-    return _dumps(blocks), _dumps(extra), null if raw is None else _dumps(raw)
+    return dumps(blocks), dumps(extra), null if raw is None else dumps(raw)
 
 
-# NULL in an entry row for SQLite: the indexer's insert turns it back with NULLIF(?, 0).
-# sqlite3 binds None only after looking for an adapter for it, which cost a cold index
-# more than its NULLs are worth (half a microsecond each); an int it binds at once.
-# No value is mistaken for it: these columns hold text, and text never equals 0.
-SQLITE_NULL = 0
-
-# The empty value in an entry row for SQLite, in the columns most lines leave empty
-# (the sender, the model, ids only some kinds have): the insert turns it back with
-# IFNULL(NULLIF(?, 0), <empty>). sqlite3 has SQLite copy every string it binds, the
-# empty one too, into memory it allocates, and those ten strings a row cost a cold
-# index a tenth of its entry inserts; an int it binds without either.
-SQLITE_EMPTY = 0
-EMPTY_BY_DEFAULT = {
-    "sender": "",
-    "model": "",
-    "usage": "{}",
-    "message_id": "",
-    "subtype": "",
-    "logical_parent_id": "",
-    "first_kept_id": "",
-    "summary": "",
-    "leaf_id": "",
-    "extra": "{}",
+# What an entry's text says, as the index keeps it beside the row (here), so that
+# a thread's layout is found without loading the text: a set bit for "known" (rows indexed
+# before this have 0), one for "every block hidden", and harness_line()'s kind (3 bits).
+# Then the types of its blocks, which search reads for what a hit is, and the bit that says
+# they are kept (rows indexed before have it unset: search then reads the blocks column,
+# which for a 60 MB pasted log is 60 MB a pattern).
+FACTS_KNOWN = 1
+FACTS_ALL_HIDDEN = 2
+HARNESS_KINDS = ("command", "interrupt", "caveat", "output", "meta")
+_HARNESS_SHIFT, _HARNESS_MASK = 2, 0b111
+FACTS_BLOCKS_KNOWN = 1 << 5
+FACTS_BLOCK_TYPES = {
+    readers.TEXT: 1 << 6,
+    readers.THINKING: 1 << 7,
+    readers.TOOL_CALL: 1 << 8,
+    readers.TOOL_RESULT: 1 << 9,
 }
 
 
-# A block's text is kept once, in the entry's text column, which joins the blocks'
-# texts in order (readers.Entry.text): the block keeps its length under this key.
-# The text is most of what the index holds, and writing it twice cost the indexer
-# a tenth of its time (bench/bench_index.py).
-TEXT_LENGTH = "text_length"
+def text_facts(entry: readers.Entry) -> int:
+    harness = harness_line(entry)
+    kind = 0 if harness is None else HARNESS_KINDS.index(harness["kind"]) + 1
+    hidden = FACTS_ALL_HIDDEN if all(is_hidden_block(block) for block in entry.blocks) else 0
+    types = FACTS_BLOCKS_KNOWN
+    for block in entry.blocks:
+        types |= FACTS_BLOCK_TYPES.get(block.type, 0)
+    return FACTS_KNOWN | hidden | kind << _HARNESS_SHIFT | types
 
 
-def stored_blocks(blocks: list[readers.Block], text_in_column: bool) -> list[dict]:
-    """The blocks as the index stores them; text_in_column: the text column holds the
-    blocks' texts unchanged (db_text escapes NUL, which changes lengths)."""
-    stored = [b.to_dict() for b in blocks]
-    if text_in_column:
-        for data in stored:
-            if "text" in data:
-                data[TEXT_LENGTH] = len(data.pop("text"))
-    return stored
-
-
-def blocks_from_stored(stored: list[dict], text: str) -> list[dict]:
-    """stored_blocks undone: each block's text cut back out of the entry's text."""
-    start = 0
-    for data in stored:
-        length = data.pop(TEXT_LENGTH, None)
-        if length is not None:
-            data["text"] = text[start : start + length]
-            start += length + 1  # the newline readers.Entry.text puts between them
-    return stored
-
-
-def _entry(fields: Sequence, blocks: list, usage: dict, extra: dict) -> readers.Entry:
-    """An entry of a row's ENTRY_FIELDS, with its blocks, usage and extra as the caller made
-    them (whole, or as little as a thread needs)."""
-    (line, offset, entry_id, parent_id, kind, role, timestamp, _, sender, model, _, message_id,
-     subtype, is_sidechain, is_meta, logical_parent_id, first_kept_id, summary, leaf_id, _) = fields  # fmt: skip
-    return readers.Entry(
-        id=entry_id,
-        parent_id=parent_id,
-        kind=kind,
-        role=role,
-        timestamp=_timestamp(timestamp),
-        blocks=blocks,
-        line=line,
-        offset=offset,
-        sender=sender,
-        model=model,
-        usage=usage,
-        message_id=message_id,
-        subtype=subtype,
-        is_sidechain=bool(is_sidechain),
-        is_meta=bool(is_meta),
-        logical_parent_id=logical_parent_id,
-        first_kept_id=first_kept_id,
-        summary=summary,
-        leaf_id=leaf_id,
-        extra=extra,
-    )
-
-
-def _loads(stored: str | None, empty: str) -> Any:
-    return orjson.loads(stored) if stored and stored != empty else None
-
-
-def entries_from_rows(rows: Iterable[Sequence]) -> list[readers.Entry]:
-    """entry_rows() undone: rows of LOADED_COLUMNS, as a cursor hands them back, to entries."""
-    block, unstore = _block, blocks_from_stored
-    entries = []
-    for row in rows:
-        *fields, text = row
-        stored = _loads(fields[_BLOCKS], "[]")
-        entries.append(
-            _entry(
-                fields,
-                [block(b) for b in unstore(stored, text)] if stored else [],
-                _loads(fields[_USAGE], "{}") or {},
-                _loads(fields[_EXTRA], "{}") or {},
-            )
-        )
-    return entries
-
-
-# What a thread snapshot loads of a row (store.prepare_snapshots): no text, but what the
-# layout needs of it (text_facts), and the text only where the thread needs it (a compact
-# summary's, which its boundary shows) or where text_facts were not kept (then 0): the SQL
-# puts the text or "" last (transcripts.entries.light_entries).
-LIGHT_COLUMNS = (*ENTRY_FIELDS, "text_facts")
-
-
-# What a thread (threads.py) and the page's layout (transcripts.layout) read of an entry's
-# extra: a light entry keeps only these.
-THREAD_EXTRA = ("is_compact_summary", "parent_session_path", "error_message", "stop_reason", "level")
-THREAD_EXTRA += ("marker",)  # a setting its reader shows where it happened (a model switch)
+def harness_kind(facts: int) -> str | None:
+    """harness_line()'s kind, from text_facts()."""
+    kind = facts >> _HARNESS_SHIFT & _HARNESS_MASK
+    return HARNESS_KINDS[kind - 1] if kind else None
 
 
 def light_entries_from_rows(rows: Iterable[Sequence]) -> Iterator[tuple[readers.Entry, int]]:
@@ -308,81 +187,10 @@ def light_entries_from_rows(rows: Iterable[Sequence]) -> Iterator[tuple[readers.
                 facts = text_facts(entry)
             if not entry.extra.get("is_compact_summary"):
                 entry.blocks = [make_block(b.type, call_id=b.call_id) for b in entry.blocks]
-            entry.usage, entry.extra = {}, _thread_extra(entry.extra)
+            entry.usage, entry.extra = {}, thread_extra(entry.extra)
             yield entry, facts
             continue
-        stored = _loads(fields[_BLOCKS], "[]") or ()
+        stored = loads_stored(fields[BLOCKS_AT], "[]") or ()
         blocks = [make_block(b["type"], call_id=b.get("call_id", "")) for b in stored]
-        extra = _thread_extra(_loads(fields[_EXTRA], "{}"))
-        yield _entry(fields, blocks, {}, extra), facts
-
-
-def _thread_extra(extra: dict) -> dict:
-    return {key: extra[key] for key in THREAD_EXTRA if key in extra} if extra else {}
-
-
-def _block(data: dict) -> readers.Block:
-    try:
-        return readers.Block(**data)
-    except TypeError:  # a key written by an older version of the indexer
-        return readers.Block(**{k: v for k, v in data.items() if k in readers.Block.__slots__})
-
-
-def stored_timestamp(value) -> datetime | None:
-    """A timestamp column's value, as an entry holds it (aware, UTC on SQLite)."""
-    return _timestamp(value)
-
-
-def _timestamp(value) -> datetime | None:
-    # SQLite hands back naive UTC (Django's converter parses its text); PostgreSQL an aware datetime.
-    if value is None:
-        return None
-    if not isinstance(value, datetime):
-        value = datetime.fromisoformat(value)
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
-def db_datetime(value: datetime | None, as_text: bool):
-    """A datetime as the database takes it: for SQLite (as_text), the naive UTC text
-    Django's backend writes under USE_TZ; otherwise the datetime itself."""
-    if value is None or not as_text:
-        return value
-    return db_datetimes([value], None)[0]
-
-
-def db_datetimes(values: list[datetime | None], null) -> list:
-    """Each value as SQLite takes it (db_datetime), null for None, in one orjson call.
-
-    Django's SQLite backend writes a DateTimeField under USE_TZ as naive UTC text,
-    isoformat(" ") of the UTC time; that took 3 µs a value, a tenth of what reading a
-    line takes. orjson writes the same text (microseconds only when there are some)
-    in a fifth of that: for a UTC datetime, with "T" for " " and "+00:00" after it.
-    """
-    utc = [null if v is None else v if v.tzinfo is UTC else v.astimezone(UTC) for v in values]
-    return orjson.loads(orjson.dumps(utc).replace(b"T", b" ").replace(b'+00:00"', b'"'))
-
-
-def json_text(value) -> str:
-    """value as JSON text; what orjson would not write is made readers.storable() first."""
-    try:
-        return _dumps(value)
-    except TypeError:
-        return _dumps(readers.storable(value)[0])
-
-
-def _dumps(value) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
-
-
-def stored_id(value: str) -> str:
-    """An entry id as the index keeps it, so that links between entries still meet."""
-    return db_text(value[:ID_LENGTH])
-
-
-ID_LENGTH = 256  # the entry model's id columns
-
-
-def db_text(text: str) -> str:
-    # PostgreSQL text cannot hold NUL, and a file may put one in any string (an id,
-    # a title): the character is kept as its escape instead, on every database.
-    return text.replace("\x00", "\\u0000") if "\x00" in text else text
+        extra = thread_extra(loads_stored(fields[EXTRA_AT], "{}"))
+        yield entry_of(fields, blocks, {}, extra), facts

@@ -2,7 +2,7 @@
 
 Plain statements on the driver's own cursor, built once per database: the ORM's
 save() and bulk_create() cost a cold index several times the parse itself. On
-SQLite, NULL and the empty value travel as 0 (rows.SQLITE_NULL, rows.SQLITE_EMPTY)
+SQLite, NULL and the empty value travel as 0 (row_codec.SQLITE_NULL, row_codec.SQLITE_EMPTY)
 and the insert turns them back.
 """
 
@@ -18,7 +18,8 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 
 from sessionviewer import readers
-from sessionviewer.index.rows import (
+from sessionviewer.models import Entry, OrjsonField, Problem, Session
+from sessionviewer.row_codec import (
     EMPTY_BY_DEFAULT,
     ENTRY_COLUMNS,
     POSTGRESQL_ENTRY_COLUMNS,
@@ -28,7 +29,6 @@ from sessionviewer.index.rows import (
     db_text,
     json_text,
 )
-from sessionviewer.models import Entry, OrjsonField, Problem, Session
 
 # Problems per insert: a file of bad lines has as many as it has lines.
 PROBLEM_BATCH = 500

@@ -8,7 +8,7 @@ cost more than the reading.
 
 Both ways run the same generator, read_job(), over the same Job, so they give the
 same rows. This module imports no Django: the worker (serve(), in `python -c
-WORKER`) imports only this module, fold.py, rows.py, the readers and orjson.
+WORKER`) imports only this module, fold.py, rows.py, row_codec.py, the readers and orjson.
 
     with Reading(parallel_from=16 * 1024 * 1024) as reading:
         reading.expect(bytes_to_read)  # starts the worker when that is enough
@@ -41,8 +41,9 @@ from typing import TYPE_CHECKING
 
 from sessionviewer import readers
 from sessionviewer.index.fold import SessionState, fold_entries, title_of
-from sessionviewer.index.rows import db_text, entry_rows, stored_id
+from sessionviewer.index.rows import entry_rows
 from sessionviewer.readers.files import open_regular
+from sessionviewer.row_codec import db_text, stored_id
 
 if TYPE_CHECKING:
     import subprocess

@@ -394,36 +394,6 @@ def is_hidden_block(block: Block) -> bool:
     return False
 
 
-# What an entry's text says, as the index keeps it beside the row (index/rows.py), so that
-# a thread's layout is found without loading the text: a set bit for "known" (rows indexed
-# before this have 0), one for "every block hidden", and harness_line()'s kind (3 bits).
-# Then the types of its blocks, which search reads for what a hit is, and the bit that says
-# they are kept (rows indexed before have it unset: search then reads the blocks column,
-# which for a 60 MB pasted log is 60 MB a pattern).
-FACTS_KNOWN = 1
-FACTS_ALL_HIDDEN = 2
-HARNESS_KINDS = ("command", "interrupt", "caveat", "output", "meta")
-_HARNESS_SHIFT, _HARNESS_MASK = 2, 0b111
-FACTS_BLOCKS_KNOWN = 1 << 5
-FACTS_BLOCK_TYPES = {TEXT: 1 << 6, THINKING: 1 << 7, TOOL_CALL: 1 << 8, TOOL_RESULT: 1 << 9}
-
-
-def text_facts(entry: Entry) -> int:
-    harness = harness_line(entry)
-    kind = 0 if harness is None else HARNESS_KINDS.index(harness["kind"]) + 1
-    hidden = FACTS_ALL_HIDDEN if all(is_hidden_block(block) for block in entry.blocks) else 0
-    types = FACTS_BLOCKS_KNOWN
-    for block in entry.blocks:
-        types |= FACTS_BLOCK_TYPES.get(block.type, 0)
-    return FACTS_KNOWN | hidden | kind << _HARNESS_SHIFT | types
-
-
-def harness_kind(facts: int) -> str | None:
-    """harness_line()'s kind, from text_facts()."""
-    kind = facts >> _HARNESS_SHIFT & _HARNESS_MASK
-    return HARNESS_KINDS[kind - 1] if kind else None
-
-
 def _blocks(content: Any) -> list[Block]:
     if content is None:
         return []

@@ -8,7 +8,7 @@ from array import array
 import orjson
 from django.db import connection
 
-from sessionviewer import readers
+from sessionviewer import readers, row_codec
 from sessionviewer.index import rows
 from sessionviewer.models import Entry, Session
 
@@ -17,11 +17,11 @@ def select_entries(where: str, params: list) -> list[readers.Entry]:
     """Entries from a plain cursor rather than the ORM: a long session has tens of
     thousands of rows, and Django's per-value converters cost several times the query."""
     table = connection.ops.quote_name(Entry._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(c) for c in rows.LOADED_COLUMNS)
+    columns = ", ".join(connection.ops.quote_name(c) for c in row_codec.LOADED_COLUMNS)
     query = f"SELECT {columns} FROM {table} WHERE {where} ORDER BY line"  # noqa: S608 - names are ours
     with connection.cursor() as cursor:
         cursor.execute(query, params)
-        entries = rows.entries_from_rows(cursor.fetchall())
+        entries = row_codec.entries_from_rows(cursor.fetchall())
     _load_raw(table, [e for e in entries if e.kind == readers.RAW], params[0])
     return entries
 
@@ -54,7 +54,7 @@ def light_entries(session_id: int, after: int = -1) -> tuple[list[readers.Entry]
     lines after this one."""
     table = connection.ops.quote_name(Entry._meta.db_table)
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(c) for c in rows.LIGHT_COLUMNS)
+    columns = ", ".join(quote(c) for c in row_codec.LIGHT_COLUMNS)
     # The text only where the thread needs it: a compact summary's, or a row without text_facts.
     text = f"CASE WHEN {quote('text_facts')} = 0 OR {quote('extra')} LIKE %s THEN {quote('text')} ELSE '' END"
     where = "session_id = %s AND line > %s"

@@ -31,7 +31,7 @@ import orjson
 from django.db import connection, transaction
 from django.db.models import Max
 
-from sessionviewer import readers, threads
+from sessionviewer import readers, row_codec, threads
 from sessionviewer.index import rows
 from sessionviewer.models import Entry, Session, ThreadPiece, ThreadSnapshot
 from sessionviewer.transcripts import layout, snapshots
@@ -382,7 +382,9 @@ class Tree:
         lines, clock_from = self.lines, self.clock_from
         sources = [clock_from[i] for i in indexes]
         stamps = _column(self.session_id, [lines[j] for j in sources if j != NO], "timestamp")
-        return [NO_CLOCK if j == NO else _micros(rows.stored_timestamp(stamps[lines[j]])) for j in sources]
+        return [
+            NO_CLOCK if j == NO else _micros(row_codec.stored_timestamp(stamps[lines[j]])) for j in sources
+        ]
 
     def _find_leaves(self) -> None:
         parent, talk, region = self.parent, self.talk, self.region
@@ -529,7 +531,7 @@ def _compact_summary_lines(session_id: int) -> list[int]:
 def _light_rows(session_id: int, left_out: bool):
     """(entry, text_facts) of the lines the tree holds, in order, as entries.light_entries."""
     q = _q
-    columns = ", ".join(q(c) for c in rows.LIGHT_COLUMNS)
+    columns = ", ".join(q(c) for c in row_codec.LIGHT_COLUMNS)
     text = f"CASE WHEN {q('text_facts')} = 0 OR {q('extra')} LIKE %s THEN {q('text')} ELSE '' END"
     side = f" AND {q('is_sidechain')} = %s" if left_out else ""
     query = (

@@ -22,12 +22,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sessionviewer import readers
+from sessionviewer.index import rows
 from sessionviewer.readers import claude_code
 
 
 def is_noise(entry: readers.Entry, facts: int = 0) -> bool:
     """Whether the page hides this entry until asked to show all entries. facts: what the
-    index kept of its text (claude_code.text_facts), for an entry loaded without it."""
+    index kept of its text (index.rows.text_facts), for an entry loaded without it."""
     kind = entry.kind
     if kind in (readers.COMPACTION, readers.BRANCH, readers.RAW):
         return False  # a line of a type no reader knows stays in sight: it may be what matters
@@ -42,14 +43,14 @@ def is_noise(entry: readers.Entry, facts: int = 0) -> bool:
         return harness not in ("command", "interrupt")  # what the person did stays in sight
     if entry.is_meta:
         return True
-    if facts & claude_code.FACTS_KNOWN:
-        return bool(facts & claude_code.FACTS_ALL_HIDDEN)
+    if facts & rows.FACTS_KNOWN:
+        return bool(facts & rows.FACTS_ALL_HIDDEN)
     return all(is_hidden_block(block) for block in entry.blocks)  # a message with nothing to show
 
 
 def _harness_kind(entry: readers.Entry, facts: int) -> str | None:
-    if facts & claude_code.FACTS_KNOWN:
-        return claude_code.harness_kind(facts)
+    if facts & rows.FACTS_KNOWN:
+        return rows.harness_kind(facts)
     harness = claude_code.harness_line(entry)
     return None if harness is None else harness["kind"]
 
