@@ -23,8 +23,8 @@ from django.http import QueryDict
 from django.utils import timezone
 
 from sessionviewer.filters import RANGES, filter_sessions, matching_session_ids, range_start, started_in_range
-from sessionviewer.formats import format_name
 from sessionviewer.models import Source
+from sessionviewer.readers import format_name
 
 FACET_LIMIT = 12
 # (parameter, label, field): the list page's facets, in the order shown.

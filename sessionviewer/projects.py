@@ -22,11 +22,10 @@ from django.db import connection
 from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.utils import timezone
 
-from sessionviewer import activity
+from sessionviewer import activity, readers
 from sessionviewer.filters import filter_sessions, range_start, started_in_range
 from sessionviewer.index.fold import fold_home
 from sessionviewer.models import Session
-from sessionviewer.readers.claude_code import RENAMED_TOOLS
 
 PROJECT_MAX = 1024  # Session.project's max_length
 PAGE_SIZE = 50  # sessions at the top level of a page, each with its subagents
@@ -145,9 +144,12 @@ def tool_counts(qs: QuerySet[Session], limit: int = TOOL_LIMIT) -> list[dict]:
         is_call = "json_extract(b.value, '$.type') = 'tool_call'"
         key = "e.id || ':' || b.key"
     # A tool a format renamed counts under its new name (Claude Code's Task is now Agent).
-    renamed = " ".join("WHEN %s THEN %s" for _ in RENAMED_TOOLS)
-    name = f"CASE {name} {renamed} ELSE {name} END" if RENAMED_TOOLS else name
-    aliases = [orjson.dumps(n).decode() for pair in RENAMED_TOOLS.items() for n in pair]
+    renamed_tools = {
+        old: new for key in readers.FORMATS for old, new in readers.format_of(key).renamed_tools.items()
+    }
+    renamed = " ".join("WHEN %s THEN %s" for _ in renamed_tools)
+    name = f"CASE {name} {renamed} ELSE {name} END" if renamed_tools else name
+    aliases = [orjson.dumps(n).decode() for pair in renamed_tools.items() for n in pair]
     # The pieces are ours; every value goes as a parameter.
     sql = f"""
         SELECT {name} AS tool, COUNT(DISTINCT COALESCE(NULLIF({call}, ''), {key})) AS calls

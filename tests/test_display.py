@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from sessionviewer.formats import FAMILIES, format_name
 from sessionviewer.models import Session
-from sessionviewer.readers import FORMATS
+from sessionviewer.readers import FORMATS, format_name, format_of
 from sessionviewer.templatetags import display
 from sessionviewer.templatetags.display import format_label, relative, short_path, shorten, when
 
@@ -31,7 +30,7 @@ def test_every_format_has_a_human_name_and_a_mark():
         "fluux_xmpp": "Fluux",
         "codex": "Codex CLI",
     }
-    assert all((STATIC / FAMILIES[key].mark).is_file() for key in FORMATS)
+    assert all((STATIC / format_of(key).mark).is_file() for key in FORMATS)
 
 
 def test_an_unknown_format_keeps_its_key():

@@ -24,7 +24,7 @@ LAYERS = (
     # plain Python, no Django: one module per format, owning all of that format's rules
     ("readers",),
     # plain Python over entries, words, prices and the Fluux memory files
-    ("threads", "tokens", "formats", "render", "prices", "row_codec", "workspaces"),
+    ("threads", "tokens", "render", "prices", "row_codec", "workspaces"),
     # the settings, the roots to index, and the tables
     ("settings", "roots", "models", "sqlite"),
     # the only code that calls the readers and writes rows
@@ -64,17 +64,15 @@ KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 # (importer, format module) outside readers/: each should ask the session's format instead.
 KNOWN_FORMAT_IMPORTS = {
-    # issue #30: Claude Code's harness lines and Fluux's room senders decide titles
+    # issue #30: Claude Code's harness lines decide the titles of every format's sessions
     ("index.fold", "readers.claude_code"),
-    ("index.fold", "readers.fluux_xmpp"),
     # issue #30: the index keeps text_facts (index/rows.py) with Claude Code's harness rule
     ("index.rows", "readers.claude_code"),
-    # issue #30: layout, tools, search, template tags and projects use Claude Code's rules
+    # issue #30: layout, tools and the template tags use Claude Code's rules
     # (transcripts/tools.py is not in the issue's list of eight, but does the same)
     ("transcripts.layout", "readers.claude_code"),
     ("transcripts.tools", "readers.claude_code"),
     ("templatetags.transcript", "readers.claude_code"),
-    ("projects", "readers.claude_code"),
     # issue #30: which JIDs are rooms is the Fluux reader's rule
     ("workspaces.listing", "readers.fluux_xmpp"),
 }

@@ -13,7 +13,6 @@ from typing import Any
 
 from sessionviewer import prices, readers
 from sessionviewer.readers.claude_code import harness_line
-from sessionviewer.readers.fluux_xmpp import ROOM_SENDER_SUFFIX
 from sessionviewer.row_codec import db_text
 
 TITLE_LENGTH = 200
@@ -24,7 +23,6 @@ TITLE_KINDS = {"summary", "custom-title", "ai-title", "title", "session_info"}
 UNKNOWN_ENTRIES = "unknown_entries"
 UNTYPED = "(no type)"
 # Formats whose working directory is the session's project.
-PROJECT_FORMATS = frozenset({"claude_code", "go_agent", "openclaw", "pi", "codex"})
 # A user's home at the start of a path: Linux, macOS, root's, and Windows' (either separator).
 _HOME = re.compile(r"(?:/home/[^/]+|/Users/[^/]+|/root)(?=/|$)")
 _WINDOWS_HOME = re.compile(r"[A-Za-z]:[\\/]Users[\\/][^\\/]+(?=[\\/]|$)")
@@ -101,10 +99,11 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
     # token counts; the model is on the turn's turn_context) is that model's.
     model_now = state.extra.get("model_now", "")
     lines = {key: dict(tokens) for key, tokens in state.usage_lines.items()}
+    rules = readers.format_of(state.format)
     # A format whose prompts carry more than what the person wrote says what to title with.
-    prompt_text = getattr(readers.format_module(state.format), "prompt_text", None)
+    prompt_text = rules.prompt_text
     # And one whose lines name models that did not answer (a header's) says which did.
-    model_answered = getattr(readers.format_module(state.format), "model_answered", None)
+    model_answered = rules.model_answered
     state.entry_count += len(entries)
     if stamps := [e.timestamp for e in entries if e.timestamp]:
         if state.started_at is not None:
@@ -147,7 +146,7 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
             state.first_prompt = prompt
         if entry.kind in TITLE_KINDS and entry.kind != "summary" and entry.summary:
             state.summary_title = title_of(entry.summary)
-        _fold_metadata(state, entry)
+        _fold_metadata(state, entry, rules)
     state.models_used = models_used
     state.usage_lines = {key: tokens for key, tokens in lines.items() if tokens.get("turns")}
     extra = dict(state.extra)
@@ -167,8 +166,7 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
             key = db_text(kind[:128])
             counts[key] = counts.get(key, 0) + 1
         extra[UNKNOWN_ENTRIES] = counts
-    links = getattr(readers.format_module(state.format), "subagent_links", None)
-    if links is not None and (found := links(entries)):
+    if rules.subagent_links is not None and (found := rules.subagent_links(entries)):
         extra["subagent_links"] = {**found, **extra.get("subagent_links", {})}
     state.extra = extra
 
@@ -266,14 +264,14 @@ def _add_line(lines: dict[str, dict[str, int]], key: str, tokens: dict[str, int]
     line["turns"] = line.get("turns", 0) + sign
 
 
-def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
+def _fold_metadata(state: SessionState, entry: readers.Entry, rules: readers.Format) -> None:
     # Each value as the index stores it (db_text), so that queries with it meet the stored one.
     extra = entry.extra
     if cwd := extra.get("cwd"):
         cwd = db_text(str(cwd)[:1024])
         if cwd != state.cwd or not state.project:  # most lines: the same directory again
             state.cwd = cwd
-            if state.format in PROJECT_FORMATS:
+            if rules.makes_projects:
                 state.project = fold_home(cwd)
     if branch := extra.get("gitBranch") or extra.get("git_branch"):
         branch = db_text(str(branch)[:256])
@@ -295,8 +293,8 @@ def _fold_metadata(state: SessionState, entry: readers.Entry) -> None:
             state.kind = "fork"
         if fork := extra.get("fork_entry_id"):
             state.fork_entry_id = db_text(str(fork))
-    # The reader's rule (fluux_xmpp.is_room_sender), spelt out: this runs for every entry.
-    if entry.sender.endswith(ROOM_SENDER_SUFFIX) and not state.extra.get("room"):
+    room_sender = rules.room_sender
+    if room_sender is not None and entry.sender and room_sender(entry.sender) and not state.extra.get("room"):
         state.extra = {**state.extra, "room": True}
         state.peer_kind = "group"
     if (agent_id := extra.get("agentId")) and entry.is_sidechain and not state.agent_id:

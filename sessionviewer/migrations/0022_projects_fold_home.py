@@ -4,7 +4,11 @@ One UPDATE per distinct project: a few hundred at most, whatever the number of s
 
 from django.db import migrations
 
-from sessionviewer.index.fold import PROJECT_FORMATS, fold_home
+from sessionviewer.index.fold import fold_home
+
+# The formats whose working directory made a project when this was written (now each
+# format's readers.Format.makes_projects says).
+PROJECT_FORMATS = ("claude_code", "go_agent", "openclaw", "pi", "codex")
 
 
 def fold_projects(apps, schema_editor):

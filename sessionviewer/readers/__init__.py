@@ -32,7 +32,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
@@ -341,6 +341,41 @@ def format_module(name: str):
     if name not in FORMATS:
         raise ValueError(f"unknown format {name!r}; expected one of {', '.join(FORMATS)}")
     return importlib.import_module(f"{__name__}.{name}")
+
+
+@dataclass(frozen=True)
+class Format:
+    """One session format as the rest of the app knows it, declared by the format's module
+    (THIS_FORMAT): what the pages call it and its mark, and the rules that differ by format.
+    Code outside readers/ asks format_of(key) for these, and never imports a format's module.
+    """
+
+    key: str
+    name: str  # what the pages call it
+    mark: str  # its mark: an image under static/, never inline SVG (a page holds none)
+    # A session's working directory is its project: its project page, the list's facet.
+    makes_projects: bool = False
+    # Tools renamed since: an old name -> today's (Claude Code's Task is its Agent now).
+    renamed_tools: Mapping[str, str] = field(default_factory=dict)
+    # The text of a prompt that titles a session, where the format's prompts carry more than
+    # what the person wrote (a gateway's envelope); None: the entry's text.
+    prompt_text: Callable[[Entry], str] | None = None
+    # Whether a line's model is one that answered (a header may name others); None: any.
+    model_answered: Callable[[Entry], bool] | None = None
+    # The subagents some entries start, by the id of the call that started each.
+    subagent_links: Callable[[list[Entry]], dict[str, str]] | None = None
+    # Whether a sender is a member of a room: the session is then a group chat.
+    room_sender: Callable[[str], bool] | None = None
+
+
+def format_of(key: str) -> Format:
+    """The format of this key (one of FORMATS), as its module declares it."""
+    return format_module(key).THIS_FORMAT
+
+
+def format_name(key: str) -> str:
+    """The name a person knows the format by; a key this app does not know, as it is."""
+    return format_of(key).name if key in FORMATS else key
 
 
 @dataclass(slots=True)

@@ -58,6 +58,7 @@ from . import (
     Block,
     Entry,
     FileLines,
+    Format,
     SessionFile,
     first_object,
     key_prefix,
@@ -768,3 +769,13 @@ def _scalars(obj: dict, skip: frozenset[str] = frozenset(), limit: int = 500) ->
         elif isinstance(value, (bool, int, float)):
             kept[key] = value
     return kept
+
+
+THIS_FORMAT = Format(
+    FORMAT,
+    "Claude Code",
+    "marks/claude_code.svg",  # a shell prompt
+    makes_projects=True,
+    renamed_tools=RENAMED_TOOLS,
+    subagent_links=subagent_links,
+)

@@ -44,6 +44,7 @@ from . import (
     USER,
     Block,
     Entry,
+    Format,
     SessionFile,
     json_preview,
     keep_small,
@@ -376,3 +377,6 @@ def looks_like(path: Path, first: dict | None) -> bool:
     return (
         FILE_NAME.match(path.name) is not None and isinstance(first, dict) and first.get("type") in ENVELOPE
     )
+
+
+THIS_FORMAT = Format(FORMAT, "Codex CLI", "marks/codex.svg", makes_projects=True)  # a prompt in a circle

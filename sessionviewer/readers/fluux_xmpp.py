@@ -33,6 +33,7 @@ from . import (
     TEXT,
     Block,
     Entry,
+    Format,
     Problem,
     ReadResult,
     SessionFile,
@@ -347,3 +348,6 @@ def _looks_like_root(path: Path) -> bool:
         ):
             return True
     return False
+
+
+THIS_FORMAT = Format(FORMAT, "Fluux", "marks/fluux_xmpp.svg", room_sender=is_room_sender)  # two chat bubbles

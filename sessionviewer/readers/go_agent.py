@@ -35,6 +35,7 @@ from . import (
     USER,
     Block,
     Entry,
+    Format,
     SessionFile,
     first_object,
     id_of,
@@ -235,3 +236,6 @@ def looks_like(path: Path, first: dict | None) -> bool:
     if _is_header(first):
         return True
     return FILE_NAME.match(path.name) is not None and _is_entry(first)
+
+
+THIS_FORMAT = Format(FORMAT, "Go agent", "marks/go_agent.svg", makes_projects=True)  # a hexagon going forward

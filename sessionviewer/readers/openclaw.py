@@ -48,6 +48,7 @@ from . import (
     Entry,
     EnvelopePart,
     FileLines,
+    Format,
     Kept,
     Problem,
     SessionFile,
@@ -950,3 +951,13 @@ def looks_like(path: Path, first: dict | None) -> bool:
             _is_openclaw_object(obj) for obj in map(first_object, islice(candidates, _LOOSE_SAMPLE)) if obj
         )
     return isinstance(first, dict) and _is_openclaw_object(first)
+
+
+THIS_FORMAT = Format(
+    FORMAT,
+    "OpenClaw",
+    "marks/openclaw.svg",  # a claw's three scratches
+    makes_projects=True,
+    prompt_text=prompt_text,
+    model_answered=model_answered,
+)

@@ -13,12 +13,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import Format
 from .openclaw import discover, envelope_parts, model_answered, parse_line, prompt_text, read, read_output
 
 FORMAT = "pi"
+THIS_FORMAT = Format(
+    FORMAT,
+    "pi",
+    "marks/pi.svg",  # the letter
+    makes_projects=True,
+    prompt_text=prompt_text,
+    model_answered=model_answered,
+)
 
 __all__ = [
     "FORMAT",
+    "THIS_FORMAT",
     "discover",
     "envelope_parts",
     "looks_like",

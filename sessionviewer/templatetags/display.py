@@ -21,9 +21,7 @@ from django.utils.dates import MONTHS_3
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from sessionviewer import prices, render
-from sessionviewer.formats import FAMILIES
-from sessionviewer.formats import format_name as _format_name
+from sessionviewer import prices, readers, render
 from sessionviewer.index import fold
 from sessionviewer.templatetags.transcript import compact
 
@@ -37,7 +35,7 @@ NBSP = "\u00a0"
 
 @register.filter
 def format_name(key: str) -> str:
-    return _format_name(key or "")
+    return readers.format_name(key or "")
 
 
 @register.filter
@@ -48,13 +46,13 @@ def format_label(key: str) -> SafeString:
     Kept per format: a list shows it on every row, and the mark's static URL is looked up in
     the storage (a manifest, when deployed) the same way each time. Forgotten when a setting
     that names static files changes (tests do that)."""
-    family = FAMILIES.get(key or "")
-    if family is None:
+    if key not in readers.FORMATS:
         return format_html('<span class="format">{}</span>', key or "")
+    known = readers.format_of(key)
     return format_html(
         '<span class="format"><img class="mark" src="{}" alt="" width="16" height="16">{}</span>',
-        static(family.mark),
-        family.name,
+        static(known.mark),
+        known.name,
     )
 
 
