@@ -20,8 +20,8 @@ from django.template.loader import get_template, render_to_string
 
 from sessionviewer import readers, render, transcripts
 from sessionviewer.models import Session
-from sessionviewer.templatetags.transcript import harness, summary_in_banner
-from sessionviewer.transcripts import tools
+from sessionviewer.templatetags.transcript import summary_in_banner
+from sessionviewer.transcripts import layout, tools
 
 _STYLES = ("css/app.css", "css/tools.css", "css/pygments.css", "css/transcript.css", "css/print.css")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -210,13 +210,13 @@ def _markdown_parts(session: Session, t, children_by_tool: dict, show_all: bool)
     yield render.neutralise("\n".join(lines) + "\n\n")
     try:
         for groups in _walk(t, children_by_tool, show_all):
-            parts = [_row_markdown(row, t.thread) for group in groups for row in group.rows if not row.hidden]
+            parts = [_row_markdown(row, t) for group in groups for row in group.rows if not row.hidden]
             yield render.neutralise("".join(parts))
     except transcripts.StaleSnapshot:
         yield f"*{REBUILT}*\n"
 
 
-def _row_markdown(row: transcripts.Row, thread) -> str:
+def _row_markdown(row: transcripts.Row, t: transcripts.Transcript) -> str:
     """One message as the page shows it, a heading and its blocks, each tool call with its result."""
     e = row.entry
     when = f" · {e.timestamp:%Y-%m-%d %H:%M:%S}" if e.timestamp else ""
@@ -233,7 +233,7 @@ def _row_markdown(row: transcripts.Row, thread) -> str:
         )
         summary = row.item.summary or e.summary
         return "\n".join(["---", "", f"## Compaction{when}{facts}", "", summary, "", "---", "", ""])
-    line = harness(e)
+    line = layout.harness_line(e, t.rules)
     if line is not None:
         who = {"command": "command", "output": "command output", "interrupt": "interrupted"}
         if line["kind"] == "command":
@@ -244,7 +244,7 @@ def _row_markdown(row: transcripts.Row, thread) -> str:
             body = _fence(line["text"])
         return f"## {who.get(line['kind'], 'harness note')}{when}\n\n{body}\n\n"
     if row.role_class == "compact-summary":
-        if summary_in_banner(e, thread):
+        if summary_in_banner(e, t.thread):
             return f"## compaction summary{when}\n\n*The summary the model continued from, shown under its compaction above.*\n\n"
         return f"## compaction summary{when}\n\n{e.text}\n\n"
     if row.role_class == "unknown":

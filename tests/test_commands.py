@@ -163,10 +163,10 @@ def test_index_names_a_file_it_could_not_index_and_goes_on(tmp_path, monkeypatch
         claude_file(tmp_path / "-w" / f"{name}.jsonl")
     real = worker.entry_rows
 
-    def failing_on_a(entries, for_sqlite, problems, path=""):
+    def failing_on_a(entries, rules, for_sqlite, problems, path=""):
         if path.endswith("a.jsonl"):
             raise ValueError("a bug in the rows")
-        return real(entries, for_sqlite, problems, path)
+        return real(entries, rules, for_sqlite, problems, path)
 
     monkeypatch.setattr(worker, "entry_rows", failing_on_a)
     out, err = StringIO(), StringIO()

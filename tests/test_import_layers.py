@@ -64,15 +64,9 @@ KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 # (importer, format module) outside readers/: each should ask the session's format instead.
 KNOWN_FORMAT_IMPORTS = {
-    # issue #30: Claude Code's harness lines decide the titles of every format's sessions
-    ("index.fold", "readers.claude_code"),
-    # issue #30: the index keeps text_facts (index/rows.py) with Claude Code's harness rule
-    ("index.rows", "readers.claude_code"),
-    # issue #30: layout, tools and the template tags use Claude Code's rules
+    # issue #30: a tool's view reads Claude Code's Read output and subagent figures
     # (transcripts/tools.py is not in the issue's list of eight, but does the same)
-    ("transcripts.layout", "readers.claude_code"),
     ("transcripts.tools", "readers.claude_code"),
-    ("templatetags.transcript", "readers.claude_code"),
     # issue #30: which JIDs are rooms is the Fluux reader's rule
     ("workspaces.listing", "readers.fluux_xmpp"),
 }

@@ -33,7 +33,7 @@ TYPED_LINES = [
 @pytest.mark.parametrize("text", TYPED_LINES)
 def test_a_user_line_is_a_title_exactly_when_the_page_shows_it_as_typed(text):
     entry = claude_prompt(text)
-    shown_as_harness = harness(entry) is not None
+    shown_as_harness = harness(entry, "claude_code") is not None
     assert (first_prompt_of(entry) == "") == shown_as_harness
 
 
@@ -50,8 +50,8 @@ def test_an_interruption_neither_titles_a_session_nor_hides(text):
 
     entry = claude_prompt(text)
     assert first_prompt_of(entry) == ""
-    assert harness(entry)["kind"] == "interrupt"
-    assert not layout.is_noise(entry)
+    assert harness(entry, "claude_code")["kind"] == "interrupt"
+    assert not layout.is_noise(entry, 0, readers.format_of("claude_code"))
 
 
 def test_every_branch_a_session_named_is_kept_in_order_once():

@@ -208,7 +208,9 @@ def test_entries_decoded_from_their_encoded_rows_are_the_entries_the_reader_gave
             for item in readers.SessionReader(path, FORMAT_OF_FOLDER[folder], 0, 0)
             if isinstance(item, readers.Entry)
         ]
-        encoded = rows.entry_rows(read, for_sqlite=False, problems=[], path=str(path))
+        encoded = rows.entry_rows(
+            read, readers.format_of(FORMAT_OF_FOLDER[folder]), for_sqlite=False, problems=[], path=str(path)
+        )
         assert all(len(row) == len(row_codec.POSTGRESQL_ENTRY_COLUMNS) for row in encoded)
         decoded = row_codec.entries_from_rows([row[1 : len(row_codec.LOADED_COLUMNS) + 1] for row in encoded])
         assert [read_back_shape(e) for e in decoded] == [read_back_shape(e) for e in read], path

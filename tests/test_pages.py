@@ -484,7 +484,7 @@ def test_command_output_loses_terminal_colour_codes():
         id="u", parent_id=None, kind="message", role="user", is_meta=True,
         blocks=[Block("text", text="<local-command-stdout>\x1b[2mCompacted\x1b[22m</local-command-stdout>")],
     )  # fmt: skip
-    assert harness(entry) == {"kind": "output", "text": "Compacted", "error": False}
+    assert harness(entry, "claude_code") == {"kind": "output", "text": "Compacted", "error": False}
 
 
 def test_the_compact_summary_shows_only_in_the_compaction_banner(client, demo, viewer):

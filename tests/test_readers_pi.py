@@ -3,6 +3,7 @@
 import shutil
 from pathlib import Path
 
+from sessionviewer import readers
 from sessionviewer.index import fold
 from sessionviewer.readers import detect_format, openclaw, pi, read_session
 from sessionviewer.transcripts import layout
@@ -66,9 +67,9 @@ def test_a_model_switch_shows_where_it_happened():
     entries = read_session(PI_FILE, "pi").entries
     switches = [e for e in entries if e.kind == "model_change"]
     assert [e.text for e in switches] == ["model: anthropic/claude-sonnet-4-5", "model: openai/gpt-5.1"]
-    assert not any(layout.is_noise(e) for e in switches)
+    assert not any(layout.is_noise(e, 0, readers.format_of("pi")) for e in switches)
     # Other settings stay bookkeeping.
-    assert layout.is_noise(next(e for e in entries if e.kind == "session"))
+    assert layout.is_noise(next(e for e in entries if e.kind == "session"), 0, readers.format_of("pi"))
 
 
 def test_the_model_a_session_starts_with_is_no_switch():
@@ -83,4 +84,4 @@ def test_the_model_a_session_starts_with_is_no_switch():
         2,
     )
     assert "marker" not in first.extra
-    assert layout.is_noise(first)
+    assert layout.is_noise(first, 0, readers.format_of("pi"))

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from sessionviewer import transcripts
+from sessionviewer import readers, transcripts
 from sessionviewer.transcripts import layout, store
 
 from .fixture_files import CLAUDE_PROJECT, index_fixture
@@ -121,25 +121,33 @@ def test_a_permalink_to_a_hidden_entry_shows_it(client, one_reply, viewer):
 def test_noise_rule_keeps_errors_commands_and_compactions_in_sight():
     from sessionviewer.readers import Block, Entry
 
+    CLAUDE_CODE = readers.format_of("claude_code")
+
     def entry(**fields):
         return Entry(id="x", parent_id=None, **fields)
 
-    assert layout.is_noise(entry(kind="progress"))
-    assert layout.is_noise(entry(kind="file-history-snapshot"))
-    assert not layout.is_noise(entry(kind="system", extra={"level": "error"}))
-    assert not layout.is_noise(entry(kind="compaction"))
-    assert not layout.is_noise(entry(kind="raw", subtype="brand-new-type"))  # unknown: kept in sight
-    assert layout.is_noise(entry(kind="message", role="user", is_meta=True, blocks=[Block("text", text="x")]))
-    command = entry(kind="message", role="user", extra={"command": "/mcp"}, blocks=[Block("text", text="x")])
-    assert not layout.is_noise(command)
-    reminder = Block("text", text="<system-reminder>hush</system-reminder>")
-    assert layout.is_noise(entry(kind="message", role="user", blocks=[reminder]))
+    assert layout.is_noise(entry(kind="progress"), 0, CLAUDE_CODE)
+    assert layout.is_noise(entry(kind="file-history-snapshot"), 0, CLAUDE_CODE)
+    assert not layout.is_noise(entry(kind="system", extra={"level": "error"}), 0, CLAUDE_CODE)
+    assert not layout.is_noise(entry(kind="compaction"), 0, CLAUDE_CODE)
     assert not layout.is_noise(
-        entry(kind="message", role="user", blocks=[reminder, Block("text", text="hi")])
+        entry(kind="raw", subtype="brand-new-type"), 0, CLAUDE_CODE
+    )  # unknown: kept in sight
+    assert layout.is_noise(
+        entry(kind="message", role="user", is_meta=True, blocks=[Block("text", text="x")]), 0, CLAUDE_CODE
     )
-    assert layout.is_noise(entry(kind="message", role="assistant", blocks=[Block("text", text=" \n")]))
+    command = entry(kind="message", role="user", extra={"command": "/mcp"}, blocks=[Block("text", text="x")])
+    assert not layout.is_noise(command, 0, CLAUDE_CODE)
+    reminder = Block("text", text="<system-reminder>hush</system-reminder>")
+    assert layout.is_noise(entry(kind="message", role="user", blocks=[reminder]), 0, CLAUDE_CODE)
+    assert not layout.is_noise(
+        entry(kind="message", role="user", blocks=[reminder, Block("text", text="hi")]), 0, CLAUDE_CODE
+    )
+    assert layout.is_noise(
+        entry(kind="message", role="assistant", blocks=[Block("text", text=" \n")]), 0, CLAUDE_CODE
+    )
     error_turn = entry(kind="message", role="assistant", extra={"stop_reason": "error"})
-    assert not layout.is_noise(error_turn)
+    assert not layout.is_noise(error_turn, 0, CLAUDE_CODE)
 
 
 # --- Compactions where they happened ------------------------------------------------------------------------

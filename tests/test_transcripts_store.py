@@ -184,10 +184,10 @@ def test_prepare_snapshots_loads_no_entry_text_but_compaction_summaries(demo, mo
     monkeypatch.setattr(store, "PREPARE_FROM", 1)
     loaded = []
 
-    def recording(batch):
+    def recording(batch, rules):
         for row in batch:
             loaded.append((row[rows_index("extra")], row[-1]))
-        return light_entries_from_rows(batch)
+        return light_entries_from_rows(batch, rules)
 
     light_entries_from_rows = rows.light_entries_from_rows
     monkeypatch.setattr(rows, "light_entries_from_rows", recording)
@@ -331,9 +331,9 @@ def test_an_append_to_a_long_session_reads_only_the_new_rows(tmp_path, monkeypat
     loaded = []
     real = rows.light_entries_from_rows
 
-    def recording(batch):
+    def recording(batch, rules):
         loaded.extend(row[rows_index("line")] for row in batch)
-        return real(batch)
+        return real(batch, rules)
 
     monkeypatch.setattr(rows, "light_entries_from_rows", recording)
     assert transcripts.prepare_snapshots([session.id]) == 1

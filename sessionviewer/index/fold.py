@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sessionviewer import prices, readers
-from sessionviewer.readers.claude_code import harness_line
 from sessionviewer.row_codec import db_text
 
 TITLE_LENGTH = 200
@@ -100,6 +99,7 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
     model_now = state.extra.get("model_now", "")
     lines = {key: dict(tokens) for key, tokens in state.usage_lines.items()}
     rules = readers.format_of(state.format)
+    harness_line = rules.harness_line  # a user line the format's harness wrote titles nothing
     # A format whose prompts carry more than what the person wrote says what to title with.
     prompt_text = rules.prompt_text
     # And one whose lines name models that did not answer (a header's) says which did.
@@ -141,7 +141,12 @@ def fold_entries(state: SessionState, entries: list[readers.Entry]) -> None:
                 recent[entry.message_id] = (key, tokens)
                 if len(recent) > RECENT_REPLIES:
                     del recent[next(iter(recent))]
-        typed = not state.first_prompt and entry.is_prompt and main_thread and harness_line(entry) is None
+        typed = (
+            not state.first_prompt
+            and entry.is_prompt
+            and main_thread
+            and (harness_line is None or harness_line(entry) is None)
+        )
         if typed and (prompt := title_of(prompt_text(entry) if prompt_text else entry.text)):
             state.first_prompt = prompt
         if entry.kind in TITLE_KINDS and entry.kind != "summary" and entry.summary:

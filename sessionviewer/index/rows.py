@@ -9,7 +9,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from sessionviewer import readers
-from sessionviewer.readers.claude_code import harness_line, is_hidden_block
 from sessionviewer.row_codec import (
     BLOCKS_AT,
     DEPTH_CUT,
@@ -35,12 +34,18 @@ from sessionviewer.tokens import ascii_lexemes
 
 
 def entry_rows(
-    entries: list[readers.Entry], for_sqlite: bool, problems: list[readers.Problem], path: str = ""
+    entries: list[readers.Entry],
+    rules: readers.Format,
+    for_sqlite: bool,
+    problems: list[readers.Problem],
+    path: str = "",
 ) -> list[list]:
     """The entry columns, ENTRY_COLUMNS: session_id (None here: the writer fills it in,
     in place), then ENTRY_FIELDS in order, then text and raw. For SQLite, SQLITE_NULL stands
     for NULL in the columns that can hold it, and SQLITE_EMPTY for the empty value
     of the columns in EMPTY_BY_DEFAULT. For PostgreSQL, POSTGRESQL_ENTRY_COLUMNS.
+
+    rules: the format of the entries' session, whose rules text_facts() follows.
 
     A line whose values nest deeper than the index keeps is stored cut at that depth,
     and added to problems (of the file at path) as a bad line: see readers.storable()."""
@@ -102,7 +107,7 @@ def entry_rows(
                 extra,
                 column_text,
                 raw,
-                text_facts(e),
+                text_facts(e, rules),
             ]
         )
         if not for_sqlite:
@@ -140,13 +145,13 @@ def _stored_cut(
 
 # What an entry's text says, as the index keeps it beside the row (here), so that
 # a thread's layout is found without loading the text: a set bit for "known" (rows indexed
-# before this have 0), one for "every block hidden", and harness_line()'s kind (3 bits).
+# before this have 0), one for "every block hidden", and the kind its format's harness_line()
+# says (3 bits: its place in readers.HARNESS_KINDS, plus one).
 # Then the types of its blocks, which search reads for what a hit is, and the bit that says
 # they are kept (rows indexed before have it unset: search then reads the blocks column,
 # which for a 60 MB pasted log is 60 MB a pattern).
 FACTS_KNOWN = 1
 FACTS_ALL_HIDDEN = 2
-HARNESS_KINDS = ("command", "interrupt", "caveat", "output", "meta")
 _HARNESS_SHIFT, _HARNESS_MASK = 2, 0b111
 FACTS_BLOCKS_KNOWN = 1 << 5
 FACTS_BLOCK_TYPES = {
@@ -157,34 +162,42 @@ FACTS_BLOCK_TYPES = {
 }
 
 
-def text_facts(entry: readers.Entry) -> int:
-    harness = harness_line(entry)
-    kind = 0 if harness is None else HARNESS_KINDS.index(harness["kind"]) + 1
-    hidden = FACTS_ALL_HIDDEN if all(is_hidden_block(block) for block in entry.blocks) else 0
+def text_facts(entry: readers.Entry, rules: readers.Format) -> int:
+    """What the index keeps of an entry's text, by the rules of its session's format."""
+    harness = rules.harness_line(entry) if rules.harness_line is not None else None
+    kind = 0 if harness is None else readers.HARNESS_KINDS.index(harness["kind"]) + 1
+    hidden_block = rules.is_hidden_block
+    hidden = FACTS_ALL_HIDDEN if all(hidden_block(block) for block in entry.blocks) else 0
     types = FACTS_BLOCKS_KNOWN
     for block in entry.blocks:
         types |= FACTS_BLOCK_TYPES.get(block.type, 0)
     return FACTS_KNOWN | hidden | kind << _HARNESS_SHIFT | types
 
 
+# Every bit of a harness line's kind: a row with any of them set is a harness line.
+FACTS_HARNESS = _HARNESS_MASK << _HARNESS_SHIFT
+
+
 def harness_kind(facts: int) -> str | None:
-    """harness_line()'s kind, from text_facts()."""
+    """The harness line's kind text_facts() kept."""
     kind = facts >> _HARNESS_SHIFT & _HARNESS_MASK
-    return HARNESS_KINDS[kind - 1] if kind else None
+    return readers.HARNESS_KINDS[kind - 1] if kind else None
 
 
-def light_entries_from_rows(rows: Iterable[Sequence]) -> Iterator[tuple[readers.Entry, int]]:
+def light_entries_from_rows(
+    rows: Iterable[Sequence], rules: readers.Format
+) -> Iterator[tuple[readers.Entry, int]]:
     """Rows of LIGHT_COLUMNS and a text (or "") to entries without their text, each with its
     text_facts: blocks keep only their type and call id, which is what a thread is made of,
     extra only THREAD_EXTRA, and no usage. A row without text is made here, directly: a
-    long session's first snapshot makes one per line."""
+    long session's first snapshot makes one per line. rules: the session's format's."""
     make_block = readers.Block
     for row in rows:
         *fields, facts, text = row
         if text or not facts & FACTS_KNOWN:
             (entry,) = entries_from_rows([(*fields, text)])
             if not facts & FACTS_KNOWN:  # a row indexed before text_facts were kept
-                facts = text_facts(entry)
+                facts = text_facts(entry, rules)
             if not entry.extra.get("is_compact_summary"):
                 entry.blocks = [make_block(b.type, call_id=b.call_id) for b in entry.blocks]
             entry.usage, entry.extra = {}, thread_extra(entry.extra)

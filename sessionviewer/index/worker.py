@@ -107,6 +107,7 @@ def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
         max_event_bytes=job.max_event_bytes,
         root=job.root,
     )
+    rules = readers.format_of(job.format)
     items = iter(reader)
     batch = list(islice(items, job.batch_size))
     while True:
@@ -115,7 +116,7 @@ def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
         for item in batch:
             (entries if type(item) is readers.Entry else problems).append(item)
         fold_entries(job.state, entries)
-        rows = entry_rows(entries, job.for_sqlite, problems, str(job.path))
+        rows = entry_rows(entries, rules, job.for_sqlite, problems, str(job.path))
         job.state.problem_count += len(problems)
         last = not following
         done = Batch(

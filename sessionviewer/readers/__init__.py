@@ -343,6 +343,11 @@ def format_module(name: str):
     return importlib.import_module(f"{__name__}.{name}")
 
 
+def is_blank_block(block: Block) -> bool:
+    """A block with nothing to show: text or thinking that is only whitespace."""
+    return block.type in (TEXT, THINKING) and not block.text.strip()
+
+
 @dataclass(frozen=True)
 class Format:
     """One session format as the rest of the app knows it, declared by the format's module
@@ -366,6 +371,18 @@ class Format:
     subagent_links: Callable[[list[Entry]], dict[str, str]] | None = None
     # Whether a sender is a member of a room: the session is then a group chat.
     room_sender: Callable[[str], bool] | None = None
+    # What a user line the harness wrote is ({"kind": one of HARNESS_KINDS, "text", ...}): a
+    # command, its output, an interruption, a caveat; None for what a person typed. The index
+    # keeps its kind (index/rows.py, text_facts); the page shows it for what it is.
+    harness_line: Callable[[Entry], dict | None] | None = None
+    # A block the page leaves out until asked: by default text or thinking that is blank.
+    is_hidden_block: Callable[[Block], bool] = is_blank_block
+    # Whether a user line is the command that asked for the compaction just before it.
+    compaction_command: Callable[[Entry], bool] | None = None
+
+
+# The kinds of harness line a format's harness_line may say (index/rows.py keeps their place).
+HARNESS_KINDS = ("command", "interrupt", "caveat", "output", "meta")
 
 
 def format_of(key: str) -> Format:

@@ -778,4 +778,7 @@ THIS_FORMAT = Format(
     makes_projects=True,
     renamed_tools=RENAMED_TOOLS,
     subagent_links=subagent_links,
+    harness_line=harness_line,
+    is_hidden_block=is_hidden_block,
+    compaction_command=is_compact_command,
 )

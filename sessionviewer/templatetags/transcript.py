@@ -15,8 +15,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from sessionviewer import links, readers, render, transcripts
 from sessionviewer.index import fold
-from sessionviewer.readers import claude_code
-from sessionviewer.transcripts import tools
+from sessionviewer.transcripts import layout, tools
 
 register = template.Library()
 
@@ -219,8 +218,10 @@ def duration(milliseconds) -> str:
     return f"{hours} h {minutes} min" if hours else f"{minutes} min {rest} s"
 
 
-# Claude Code's harness lines: the rule is the reader's, shared with the index's titles.
-harness = register.filter("harness", claude_code.harness_line)
+@register.filter
+def harness(entry, format_key: str) -> dict | None:
+    """What a user line the session's harness wrote is (its format's rule, as the index's), or None."""
+    return layout.harness_line(entry, readers.format_of(format_key))
 
 
 @register.filter

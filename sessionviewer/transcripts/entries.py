@@ -47,11 +47,13 @@ def load_entries(session: Session) -> list[readers.Entry]:
     return select_entries("session_id = %s", [session.id])
 
 
-def light_entries(session_id: int, after: int = -1) -> tuple[list[readers.Entry], array, array]:
+def light_entries(
+    session_id: int, rules: readers.Format, after: int = -1
+) -> tuple[list[readers.Entry], array, array]:
     """The session's entries without their text (rows.light_entries_from_rows), with the
     lines and text_facts of each, read a batch at a time: a thread snapshot needs ids,
-    parents and kinds, and a 2 GB session's text would not fit in memory. after: only the
-    lines after this one."""
+    parents and kinds, and a 2 GB session's text would not fit in memory. rules: the
+    session's format's; after: only the lines after this one."""
     table = connection.ops.quote_name(Entry._meta.db_table)
     quote = connection.ops.quote_name
     columns = ", ".join(quote(c) for c in row_codec.LIGHT_COLUMNS)
@@ -63,7 +65,7 @@ def light_entries(session_id: int, after: int = -1) -> tuple[list[readers.Entry]
     with connection.cursor() as cursor:
         cursor.execute(query, ['%"is_compact_summary":true%', session_id, after])
         while batch := cursor.fetchmany(500):
-            for entry, known in rows.light_entries_from_rows(batch):
+            for entry, known in rows.light_entries_from_rows(batch, rules):
                 entries.append(entry)
                 lines.append(entry.line)
                 facts.append(known)

@@ -528,7 +528,7 @@ def _compact_summary_lines(session_id: int) -> list[int]:
         return [line for (line,) in cursor.fetchall()]
 
 
-def _light_rows(session_id: int, left_out: bool):
+def _light_rows(session_id: int, left_out: bool, rules: readers.Format):
     """(entry, text_facts) of the lines the tree holds, in order, as entries.light_entries."""
     q = _q
     columns = ", ".join(q(c) for c in row_codec.LIGHT_COLUMNS)
@@ -541,7 +541,7 @@ def _light_rows(session_id: int, left_out: bool):
     with connection.cursor() as cursor:
         cursor.execute(query, params)
         while batch := cursor.fetchmany(_BATCH):
-            yield from rows.light_entries_from_rows(batch)
+            yield from rows.light_entries_from_rows(batch, rules)
 
 
 def build_snapshots(session: Session, leaves: int, leaf: str | None = None) -> int:
@@ -575,13 +575,16 @@ def build_snapshots(session: Session, leaves: int, leaf: str | None = None) -> i
         writers = {leaf: _plan(session, tree, tip, leaf, leaf_ids, summary_lines) for tip, leaf in tips}
         lines, regions = iter(tree.lines), tree.regions()
         every = list(writers.values())
-        for entry, facts in _light_rows(session.id, tree.left_out):
+        rules = readers.format_of(session.format)
+        for entry, facts in _light_rows(session.id, tree.left_out, rules):
             if entry.line != next(lines, None):
                 raise Fallback(f"line {entry.line}: the rows changed while the thread was built")
             region = next(regions)
             on = [writer for writer in every if writer.shown(region)]
             if on:
-                noise = layout.is_noise(entry, facts)  # once, not once a thread: most lines are on several
+                noise = layout.is_noise(
+                    entry, facts, rules
+                )  # once, not once a thread: most lines are on several
                 for writer in on:
                     writer.add(entry, noise)
         for leaf, writer in writers.items():

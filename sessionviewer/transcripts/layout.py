@@ -12,9 +12,9 @@ Two rules, both computed once per built thread (store.py keeps them with its sna
   so it shows where it happened, as a banner, with the command that asked for it
   (``compaction_cause``) just before it rather than after it, where the harness writes it.
 
-Which lines a format's harness writes is that format's reader's knowledge
-(``claude_code.harness_line``, ``claude_code.is_reminder``); this module only says what the
-page keeps in sight. Plain Python: no Django.
+Which lines a format's harness writes, and which blocks have nothing to show, are that
+format's knowledge (its readers.Format: harness_line, is_hidden_block, compaction_command);
+this module only says what the page keeps in sight. Plain Python: no Django.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from collections.abc import Sequence
 
 from sessionviewer import readers
 from sessionviewer.index import rows
-from sessionviewer.readers import claude_code
 
 
-def is_noise(entry: readers.Entry, facts: int = 0) -> bool:
+def is_noise(entry: readers.Entry, facts: int, rules: readers.Format) -> bool:
     """Whether the page hides this entry until asked to show all entries. facts: what the
-    index kept of its text (index.rows.text_facts), for an entry loaded without it."""
+    index kept of its text (index.rows.text_facts), for an entry loaded without it, else 0;
+    rules: its session's format."""
     kind = entry.kind
     if kind in (readers.COMPACTION, readers.BRANCH, readers.RAW):
         return False  # a line of a type no reader knows stays in sight: it may be what matters
@@ -38,27 +38,32 @@ def is_noise(entry: readers.Entry, facts: int = 0) -> bool:
         return True  # its text is the summary its boundary's banner shows
     if _is_error(entry):
         return False
-    harness = _harness_kind(entry, facts)
+    harness = _harness_kind(entry, facts, rules)
     if harness is not None:
         return harness not in ("command", "interrupt")  # what the person did stays in sight
     if entry.is_meta:
         return True
     if facts & rows.FACTS_KNOWN:
         return bool(facts & rows.FACTS_ALL_HIDDEN)
-    return all(is_hidden_block(block) for block in entry.blocks)  # a message with nothing to show
+    return all(rules.is_hidden_block(block) for block in entry.blocks)  # a message with nothing to show
 
 
-def _harness_kind(entry: readers.Entry, facts: int) -> str | None:
+def _harness_kind(entry: readers.Entry, facts: int, rules: readers.Format) -> str | None:
     if facts & rows.FACTS_KNOWN:
         return rows.harness_kind(facts)
-    harness = claude_code.harness_line(entry)
+    harness = harness_line(entry, rules)
     return None if harness is None else harness["kind"]
 
 
-def is_hidden_block(block: readers.Block) -> bool:
-    """A block the page leaves out: text that is only whitespace or a system reminder,
-    thinking with nothing written."""
-    return claude_code.is_hidden_block(block)
+def harness_line(entry: readers.Entry, rules: readers.Format) -> dict | None:
+    """What a user line the session's harness wrote is (readers.Format.harness_line), or None."""
+    return rules.harness_line(entry) if rules.harness_line is not None else None
+
+
+def is_hidden_block(block: readers.Block, rules: readers.Format) -> bool:
+    """A block the page leaves out, by the session's format: blank text or thinking, and in
+    Claude Code's a system reminder."""
+    return rules.is_hidden_block(block)
 
 
 def _is_error(entry: readers.Entry) -> bool:
@@ -73,12 +78,12 @@ def _is_error(entry: readers.Entry) -> bool:
 CAUSE_WITHIN = 4
 
 
-def compaction_cause(following: Sequence[readers.Entry]) -> int | None:
+def compaction_cause(following: Sequence[readers.Entry], rules: readers.Format) -> int | None:
     """Which of the entries right after a compaction boundary (at most CAUSE_WITHIN) is the
     command that asked for it, shown before the boundary's banner; None if none is."""
     for at, entry in enumerate(following[:CAUSE_WITHIN]):
-        if claude_code.is_compact_command(entry):
+        if rules.compaction_command is not None and rules.compaction_command(entry):
             return at
-        if not is_noise(entry):
+        if not is_noise(entry, 0, rules):
             return None  # the conversation went on: a later /compact is another compaction's
     return None

@@ -323,7 +323,7 @@ def rows_for(
 def _compaction_cause(t: Transcript, index: int) -> int | None:
     """The item of the command that asked for the compaction at index, if it follows it."""
     following = range(index + 1, min(index + 1 + layout.CAUSE_WITHIN, len(t.items)))
-    at = layout.compaction_cause([t.items[j].entry for j in following])
+    at = layout.compaction_cause([t.items[j].entry for j in following], t.rules)
     return None if at is None else index + 1 + at
 
 
@@ -356,7 +356,7 @@ def _row(t: Transcript, i: int, children_by_tool, absorb_from, shown_with_call, 
         if (absorb and (i, b) in t.absorbed) or (i, b) in shown_with_call:
             shown_elsewhere = True
             continue
-        if not show_all and layout.is_hidden_block(block):
+        if not show_all and layout.is_hidden_block(block, t.rules):
             continue
         piece = Piece(block, line=entry.line, at=b)
         if block.type == readers.TOOL_CALL:

@@ -44,6 +44,7 @@ class Transcript:
     results: dict[tuple[int, int], tuple[int, int]]  # (call item, block) -> (result item, block)
     absorbed: set[tuple[int, int]]  # (result item, block) shown under their call
     owner: dict[int, int]  # result item -> the item of the call it is shown under (the first)
+    rules: readers.Format  # the session's format: which lines its harness wrote, which blocks hide
     noise: frozenset[int] = frozenset()  # items hidden until "show all entries" (layout.is_noise)
     compactions: tuple[int, ...] = ()  # the items of the thread's compaction boundaries
     open_calls: dict[str, tuple[int, int]] = field(default_factory=dict)  # calls still without a result
@@ -99,10 +100,10 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
         # that waited finds the snapshot the other built.
         with in_turn("snapshot", session.id):
             if _from_snapshot(session, leaf) is None and not _built_over_columns(session, leaf):
-                save_snapshot(session, _light_transcript(session.id, leaf), leaf)
+                save_snapshot(session, _light_transcript(session, leaf), leaf)
         if (snapshot := _from_snapshot(session, leaf)) is not None:
             return _remember(_cache, key, snapshot)
-    built = _index(threads.build_thread(cached_entries(session), leaf))
+    built = _index(threads.build_thread(cached_entries(session), leaf), readers.format_of(session.format))
     if leaf is None:
         with in_turn("snapshot", session.id):  # another process's save of it goes first
             save_snapshot(session, built, leaf)
@@ -136,10 +137,11 @@ def _built_over_columns(session: Session, leaf: str | None) -> bool:
     return True
 
 
-def _light_transcript(session_id: int, leaf: str | None) -> Transcript:
+def _light_transcript(session: Session, leaf: str | None) -> Transcript:
+    rules = readers.format_of(session.format)
     with _without_gc():
-        entries, lines, kept = light_entries(session_id)
-        return _index(threads.build_thread(entries, leaf), partial(_facts_of, lines, kept))
+        entries, lines, kept = light_entries(session.id, rules)
+        return _index(threads.build_thread(entries, leaf), rules, partial(_facts_of, lines, kept))
 
 
 @contextmanager
@@ -189,13 +191,14 @@ def _prepare(session: Session) -> int:
     except flat.Fallback:
         pass  # broken parents: built from entries, which name what is wrong
     with _without_gc():
-        entries, lines, kept = light_entries(session.id)
+        rules = readers.format_of(session.format)
+        entries, lines, kept = light_entries(session.id, rules)
         facts = partial(_facts_of, lines, kept)
-        active = _index(threads.build_thread(entries), facts)
+        active = _index(threads.build_thread(entries), rules, facts)
         save_snapshot(session, active, None)
         built = 1
         for leaf in [x for x in active.thread.leaves if x != active.thread.leaf_id][:PREPARE_LEAVES]:
-            save_snapshot(session, _index(threads.build_thread(entries, leaf), facts), leaf)
+            save_snapshot(session, _index(threads.build_thread(entries, leaf), rules, facts), leaf)
             built += 1
     return built
 
@@ -233,7 +236,8 @@ def extend_snapshot(session: Session, snapshot: ThreadSnapshot) -> bool:
     tail = data.get("tail")
     if data.get("layout") != snapshots.LAYOUT or not tail:
         return False
-    entries, _, facts = light_entries(session.id, after=tail["line"])
+    rules = readers.format_of(session.format)
+    entries, _, facts = light_entries(session.id, rules, after=tail["line"])
     if _reuses_ids(session.id, tail["line"], [e.id for e in entries]):
         return False
     extension = threads.extend_thread(tail, entries)
@@ -258,7 +262,7 @@ def extend_snapshot(session: Session, snapshot: ThreadSnapshot) -> bool:
         if n == len(firsts):
             firsts.append(entry.line)
         piece(n)["lines"].append(entry.line)
-        if layout.is_noise(entry, known[entry.line]):
+        if layout.is_noise(entry, known[entry.line], rules):
             piece(n)["noise"].append(i)
             data["noise_count"] += 1
         owned = False
@@ -427,6 +431,7 @@ def _from_snapshot(session: Session, leaf: str | None) -> Transcript | None:
         results=_Results(pieces),
         absorbed=_Absorbed(pieces),
         owner=_Owner(pieces),
+        rules=readers.format_of(session.format),
         noise=_Noise(pieces, data["noise_count"]),
         compactions=tuple(data["compactions"]),
     )
@@ -784,9 +789,12 @@ def clear_cache() -> None:
         _entries_cache.clear()
 
 
-def _index(thread: threads.Thread, facts: Callable[[readers.Entry], int] | None = None) -> Transcript:
-    """What the page needs to find things in the thread; facts: what the index kept of an
-    entry's text (layout.is_noise), for entries loaded without it."""
+def _index(
+    thread: threads.Thread, rules: readers.Format, facts: Callable[[readers.Entry], int] | None = None
+) -> Transcript:
+    """What the page needs to find things in the thread, by its session's format (rules);
+    facts: what the index kept of an entry's text (layout.is_noise), for entries loaded
+    without it."""
     positions: dict[str, int] = {}
     open_calls: dict[str, tuple[int, int]] = {}
     results: dict[tuple[int, int], tuple[int, int]] = {}
@@ -805,12 +813,12 @@ def _index(thread: threads.Thread, facts: Callable[[readers.Entry], int] | None 
                 owner.setdefault(i, call[0])
     entries = [item.entry for item in thread.items]
     if facts is None:
-        noise = frozenset(i for i, entry in enumerate(entries) if layout.is_noise(entry))
+        noise = frozenset(i for i, entry in enumerate(entries) if layout.is_noise(entry, 0, rules))
     else:
-        noise = frozenset(i for i, entry in enumerate(entries) if layout.is_noise(entry, facts(entry)))
+        noise = frozenset(i for i, entry in enumerate(entries) if layout.is_noise(entry, facts(entry), rules))
     where = {id(item): i for i, item in enumerate(thread.items)} if thread.compactions else {}
     compactions = tuple(where[id(item)] for item in thread.compactions)
-    return Transcript(thread, positions, results, absorbed, owner, noise, compactions, open_calls)
+    return Transcript(thread, positions, results, absorbed, owner, rules, noise, compactions, open_calls)
 
 
 def transcript_with_entry(session: Session, entry_id: str) -> Transcript | None:
