@@ -54,9 +54,9 @@ def fixture_jobs(batch_size: int = 3, for_sqlite: bool = True) -> list[worker.Jo
     ]
 
 
-def read_all(jobs: list[worker.Job], parallel: bool, processes: int = 1) -> list[tuple]:
+def read_all(jobs: list[worker.Job], parallel: bool) -> list[tuple]:
     seen = []
-    with worker.Reading.of(jobs, parallel, processes) as reading:
+    with worker.Reading.of(jobs, parallel) as reading:
         for number in range(len(jobs)):
             for batch in reading.batches(number):
                 seen.append(
@@ -209,9 +209,7 @@ def test_a_big_pass_starts_its_worker_before_it_plans_the_files(tmp_path, monkey
     monkeypatch.setattr(passes, "CPUS", 2)
     order = []
     real_start, real_plan = worker.Reading.start_worker, passes.plan_file
-    monkeypatch.setattr(
-        worker.Reading, "start_worker", lambda r, *a: (order.append("start"), real_start(r, *a))[1]
-    )
+    monkeypatch.setattr(worker.Reading, "start_worker", lambda r: (order.append("start"), real_start(r))[1])
     monkeypatch.setattr(passes, "plan_file", lambda *a: (order.append("plan"), real_plan(*a))[1])
     summary = index_roots(specs)
     assert not summary.errors and summary.opened > 3
@@ -233,43 +231,13 @@ def test_jobs_handed_over_before_any_batch_is_taken_do_not_block_either_process(
     assert [batch.job for batch in last] == list(range(len(jobs)))
 
 
-def test_workers_sharing_the_jobs_hand_over_the_batches_one_process_makes():
-    # Each of three workers reads every third job; the batches come back in job order.
-    jobs = fixture_jobs() + fixture_jobs() + fixture_jobs()
-    expected = read_all(fixture_jobs() + fixture_jobs() + fixture_jobs(), parallel=False)
-    with worker.Reading.of(jobs, parallel=True, processes=3) as reading:
-        assert len(reading.workers) == 3
-        seen = [(n, b.rows, b.last) for n in range(len(jobs)) for b in reading.batches(n)]
-    assert seen == [(number, rows, last) for number, rows, *_, (last, *_) in expected]
-
-
-def test_a_pass_starts_a_second_worker_only_for_twice_the_bytes_of_the_first():
-    with worker.Reading(parallel_from=100, processes=2) as reading:
-        reading.expect(99)
-        assert reading.workers == []
-        reading.expect(150)
-        assert len(reading.workers) == 1
-        reading.expect(200)
-        assert len(reading.workers) == 2
-        reading.expect(10_000)
-        assert len(reading.workers) == 2  # never more than processes
-    with worker.Reading(parallel_from=100, processes=2) as reading:
-        reading.expect(150)
-        reading.add(fixture_jobs()[0])
-        reading.send_jobs()
-        reading.expect(10_000)  # the jobs were shared out among the workers running: no more start
-        assert len(reading.workers) == 1
-
-
-@pytest.mark.parametrize("processes", [1, 2])
-def test_jobs_asked_for_while_the_worker_starts_are_read_here_and_skipped_there(processes):
+def test_jobs_asked_for_while_the_worker_starts_are_read_here_and_skipped_there():
     jobs = fixture_jobs()
     expected = read_all(fixture_jobs(), parallel=False)
     seen = []
-    with worker.Reading(parallel_from=0, read_while_starting=True, processes=processes) as reading:
+    with worker.Reading(parallel_from=0, read_while_starting=True) as reading:
         reading.expect(1)
-        for process in reading.workers:  # workers still starting: nothing in their pipes
-            os.kill(process.pid, signal.SIGSTOP)
+        os.kill(reading.worker.pid, signal.SIGSTOP)  # a worker still starting: nothing in the pipe
         try:
             for job in jobs:
                 reading.add(job)
@@ -279,13 +247,12 @@ def test_jobs_asked_for_while_the_worker_starts_are_read_here_and_skipped_there(
                 seen += [(b.job, b.rows, b.last) for b in reading.batches(number)]
             assert reading.read_here == 2
         finally:
-            for process in reading.workers:
-                os.kill(process.pid, signal.SIGCONT)
+            os.kill(reading.worker.pid, signal.SIGCONT)
         # The worker may have begun job 0 before its skips came (they follow the jobs in
         # the pipe): what it hands over of the jobs read here is dropped, and a job may
         # still be read here meanwhile. Once a batch of a job still wanted comes from
-        # a worker, every later job comes from the workers.
-        select.select([reading.workers[2 % processes].stdout], [], [], 30)
+        # the worker, every later job comes from it.
+        select.select([reading.worker.stdout], [], [], 30)
         from_worker = None
         for number in range(2, len(jobs)):
             before = reading.read_here
@@ -333,7 +300,7 @@ def test_a_worker_told_to_skip_jobs_reads_only_the_others():
         reading.close_jobs()
         os.kill(reading.worker.pid, signal.SIGCONT)
         handed_over = []
-        while (item := reading._take(0)) is not None:  # None: the worker ended after the last job
+        while (item := reading._take()) is not None:  # None: the worker ended after the last job
             handed_over.append(item.job)
     assert set(handed_over) == set(range(3, len(jobs)))
 
@@ -429,19 +396,17 @@ def index_snapshot() -> list[tuple]:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("processes", [1, 2, 3])
-def test_indexing_through_the_worker_gives_the_same_index(tmp_path, monkeypatch, processes):
+def test_indexing_through_the_worker_gives_the_same_index(tmp_path, monkeypatch):
     specs = copied_demo_specs(tmp_path)
     index_roots(specs)
     in_process = index_snapshot()
     Session.objects.all().delete()
     monkeypatch.setattr(passes, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(passes, "CPUS", 4)
-    monkeypatch.setattr(passes, "READING_PROCESSES", processes)
+    monkeypatch.setattr(passes, "CPUS", 2)
     spawned = []
     monkeypatch.setattr(subprocess, "Popen", _recording(spawned))
     summary = index_roots(specs)
-    assert len(spawned) == processes  # started once for the whole pass, every root, each reading its share
+    assert len(spawned) == 1  # one worker for the whole pass, every root
     assert summary.opened == len(in_process[0]) and not summary.errors
     assert index_snapshot() == in_process
 
@@ -458,9 +423,9 @@ def test_a_file_gone_before_the_worker_reads_it_is_an_error_and_the_rest_index(t
     monkeypatch.setattr(passes, "CPUS", 2)
     real_start = worker.Reading.start_worker
 
-    def start_after_a_removal(reading, *count):
+    def start_after_a_removal(reading):
         (folder / "alice@example.com" / "history.jsonl").unlink()  # planned, not read yet
-        real_start(reading, *count)
+        real_start(reading)
 
     monkeypatch.setattr(worker.Reading, "start_worker", start_after_a_removal)
     summary = index_roots([RootSpec(folder, "fluux_xmpp")])

@@ -56,9 +56,6 @@ BATCH = 500
 # A pass with this much to read reads in a second process while this one writes (worker.Reading).
 PARALLEL_BYTES = 16 * 1024 * 1024
 CPUS = os.cpu_count() or 1
-# Reading processes for a pass of several times PARALLEL_BYTES: with two, the writer in this
-# process waits for neither (bench/README.md); past that, the writer is what is waited for.
-READING_PROCESSES = 2  # at most one a CPU
 
 
 @dataclass
@@ -108,12 +105,7 @@ def index_roots(
     started = time.perf_counter()
     summary = IndexSummary()
     parallel_from = PARALLEL_BYTES if CPUS > 1 else None
-    with (
-        _heap_frozen(),
-        worker.Reading(
-            parallel_from=parallel_from, read_while_starting=True, processes=min(CPUS, READING_PROCESSES)
-        ) as reading,
-    ):
+    with _heap_frozen(), worker.Reading(parallel_from=parallel_from, read_while_starting=True) as reading:
         surveys = []
         for spec in specs:
             with summary.phases.timing("scan"):

@@ -186,14 +186,6 @@ class _Failure:
 
 
 @dataclass(frozen=True)
-class Share:
-    """To a worker, before its first jobs: it reads job n when n % of == place."""
-
-    place: int
-    of: int
-
-
-@dataclass(frozen=True)
 class SkipTo:
     """To the worker: the jobs before this number were read by the parent."""
 
@@ -220,157 +212,120 @@ class Reading:
     (its write failed) is skipped over.
     """
 
-    def __init__(
-        self, parallel_from: int | None = None, read_while_starting: bool = False, processes: int = 1
-    ):
+    def __init__(self, parallel_from: int | None = None, read_while_starting: bool = False):
         self.parallel_from = parallel_from
-        self.processes = max(1, processes)
         self.jobs: list[Job] = []
-        # The worker processes: job n is read by workers[n % len(workers)] (serve()'s share).
-        self.workers: list[subprocess.Popen] = []
+        self.worker: subprocess.Popen | None = None
         self.jobs_sent = 0
         self.all_added = False
-        self.reading_here = read_while_starting  # until a worker hands over a batch wanted
-        self.read_here = 0  # jobs read here while the workers started
-        # Taken from a worker's pipe, not yet given out: by the worker's place in workers.
-        self.pending: dict[int, Batch | _Failure] = {}
-
-    @property
-    def worker(self) -> subprocess.Popen | None:
-        """The first worker process, None while every job is read here."""
-        return self.workers[0] if self.workers else None
+        self.reading_here = read_while_starting  # until the worker hands over a batch wanted
+        self.read_here = 0  # jobs read here while the worker started
+        self.pending: Batch | _Failure | None = None  # taken from the pipe, not yet given out
 
     @classmethod
-    def of(cls, jobs: list[Job], parallel: bool, processes: int = 1) -> Reading:
-        """These jobs, all read by worker processes (parallel) or all here."""
-        reading = cls(parallel_from=0 if parallel else None, processes=processes)
+    def of(cls, jobs: list[Job], parallel: bool) -> Reading:
+        """These jobs, all read by a worker process (parallel) or all here."""
+        reading = cls(parallel_from=0 if parallel else None)
         if parallel and jobs:
-            reading.start_worker(reading.processes)
+            reading.start_worker()
         for job in jobs:
             reading.add(job)
         reading.close_jobs()
         return reading
 
     def expect(self, bytes_to_read: int) -> None:
-        """The jobs to come will read about this much: enough, and the workers start now,
-        so that their interpreters come up while the caller plans them. A second worker
-        starts for twice parallel_from, and so on up to processes: each costs its start."""
-        if self.parallel_from is None or bytes_to_read <= 0 or self.jobs_sent:
-            return  # no job has gone yet: how they are shared is not settled
-        wanted = min(self.processes, max(1, bytes_to_read // max(self.parallel_from, 1)))
-        if bytes_to_read >= self.parallel_from and len(self.workers) < wanted:
-            self.start_worker(wanted - len(self.workers))
+        """The jobs to come will read about this much: enough, and the worker starts now,
+        so that its interpreter comes up while the caller plans them."""
+        if (
+            self.worker is None
+            and self.parallel_from is not None
+            and bytes_to_read > 0
+            and bytes_to_read >= self.parallel_from
+        ):
+            self.start_worker()
 
     def add(self, job: Job) -> int:
         """Queue a job; its number is what batches() takes."""
         if self.all_added:
             raise RuntimeError("no job can be added after close_jobs()")
         self.jobs.append(job)
-        if self.workers and len(self.jobs) - self.jobs_sent >= SEND_JOBS:
+        if self.worker is not None and len(self.jobs) - self.jobs_sent >= SEND_JOBS:
             self.send_jobs()
         return len(self.jobs) - 1
 
     def close_jobs(self) -> None:
-        """No more jobs: the workers end once they have read their last one."""
+        """No more jobs: the worker ends once it has read the last one."""
         self.all_added = True
         self.send_jobs()
-        self._send(None)  # the pipes stay open for skips; the workers end after the last job
+        if self.worker is not None:
+            self._send(None)  # the pipe stays open for skips; the worker ends after the last job
 
-    def start_worker(self, count: int = 1) -> None:
-        """Start reading processes (expect() and of() call this; tests wrap it to watch the order)."""
+    def start_worker(self) -> None:
+        """Start the reading process (expect() and of() call this; tests wrap it to watch the order)."""
         import subprocess  # here: the worker itself has no use for it, and it costs its start 10 ms
 
-        if self.jobs_sent:
-            raise RuntimeError("no worker can start once jobs were shared out")
-        for _ in range(count):
-            worker = subprocess.Popen(
-                [sys.executable, "-c", WORKER],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=PROJECT,
-                env={
-                    **os.environ,
-                    "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT), os.environ.get("PYTHONPATH")])),
-                },
-            )
-            # The jobs are sent while the worker's interpreter starts, when nothing reads
-            # them yet: a pipe of the usual 64 KB held a fifth of a cold index's jobs, and
-            # the writer waited for the worker instead of reading the first jobs itself.
-            with suppress(
-                AttributeError, OSError
-            ):  # not Linux, or past the system's limit: it only waits more
-                fcntl.fcntl(worker.stdin.fileno(), fcntl.F_SETPIPE_SZ, JOBS_PIPE_BYTES)
-            self.workers.append(worker)
+        self.worker = subprocess.Popen(
+            [sys.executable, "-c", WORKER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=PROJECT,
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT), os.environ.get("PYTHONPATH")])),
+            },
+        )
+        # The jobs are sent while the worker's interpreter starts, when nothing reads
+        # them yet: a pipe of the usual 64 KB held a fifth of a cold index's jobs, and
+        # the writer waited for the worker instead of reading the first jobs itself.
+        with suppress(AttributeError, OSError):  # not Linux, or past the system's limit: it only waits more
+            fcntl.fcntl(self.worker.stdin.fileno(), fcntl.F_SETPIPE_SZ, JOBS_PIPE_BYTES)
         self.send_jobs()
 
     def send_jobs(self) -> None:
-        """Hand the jobs added so far to the workers, if they run (add() does, every SEND_JOBS)."""
+        """Hand the jobs added so far to the worker, if it runs (add() does, every SEND_JOBS)."""
         # Jobs go over in lists: the worker takes them in a thread of its own, which
         # waits its turn for the interpreter between two reads of the pipe, so one
         # job per write left this process waiting on a full pipe.
-        if not self.workers:
+        if self.worker is None:
             return
-        jobs = self.jobs[self.jobs_sent :]
-        if not jobs:
-            return
-        if not self.jobs_sent:  # the first jobs: each worker learns which are its own
-            for place, worker in enumerate(self.workers):
-                self._send_to(worker, Share(place, len(self.workers)))
-        self.jobs_sent = len(self.jobs)
-        self._send(jobs)
+        jobs, self.jobs_sent = self.jobs[self.jobs_sent :], len(self.jobs)
+        if jobs:
+            self._send(jobs)
 
     def _send(self, message: list[Job] | SkipTo | None) -> None:
-        """Jobs, a skip, or None (no more jobs), to every worker. Every worker takes every
-        job, and reads its share of them (Share): a job costs little to send."""
-        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-        for worker in self.workers:
-            self._send_to(worker, data)
-
-    @staticmethod
-    def _send_to(worker: subprocess.Popen, message: bytes | Share) -> None:
-        if not isinstance(message, bytes):
-            message = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        """Jobs, a skip, or None: no more jobs."""
         with suppress(BrokenPipeError):  # the worker died: batches() says so
-            write_all(worker.stdin.fileno(), message)
-
-    def _place(self, number: int) -> int:
-        """Which worker reads job number (serve()'s share)."""
-        return number % len(self.workers)
+            write_all(self.worker.stdin.fileno(), pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
 
     def ready(self, number: int) -> bool:
-        """Whether job number's first batch can be taken without waiting for its worker.
+        """Whether job number's first batch can be taken without waiting for the worker.
 
         The pipe is asked, not the buffer in front of it: a small batch already in
         the buffer reads as not ready, which only costs the caller a wait not taken.
         """
-        if not self.workers or self._reads_here(number):
+        if self.worker is None or self._reads_here(number):
             return True
-        place = self._place(number)
-        if place in self.pending:
-            return True
-        readable, _, _ = select.select([self.workers[place].stdout], [], [], 0)
+        readable, _, _ = select.select([self.worker.stdout], [], [], 0)
         return bool(readable)
 
     def _reads_here(self, number: int) -> bool:
-        """While the workers start: true until the one reading this job hands over a batch of
-        it or a later one. What they hand over of the jobs read here already is dropped on the way.
+        """While the worker starts: true until it hands over a batch of this job or a later one.
+
+        What it hands over of the jobs read here already is dropped on the way.
         """
         while self.reading_here:
-            place = self._place(number)
-            readable, _, _ = select.select([self.workers[place].stdout], [], [], 0)
+            readable, _, _ = select.select([self.worker.stdout], [], [], 0)
             if not readable:
                 return True
-            item = self._take(place)
+            item = self._take()
             if item is not None and item.job < number:
                 continue  # a job read here, which the worker had begun before its skip came
-            if item is not None:
-                self.pending[place] = item
-            self.reading_here = False
+            self.pending, self.reading_here = item, False
         return False
 
     def batches(self, number: int) -> Iterator[Batch]:
-        if not self.workers:
+        if self.worker is None:
             yield from read_job(self.jobs[number], number)
             return
         if self._reads_here(number):
@@ -378,14 +333,13 @@ class Reading:
             if number < len(self.jobs) - 1:
                 self._send(SkipTo(number + 1))
             elif self.all_added:
-                # Nothing the workers read is wanted now; one would read this last job
+                # Nothing the worker reads is wanted now; it would read this last job
                 # too, and hold a second copy of it: a 60 MB line's (bench/README.md).
                 self.close()
             yield from read_job(self.jobs[number], number)
             return
-        place = self._place(number)
         while True:
-            item = self._next(place)
+            item = self._next()
             if item.job < number:
                 continue  # what is left of a job the caller gave up on, or read here
             if isinstance(item, _Failure):
@@ -396,41 +350,39 @@ class Reading:
             if item.last:
                 return
 
-    def _next(self, place: int) -> Batch | _Failure:
-        item = self.pending.pop(place, None) or self._take(place)
+    def _next(self) -> Batch | _Failure:
+        item, self.pending = self.pending or self._take(), None
         if item is None:
-            worker = self.workers[place]
-            worker.wait()
-            error = worker.stderr.read().decode("utf-8", "replace").strip()
+            self.worker.wait()
+            error = self.worker.stderr.read().decode("utf-8", "replace").strip()
             raise RuntimeError(
-                f"the reading process ended early (exit code {worker.returncode}): {error[-2000:]}"
+                f"the reading process ended early (exit code {self.worker.returncode}): {error[-2000:]}"
             )
         return item
 
-    def _take(self, place: int) -> Batch | _Failure | None:
-        """A worker's next item; None once it has ended."""
-        stdout = self.workers[place].stdout
+    def _take(self) -> Batch | _Failure | None:
+        """The worker's next item; None once it has ended."""
         try:
-            item = pickle.load(stdout)  # noqa: S301 - our own child process wrote it
+            item = pickle.load(self.worker.stdout)  # noqa: S301 - our own child process wrote it
         except EOFError:
             return None
         if isinstance(item, Batch) and type(item.rows) is int:  # its marshalled rows follow: _for_the_pipe()
-            data = stdout.read(item.rows)
+            data = self.worker.stdout.read(item.rows)
             if len(data) < item.rows:
                 return None  # the worker ended halfway through
             item.rows = marshal.loads(data)  # noqa: S302 - as above
         return item
 
     def close(self) -> None:
-        for worker in self.workers:
-            if worker.poll() is None:
-                worker.kill()  # the caller stopped early: what it has not taken is not needed
-            worker.wait()
-            for pipe in (worker.stdin, worker.stdout, worker.stderr):
-                with suppress(BrokenPipeError):  # jobs the killed worker never took
-                    pipe.close()
-        self.workers = []
-        self.pending = {}
+        if self.worker is None:
+            return
+        if self.worker.poll() is None:
+            self.worker.kill()  # the caller stopped early: what it has not taken is not needed
+        self.worker.wait()
+        for pipe in (self.worker.stdin, self.worker.stdout, self.worker.stderr):
+            with suppress(BrokenPipeError):  # jobs the killed worker never took
+                pipe.close()
+        self.worker = None
 
     def __enter__(self) -> Reading:
         return self
@@ -485,10 +437,9 @@ def serve(jobs_in, batches_out) -> None:
     jobs: queue.Queue[Job | None] = queue.Queue()
     ahead = ReadAhead(AHEAD_BYTES)
     skip_to = 0  # jobs before this one the parent read itself
-    share = Share(0, 1)  # which jobs are this worker's: all, unless the parent says otherwise
 
     def take_jobs() -> None:
-        nonlocal skip_to, share
+        nonlocal skip_to
         ended = False
         try:
             while True:
@@ -498,8 +449,6 @@ def serve(jobs_in, batches_out) -> None:
                     ended = True
                 elif isinstance(message, SkipTo):
                     skip_to = max(skip_to, message.number)
-                elif isinstance(message, Share):
-                    share = message
                 else:
                     for job in message:
                         jobs.put(job)
@@ -523,7 +472,7 @@ def serve(jobs_in, batches_out) -> None:
     try:
         number = 0
         while (job := jobs.get()) is not None:
-            if number < skip_to or number % share.of != share.place:
+            if number < skip_to:
                 number += 1
                 continue
             try:
