@@ -599,6 +599,17 @@ def test_a_phrase_with_fewer_entries_than_the_window_is_searched_whole(client, v
     assert (api["count"], api["capped"], api["window"]) == (1, False, 0)
 
 
+def test_on_postgresql_the_search_runs_without_parallel_workers(indexed):
+    if connection.vendor != "postgresql":
+        pytest.skip("parallel workers are PostgreSQL's")
+    with CaptureQueriesContext(connection) as queries:
+        first_matches(parse_query('"quick brown"'))
+    sql = [q["sql"] for q in queries]
+    serial = sql.index("SET LOCAL max_parallel_workers_per_gather = 0")
+    searches = [n for n, text in enumerate(sql) if " @@ " in text or '"id" IN (' in text]
+    assert searches and all(n > serial for n in searches)
+
+
 @pytest.fixture
 def written_in_turn(db, tmp_path: Path):
     """Five sessions holding "zebra", indexed one pass each: each pass's entries are newer."""
