@@ -325,10 +325,6 @@ _WHAT_Q = {
     ),
 }
 _WHO_ROLES = ("user", "assistant", "tool")
-_WHO_Q = {
-    **{name: Q(role=name) for name in _WHO_ROLES},
-    "other": ~Q(role__in=_WHO_ROLES),
-}
 
 
 def what_of(entry: Entry) -> list[str]:
@@ -609,7 +605,7 @@ def _newest_first(entries: QuerySet[Entry]) -> QuerySet[Entry]:
 
 def _kept(hit: _Hit, key: tuple[str, str], allowed: set[int] | None) -> bool:
     """Whether a hit is one of key's (what, who; "" for any), in the allowed sessions (None: any):
-    _WHAT_Q and _WHO_Q, in Python."""
+    _WHAT_Q and the roles of WHO, in Python."""
     what, who = key
     if allowed is not None and hit.session_id not in allowed:
         return False
