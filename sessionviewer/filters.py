@@ -73,7 +73,9 @@ class SessionQuery:
 PROBE_LINES = 20
 
 
-def matching_session_ids(q: str | ParsedQuery, first: Matches | None = None) -> list[int]:
+def matching_session_ids(
+    q: str | ParsedQuery, first: Matches | None = None, narrowed: bool = False
+) -> list[int]:
     """The sessions with an entry matching q, searched once: the list's facets each
     filter by it too, and repeating the full-text query for each would cost 9 times.
 
@@ -85,10 +87,12 @@ def matching_session_ids(q: str | ParsedQuery, first: Matches | None = None) -> 
     when every session either has one there or has no more lines, that is the answer, and the
     pass is not needed.
 
-    first: search.first_matches(q), read already: when it holds every match, its sessions are
-    the answer, and no other statement is sent."""
+    first: search.first_matches(q), read already: when it holds every match, or nothing but q
+    filters the sessions (narrowed False), its sessions are the answer, and no other statement
+    is sent. Past search.HIT_CAP matches they are those of the newest HIT_CAP, as the page's
+    hits are (search.search_hits)."""
     q = as_query(q)
-    if first is not None and not first.capped:
+    if first is not None and not (first.capped and narrowed):
         return first.session_ids
     matches = index_order_matches(q).order_by().values_list("session_id", flat=True)
     if connection.vendor == "postgresql":
@@ -180,9 +184,10 @@ def filter_sessions(
         qs = started_in_range(qs, range_name)
     if parent := params.get("parent"):
         qs = qs.filter(parent_id=parent)
+    narrowed = base is not None or any(params.get(name) for name in FILTERS)
     q = params.get("q") or None
     if q is not None and by_text:
-        matched = matching_session_ids(q, first) if matched is None else matched
+        matched = matching_session_ids(q, first, narrowed) if matched is None else matched
         qs = qs.filter(id__in=matched)
     sort = params.get("_sort") or "updated"
     default = "1" if sort in ("updated", "started", "messages", "tokens", "cost") else "0"
@@ -193,7 +198,6 @@ def filter_sessions(
     filtered = qs
     page = params.get("_page") or 1
     size = params.get("_size") or DEFAULT_SIZE
-    narrowed = base is not None or any(params.get(name) for name in FILTERS)
     text = str(q) if q is not None else ""
     return SessionQuery(qs, page, size, sort, descending, text, matched, narrowed, filtered=filtered)
 

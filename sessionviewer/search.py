@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import reduce
 from operator import add, or_
 
 from django.contrib.postgres.search import SearchQueryField, SearchVectorField
 from django.core.paginator import Page, Paginator
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import (
     BooleanField,
     Case,
@@ -170,15 +171,29 @@ def matching_entries(query: str | ParsedQuery) -> QuerySet[Entry]:
     if not parsed.fts:
         return Entry.objects.none()
     if connection.vendor == "postgresql":
-        if not parsed.tsquery:
-            return Entry.objects.none()
-        query = Cast(Value(parsed.tsquery), SearchQueryField())
-        entries = Entry.objects.filter(_Matches(_SearchVector(F("text")), query))
+        entries = _holding_words(parsed)
     else:
         entries = Entry.objects.filter(
             id__in=RawSQL("SELECT rowid FROM entry_fts WHERE entry_fts MATCH %s", [parsed.fts])
         )
     return _holding(entries, parsed.literals)
+
+
+def _holding_words(parsed: ParsedQuery) -> QuerySet[Entry]:
+    """Entries holding every word of the query, phrases aside: on PostgreSQL, through the GIN
+    index; on SQLite, starting from the FTS table (a join), so that a LIMIT stops it early."""
+    if not parsed.fts:
+        return Entry.objects.none()
+    if connection.vendor == "postgresql":
+        if not parsed.tsquery:
+            return Entry.objects.none()
+        query = Cast(Value(parsed.tsquery), SearchQueryField())
+        return Entry.objects.filter(_Matches(_SearchVector(F("text")), query))
+    return Entry.objects.extra(  # noqa: S610 - constant SQL, the query is a parameter
+        tables=["entry_fts"],
+        where=["entry_fts.rowid = sessionviewer_entry.id", "entry_fts MATCH %s"],
+        params=[parsed.fts],
+    )
 
 
 class _SearchVector(Func):
@@ -310,10 +325,6 @@ _WHAT_Q = {
     ),
 }
 _WHO_ROLES = ("user", "assistant", "tool")
-_WHO_Q = {
-    **{name: Q(role=name) for name in _WHO_ROLES},
-    "other": ~Q(role__in=_WHO_ROLES),
-}
 
 
 def what_of(entry: Entry) -> list[str]:
@@ -367,7 +378,8 @@ class HitResults:
     what: str
     who: str
     facets: list[dict]
-    capped: bool = False  # more than HIT_CAP hits: counts and sessions are those of the first HIT_CAP
+    capped: bool = False  # more hits than HIT_CAP: counts and sessions are those of the newest HIT_CAP
+    window: int = 0  # entries holding the words read for a phrase, when more hold them (capped)
 
     @property
     def sorts(self):
@@ -414,37 +426,32 @@ def search_hits(
     The index keeps no positions, so there is no relevance score (bm25): within a session,
     the shortest texts come first, where the words say most, then the earliest.
 
-    At most HIT_CAP hits are read, whatever the query: a word in a million entries is answered
-    as fast as one in a thousand. Past the cap the results are those of the first HIT_CAP hits
-    the index gives (HitResults.capped), and every count is a lower bound.
+    At most the newest HIT_CAP hits are read (first_matches), whatever the query matches: a
+    word in a million entries is answered as fast as one in a thousand. Past the cap
+    (HitResults.capped) the hits and every count are those of the newest HIT_CAP, and each
+    count is a lower bound; the what and who filters pick among them.
 
     first: first_matches(query), which the page read already; narrowed: whether sessions are
-    fewer than every session matching the query (a filter besides q). The hits are taken from
-    first, with no other full-text statement, when it holds every match, or when nothing
-    narrows them and no what or who filter asks for other ones.
+    fewer than every session (a filter besides q). The hits are taken from first, with no
+    other full-text statement, when it holds every match or nothing narrows them.
     """
     if query is None or not str(query).strip():
         return None
     query = as_query(query)
-    hits = index_order_matches(query).filter(session_id__in=sessions.order_by().values("id"))
     if first is not None and first.capped and narrowed:
-        first = None  # the first matches of every session: not those of these sessions
+        first = None  # the newest matches of every session: not those of these sessions
     allowed = None
-    if first is not None and narrowed:
+    if first is None:
+        first = first_matches(query, sessions if narrowed else None)
+    elif narrowed:
         found = {hit.session_id for hit in first.hits}
         allowed = set(sessions.order_by().filter(id__in=found).values_list("id", flat=True))
+    hits = first.hits[:HIT_CAP]
     # The hits shown (what and who applied), and the samples each facet counts (the other applied).
-    samples: dict[tuple[str, str], list[_Hit]] = {}
-    for key in ((what, who), (what, ""), ("", who)):
-        if key in samples:
-            continue
-        if first is not None and (not first.capped or key == ("", "")):
-            samples[key] = [hit for hit in first.hits if _kept(hit, key, allowed)]
-        else:
-            samples[key] = _first_hits(hits.filter(_WHAT_Q.get(key[0], Q()) & _WHO_Q.get(key[1], Q())))
-    shown, capped = _capped(samples[(what, who)])
-    by_what, what_capped = _capped(samples[("", who)])
-    by_who, who_capped = _capped(samples[(what, "")])
+    shown, by_what, by_who = (
+        [hit for hit in hits if _kept(hit, key, allowed)] for key in ((what, who), ("", who), (what, ""))
+    )
+    capped = first.capped
     per_session: dict[int, list[_Hit]] = {}
     for hit in shown:
         per_session.setdefault(hit.session_id, []).append(hit)
@@ -463,13 +470,18 @@ def search_hits(
     what_counts = {k: (label, whats[k]) for k, (label, _) in WHAT.items()}
     who_counts = {k: (label, whos[k]) for k, label in WHO.items()}
     facets = [
-        _facet("what", "What", what_counts, what, what_capped),
-        _facet("who", "Who", who_counts, who, who_capped),
+        _facet("what", "What", what_counts, what, capped),
+        _facet("who", "Who", who_counts, who, capped),
     ]
-    return HitResults(query.text, page, len(shown), sort or "hits", what, who, facets, capped)
+    window = LITERAL_WINDOW if first.window_full else 0
+    return HitResults(query.text, page, len(shown), sort or "hits", what, who, facets, capped, window)
 
 
-HIT_CAP = 1000  # hits read for a page of results, whatever the query matches
+HIT_CAP = 1000  # hits read for a page of results, the newest first, whatever the query matches
+# Entries holding every word of a query with a phrase (or a word with punctuation inside) that
+# are read, the newest first, to find its hits among: the index keeps no positions, so the
+# phrase is looked for in each entry's text, and a phrase of common words is rare among them.
+LITERAL_WINDOW = 1000
 # What a group of hits shows of its session, on the page (_hits.html) and in /api/search: its
 # title, format, project or JID and when it was updated; not the JSON the list's rows parse.
 HIT_SESSION_FIELDS = (
@@ -497,17 +509,8 @@ def index_order_matches(query: str | ParsedQuery) -> QuerySet[Entry]:
     """matching_entries, read in the index's order: on SQLite the query starts from the FTS
     table (a join), so a LIMIT stops it early and a pass over every match looks each row up
     once, rather than testing rows against a list of all the matches built first."""
-    if connection.vendor == "postgresql":
-        return matching_entries(query)  # a bitmap scan of the GIN index, then rows until the LIMIT
     parsed = as_query(query)
-    if not parsed.fts:
-        return Entry.objects.none()
-    entries = Entry.objects.extra(  # noqa: S610 - constant SQL, the query is a parameter
-        tables=["entry_fts"],
-        where=["entry_fts.rowid = sessionviewer_entry.id", "entry_fts MATCH %s"],
-        params=[parsed.fts],
-    )
-    return _holding(entries, parsed.literals)
+    return _holding(_holding_words(parsed), parsed.literals)
 
 
 # What a hit is, as one number of bits (one per key of _WHAT_Q), and each number's keys: a
@@ -521,50 +524,92 @@ _WHAT_OF_BITS = [
 ]
 
 
-def _first_hits(hits: QuerySet[Entry]) -> list[_Hit]:
-    """Up to HIT_CAP + 1 hits, in the index's order, each with what it is and who said it."""
-    what = ExpressionWrapper(_WHAT_BITS, output_field=IntegerField())
-    rows = hits.order_by().annotate(what_bits=what).values_list("session_id", "id", "role", "what_bits")
-    return [
-        _Hit(session_id, id_, _WHAT_OF_BITS[bits], role if role in _WHO_ROLES else "other")
-        for session_id, id_, role, bits in rows[: HIT_CAP + 1]
-    ]
-
-
 @dataclass(frozen=True)
 class Matches:
-    """The first HIT_CAP + 1 entries matching a query, in the index's order, whatever else
-    filters them: one full-text statement, from which the list page takes both the sessions
-    that match and its hits when there are no more (filters.matching_session_ids, search_hits)."""
+    """The newest HIT_CAP + 1 entries matching a query (by id: the order the index wrote them),
+    whatever else filters them: what a search reads, in one full-text statement (two for a
+    query with literals), from which the list page takes both the sessions that match and
+    their hits (filters.matching_session_ids, search_hits). window_full: the query has literals
+    and more entries hold its words than the LITERAL_WINDOW read for them."""
 
     hits: list[_Hit]
+    window_full: bool = False
 
     @property
     def capped(self) -> bool:
-        return len(self.hits) > HIT_CAP
+        """Whether the query matches more than the hits a search shows: they are the newest."""
+        return len(self.hits) > HIT_CAP or self.window_full
 
     @property
     def session_ids(self) -> list[int]:
-        return list(dict.fromkeys(hit.session_id for hit in self.hits))
+        return list(dict.fromkeys(hit.session_id for hit in self.hits[:HIT_CAP]))
 
 
-def first_matches(query: ParsedQuery | None) -> Matches | None:
-    """The query's first matches (None without a query)."""
-    return None if query is None else Matches(_first_hits(index_order_matches(query)))
+def first_matches(
+    query: str | ParsedQuery | None, sessions: QuerySet[Session] | None = None
+) -> Matches | None:
+    """The query's newest matches (None without a query), among sessions (None: every one).
+
+    Newest first by id, which an index gives in that order on both engines: on PostgreSQL the
+    planner walks the primary key backwards, testing each row against the GIN index's
+    expression, for a common word (it stops at the HIT_CAP + 1st), and takes the matches from
+    the GIN index for a rare one; on SQLite FTS5 gives them by descending rowid. A query
+    with literals takes its words' newest LITERAL_WINDOW entries, then those holding them."""
+    if query is None:
+        return None
+    query = as_query(query)
+    words = _holding_words(query)
+    if sessions is not None:
+        words = words.filter(session_id__in=sessions.order_by().values("id"))
+    window_full = False
+    with _one_process():
+        if query.literals:
+            # The window's ids, then its rows: as one statement (IN a subquery with a LIMIT),
+            # SQLite ran the subquery again for each of the table's rows.
+            ids = list(_newest_first(words).values_list("id", flat=True)[:LITERAL_WINDOW])
+            window_full = len(ids) == LITERAL_WINDOW
+            words = _holding(Entry.objects.filter(id__in=ids), query.literals)
+        what = ExpressionWrapper(_WHAT_BITS, output_field=IntegerField())
+        rows = (
+            _newest_first(words).annotate(what_bits=what).values_list("session_id", "id", "role", "what_bits")
+        )
+        hits = [
+            _Hit(session_id, id_, _WHAT_OF_BITS[bits], role if role in _WHO_ROLES else "other")
+            for session_id, id_, role, bits in rows[: HIT_CAP + 1]
+        ]
+    return Matches(hits, window_full)
+
+
+@contextmanager
+def _one_process():
+    """On PostgreSQL, no parallel workers for the statements inside: for a search of two words
+    the planner split the backward walk between two workers, whose start cost more than the
+    walk (94 ms against 46 ms for "database request" over 9 million entries, and the people
+    on the other pages need the cores). SET LOCAL ends with the transaction."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+        yield
+
+
+def _newest_first(entries: QuerySet[Entry]) -> QuerySet[Entry]:
+    """entries by descending id. Where they come from the FTS table (_holding_words on SQLite),
+    by its rowid, the same number: FTS5 then gives them in that order and a LIMIT stops it,
+    where ordering by the entry's id sorted every match first."""
+    if "entry_fts" in entries.query.extra_tables:
+        return entries.order_by().extra(order_by=["-entry_fts.rowid"])
+    return entries.order_by("-id")
 
 
 def _kept(hit: _Hit, key: tuple[str, str], allowed: set[int] | None) -> bool:
     """Whether a hit is one of key's (what, who; "" for any), in the allowed sessions (None: any):
-    _WHAT_Q and _WHO_Q, in Python."""
+    _WHAT_Q and the roles of WHO, in Python."""
     what, who = key
     if allowed is not None and hit.session_id not in allowed:
         return False
     return (not what or what in hit.what) and (not who or hit.who == who)
-
-
-def _capped(hits: list[_Hit]) -> tuple[list[_Hit], bool]:
-    """The first HIT_CAP hits, and whether there were more."""
-    return hits[:HIT_CAP], len(hits) > HIT_CAP
 
 
 def _facet(

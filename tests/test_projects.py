@@ -190,6 +190,25 @@ def test_the_page_draws_the_most_used_tools(client, viewer, project):
     assert '<td>Bash</td><td class="num">4</td>' in body
 
 
+def test_past_tool_sessions_the_tools_are_those_of_the_newest_sessions(client, viewer, project, monkeypatch):
+    monkeypatch.setattr("sessionviewer.projects.TOOL_SESSIONS", 1)
+    body = _get(client, "api-project-detail").json()
+    # "second", updated last: the first session's c1 copied into it, and two calls without an id.
+    assert (body["tools"], body["tools_sessions"]) == ([{"name": "Bash", "calls": 3}], 1)
+    assert body["totals"]["sessions"] == 4  # the other figures still cover every session
+
+
+def test_the_tools_chart_says_it_counts_the_newest_sessions_only(client, viewer, project, monkeypatch):
+    monkeypatch.setattr("sessionviewer.projects.TOOL_SESSIONS", 1)
+    body = _get(client, "project-detail").content.decode()
+    assert '<title id="chart-tools-title">Most used tools in the newest 1 sessions</title>' in body
+
+
+def test_the_tools_cover_every_session_up_to_tool_sessions(client, viewer, project):
+    body = _get(client, "api-project-detail").json()
+    assert body["tools_sessions"] == 4
+
+
 def test_a_session_that_switched_branches_counts_on_each(client, viewer, project):
     Session.objects.filter(id=project["second"].id).update(git_branches=["main", "feature/ünï"])
     body = _get(client, "api-project-detail").json()

@@ -16,7 +16,7 @@ from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from sessionviewer.filters import PROBE_LINES, matching_session_ids
+from sessionviewer.filters import PROBE_LINES, filter_sessions, matching_session_ids
 from sessionviewer.index import index_roots
 from sessionviewer.index.rows import FACTS_BLOCKS_KNOWN
 from sessionviewer.models import Entry, Session
@@ -561,6 +561,92 @@ def test_the_hits_read_in_index_order_are_the_matching_entries(indexed, query):
     assert expected
     assert sorted(index_order_matches(query).values_list("id", flat=True)) == expected
     assert search_hits(query, Session.objects.all()).count == len(expected)
+
+
+# --- The newest hits first, whatever the engine ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["fox quick", "src/app.py", '"quick brown"', "caf*", "cats"])
+@pytest.mark.parametrize("cap", [1, 1000])
+def test_the_hits_read_are_the_newest_matches(indexed, monkeypatch, query, cap):
+    monkeypatch.setattr("sessionviewer.search.HIT_CAP", cap)
+    newest = sorted(matching_entries(query).values_list("id", flat=True), reverse=True)
+    assert newest
+    assert [hit.id for hit in first_matches(query).hits] == newest[: cap + 1]
+
+
+def test_a_phrase_is_looked_for_in_the_newest_entries_holding_its_words_only(indexed, monkeypatch):
+    # "brown quick fox sleeps" is the newest entry with both words, and not the phrase.
+    monkeypatch.setattr("sessionviewer.search.LITERAL_WINDOW", 1)
+    first = first_matches(parse_query('"quick brown"'))
+    assert (first.hits, first.window_full, first.capped) == ([], True, True)
+    monkeypatch.setattr("sessionviewer.search.LITERAL_WINDOW", 2)
+    (hit,) = first_matches(parse_query('"quick brown"')).hits
+    assert Entry.objects.get(id=hit.id).text == "quick brown fox jumps"
+
+
+def test_the_page_says_a_phrase_was_looked_for_in_the_newest_entries_only(
+    client, viewer, indexed, monkeypatch
+):
+    monkeypatch.setattr("sessionviewer.search.LITERAL_WINDOW", 2)
+    body = client.get(reverse("session-list"), {"q": '"quick brown"'}).content.decode()
+    assert "1 hit among the newest 2 entries holding these words" in body
+    api = orjson.loads(client.get(reverse("api-search"), {"q": '"quick brown"'}).content)
+    assert (api["count"], api["capped"], api["window"]) == (1, True, 2)
+
+
+def test_a_phrase_with_fewer_entries_than_the_window_is_searched_whole(client, viewer, indexed):
+    api = orjson.loads(client.get(reverse("api-search"), {"q": '"quick brown"'}).content)
+    assert (api["count"], api["capped"], api["window"]) == (1, False, 0)
+
+
+def test_on_postgresql_the_search_runs_without_parallel_workers(indexed):
+    if connection.vendor != "postgresql":
+        pytest.skip("parallel workers are PostgreSQL's")
+    with CaptureQueriesContext(connection) as queries:
+        first_matches(parse_query('"quick brown"'))
+    sql = [q["sql"] for q in queries]
+    serial = sql.index("SET LOCAL max_parallel_workers_per_gather = 0")
+    searches = [n for n, text in enumerate(sql) if " @@ " in text or '"id" IN (' in text]
+    assert searches and all(n > serial for n in searches)
+
+
+@pytest.fixture
+def written_in_turn(db, tmp_path: Path):
+    """Five sessions holding "zebra", indexed one pass each: each pass's entries are newer."""
+    root = tmp_path / "projects" / "-home-me-app"
+    for n in range(5):
+        write_claude_session(
+            root / f"s{n}.jsonl", [("user", f"zebra {n}"), ("assistant", f"zebra again {n}")], 1 + n
+        )
+        index_roots([RootSpec(root.parent, "claude_code")])
+    return {Session.objects.get(key__endswith=f"s{n}.jsonl").id: n for n in range(5)}
+
+
+def test_past_the_cap_the_list_shows_the_sessions_of_the_newest_hits(written_in_turn, monkeypatch):
+    monkeypatch.setattr("sessionviewer.search.HIT_CAP", 4)  # the two newest sessions' hits
+    query = parse_query("zebra")
+    listed = filter_sessions({"q": query}, first=first_matches(query)).queryset.values_list("id", flat=True)
+    assert sorted(written_in_turn[i] for i in listed) == [3, 4]
+
+
+def test_past_the_cap_a_narrowed_list_still_shows_every_session_it_matches(written_in_turn, monkeypatch):
+    monkeypatch.setattr("sessionviewer.search.HIT_CAP", 4)
+    query = parse_query("zebra")
+    params = {"q": query, "format": "claude_code"}
+    listed = filter_sessions(params, first=first_matches(query)).queryset.values_list("id", flat=True)
+    assert sorted(written_in_turn[i] for i in listed) == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("sort", ["hits", "newest"])
+def test_pages_of_hits_lose_no_session_and_repeat_none(written_in_turn, sort):
+    shown = []
+    for number in (1, 2, 3):
+        results = search_hits("zebra", Session.objects.all(), number, sort=sort, size=2)
+        shown += [group.session.id for group in results.page.object_list]
+    assert sorted(shown) == sorted(written_in_turn)
+    if sort == "newest":
+        assert [written_in_turn[i] for i in shown] == [4, 3, 2, 1, 0]
 
 
 # --- The sessions a very common word matches, on PostgreSQL ------------------------------------------------

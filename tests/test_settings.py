@@ -296,3 +296,22 @@ def test_demo_in_the_roots_keeps_the_demo_data_beside_ones_own(monkeypatch):
     module = read_settings(monkeypatch, SESSIONVIEWER_ROOTS="claude_code=/srv/mine, demo")
     roots = module.SESSIONVIEWER_ROOTS
     assert roots == ["claude_code=/srv/mine", *module.DEMO_ROOTS]
+
+
+# PostgreSQL
+
+
+def test_postgresql_connections_never_compile_statements_with_jit(monkeypatch):
+    s = read_settings(monkeypatch, DATABASE_URL="postgres://viewer@db.example.com:5432/sessions")
+    assert s.DATABASES["default"]["OPTIONS"]["options"] == "-c jit=off"
+
+
+def test_options_given_in_the_database_url_are_kept_beside_jit_off(monkeypatch):
+    url = "postgres://viewer@db.example.com:5432/sessions?options=-c%20statement_timeout%3D5000"
+    s = read_settings(monkeypatch, DATABASE_URL=url)
+    assert s.DATABASES["default"]["OPTIONS"]["options"] == "-c statement_timeout=5000 -c jit=off"
+
+
+def test_sqlite_connections_get_no_postgresql_options(monkeypatch, tmp_path):
+    s = read_settings(monkeypatch, DATABASE_URL=f"sqlite:///{tmp_path / 'index.sqlite3'}")
+    assert "options" not in s.DATABASES["default"]["OPTIONS"]

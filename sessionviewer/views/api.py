@@ -148,8 +148,9 @@ def _snippet_to_dict(session_id: int, snippet: search.Snippet, q: str) -> dict:
 def search_hits(request: HttpRequest) -> HttpResponse:
     """The list page's search hits, grouped by session: each session with its hit count and its
     best snippets (HTML, escaped, identical texts counted once), and the what/who facets.
-    "hits" lists every snippet shown, as before grouping; "count" counts every hit, or the first
-    search.HIT_CAP when "capped" says there are more."""
+    "hits" lists every snippet shown, as before grouping; "count" counts every hit, or those of
+    the newest search.HIT_CAP when "capped" says there are more; "window", when not 0, is how
+    many of the newest entries holding a phrase's words were read for it."""
     params = SessionListForm.read(request.GET)
     # The sessions the other filters select: the hits themselves say which ones match q, so
     # the list of every matching session (one pass over every hit) is not needed here.
@@ -189,6 +190,7 @@ def search_hits(request: HttpRequest) -> HttpResponse:
             "count": results.count,
             "capped": results.capped,
             "cap": results.cap,
+            "window": results.window,
             "page": page.number,
             "pages": page.paginator.num_pages,
             "hits": [snippet for group in sessions for snippet in group["snippets"]],
