@@ -41,6 +41,6 @@ def drop(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("sessionviewer", "0028_search_words_from_the_indexer")]
+    dependencies = [("sessionviewer", "0030_harness_lines_by_format")]
 
     operations = [migrations.RunPython(create, drop)]
