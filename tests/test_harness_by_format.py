@@ -83,3 +83,27 @@ def test_migration_0030_reads_again_the_other_formats_sessions_the_old_rule_mark
     index_roots(both)
     assert Session.objects.get(id=go.id).first_prompt.startswith("<command-name>/clear")
     assert _harness_kinds("go_agent") == [None]
+
+
+@pytest.mark.django_db
+def test_migration_0030_leaves_meta_rows_the_old_rule_took_for_harness_text(both):
+    # Codex's <environment_context> lines are meta: hidden and titling nothing either way.
+    go = Session.objects.get(format="go_agent")
+    command = 1 << 2
+    Entry.objects.filter(session=go, role="user").update(
+        is_meta=True, text_facts=F("text_facts").bitor(command)
+    )
+    read_again(apps, None)
+    go.refresh_from_db()
+    assert go.read_offset > 0
+
+
+@pytest.mark.django_db
+def test_migration_0030_reads_again_a_reminder_the_old_rule_hid(both):
+    go = Session.objects.get(format="go_agent")
+    all_hidden = 2
+    reply = Entry.objects.filter(session=go, role="assistant")
+    reply.update(text="<system-reminder>hush</system-reminder>", text_facts=F("text_facts").bitor(all_hidden))
+    read_again(apps, None)
+    go.refresh_from_db()
+    assert go.read_offset == 0
