@@ -54,22 +54,13 @@ LAYERS = (
 SHARED_READERS = frozenset({"readers", "readers.files"})
 
 # Import circles not broken yet, each closed by an import inside a function.
-KNOWN_CIRCLES = {
-    # issue #30: the store's reads and the transcript reader call each other
-    frozenset({"readers.openclaw", "readers.openclaw_store"}),
-}
+KNOWN_CIRCLES: set[frozenset[str]] = set()
 
 # (importer, imported) going up a layer.
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 # (importer, format module) outside readers/: each should ask the session's format instead.
-KNOWN_FORMAT_IMPORTS = {
-    # issue #30: a tool's view reads Claude Code's Read output and subagent figures
-    # (transcripts/tools.py is not in the issue's list of eight, but does the same)
-    ("transcripts.tools", "readers.claude_code"),
-    # issue #30: which JIDs are rooms is the Fluux reader's rule
-    ("workspaces.listing", "readers.fluux_xmpp"),
-}
+KNOWN_FORMAT_IMPORTS: set[tuple[str, str]] = set()
 
 
 def module_files(package: Path) -> dict[str, tuple[Path, bool]]:

@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from sessionviewer import render, transcripts
+from sessionviewer import readers, render, transcripts
 from sessionviewer.index import index_roots
 from sessionviewer.models import Session
 from sessionviewer.readers import TOOL_CALL, TOOL_RESULT, Block, claude_code, read_session
@@ -626,14 +626,15 @@ def test_a_failed_read_shows_its_error_as_output(client, viewer, tmp_path):
 
 
 def test_a_task_card_takes_the_subagents_tokens_tool_uses_and_duration_from_its_result():
+    # Claude Code's rule reads them from its result's toolUseResult; the card shows what it says.
+    stats_of = readers.format_of("claude_code").subagent_stats
     task = call("Task", {"description": "Draft beads", "prompt": "Draft them."})
     extra = {"tool_use_result": {"totalTokens": 33894, "totalToolUseCount": 9, "totalDurationMs": 38799}}
-    assert tools.describe(task, result("done"), extra).stats == {
-        "tokens": 33894,
-        "tool_uses": 9,
-        "duration_ms": 38799,
-    }
+    spent = {"tokens": 33894, "tool_uses": 9, "duration_ms": 38799}
+    assert stats_of(extra) == spent
+    assert tools.describe(task, result("done"), {**extra, "subagent_stats": stats_of(extra)}).stats == spent
     odd = {"tool_use_result": {"totalTokens": "many", "totalToolUseCount": True, "totalDurationMs": -1}}
+    assert stats_of(odd) == {}
     assert tools.describe(task, result("done"), odd).stats == {}
     assert tools.describe(task, None, {}).stats == {}
 
@@ -863,16 +864,16 @@ def test_an_edit_takes_its_line_numbers_from_a_later_read_of_its_file():
         call_id="e",
         arguments={"file_path": "/a.py", "old_string": "x = 1", "new_string": "x = 2"},
     )
-    read = "     9\tdef f():\n    10\t    y = 0\n    11\tx = 2\n    12\treturn x\n"
-    view = tools.describe(call, None, {"later_read": read})
+    read = {9: "def f():", 10: "    y = 0", 11: "x = 2", 12: "return x"}  # page._later_lines
+    view = tools.describe(call, None, {"later_lines": read})
     (diff,) = view.diffs
     assert diff.numbered
     assert [(line.kind, line.old, line.new) for line in diff.lines if line.kind != "hunk"] == [
         ("del", 11, None),
         ("add", None, 11),
     ]
-    twice = read + "    13\tx = 2\n"
-    assert not tools.describe(call, None, {"later_read": twice}).diffs[0].numbered  # never a guess
+    twice = {**read, 13: "x = 2"}
+    assert not tools.describe(call, None, {"later_lines": twice}).diffs[0].numbered  # never a guess
 
 
 @pytest.mark.django_db

@@ -371,6 +371,8 @@ class Format:
     subagent_links: Callable[[list[Entry]], dict[str, str]] | None = None
     # Whether a sender is a member of a room: the session is then a group chat.
     room_sender: Callable[[str], bool] | None = None
+    # Whether a chat's address is a room's, by the address alone.
+    room_address: Callable[[str], bool] | None = None
     # What a user line the harness wrote is ({"kind": one of HARNESS_KINDS, "text", ...}): a
     # command, its output, an interruption, a caveat; None for what a person typed. The index
     # keeps its kind (index/rows.py, text_facts); the page shows it for what it is.
@@ -379,6 +381,9 @@ class Format:
     is_hidden_block: Callable[[Block], bool] = is_blank_block
     # Whether a user line is the command that asked for the compaction just before it.
     compaction_command: Callable[[Entry], bool] | None = None
+    # What a subagent's result says it spent (tokens, tool uses, duration_ms), from the
+    # extra of the entry holding the result: the agent tool's view shows it.
+    subagent_stats: Callable[[dict], dict[str, int]] | None = None
 
 
 # The kinds of harness line a format's harness_line may say (index/rows.py keeps their place).

@@ -781,4 +781,5 @@ THIS_FORMAT = Format(
     harness_line=harness_line,
     is_hidden_block=is_hidden_block,
     compaction_command=is_compact_command,
+    subagent_stats=subagent_stats,
 )

@@ -350,4 +350,6 @@ def _looks_like_root(path: Path) -> bool:
     return False
 
 
-THIS_FORMAT = Format(FORMAT, "Fluux", "marks/fluux_xmpp.svg", room_sender=is_room_sender)  # two chat bubbles
+THIS_FORMAT = Format(
+    FORMAT, "Fluux", "marks/fluux_xmpp.svg", room_sender=is_room_sender, room_address=is_room_jid
+)  # two chat bubbles

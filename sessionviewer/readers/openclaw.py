@@ -775,7 +775,7 @@ def discover(root: Path) -> Iterator[SessionFile | Kept]:
     in_databases: dict[str, set[str]] = {}  # agent: the session ids its database holds
     for database, agent in openclaw_store.databases(root):
         try:
-            contents = openclaw_store.contents(database, root, agent, FORMAT)
+            contents = openclaw_store.contents(database, root, agent, FORMAT, session_file)
         except SourceBusy as busy:
             below = key_prefix(database.parent.parent, root) if agent and database != root else ""
             yield Kept(below or openclaw_store.key_of(database, root), str(busy))

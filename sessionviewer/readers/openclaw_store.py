@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -226,12 +226,19 @@ class Contents:
     session_ids: set[str]
 
 
+# openclaw.session_file: (path, key, status, agent, listed) -> SessionFile.
+SessionFileRule = Callable[[Path, str, str, str, "tuple[str, dict] | None"], SessionFile]
+
 _LOOKED: dict[tuple[Path, Path], Contents] = {}  # (database, root): the last look, while the stamp holds
 
 
-def contents(database: Path, root: Path, agent: str, format_name: str) -> Contents:
+def contents(
+    database: Path, root: Path, agent: str, format_name: str, session_file: SessionFileRule
+) -> Contents:
     """The database's sessions, as discovery yields them; looked up again only when the
     database changed since the last look (an unchanged one costs database_stamp).
+    session_file: the transcript reader's rule for a session's key, title and facts
+    (openclaw.session_file), which a database's session follows as a file's does.
 
     A database that is not a regular file, or links outside the root, is not read:
     NotRegularFile or OutsideRoot (files.py), and discovery lists it with the reason."""
@@ -241,7 +248,7 @@ def contents(database: Path, root: Path, agent: str, format_name: str) -> Conten
     if known is not None and known.stamp == stamp:
         return known
     with reading(database) as (connection, tables):
-        found = _Survey(connection, tables, database, root, agent, format_name).sessions()
+        found = _Survey(connection, tables, database, root, agent, format_name, session_file).sessions()
     looked = Contents(stamp, found, {text_of(s.extra.get("sessionId")) for s in found})
     _LOOKED[(database, root)] = looked
     return looked
@@ -254,9 +261,12 @@ def key_of(database: Path, root: Path) -> str:
 
 
 class _Survey:
-    def __init__(self, connection, tables, database: Path, root: Path, agent: str, format_name: str):
+    def __init__(
+        self, connection, tables, database: Path, root: Path, agent: str, format_name: str, session_file
+    ):
         self.connection, self.tables = connection, tables
         self.database, self.agent, self.format = database, agent, format_name
+        self.session_file: SessionFileRule = session_file
         self.prefix = key_of(database, root)
         self.inode = os.stat(database).st_ino
 
@@ -270,8 +280,7 @@ class _Survey:
         return [c for c in wanted if c in have]
 
     def sessions(self) -> list[SessionFile]:
-        from .openclaw import session_file  # the JSONL reader's rules for a session key and its entry
-
+        session_file = self.session_file
         nodes = self._nodes()
         conversations = self._conversations()
         generations = self._generations()
@@ -361,8 +370,7 @@ class _Survey:
         return {session_id: str(generation) for session_id, generation in rows}
 
     def _archives(self, nodes: dict[str, dict]) -> list[SessionFile]:
-        from .openclaw import session_file
-
+        session_file = self.session_file
         wanted = ("session_id", "generation", "session_key", "reason", "archive_sha256", "created_at")
         columns = self.columns("session_transcript_archives", wanted)
         if len(columns) < len(wanted) or "archive_blob" not in self.tables["session_transcript_archives"]:

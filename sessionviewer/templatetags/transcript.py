@@ -243,8 +243,11 @@ SCREEN_CHARS = 3_000
 @register.filter
 def tool_view(piece) -> tools.ToolView:
     extra = dict(piece.result_entry.extra) if piece.result_entry else {}
-    if piece.later_read:
-        extra["later_read"] = piece.later_read
+    if piece.later_lines:
+        extra["later_lines"] = piece.later_lines
+    stats_of = piece.rules.subagent_stats if piece.rules is not None else None
+    if stats_of is not None and (stats := stats_of(extra)):
+        extra["subagent_stats"] = stats
     return tools.describe(piece.block, piece.result, extra)
 
 

@@ -113,7 +113,9 @@ class Piece:
     result_entry: readers.Entry | None = None
     result_anchor: str = ""  # set on the first absorbed result of an entry: its permalink
     children: list = field(default_factory=list)  # subagent sessions started by this call
-    later_read: str = ""  # an edit's file as a later Read showed it: its line numbers
+    # An edit's file as a later Read showed it, by line number: where the edit landed.
+    later_lines: dict[int, str] = field(default_factory=dict)
+    rules: readers.Format | None = None  # the session's format: what its tools' results say
     line: int = 0  # the line of the entry holding the block, and its place there: where
     at: int = 0  # the rest of a long text is asked for (TEXT_LIMIT)
 
@@ -371,7 +373,8 @@ def _row(t: Transcript, i: int, children_by_tool, absorb_from, shown_with_call, 
             if tools.kind_of(block.name, block.arguments) == tools.EDIT and not tools.numbers_in(
                 piece.result_entry
             ):
-                piece.later_read = _later_read(t, i, b, tools.edit_path(block))
+                piece.later_lines = _later_lines(t, i, b, tools.edit_path(block))
+            piece.rules = t.rules
         pieces.append(piece)
     hidden = not pieces and shown_elsewhere
     return Row(items[i], i, anchor(entry.id), pieces, hidden, role_class(entry), usage_entry=entry)
@@ -380,6 +383,17 @@ def _row(t: Transcript, i: int, children_by_tool, absorb_from, shown_with_call, 
 # How far after an edit a Read of its file is looked for: a few turns, read from the rows
 # the page has loaded anyway.
 READ_WITHIN = 40
+
+
+def _later_lines(t: Transcript, index: int, block_index: int, path: str) -> dict[int, str]:
+    """The file's lines by number, as the first Read of path after the edit (block
+    block_index of item index) showed them, read by the session's format's rule, if nothing
+    else edited or wrote the file in between; {} otherwise."""
+    text = _later_read(t, index, block_index, path)
+    if not text or not tools.small_enough(text):
+        return {}
+    found = readers.read_output(t.rules.key, text, None)
+    return dict(zip(found.numbers, found.lines, strict=True)) if found else {}
 
 
 def _later_read(t: Transcript, index: int, block_index: int, path: str) -> str:

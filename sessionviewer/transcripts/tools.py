@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionviewer.readers import Block, claude_code
+from sessionviewer.readers import Block
 
 # Past this many characters of old plus new text a diff costs too much: generic view.
 DIFF_LIMIT = 200_000
@@ -239,7 +239,7 @@ def _edit(name: str, args: dict, extra: dict) -> ToolView | None:
     elif args.get("command") == "insert" or name.lower() == "insert":
         new = _first_str(args, (*NEW_KEYS, "insert_text", "text"))
         line = args.get("insert_line")
-        if new is None or not _small_enough(new):
+        if new is None or not small_enough(new):
             return None
         start = line + 1 if isinstance(line, int) and not isinstance(line, bool) and line >= 0 else None
         lines = _diff_lines("", new, 1, start or 1, start is not None)
@@ -251,7 +251,7 @@ def _edit(name: str, args: dict, extra: dict) -> ToolView | None:
     if path is None or any(old is None and new is None for old, new in pairs):
         return None
     pairs = [(old or "", new or "") for old, new in pairs]
-    if not all(_small_enough(old + new) for old, new in pairs):
+    if not all(small_enough(old + new) for old, new in pairs):
         return None
     diffs = _edit_diffs(path, pairs, extra)
     return ToolView(EDIT, name, args, path=path, diffs=diffs)
@@ -265,7 +265,8 @@ def _edit_diffs(path: str, pairs: list[tuple[str, str]], extra: dict) -> list[Fi
     pi_diff = details.get("diff") if isinstance(details, dict) and len(pairs) == 1 else None
     if isinstance(pi_diff, str) and (pi_lines := _pi_diff(pi_diff)):  # pi writes its own numbered diff
         return [FileDiff(path, pi_lines, numbered=True)]
-    read = read_lines(extra.get("later_read")) if not hunks and len(pairs) == 1 else {}
+    later = extra.get("later_lines")  # the file by line number, as a later Read showed it
+    read = later if isinstance(later, dict) and not hunks and len(pairs) == 1 else {}
     diffs = []
     for old, new in pairs:
         old_start = _locate(old, hunks, "old")
@@ -365,7 +366,7 @@ def _agent(name: str, args: dict, extra: dict) -> ToolView | None:
         description=description,
         prompt=prompt,
         subagent_type=kind if isinstance(kind, str) else "",
-        stats=claude_code.subagent_stats(extra),
+        stats=extra.get("subagent_stats") or {},  # what its format says it spent
     )
 
 
@@ -388,7 +389,7 @@ def _mcp(name: str, args: dict, extra: dict) -> ToolView | None:
 def _patch(name: str, args: Any, text: str | dict) -> ToolView | None:
     if isinstance(text, dict):
         text = _first_str(text, ("input", "patch", "diff", "content")) or ""
-    if not isinstance(text, str) or not _small_enough(text):
+    if not isinstance(text, str) or not small_enough(text):
         return None
     diffs = parse_patch(text)
     return ToolView(PATCH, name, args, diffs=diffs) if diffs else None
@@ -499,15 +500,6 @@ def _locate(text: str, hunks: list[DiffLine], side: str) -> int | None:
         and numbered[i + len(wanted) - 1][0] - numbered[i][0] == len(wanted) - 1  # no gap between hunks
     ]
     return found[0] if len(found) == 1 else None
-
-
-def read_lines(text: Any) -> dict[int, str]:
-    """A Read tool's output as {line number: text}, from its "     12→text" (or tab) lines;
-    {} when it is not one."""
-    if not isinstance(text, str) or not _small_enough(text):
-        return {}
-    found = claude_code.read_output(text)
-    return dict(zip(found.numbers, found.lines, strict=True)) if found else {}
 
 
 def _locate_in_read(text: str, read: dict[int, str]) -> int | None:
@@ -640,6 +632,6 @@ def _command(value: Any) -> str:
     return ""
 
 
-def _small_enough(text: str) -> bool:
+def small_enough(text: str) -> bool:
     """Whether text is small enough to diff: past the limits it shows as raw JSON."""
     return len(text) <= DIFF_LIMIT and text.count("\n") <= DIFF_LINES

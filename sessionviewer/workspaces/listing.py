@@ -1,9 +1,10 @@
 """What a memory root holds: its global persona files, its JID folders (users and rooms), and
 in each the known files, downloaded attachments and sessions, every entry checked before use.
 
-A room is a JID whose domain starts with one of readers.fluux_xmpp.ROOM_DOMAIN_PREFIXES
+A room is a JID whose domain starts with one of the Fluux reader's room prefixes
 (conference., muc., rooms., chat.), or whose history.jsonl has a "nick@muc" sender within its
-first 200 lines: the reader's rule, so the index and the editor agree. (The agent itself asks
+first 200 lines: the reader's rule (its readers.Format's room_address and room_sender), so the
+index and the editor agree. (The agent itself asks
 its configuration, which the viewer does not have.)
 """
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sessionviewer.readers.fluux_xmpp import is_room_jid, is_room_sender
+from sessionviewer import readers
 from sessionviewer.workspaces import memory_files
 from sessionviewer.workspaces.memory_files import FILES_DIR
 from sessionviewer.workspaces.paths import (
@@ -39,6 +40,11 @@ from sessionviewer.workspaces.paths import (
 from sessionviewer.workspaces.prompt import is_blank
 
 ROOM_SCAN_LINES = 200
+
+
+def _fluux() -> readers.Format:
+    """The Fluux format, whose memory trees these are: its rules say which JIDs are rooms."""
+    return readers.format_of("fluux_xmpp")
 
 
 def _mtime(st: os.stat_result) -> datetime:
@@ -149,7 +155,7 @@ def _has_muc_sender(history: Path) -> bool:
                 except (ValueError, RecursionError):  # RecursionError: nested too deep
                     continue
                 sender = obj.get("sender") if isinstance(obj, dict) else None
-                if isinstance(sender, str) and is_room_sender(sender):
+                if isinstance(sender, str) and _fluux().room_sender(sender):
                     return True
     except OSError:
         pass
@@ -158,7 +164,7 @@ def _has_muc_sender(history: Path) -> bool:
 
 def is_room(jid: str, jid_dir: Path | None = None) -> bool:
     """A MUC room by its domain, or by "nick@muc" senders early in its history."""
-    if is_room_jid(jid):
+    if _fluux().room_address(jid):
         return True
     if jid_dir is None:
         return False
