@@ -705,6 +705,41 @@ def id_of(value: Any) -> str | None:
     return None
 
 
+def content_block(item: Any) -> Block | None:
+    """One item of a message's content as the Go agent and pi (so OpenClaw) write it: text,
+    thinking, a tool call ("tool_call", or pi's "toolCall"), an image; None for what is no
+    block. A type no reader knows yet is shown as text, never dropped."""
+    if isinstance(item, str):
+        return Block(TEXT, text=item)
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("type")
+    if kind == "text":
+        return Block(TEXT, text=text_of(item.get("text")))
+    if kind == "thinking":
+        return Block(THINKING, text=text_of(item.get("thinking")) or text_of(item.get("text")))
+    if kind in ("tool_call", "toolCall"):
+        return Block(
+            TOOL_CALL,
+            name=text_of(item.get("name")),
+            call_id=text_of(item.get("id")),
+            arguments=item.get("arguments"),
+        )
+    if kind == "image":
+        mime = text_of(item.get("mime_type")) or text_of(item.get("mimeType"))
+        return Block(IMAGE, mime_type=mime, data=text_of(item.get("data")))
+    return Block(TEXT, text=text_of(item.get("text")) or f"[{kind}] {json_preview(item)}")
+
+
+def content_blocks(content: Any) -> list[Block]:
+    """A message's content (a string, or a list of content_block items) as blocks."""
+    if isinstance(content, str):
+        return [Block(TEXT, text=content)] if content else []
+    if not isinstance(content, list):
+        return []
+    return [block for block in map(content_block, content) if block is not None]
+
+
 def json_preview(value: Any, limit: int = 500) -> str:
     text = written(value)
     return text if len(text) <= limit else text[:limit] + "…"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from . import (
     ASSISTANT,
@@ -28,18 +27,16 @@ from . import (
     RAW,
     SYSTEM,
     TEXT,
-    THINKING,
     TOOL,
-    TOOL_CALL,
     TOOL_RESULT,
     USER,
     Block,
     Entry,
     Format,
     SessionFile,
+    content_blocks,
     first_object,
     id_of,
-    json_preview,
     keep_small,
     listing,
     parse_timestamp,
@@ -56,41 +53,9 @@ _USAGE = {"input": "input", "output": "output", "cache_read": "cache_read", "cac
 _SAMPLE = 20  # files looked into when a folder's names do not say
 
 
-def _block(item: Any) -> Block | None:
-    if isinstance(item, str):
-        return Block(TEXT, text=item)
-    if not isinstance(item, dict):
-        return None
-    kind = item.get("type")
-    if kind == "text":
-        return Block(TEXT, text=text_of(item.get("text")))
-    if kind == "thinking":
-        return Block(THINKING, text=text_of(item.get("thinking")) or text_of(item.get("text")))
-    if kind == "tool_call":
-        return Block(
-            TOOL_CALL,
-            name=text_of(item.get("name")),
-            call_id=text_of(item.get("id")),
-            arguments=item.get("arguments"),
-        )
-    if kind == "image":
-        mime = text_of(item.get("mime_type")) or text_of(item.get("mimeType"))
-        return Block(IMAGE, mime_type=mime, data=text_of(item.get("data")))
-    # A block type this reader does not know yet: shown, never dropped.
-    return Block(TEXT, text=text_of(item.get("text")) or f"[{kind}] {json_preview(item)}")
-
-
-def _blocks(content: Any) -> list[Block]:
-    if isinstance(content, str):
-        return [Block(TEXT, text=content)] if content else []
-    if not isinstance(content, list):
-        return []
-    return [block for block in map(_block, content) if block is not None]
-
-
 def _tool_result(message: dict) -> list[Block]:
     """One tool_result block with the flattened text; images the tool returned follow it."""
-    content = _blocks(message.get("content"))
+    content = content_blocks(message.get("content"))
     text = "\n".join(b.text for b in content if b.type == TEXT and b.text)
     result = Block(
         TOOL_RESULT,
@@ -117,7 +82,9 @@ def _message(obj: dict, line: int) -> Entry:
         model=text_of(message.get("model")),
         usage=usage_counts(message.get("usage"), _USAGE),
     )
-    entry.blocks = _tool_result(message) if written == "tool_result" else _blocks(message.get("content"))
+    entry.blocks = (
+        _tool_result(message) if written == "tool_result" else content_blocks(message.get("content"))
+    )
     if entry.usage and obj.get("id"):
         # One line per reply: its own id names it, and a fork's copy of it keeps the id.
         entry.message_id = entry.id

@@ -54,6 +54,7 @@ from . import (
     SessionFile,
     SourceBusy,
     Stamp,
+    content_blocks,
     first_object,
     id_of,
     json_preview,
@@ -352,41 +353,9 @@ def _parse_positional(rest: list[str], result: dict[str, str]) -> None:
 # Lines
 
 
-def _block(item: Any) -> Block | None:
-    if isinstance(item, str):
-        return Block(TEXT, text=item)
-    if not isinstance(item, dict):
-        return None
-    kind = item.get("type")
-    if kind == "text":
-        return Block(TEXT, text=text_of(item.get("text")))
-    if kind == "thinking":
-        return Block(THINKING, text=text_of(item.get("thinking")) or text_of(item.get("text")))
-    if kind in ("toolCall", "tool_call"):
-        return Block(
-            TOOL_CALL,
-            name=text_of(item.get("name")),
-            call_id=text_of(item.get("id")),
-            arguments=item.get("arguments"),
-        )
-    if kind == "image":
-        mime = text_of(item.get("mimeType")) or text_of(item.get("mime_type"))
-        return Block(IMAGE, mime_type=mime, data=text_of(item.get("data")))
-    # A block type this reader does not know yet: shown, never dropped.
-    return Block(TEXT, text=text_of(item.get("text")) or f"[{kind}] {json_preview(item)}")
-
-
-def _blocks(content: Any) -> list[Block]:
-    if isinstance(content, str):
-        return [Block(TEXT, text=content)] if content else []
-    if not isinstance(content, list):
-        return []
-    return [block for block in map(_block, content) if block is not None]
-
-
 def _tool_result(content: Any, call_id: str, name: str, is_error: bool, details: Any = None) -> list[Block]:
     """One tool_result block with the flattened text; images the tool returned follow it."""
-    parts = _blocks(content)
+    parts = content_blocks(content)
     text = "\n".join(b.text for b in parts if b.type == TEXT and b.text)
     is_error = is_error or _failed(text, details)
     result = Block(TOOL_RESULT, text=text, name=name, call_id=call_id, is_error=is_error)
@@ -475,7 +444,7 @@ def _message(obj: dict, line: int) -> Entry:
             }
         )
     else:
-        entry.blocks = _blocks(message.get("content"))
+        entry.blocks = content_blocks(message.get("content"))
         if written == "user":
             _gateway_user_text(entry)
         elif written == "assistant":
@@ -516,9 +485,9 @@ def _flat(obj: dict, line: int) -> Entry:
         return entry
     # contentBlocks is the full reply (tool calls included); content is its text.
     blocks = meta.get("contentBlocks")
-    entry.blocks = _blocks(blocks) if isinstance(blocks, list) else []
+    entry.blocks = content_blocks(blocks) if isinstance(blocks, list) else []
     if not any(b.type == TEXT and b.text for b in entry.blocks):
-        entry.blocks = _blocks(obj.get("content")) + entry.blocks
+        entry.blocks = content_blocks(obj.get("content")) + entry.blocks
     if written == "user":
         _gateway_user_text(entry)
     elif written == "assistant":
@@ -580,7 +549,7 @@ def _setting(kind: str, obj: dict, entry: Entry) -> Entry:
         text = f"{entry.subtype}: {json_preview(obj.get('data'), 200)}"
     elif kind == "custom_message":
         entry.subtype = text_of(obj.get("customType"))
-        entry.blocks = _blocks(obj.get("content"))
+        entry.blocks = content_blocks(obj.get("content"))
         entry.extra = _compact({"display": obj.get("display"), "details": keep_small(obj.get("details"))})
     elif kind == "label":
         label = text_of(obj.get("label"))
