@@ -10,6 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from django.conf import settings
 from django.urls import reverse
 
 from sessionviewer.index import index_roots
@@ -143,6 +144,7 @@ def test_the_as_of_view_shows_an_editor_save_older_than_the_snapshots(browser_pa
     revision = Revision.of_bytes(
         None,
         b"Saved before snapshots.\n",
+        machine=settings.SESSIONVIEWER_MACHINE,  # the tree's: this web host's own
         root=str(memory.resolve()),
         jid=ALICE,
         filename="context.md",
