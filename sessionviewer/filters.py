@@ -11,15 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
+from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db import connection
 from django.db.models import Exists, F, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Lower, NullIf
 from django.utils import timezone
+from django.utils.functional import cached_property
 
-from sessionviewer import search
+from sessionviewer import search, tallies
 from sessionviewer.index.fold import fold_home
-from sessionviewer.models import Entry, Session
+from sessionviewer.models import Entry, Session, Source
 from sessionviewer.search import Matches, ParsedQuery, as_query, index_order_matches, matching_entries
 
 TEXT_FILTERS = ("project", "agent", "channel", "peer_kind", "jid", "status", "kind", "account")
@@ -67,6 +69,7 @@ class SessionQuery:
     nested: bool = False  # subagents under their parents (nested())
     flat: bool = False  # _flat=1 asked for every session on a row of its own
     filtered: QuerySet[Session] | None = None  # every session the filters select, nested or not
+    scope: tallies.Scope | None = None  # the tally counting them, when their filters are its (tally_scope)
 
 
 # On PostgreSQL, the lines of each session where matching_session_ids looks for a common word first.
@@ -195,7 +198,34 @@ def filter_sessions(
     size = params.get("_size") or DEFAULT_SIZE
     narrowed = base is not None or any(params.get(name) for name in FILTERS)
     text = str(q) if q is not None else ""
-    return SessionQuery(qs, page, size, sort, descending, text, matched, narrowed, filtered=filtered)
+    scope = tally_scope(params) if base is None else None
+    return SessionQuery(
+        qs, page, size, sort, descending, text, matched, narrowed, filtered=filtered, scope=scope
+    )
+
+
+# The filters the tally is kept by (tallies.py): each picks sources, or a format.
+TALLIED = ("format", "machine", "root")
+
+
+def tally_scope(params: Mapping) -> tallies.Scope | None:
+    """The part of the tally counting the sessions params select, or None when a filter
+    or a search asks for the sessions themselves. The tally keeps days and months in UTC:
+    in another TIME_ZONE the sessions are counted."""
+    if settings.TIME_ZONE != "UTC" or params.get("q"):
+        return None
+    if any(params.get(name) for name in FILTERS if name not in TALLIED):
+        return None
+    machine, root = params.get("machine"), params.get("root")
+    sources = None
+    if machine or root:
+        picked = Source.objects.all()
+        if machine:
+            picked = picked.filter(machine=machine)
+        if root:
+            picked = picked.filter(id=root) if isinstance(root, int) else picked.filter(path=root)
+        sources = frozenset(picked.values_list("id", flat=True))
+    return tallies.Scope(sources, params.get("format") or "")
 
 
 def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
@@ -267,6 +297,18 @@ def columns(machines: bool) -> tuple[tuple[str, str], ...]:
     return (*COLUMNS, MACHINE_COLUMN) if machines else COLUMNS
 
 
+class CountedPaginator(Paginator):
+    """A paginator told how many objects there are, which does not count them."""
+
+    def __init__(self, object_list, per_page, *, count: int):
+        super().__init__(object_list, per_page)
+        self.known_count = count
+
+    @cached_property
+    def count(self) -> int:
+        return self.known_count
+
+
 def session_page(query: SessionQuery, fields: tuple[str, ...] | None = None) -> Page:
     """The page of sessions the query asks for; each row's nested_subagents are the subagents,
     among the sessions the filters select, that nested() put under it (else []). fields: the
@@ -277,7 +319,11 @@ def session_page(query: SessionQuery, fields: tuple[str, ...] | None = None) -> 
             return qs.only(*fields)
         return qs.select_related("source").only(*fields) if fields else qs.select_related("source")
 
-    page = Paginator(shown(query.queryset), query.size).get_page(query.page)
+    if query.scope is not None:  # counted by the tally, not by counting the sessions again
+        count = tallies.sessions(query.scope, query.nested)
+        page = CountedPaginator(shown(query.queryset), query.size, count=count).get_page(query.page)
+    else:
+        page = Paginator(shown(query.queryset), query.size).get_page(query.page)
     found: dict[int, list[Session]] = {}
     if query.nested and page.object_list:
         parents = [session.id for session in page.object_list]

@@ -1,0 +1,296 @@
+"""The list's facets and count, and Activity's totals, kept as the index writes (issue 28).
+
+With 400,000 sessions one list page counted them eleven times over (a GROUP BY per facet,
+every session's models_used read), 2.3 s; Activity's totals 1.5 s. sessionviewer_sessiontally
+holds, per source and format, each facet value's sessions (and for Activity their tokens,
+messages and cost): a trigger on the session table adds a row's share when it is written
+and takes it away when it changes or goes, in the writer's own transaction, whatever wrote
+it (the indexer's plain statements, the ORM, a purge, a cascade). Its upserts add deltas
+(ON CONFLICT DO UPDATE), so indexers writing at once lose no count; each indexer writes its
+own sources' rows, keyed by source, so two never wait for each other's. tallies.py reads it.
+
+The shares of one session (facet, value): ("", "") the totals; "kind"; "project", "jid",
+"agent", "channel", "peer_kind" when not blank; "updated" the UTC month of updated_at;
+"model" each of models_used; "day" the UTC day it started; "place" its project, JID and
+agent; "model_cost" each model of model_costs with its tokens and cost; "under" a subagent's
+parent's source and format, for the nested count.
+
+Also indexes in the order the list sorts by (nulls last, as the ORM asks), and one on the
+tokens Activity's busiest sessions are picked by.
+"""
+
+from django.db import migrations, models
+
+TABLE = "sessionviewer_sessiontally"
+COLUMNS = (
+    "source_id, format, facet, value, sessions, tokens, messages, cost, priced, unpriced_tokens, undated"
+)
+FACETS = ("project", "jid", "agent", "channel", "peer_kind")
+
+
+def _shares(r: str, vendor: str, sign: str, table: str = "") -> str:
+    """The rows of one session's shares (COLUMNS, each figure times sign): r, the prefix of
+    its columns ("new.", or "r." reading every session from table for the backfill)."""
+    pg = vendor == "postgresql"
+    tokens = f"({r}input_tokens + {r}output_tokens + {r}cache_read_tokens + {r}cache_write_tokens)"
+    cost = f"COALESCE({r}cost, 0)"
+    priced = f"(CASE WHEN {r}cost IS NULL THEN 0 ELSE 1 END)"
+    if pg:
+        month = f"to_char({r}updated_at AT TIME ZONE 'UTC', 'YYYY-MM')"
+        day = f"to_char({r}started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
+        models_from = (
+            f"json_array_elements_text(CASE WHEN json_typeof({r}models_used::json) = 'array' "
+            f"THEN {r}models_used::json ELSE '[]'::json END) AS m(value)"
+        )
+        models_where = "m.value IS NOT NULL"
+        costs_from = (
+            f"json_each(CASE WHEN json_typeof({r}model_costs::json) = 'object' "
+            f"THEN {r}model_costs::json ELSE '{{}}'::json END) AS c(key, value)"
+        )
+        costs_where = "TRUE"
+        m_tokens, m_cost = "COALESCE((c.value->>'tokens')::bigint, 0)", "(c.value->>'cost')::float8"
+        separator = "chr(31)"
+        parent = f"(SELECT p.source_id::text || ' ' || p.format FROM sessionviewer_session p WHERE p.id = {r}parent_id)"
+    else:
+        month, day = f"substr({r}updated_at, 1, 7)", f"substr({r}started_at, 1, 10)"
+        models_from = f"json_each({r}models_used) AS m"
+        models_where = f"json_type({r}models_used) = 'array' AND m.value IS NOT NULL"
+        costs_from, costs_where = f"json_each({r}model_costs) AS c", f"json_type({r}model_costs) = 'object'"
+        m_tokens = "COALESCE(json_extract(c.value, '$.tokens'), 0)"
+        m_cost = "json_extract(c.value, '$.cost')"
+        separator = "char(31)"
+        parent = (
+            f"(SELECT p.source_id || ' ' || p.format FROM sessionviewer_session p WHERE p.id = {r}parent_id)"
+        )
+    s = sign
+    key = f"{r}source_id, {r}format"
+    counted = f"{s}, 0, 0, 0, 0, 0, 0"  # sessions only
+    money = f"{s}, {s} * {tokens}, 0, {s} * {cost}, {s} * {priced}, 0, 0"
+    parts = [
+        (
+            f"'', '', {s}, {s} * {tokens}, {s} * {r}message_count, {s} * {cost}, {s} * {priced}, "
+            f"{s} * {r}unpriced_tokens, {s} * (CASE WHEN {r}started_at IS NULL THEN 1 ELSE 0 END)",
+            "",
+            "",
+        ),
+        (f"'kind', {r}kind, {counted}", "", ""),
+        *((f"'{name}', {r}{name}, {counted}", "", f"{r}{name} <> ''") for name in FACETS),
+        (f"'updated', {month}, {counted}", "", f"{r}updated_at IS NOT NULL"),
+        (f"'model', m.value, {counted}", models_from, models_where),
+        (f"'day', {day}, {money}", "", f"{r}started_at IS NOT NULL"),
+        (
+            f"'place', {r}project || {separator} || {r}jid || {separator} || {r}agent, {money}",
+            "",
+            "",
+        ),
+        (
+            f"'model_cost', c.key, {s}, {s} * {m_tokens}, 0, {s} * COALESCE({m_cost}, 0), "
+            f"{s} * (CASE WHEN {m_cost} IS NULL THEN 0 ELSE 1 END), "
+            f"{s} * (CASE WHEN {m_cost} IS NULL THEN {m_tokens} ELSE 0 END), 0",
+            costs_from,
+            costs_where,
+        ),
+        (
+            f"'under', {parent}, {counted}",
+            "",
+            f"{r}kind = 'subagent' AND {r}parent_id IS NOT NULL AND {parent} IS NOT NULL",
+        ),
+    ]
+    # A first SELECT of no row names the columns: SQLite takes no column list after an alias.
+    types = (
+        "BIGINT",
+        "TEXT",
+        "TEXT",
+        "TEXT",
+        "BIGINT",
+        "BIGINT",
+        "BIGINT",
+        "DOUBLE PRECISION",
+        "BIGINT",
+        "BIGINT",
+        "BIGINT",
+    )
+    names = ", ".join(
+        f"CAST(NULL AS {t}) AS {name}" for t, name in zip(types, COLUMNS.split(", "), strict=True)
+    )
+    selects = [f"SELECT {names} WHERE 1 = 0"]
+    for columns, joined, where in parts:
+        sources = ", ".join(filter(None, (table, joined)))
+        sql = f"SELECT {key}, {columns}"
+        if sources:
+            sql += f" FROM {sources}"
+        if where:
+            sql += f" WHERE {where}"
+        selects.append(sql)
+    return "\nUNION ALL ".join(selects)
+
+
+def _upsert(shares: str) -> str:
+    """Add the shares to the tally: summed by key first (one statement may not update a row
+    twice), the ones that change nothing left out."""
+    figures = ("sessions", "tokens", "messages", "cost", "priced", "unpriced_tokens", "undated")
+    sums = ", ".join(f"SUM({name})" for name in figures)
+    changed = " OR ".join(f"SUM({name}) <> 0" for name in figures)
+    added = ", ".join(f"{name} = {TABLE}.{name} + excluded.{name}" for name in figures)
+    return (
+        f"INSERT INTO {TABLE} ({COLUMNS}) "
+        f"SELECT source_id, format, facet, value, {sums} FROM ({shares}) AS shares "
+        f"WHERE TRUE GROUP BY source_id, format, facet, value HAVING {changed} "
+        f"ON CONFLICT (facet, source_id, format, value) DO UPDATE SET {added}"
+    )
+
+
+# A row changed in these is counted again; any other change (read_offset, file_size...) is not.
+WATCHED = (
+    "source_id", "format", "kind", "project", "jid", "agent", "channel", "peer_kind", "updated_at",
+    "started_at", "models_used", "model_costs", "input_tokens", "output_tokens", "cache_read_tokens",
+    "cache_write_tokens", "message_count", "cost", "unpriced_tokens", "parent_id",
+)  # fmt: skip
+
+
+def _statements(vendor: str) -> list[str]:
+    old, new = ("OLD.", "NEW.") if vendor == "postgresql" else ("old.", "new.")
+    insert = _upsert(_shares(new, vendor, "1"))
+    delete = _upsert(_shares(old, vendor, "-1"))
+    update = _upsert(_shares(old, vendor, "-1") + "\nUNION ALL " + _shares(new, vendor, "1"))
+    backfill = _upsert(_shares("r.", vendor, "1", "sessionviewer_session r"))
+    if vendor == "postgresql":
+        distinct = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in WATCHED)
+        return [
+            backfill,
+            "CREATE FUNCTION sessionviewer_session_tally() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+            f"BEGIN\n IF TG_OP = 'INSERT' THEN\n{insert};\n ELSIF TG_OP = 'DELETE' THEN\n{delete};\n"
+            f" ELSE\n{update};\n END IF;\n RETURN NULL;\nEND $$",
+            "CREATE TRIGGER session_tally_insert_delete AFTER INSERT OR DELETE ON sessionviewer_session "
+            "FOR EACH ROW EXECUTE FUNCTION sessionviewer_session_tally()",
+            "CREATE TRIGGER session_tally_update AFTER UPDATE ON sessionviewer_session "
+            f"FOR EACH ROW WHEN ({distinct}) EXECUTE FUNCTION sessionviewer_session_tally()",
+        ]
+    distinct = " OR ".join(f"old.{c} IS NOT new.{c}" for c in WATCHED)
+    return [
+        backfill,
+        f"CREATE TRIGGER session_tally_insert AFTER INSERT ON sessionviewer_session BEGIN {insert}; END",
+        f"CREATE TRIGGER session_tally_delete AFTER DELETE ON sessionviewer_session BEGIN {delete}; END",
+        f"CREATE TRIGGER session_tally_update AFTER UPDATE ON sessionviewer_session WHEN {distinct} "
+        f"BEGIN {update}; END",
+    ]
+
+
+DROP = {
+    "postgresql": [
+        "DROP TRIGGER IF EXISTS session_tally_insert_delete ON sessionviewer_session",
+        "DROP TRIGGER IF EXISTS session_tally_update ON sessionviewer_session",
+        "DROP FUNCTION IF EXISTS sessionviewer_session_tally()",
+    ],
+    "sqlite": [f"DROP TRIGGER IF EXISTS session_tally_{op}" for op in ("insert", "delete", "update")],
+}
+
+
+def _ordered(*fields: str) -> models.Index:
+    return models.Index(
+        *(models.F(field) for field in fields[:-2]),
+        models.OrderBy(models.F(fields[-2]), descending=True, nulls_last=True),
+        models.OrderBy(models.F("id"), descending=True),
+        name=fields[-1],
+    )
+
+
+# The list's orders as the ORM writes them, DESC NULLS LAST: PostgreSQL reads a page from an
+# index only in that order, and SQLite refuses NULLS LAST in an index, where DESC already
+# puts nulls last. So the index is made by hand, per engine.
+LIST_ORDERS = [
+    (_ordered("updated_at", "session_updated_id"), '"updated_at" DESC{nulls}, "id" DESC'),
+    (
+        _ordered("format", "updated_at", "session_format_updated_id"),
+        '"format", "updated_at" DESC{nulls}, "id" DESC',
+    ),
+    (_ordered("started_at", "session_started_id"), '"started_at" DESC{nulls}, "id" DESC'),
+]
+
+
+def _create_index(index: models.Index, columns: str):
+    def create(apps, schema_editor):
+        nulls = " NULLS LAST" if schema_editor.connection.vendor == "postgresql" else ""
+        columns_sql = columns.format(nulls=nulls)
+        schema_editor.execute(
+            f'CREATE INDEX "{index.name}" ON "sessionviewer_session" ({columns_sql})', params=None
+        )
+
+    return create
+
+
+def _drop_index(index: models.Index):
+    def drop(apps, schema_editor):
+        schema_editor.execute(f'DROP INDEX "{index.name}"', params=None)
+
+    return drop
+
+
+def add_triggers(apps, schema_editor):
+    for statement in _statements(schema_editor.connection.vendor):
+        schema_editor.execute(statement, params=None)
+
+
+def drop_triggers(apps, schema_editor):
+    for statement in DROP[schema_editor.connection.vendor]:
+        schema_editor.execute(statement, params=None)
+
+
+class Migration(migrations.Migration):
+    dependencies = [("sessionviewer", "0028_search_words_from_the_indexer")]
+
+    operations = [
+        migrations.CreateModel(
+            name="SessionTally",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("source_id", models.BigIntegerField()),
+                ("format", models.CharField(max_length=32)),
+                ("facet", models.CharField(max_length=16)),
+                ("value", models.TextField()),
+                ("sessions", models.BigIntegerField(default=0)),
+                ("tokens", models.BigIntegerField(default=0)),
+                ("messages", models.BigIntegerField(default=0)),
+                ("cost", models.FloatField(default=0)),
+                ("priced", models.BigIntegerField(default=0)),
+                ("unpriced_tokens", models.BigIntegerField(default=0)),
+                ("undated", models.BigIntegerField(default=0)),
+            ],
+            options={
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("facet", "source_id", "format", "value"), name="tally_facet_source_value"
+                    )
+                ],
+            },
+        ),
+        migrations.RunPython(add_triggers, drop_triggers),
+        migrations.RemoveIndex(model_name="session", name="session_updated"),
+        migrations.RemoveIndex(model_name="session", name="session_format_updated"),
+        *(
+            migrations.SeparateDatabaseAndState(
+                state_operations=[migrations.AddIndex(model_name="session", index=index)],
+                database_operations=[migrations.RunPython(_create_index(index, columns), _drop_index(index))],
+            )
+            for index, columns in LIST_ORDERS
+        ),
+        migrations.AddIndex(
+            model_name="session",
+            index=models.Index(
+                models.OrderBy(
+                    models.F("input_tokens")
+                    + models.F("output_tokens")
+                    + models.F("cache_read_tokens")
+                    + models.F("cache_write_tokens"),
+                    descending=True,
+                ),
+                models.OrderBy(models.F("id"), descending=True),
+                name="session_tokens_id",
+            ),
+        ),
+    ]
