@@ -52,6 +52,11 @@ FACETS = (
 _RANGE = ("updated_since", "updated_before", "updated_until")
 
 
+def _own(facet: str) -> tuple[str, ...]:
+    """The parameters a facet sets: left out of the filters its values are counted under."""
+    return _RANGE if facet == "updated" else (facet,)
+
+
 def _without(filters: dict, *names: str) -> dict:
     return {name: value for name, value in filters.items() if name not in names}
 
@@ -89,13 +94,29 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
     result = []
     by_source: dict[tuple, list[tuple[Source, int]]] = {}
     machine_of: dict[str, dict] = {}
+    sources: dict = {}  # each machine's or root's sources, looked up once
+    # Counted by the tally when the other filters are its own (a machine, a root, a format):
+    # a few hundred rows per source, not every session read once per facet. The facets
+    # with the same scope are read in one statement.
+    scopes = {
+        name: None if matched is not None else tally_scope(_without(filters, *_own(name)), sources)
+        for name, _, _ in FACETS
+    }
+    tallied: dict[str, list[tuple[str, int]]] = {}
+    for scope in set(scopes.values()) - {None}:
+        names = [name for name in tallies.VALUE_FACETS if scopes[name] == scope]
+        if names:
+            tallied |= tallies.facet_values(names, scope, FACET_LIMIT)
     for name, label, field in FACETS:
-        own = _RANGE if name == "updated" else (name,)
+        own = _own(name)
+        scope = scopes[name]
         unfiltered = _without(filters, *own)
-        # Counted by the tally when the other filters are its own (a machine, a root, a
-        # format): a few hundred rows per source, not every session read once per facet.
-        scope = None if matched is not None else tally_scope(unfiltered)
-        qs = None if scope is not None else filter_sessions(unfiltered, matched=matched).queryset.order_by()
+        qs = (
+            None
+            if scope is not None
+            else filter_sessions(unfiltered, matched=matched, sources=sources).queryset
+        )
+        qs = qs if qs is None else qs.order_by()
         if name in ("machine", "root"):
             # Both count by source, on the same sessions unless one of them is filtered:
             # counted once then, and without joining the sources to every session.
@@ -107,13 +128,13 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
             counted = by_source[dropped]
         if name == "model":
             if scope is not None:
-                rows = [(m, m, n) for m, n in tallies.counts("model", scope, FACET_LIMIT, keep_blank=True)]
+                rows = [(m, m, n) for m, n in tallied["model"]]
             else:
                 counts = Counter(m for used in qs.values_list("models_used", flat=True) for m in used or [])
                 rows = [(m, m, n) for m, n in counts.most_common(FACET_LIMIT)]
         elif name == "updated":
             if scope is not None:
-                months = tallies.months(scope, FACET_LIMIT)
+                months = tallied["updated"]
             else:
                 found = (
                     qs.exclude(updated_at=None)
@@ -142,7 +163,8 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
             rows = [(m, m, n) for m, n in sorted(per_machine.items(), key=lambda r: (-r[1], r[0]))]
             rows = rows[:FACET_LIMIT]
         elif scope is not None:
-            rows = [(value, value, n) for value, n in tallies.counts(field, scope, FACET_LIMIT)]
+            found = tallied[name] if name in tallied else tallies.format_counts(scope)[:FACET_LIMIT]
+            rows = [(value, value, n) for value, n in found]
         else:
             found = qs.exclude(**{field: ""}).values(field).annotate(n=Count("id")).order_by("-n", field)
             rows = [(r[field], r[field], r["n"]) for r in found[:FACET_LIMIT]]
@@ -425,11 +447,13 @@ def report(
     today = today or timezone.localdate()
     range_name = filters.get("_range") or DEFAULT_RANGE
     since = range_start(range_name, today)
-    qs = started_in_range(filter_sessions(_without(filters, "_range")).queryset.order_by(), range_name, today)
+    sources: dict = {}  # each machine's or root's sources, looked up once
+    everything = filter_sessions(_without(filters, "_range"), sources=sources).queryset.order_by()
+    qs = started_in_range(everything, range_name, today)
     today = range_end(qs, since, today)
     # All time, by a machine, a root or a format: from the tally (the range's days alone are
     # not enough to split its sessions by model, place and format: those are counted).
-    scope = tally_scope(_without(filters, "_range")) if since is None else None
+    scope = tally_scope(_without(filters, "_range"), sources) if since is None else None
     if scope is not None:
         days, bucket = in_buckets(tallies.by_day(scope), since, today)
         models = models_first(tallies.model_usage(scope))

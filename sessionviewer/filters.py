@@ -14,7 +14,7 @@ from datetime import date, datetime, time, timedelta
 from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import Exists, F, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Lower, NullIf
 from django.utils import timezone
 from django.utils.functional import cached_property
@@ -154,20 +154,26 @@ def filter_sessions(
     matched: list[int] | None = None,
     first: Matches | None = None,
     by_text: bool = True,
+    sources: dict | None = None,
 ) -> SessionQuery:
     """The sessions the cleaned params select (a parameter absent or empty filters nothing);
     matched, when given, is matching_session_ids(q) already; first, search.first_matches(q).
-    by_text=False leaves q to the caller, whose hits say which sessions match it."""
+    by_text=False leaves q to the caller, whose hits say which sessions match it.
+    sources: the sources of a machine or root looked up already, for tally_scope."""
     qs = base if base is not None else Session.objects.all()
     qs = qs.annotate(
         token_total=F("input_tokens") + F("output_tokens") + F("cache_read_tokens") + F("cache_write_tokens")
     )
+    scope = tally_scope(params, sources) if base is None else None
     if fmt := params.get("format"):
         qs = qs.filter(format=fmt)
-    if machine := params.get("machine"):
-        qs = qs.filter(source__machine=machine)
-    if root := params.get("root"):
-        qs = qs.filter(source_id=root) if isinstance(root, int) else qs.filter(source__path=root)
+    if scope is not None and scope.sources is not None:  # the machine's or root's sources, looked up once
+        qs = qs.filter(source_id__in=scope.sources)
+    else:
+        if machine := params.get("machine"):
+            qs = qs.filter(source__machine=machine)
+        if root := params.get("root"):
+            qs = qs.filter(source_id=root) if isinstance(root, int) else qs.filter(source__path=root)
     for name in TEXT_FILTERS:
         if value := params.get(name):
             qs = qs.filter(**{name: fold_home(value) if name == "project" else value})
@@ -198,7 +204,6 @@ def filter_sessions(
     size = params.get("_size") or DEFAULT_SIZE
     narrowed = base is not None or any(params.get(name) for name in FILTERS)
     text = str(q) if q is not None else ""
-    scope = tally_scope(params) if base is None else None
     return SessionQuery(
         qs, page, size, sort, descending, text, matched, narrowed, filtered=filtered, scope=scope
     )
@@ -208,24 +213,27 @@ def filter_sessions(
 TALLIED = ("format", "machine", "root")
 
 
-def tally_scope(params: Mapping) -> tallies.Scope | None:
+def tally_scope(params: Mapping, sources: dict | None = None) -> tallies.Scope | None:
     """The part of the tally counting the sessions params select, or None when a filter
     or a search asks for the sessions themselves. The tally keeps days and months in UTC:
-    in another TIME_ZONE the sessions are counted."""
+    in another TIME_ZONE the sessions are counted. sources: a dict this request keeps the
+    sources of each machine and root in, looked up once (the facets ask for them again)."""
     if settings.TIME_ZONE != "UTC" or params.get("q"):
         return None
     if any(params.get(name) for name in FILTERS if name not in TALLIED):
         return None
     machine, root = params.get("machine"), params.get("root")
-    sources = None
-    if machine or root:
+    if not (machine or root):
+        return tallies.Scope(None, params.get("format") or "")
+    sources = {} if sources is None else sources
+    if (machine, root) not in sources:
         picked = Source.objects.all()
         if machine:
             picked = picked.filter(machine=machine)
         if root:
             picked = picked.filter(id=root) if isinstance(root, int) else picked.filter(path=root)
-        sources = frozenset(picked.values_list("id", flat=True))
-    return tallies.Scope(sources, params.get("format") or "")
+        sources[machine, root] = frozenset(picked.values_list("id", flat=True))
+    return tallies.Scope(sources[machine, root], params.get("format") or "")
 
 
 def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
@@ -234,10 +242,20 @@ def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
     query.flat = params.get("_flat") == "1"
     if query.flat or params.get("kind"):
         return query
-    # EXISTS on the parent's id, not parent_id IN (every session shown): PostgreSQL cannot
-    # turn that IN under a NOT into an anti-join, and past work_mem (400,000 sessions) it
-    # scanned the whole list again for each row: minutes for one count (bench/load.py).
-    parent_shown = Exists(query.queryset.order_by().filter(pk=OuterRef("parent_id")))
+    if query.scope is not None:
+        # Filtered by sources and a format only: the parent is shown when it is in them,
+        # which its own row (joined by its key, for the subagents only) says. PostgreSQL
+        # reads every session of the filter into a hash for the EXISTS below.
+        parent_shown = Q(parent__isnull=False)
+        if query.scope.sources is not None:
+            parent_shown &= Q(parent__source_id__in=query.scope.sources)
+        if query.scope.format:
+            parent_shown &= Q(parent__format=query.scope.format)
+    else:
+        # EXISTS on the parent's id, not parent_id IN (every session shown): PostgreSQL cannot
+        # turn that IN under a NOT into an anti-join, and past work_mem (400,000 sessions) it
+        # scanned the whole list again for each row: minutes for one count (bench/load.py).
+        parent_shown = Exists(query.queryset.order_by().filter(pk=OuterRef("parent_id")))
     query.queryset = query.queryset.exclude(parent_shown, kind="subagent")
     query.nested = True
     return query
@@ -319,11 +337,17 @@ def session_page(query: SessionQuery, fields: tuple[str, ...] | None = None) -> 
             return qs.only(*fields)
         return qs.select_related("source").only(*fields) if fields else qs.select_related("source")
 
+    # The page's ids first, from the index in the list's order alone where it can, then
+    # their rows: OFFSET then skips ids, not whole rows.
+    ids = query.queryset.values_list("id", flat=True)
     if query.scope is not None:  # counted by the tally, not by counting the sessions again
-        count = tallies.sessions(query.scope, query.nested)
-        page = CountedPaginator(shown(query.queryset), query.size, count=count).get_page(query.page)
+        paginator = CountedPaginator(ids, query.size, count=tallies.sessions(query.scope, query.nested))
     else:
-        page = Paginator(shown(query.queryset), query.size).get_page(query.page)
+        paginator = Paginator(ids, query.size)
+    page = paginator.get_page(query.page)
+    page_ids = list(page.object_list)
+    rows = shown(Session.objects.all()).in_bulk(page_ids)
+    page.object_list = [rows[i] for i in page_ids if i in rows]  # one deleted since is left out
     found: dict[int, list[Session]] = {}
     if query.nested and page.object_list:
         parents = [session.id for session in page.object_list]

@@ -34,8 +34,13 @@ class Scope:
         return in_sources and (not self.format or fmt == self.format)
 
 
-def _rows(facet: str, scope: Scope) -> QuerySet[SessionTally]:
-    rows = SessionTally.objects.filter(facet=facet)
+def _rows(facet: str | list[str], scope: Scope) -> QuerySet[SessionTally]:
+    """The tally's rows of a facet (or of several) in the scope."""
+    rows = (
+        SessionTally.objects.filter(facet__in=facet)
+        if isinstance(facet, list)
+        else SessionTally.objects.filter(facet=facet)
+    )
     if scope.sources is not None:
         rows = rows.filter(source_id__in=scope.sources)
     if scope.format:
@@ -43,27 +48,39 @@ def _rows(facet: str, scope: Scope) -> QuerySet[SessionTally]:
     return rows
 
 
-def _summed(rows: QuerySet[SessionTally], by: str, *figures: str) -> QuerySet:
-    """rows summed by one column, the values that hold no session left out."""
+def _summed(rows: QuerySet[SessionTally], *by: str, figures: tuple[str, ...] = ()) -> QuerySet:
+    """rows summed by some columns, the values that hold no session left out."""
     sums = {name: Sum(name) for name in ("sessions", *figures)}
-    return rows.values(by).annotate(**sums).filter(sessions__gt=0)
+    return rows.values(*by).annotate(**sums).filter(sessions__gt=0)
 
 
-def counts(facet: str, scope: Scope, limit: int, keep_blank: bool = False) -> list[tuple[str, int]]:
-    """The facet's values with the most sessions, as (value, sessions): "format" by the
-    sessions' format, any other by the facet's own rows ("" left out unless keep_blank)."""
-    column = "format" if facet == "format" else "value"
-    rows = _rows("" if facet == "format" else facet, scope)
-    if not keep_blank:
-        rows = rows.exclude(**{column: ""})
-    found = _summed(rows, column).order_by("-sessions", column)[:limit]
-    return [(row[column], row["sessions"]) for row in found]
+def format_counts(scope: Scope) -> list[tuple[str, int]]:
+    """Sessions per format, the most first."""
+    found = _summed(_rows("", scope).exclude(format=""), "format").order_by("-sessions", "format")
+    return [(row["format"], row["sessions"]) for row in found]
 
 
-def months(scope: Scope, limit: int) -> list[tuple[str, int]]:
-    """Sessions by the month ("YYYY-MM", UTC) they were last updated, the latest first."""
-    found = _summed(_rows("updated", scope), "value").order_by("-value")[:limit]
-    return [(row["value"], row["sessions"]) for row in found]
+# The facets whose values the tally keeps as rows of their own, by the list's names for them;
+# "updated" by month, the latest first, the others the most sessions first.
+VALUE_FACETS = ("project", "jid", "agent", "channel", "peer_kind", "kind", "model", "updated")
+
+
+def facet_values(facets: list[str], scope: Scope, limit: int) -> dict[str, list[tuple[str, int]]]:
+    """Each facet's first values as (value, sessions), in one statement; "" left out but
+    for a model (the list counts a blank model name as one)."""
+    rows = _rows(facets, scope)
+    found: dict[str, list[tuple[str, int]]] = {facet: [] for facet in facets}
+    for row in _summed(rows, "facet", "value").values_list("facet", "value", "sessions"):
+        facet, value, n = row
+        if value or facet == "model":
+            found[facet].append((value, n))
+    for facet, values in found.items():
+        values.sort(
+            key=(lambda v: v[0]) if facet == "updated" else (lambda v: (-v[1], v[0])),
+            reverse=facet == "updated",
+        )
+        del values[limit:]
+    return found
 
 
 def by_source(scope: Scope) -> dict[int, int]:
@@ -97,7 +114,7 @@ def totals(scope: Scope) -> dict:
 
 def by_day(scope: Scope) -> dict[date, dict]:
     """Sessions, tokens and cost by the UTC day the sessions started."""
-    found = _summed(_rows("day", scope), "value", "tokens", "cost", "priced")
+    found = _summed(_rows("day", scope), "value", figures=("tokens", "cost", "priced"))
     return {
         date.fromisoformat(row["value"]): {
             "sessions": row["sessions"],
@@ -111,7 +128,7 @@ def by_day(scope: Scope) -> dict[date, dict]:
 def places(scope: Scope) -> list[dict]:
     """Sessions, tokens and cost per project, JID and agent, as activity.report groups them:
     project, jid, agent, n, t, c."""
-    found = _summed(_rows("place", scope), "value", "tokens", "cost", "priced")
+    found = _summed(_rows("place", scope), "value", figures=("tokens", "cost", "priced"))
     rows = []
     for row in found:
         project, jid, agent = row["value"].split(PLACE_SEPARATOR, 2)
@@ -131,7 +148,9 @@ def places(scope: Scope) -> list[dict]:
 
 def formats(scope: Scope) -> list[dict]:
     """Sessions, tokens and cost per format, the most sessions first: format, n, t, c."""
-    found = _summed(_rows("", scope), "format", "tokens", "cost", "priced").order_by("-sessions", "format")
+    found = _summed(_rows("", scope), "format", figures=("tokens", "cost", "priced")).order_by(
+        "-sessions", "format"
+    )
     return [
         {
             "format": row["format"],
@@ -146,7 +165,9 @@ def formats(scope: Scope) -> list[dict]:
 def model_usage(scope: Scope) -> dict[str, dict]:
     """Per model of the sessions' turns (Session.model_costs): the sessions using it, its
     tokens, its cost (None: no token of it priced) and its unpriced tokens."""
-    found = _summed(_rows("model_cost", scope), "value", "tokens", "cost", "priced", "unpriced_tokens")
+    found = _summed(
+        _rows("model_cost", scope), "value", figures=("tokens", "cost", "priced", "unpriced_tokens")
+    )
     return {
         row["value"]: {
             "model": row["value"] or "(no model)",
