@@ -131,7 +131,8 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
                 rows = [(m, m, n) for m, n in tallied["model"]]
             else:
                 counts = Counter(m for used in qs.values_list("models_used", flat=True) for m in used or [])
-                rows = [(m, m, n) for m, n in counts.most_common(FACET_LIMIT)]
+                most = sorted(counts.items(), key=lambda r: (-r[1], r[0]))[:FACET_LIMIT]
+                rows = [(m, m, n) for m, n in most]
         elif name == "updated":
             if scope is not None:
                 months = tallied["updated"]
