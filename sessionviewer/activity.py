@@ -455,7 +455,7 @@ def report(
     # All time, by a machine, a root or a format: from the tally (the range's days alone are
     # not enough to split its sessions by model, place and format: those are counted).
     scope = tally_scope(_without(filters, "_range"), sources) if since is None else None
-    if scope is not None:
+    if scope is not None and not scope.project:  # a project's rows hold the list's facets only
         days, bucket = in_buckets(tallies.by_day(scope), since, today)
         models = models_first(tallies.model_usage(scope))
         place_rows, format_rows = tallies.places(scope), tallies.formats(scope)

@@ -209,8 +209,8 @@ def filter_sessions(
     )
 
 
-# The filters the tally is kept by (tallies.py): each picks sources, or a format.
-TALLIED = ("format", "machine", "root")
+# The filters the tally is kept by (tallies.py): sources, a format and a project.
+TALLIED = ("format", "machine", "root", "project")
 
 
 def tally_scope(params: Mapping, sources: dict | None = None) -> tallies.Scope | None:
@@ -222,9 +222,10 @@ def tally_scope(params: Mapping, sources: dict | None = None) -> tallies.Scope |
         return None
     if any(params.get(name) for name in FILTERS if name not in TALLIED):
         return None
+    fmt, project = params.get("format") or "", fold_home(params.get("project") or "")
     machine, root = params.get("machine"), params.get("root")
     if not (machine or root):
-        return tallies.Scope(None, params.get("format") or "")
+        return tallies.Scope(None, fmt, project)
     sources = {} if sources is None else sources
     if (machine, root) not in sources:
         picked = Source.objects.all()
@@ -233,7 +234,7 @@ def tally_scope(params: Mapping, sources: dict | None = None) -> tallies.Scope |
         if root:
             picked = picked.filter(id=root) if isinstance(root, int) else picked.filter(path=root)
         sources[machine, root] = frozenset(picked.values_list("id", flat=True))
-    return tallies.Scope(sources[machine, root], params.get("format") or "")
+    return tallies.Scope(sources[machine, root], fmt, project)
 
 
 def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
@@ -243,7 +244,7 @@ def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
     if query.flat or params.get("kind"):
         return query
     if query.scope is not None:
-        # Filtered by sources and a format only: the parent is shown when it is in them,
+        # Filtered by sources, a format and a project only: the parent is shown when it is in them,
         # which its own row (joined by its key, for the subagents only) says. PostgreSQL
         # reads every session of the filter into a hash for the EXISTS below.
         parent_shown = Q(parent__isnull=False)
@@ -251,6 +252,8 @@ def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
             parent_shown &= Q(parent__source_id__in=query.scope.sources)
         if query.scope.format:
             parent_shown &= Q(parent__format=query.scope.format)
+        if query.scope.project:
+            parent_shown &= Q(parent__project=query.scope.project)
     else:
         # EXISTS on the parent's id, not parent_id IN (every session shown): PostgreSQL cannot
         # turn that IN under a NOT into an anti-join, and past work_mem (400,000 sessions) it

@@ -319,7 +319,7 @@ class Session(models.Model):
 
 
 class SessionTally(models.Model):
-    """Each facet value's sessions per source and format, and their tokens, messages and cost:
+    """Each facet value's sessions per source and format (and project), and their tokens, messages and cost:
     kept by a trigger on the session table as rows are written, changed and deleted
     (migration 0029 says which shares a session adds), read by tallies.py for the list's
     facets and count and Activity's totals. source_id is no foreign key: the rows of a
@@ -327,6 +327,8 @@ class SessionTally(models.Model):
 
     source_id = models.BigIntegerField()
     format = models.CharField(max_length=32)
+    # "": the whole index; a project's key: the list's facets among its sessions only.
+    project = models.CharField(max_length=1024, blank=True, default="")
     facet = models.CharField(max_length=16)  # "" for the totals
     value = models.TextField()
     sessions = models.BigIntegerField(default=0)
@@ -340,7 +342,7 @@ class SessionTally(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["facet", "source_id", "format", "value"], name="tally_facet_source_value"
+                fields=["facet", "project", "source_id", "format", "value"], name="tally_facet_source_value"
             )
         ]
 

@@ -23,11 +23,13 @@ PLACE_SEPARATOR = "\x1f"
 
 @dataclass(frozen=True)
 class Scope:
-    """The sessions a tally query counts: those of these sources (None: every source) and
-    of this format ("": every format)."""
+    """The sessions a tally query counts: those of these sources (None: every source), of
+    this format and of this project ("": every format, every project). A project's rows
+    hold the list's facets only, not Activity's (migration 0029's IN_PROJECT)."""
 
     sources: frozenset[int] | None
     format: str
+    project: str = ""
 
     def holds(self, source_id: int, fmt: str) -> bool:
         in_sources = self.sources is None or source_id in self.sources
@@ -36,11 +38,8 @@ class Scope:
 
 def _rows(facet: str | list[str], scope: Scope) -> QuerySet[SessionTally]:
     """The tally's rows of a facet (or of several) in the scope."""
-    rows = (
-        SessionTally.objects.filter(facet__in=facet)
-        if isinstance(facet, list)
-        else SessionTally.objects.filter(facet=facet)
-    )
+    rows = SessionTally.objects.filter(project=scope.project)
+    rows = rows.filter(facet__in=facet) if isinstance(facet, list) else rows.filter(facet=facet)
     if scope.sources is not None:
         rows = rows.filter(source_id__in=scope.sources)
     if scope.format:

@@ -24,21 +24,27 @@ from tests.indexers import index_at_once
 
 pytestmark = pytest.mark.django_db
 
+# The facets a project's rows hold (migration 0029's IN_PROJECT).
+IN_PROJECT = ("", "kind", "jid", "agent", "channel", "peer_kind", "updated", "model", "under")
 FIGURES = ("sessions", "tokens", "messages", "cost", "priced", "unpriced_tokens", "undated")
 
 
 def counted_afresh() -> dict[tuple, tuple]:
     """What the tally should hold, counted here from every session's row: per (source,
-    format, facet, value), the figures of FIGURES."""
+    format, project, facet, value), the figures of FIGURES. Project "" is the whole index;
+    a session with a project adds the list's facets to its project's rows too."""
     found: dict[tuple, list] = defaultdict(lambda: [0] * len(FIGURES))
-    formats = dict(Session.objects.values_list("id", "format"))
-    sources = dict(Session.objects.values_list("id", "source_id"))
+    parents = {row[0]: row[1:] for row in Session.objects.values_list("id", "source_id", "format", "project")}
     for s in Session.objects.all():
 
         def add(facet, value, *figures, s=s):
-            row = found[s.source_id, s.format, facet, value]
-            for n, figure in enumerate((1, *figures)):
-                row[n] += figure
+            projects = ("", s.project) if s.project and facet in IN_PROJECT else ("",)
+            for project in projects:
+                if facet == "under" and project and parents[s.parent_id][2] != project:
+                    continue  # in a project's rows, a parent in the same project only
+                row = found[s.source_id, s.format, project, facet, value]
+                for n, figure in enumerate((1, *figures)):
+                    row[n] += figure
 
         tokens = s.input_tokens + s.output_tokens + s.cache_read_tokens + s.cache_write_tokens
         money = (tokens, 0, s.cost or 0.0, int(s.cost is not None))
@@ -59,15 +65,15 @@ def counted_afresh() -> dict[tuple, tuple]:
             add("model_cost", model, figures["tokens"], 0, figures["cost"] or 0.0, int(priced),
                 0 if priced else figures["tokens"])  # fmt: skip
         if s.kind == "subagent" and s.parent_id:
-            add("under", f"{sources[s.parent_id]} {formats[s.parent_id]}")
+            add("under", "{} {}".format(*parents[s.parent_id][:2]))
     return {key: tuple(_cents(row)) for key, row in found.items()}
 
 
 def kept() -> dict[tuple, tuple]:
     """What the tally holds, the rows down to nothing left out (a cost added and taken away
     again may leave a float's last bit)."""
-    rows = SessionTally.objects.values_list("source_id", "format", "facet", "value", *FIGURES)
-    return {tuple(row[:4]): tuple(_cents(row[4:])) for row in rows if any(_cents(row[4:]))}
+    rows = SessionTally.objects.values_list("source_id", "format", "project", "facet", "value", *FIGURES)
+    return {tuple(row[:5]): tuple(_cents(row[5:])) for row in rows if any(_cents(row[5:]))}
 
 
 def _cents(value):
@@ -119,7 +125,7 @@ def test_the_tally_follows_every_counted_field_a_write_changes(two_machines):
     session.model_costs = {"model-a": {"tokens": 7, "cost": None}, "model-b": {"tokens": 5, "cost": 0.25}}
     session.input_tokens += 1000
     session.cost = None
-    session.project = "/elsewhere"
+    session.project = "/elsewhere"  # its subagents' parent is in another project now
     session.updated_at = datetime(2020, 1, 31, 23, 30, tzinfo=UTC)
     session.started_at = None
     session.save()
@@ -141,7 +147,7 @@ def test_a_file_read_again_after_it_grew_is_tallied_once(settings, tmp_path):
     write_sessions(root, 3, 4)  # each file rewritten longer: more replies, more tokens
     index(settings, "laptop", f"claude_code={root}")
     assert_kept_right()
-    assert SessionTally.objects.get(facet="", format="claude_code").tokens == 3 * 4 * 110
+    assert SessionTally.objects.get(facet="", project="", format="claude_code").tokens == 3 * 4 * 110
 
 
 def test_deletes_take_their_sessions_out(two_machines):
@@ -217,6 +223,9 @@ def _pages(params: dict) -> tuple:
         {"format": "claude_code", "_page": "2", "_size": "2"},
         {"root": "ROOT"},
         {"machine": "nobody"},
+        {"project": "~/projects/webshop"},
+        {"project": "/home/demo/projects/webshop", "machine": "ci-runner", "_flat": "1"},
+        {"project": "/nowhere"},
     ],
 )
 def test_a_page_from_the_tally_is_the_page_counted(two_machines, monkeypatch, params):
@@ -224,6 +233,7 @@ def test_a_page_from_the_tally_is_the_page_counted(two_machines, monkeypatch, pa
         params["root"] = str(Source.objects.get(machine="laptop", format="claude_code").id)
     assert filters.tally_scope(SessionListForm.read(QueryDict(urlencode(params)))) is not None
     facets, count, listed, report = _pages(params)
+    assert count or params.get("machine") == "nobody" or params.get("project") == "/nowhere"
     _counted_live(monkeypatch)
     live_facets, live_count, live_listed, live_report = _pages(params)
     assert (count, listed) == (live_count, live_listed)

@@ -22,10 +22,13 @@ tokens Activity's busiest sessions are picked by.
 from django.db import migrations, models
 
 TABLE = "sessionviewer_sessiontally"
-COLUMNS = (
-    "source_id, format, facet, value, sessions, tokens, messages, cost, priced, unpriced_tokens, undated"
-)
+COLUMNS = "source_id, format, project, facet, value, sessions, tokens, messages, cost, priced, unpriced_tokens, undated"
+TYPES = ("BIGINT", "TEXT", "TEXT", "TEXT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "DOUBLE PRECISION", "BIGINT", "BIGINT", "BIGINT")
+KEY = "facet, project, source_id, format, value"
 FACETS = ("project", "jid", "agent", "channel", "peer_kind")
+# The facets kept per project too, for a list filtered by one: the whole index's rows have
+# project "", a project's its key (a session without a project is in the whole index's only).
+IN_PROJECT = ("", "kind", "jid", "agent", "channel", "peer_kind", "updated", "model", "under")
 
 
 def _shares(r: str, vendor: str, sign: str, table: str = "") -> str:
@@ -35,6 +38,12 @@ def _shares(r: str, vendor: str, sign: str, table: str = "") -> str:
     tokens = f"({r}input_tokens + {r}output_tokens + {r}cache_read_tokens + {r}cache_write_tokens)"
     cost = f"COALESCE({r}cost, 0)"
     priced = f"(CASE WHEN {r}cost IS NULL THEN 0 ELSE 1 END)"
+    # The parent's source and format, for a subagent: the nested count takes it out where
+    # the list shows its parent (tallies.sessions). In a project's rows, a parent of it only.
+    parent = (
+        "(SELECT {text} || ' ' || p.format FROM sessionviewer_session p "  # noqa: S608 - constants only
+        f"WHERE p.id = {r}parent_id{{same}})"
+    ).replace("{text}", "p.source_id::text" if pg else "p.source_id")
     if pg:
         month = f"to_char({r}updated_at AT TIME ZONE 'UTC', 'YYYY-MM')"
         day = f"to_char({r}started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
@@ -47,10 +56,9 @@ def _shares(r: str, vendor: str, sign: str, table: str = "") -> str:
             f"json_each(CASE WHEN json_typeof({r}model_costs::json) = 'object' "
             f"THEN {r}model_costs::json ELSE '{{}}'::json END) AS c(key, value)"
         )
-        costs_where = "TRUE"
+        costs_where = ""
         m_tokens, m_cost = "COALESCE((c.value->>'tokens')::bigint, 0)", "(c.value->>'cost')::float8"
         separator = "chr(31)"
-        parent = f"(SELECT p.source_id::text || ' ' || p.format FROM sessionviewer_session p WHERE p.id = {r}parent_id)"  # noqa: S608 - constants only
     else:
         month, day = f"substr({r}updated_at, 1, 7)", f"substr({r}started_at, 1, 10)"
         models_from = f"json_each({r}models_used) AS m"
@@ -59,69 +67,50 @@ def _shares(r: str, vendor: str, sign: str, table: str = "") -> str:
         m_tokens = "COALESCE(json_extract(c.value, '$.tokens'), 0)"
         m_cost = "json_extract(c.value, '$.cost')"
         separator = "char(31)"
-        parent = (
-            f"(SELECT p.source_id || ' ' || p.format FROM sessionviewer_session p WHERE p.id = {r}parent_id)"  # noqa: S608
-        )
     s = sign
-    key = f"{r}source_id, {r}format"
     counted = f"{s}, 0, 0, 0, 0, 0, 0"  # sessions only
     money = f"{s}, {s} * {tokens}, 0, {s} * {cost}, {s} * {priced}, 0, 0"
+    # (facet, value and figures, joined, where)
     parts = [
         (
-            f"'', '', {s}, {s} * {tokens}, {s} * {r}message_count, {s} * {cost}, {s} * {priced}, "
+            "",
+            f"'', {s}, {s} * {tokens}, {s} * {r}message_count, {s} * {cost}, {s} * {priced}, "
             f"{s} * {r}unpriced_tokens, {s} * (CASE WHEN {r}started_at IS NULL THEN 1 ELSE 0 END)",
             "",
             "",
         ),
-        (f"'kind', {r}kind, {counted}", "", ""),
-        *((f"'{name}', {r}{name}, {counted}", "", f"{r}{name} <> ''") for name in FACETS),
-        (f"'updated', {month}, {counted}", "", f"{r}updated_at IS NOT NULL"),
-        (f"'model', m.value, {counted}", models_from, models_where),
-        (f"'day', {day}, {money}", "", f"{r}started_at IS NOT NULL"),
+        ("kind", f"{r}kind, {counted}", "", ""),
+        *((name, f"{r}{name}, {counted}", "", f"{r}{name} <> ''") for name in FACETS),
+        ("updated", f"{month}, {counted}", "", f"{r}updated_at IS NOT NULL"),
+        ("model", f"m.value, {counted}", models_from, models_where),
+        ("day", f"{day}, {money}", "", f"{r}started_at IS NOT NULL"),
+        ("place", f"{r}project || {separator} || {r}jid || {separator} || {r}agent, {money}", "", ""),
         (
-            f"'place', {r}project || {separator} || {r}jid || {separator} || {r}agent, {money}",
-            "",
-            "",
-        ),
-        (
-            f"'model_cost', c.key, {s}, {s} * {m_tokens}, 0, {s} * COALESCE({m_cost}, 0), "
+            "model_cost",
+            f"c.key, {s}, {s} * {m_tokens}, 0, {s} * COALESCE({m_cost}, 0), "
             f"{s} * (CASE WHEN {m_cost} IS NULL THEN 0 ELSE 1 END), "
             f"{s} * (CASE WHEN {m_cost} IS NULL THEN {m_tokens} ELSE 0 END), 0",
             costs_from,
             costs_where,
         ),
-        (
-            f"'under', {parent}, {counted}",
-            "",
-            f"{r}kind = 'subagent' AND {r}parent_id IS NOT NULL AND {parent} IS NOT NULL",
-        ),
+        ("under", f"{parent}, {counted}", "", f"{r}kind = 'subagent' AND {parent} IS NOT NULL"),
     ]
     # A first SELECT of no row names the columns: SQLite takes no column list after an alias.
-    types = (
-        "BIGINT",
-        "TEXT",
-        "TEXT",
-        "TEXT",
-        "BIGINT",
-        "BIGINT",
-        "BIGINT",
-        "DOUBLE PRECISION",
-        "BIGINT",
-        "BIGINT",
-        "BIGINT",
-    )
-    names = ", ".join(
-        f"CAST(NULL AS {t}) AS {name}" for t, name in zip(types, COLUMNS.split(", "), strict=True)
-    )
+    names = ", ".join(f"CAST(NULL AS {t}) AS {name}" for t, name in zip(TYPES, COLUMNS.split(", "), strict=True))
     selects = [f"SELECT {names} WHERE 1 = 0"]
-    for columns, joined, where in parts:
-        sources = ", ".join(filter(None, (table, joined)))
-        sql = f"SELECT {key}, {columns}"
-        if sources:
-            sql += f" FROM {sources}"
-        if where:
-            sql += f" WHERE {where}"
-        selects.append(sql)
+    for project, same in (("''", ""), (f"{r}project", f" AND p.project = {r}project")):
+        for facet, figures, joined, where in parts:
+            if project != "''":
+                if facet not in IN_PROJECT:
+                    continue
+                where = " AND ".join(filter(None, (where, f"{r}project <> ''")))
+            sources = ", ".join(filter(None, (table, joined)))
+            sql = f"SELECT {r}source_id, {r}format, {project}, '{facet}', {figures.format(same=same)}"
+            if sources:
+                sql += f" FROM {sources}"
+            if where:
+                sql += f" WHERE {where.format(same=same)}"
+            selects.append(sql)
     return "\nUNION ALL ".join(selects)
 
 
@@ -135,9 +124,9 @@ def _upsert(shares: str) -> str:
     # Made of this module's constants only.
     return (
         f"INSERT INTO {TABLE} ({COLUMNS}) "  # noqa: S608
-        f"SELECT source_id, format, facet, value, {sums} FROM ({shares}) AS shares "
-        f"WHERE TRUE GROUP BY source_id, format, facet, value HAVING {changed} "
-        f"ON CONFLICT (facet, source_id, format, value) DO UPDATE SET {added}"
+        f"SELECT source_id, format, project, facet, value, {sums} FROM ({shares}) AS shares "
+        f"WHERE TRUE GROUP BY {KEY} HAVING {changed} "
+        f"ON CONFLICT ({KEY}) DO UPDATE SET {added}"
     )
 
 
@@ -262,6 +251,7 @@ class Migration(migrations.Migration):
                 ),
                 ("source_id", models.BigIntegerField()),
                 ("format", models.CharField(max_length=32)),
+                ("project", models.CharField(blank=True, default="", max_length=1024)),
                 ("facet", models.CharField(max_length=16)),
                 ("value", models.TextField()),
                 ("sessions", models.BigIntegerField(default=0)),
@@ -275,7 +265,7 @@ class Migration(migrations.Migration):
             options={
                 "constraints": [
                     models.UniqueConstraint(
-                        fields=("facet", "source_id", "format", "value"), name="tally_facet_source_value"
+                        fields=("facet", "project", "source_id", "format", "value"), name="tally_facet_source_value"
                     )
                 ],
             },
