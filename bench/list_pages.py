@@ -19,6 +19,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -45,7 +46,7 @@ def pages() -> dict[str, str]:
         f"list ?machine={machine}": f"{listing}?machine={machine}",
         f"list ?machine=…&_page=50": f"{listing}?machine={machine}&_page=50",
         "list ?format=<most>": f"{listing}?format={most('format')}",
-        "list ?project=<most>": f"{listing}?project={most('project')}",
+        "list ?project=<most>": f"{listing}?{urlencode({'project': most('project')})}",
         "/api/sessions": api,
         "/api/sessions?_page=50": f"{api}?_page=50",
         "activity (all)": activity,
@@ -63,8 +64,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--database", help="a SQLite file (else DATABASE_URL)")
     args = parser.parse_args()
-    database = args.database and str(Path(args.database).resolve())
-    setup_django(database or os.environ.get("DATABASE_URL") or sys.exit("set DATABASE_URL or --database"))
+    database = Path(args.database).resolve() if args.database else os.environ.get("DATABASE_URL")
+    setup_django(database or sys.exit("set DATABASE_URL or --database"))
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
