@@ -44,7 +44,7 @@ def pages() -> dict[str, str]:
         "list ?_page=20": f"{listing}?_page=20",
         "list ?_page=50": f"{listing}?_page=50",
         f"list ?machine={machine}": f"{listing}?machine={machine}",
-        f"list ?machine=…&_page=50": f"{listing}?machine={machine}&_page=50",
+        "list ?machine=…&_page=50": f"{listing}?machine={machine}&_page=50",
         "list ?format=<most>": f"{listing}?format={most('format')}",
         "list ?project=<most>": f"{listing}?{urlencode({'project': most('project')})}",
         "/api/sessions": api,
@@ -80,11 +80,15 @@ def main() -> None:
                 response = client.get(url)
                 times.append(time.perf_counter() - started)
             assert response.status_code == 200, url
-        slowest = max(queries.captured_queries, key=lambda q: float(q["time"]), default={"time": 0, "sql": ""})
+        slowest = max(
+            queries.captured_queries, key=lambda q: float(q["time"]), default={"time": 0, "sql": ""}
+        )
         sql = " ".join(slowest["sql"].split())[:70]
         median = statistics.median(times) * 1000
         in_sql = sum(float(q["time"]) for q in queries.captured_queries) * 1000
-        print(f"{label:34} {median:9.1f} {in_sql:6.1f} {len(queries):10}  {float(slowest['time']) * 1000:.0f}: {sql}")
+        print(
+            f"{label:34} {median:9.1f} {in_sql:6.1f} {len(queries):10}  {float(slowest['time']) * 1000:.0f}: {sql}"
+        )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,20 @@ from django.db import migrations, models
 
 TABLE = "sessionviewer_sessiontally"
 COLUMNS = "source_id, format, project, facet, value, sessions, tokens, messages, cost, priced, unpriced_tokens, undated"
-TYPES = ("BIGINT", "TEXT", "TEXT", "TEXT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "DOUBLE PRECISION", "BIGINT", "BIGINT", "BIGINT")
+TYPES = (
+    "BIGINT",
+    "TEXT",
+    "TEXT",
+    "TEXT",
+    "TEXT",
+    "BIGINT",
+    "BIGINT",
+    "BIGINT",
+    "DOUBLE PRECISION",
+    "BIGINT",
+    "BIGINT",
+    "BIGINT",
+)
 KEY = "facet, project, source_id, format, value"
 FACETS = ("project", "jid", "agent", "channel", "peer_kind")
 # The facets kept per project too, for a list filtered by one: the whole index's rows have
@@ -96,7 +109,9 @@ def _shares(r: str, vendor: str, sign: str, table: str = "") -> str:
         ("under", f"{parent}, {counted}", "", f"{r}kind = 'subagent' AND {parent} IS NOT NULL"),
     ]
     # A first SELECT of no row names the columns: SQLite takes no column list after an alias.
-    names = ", ".join(f"CAST(NULL AS {t}) AS {name}" for t, name in zip(TYPES, COLUMNS.split(", "), strict=True))
+    names = ", ".join(
+        f"CAST(NULL AS {t}) AS {name}" for t, name in zip(TYPES, COLUMNS.split(", "), strict=True)
+    )
     selects = [f"SELECT {names} WHERE 1 = 0"]
     for project, same in (("''", ""), (f"{r}project", f" AND p.project = {r}project")):
         for facet, figures, joined, where in parts:
@@ -114,20 +129,28 @@ def _shares(r: str, vendor: str, sign: str, table: str = "") -> str:
     return "\nUNION ALL ".join(selects)
 
 
-def _upsert(shares: str) -> str:
-    """Add the shares to the tally: summed by key first (one statement may not update a row
-    twice), the ones that change nothing left out."""
-    figures = ("sessions", "tokens", "messages", "cost", "priced", "unpriced_tokens", "undated")
-    sums = ", ".join(f"SUM({name})" for name in figures)
-    changed = " OR ".join(f"SUM({name}) <> 0" for name in figures)
-    added = ", ".join(f"{name} = {TABLE}.{name} + excluded.{name}" for name in figures)
-    # Made of this module's constants only.
-    return (
-        f"INSERT INTO {TABLE} ({COLUMNS}) "  # noqa: S608
-        f"SELECT source_id, format, project, facet, value, {sums} FROM ({shares}) AS shares "
-        f"WHERE TRUE GROUP BY {KEY} HAVING {changed} "
-        f"ON CONFLICT ({KEY}) DO UPDATE SET {added}"
+FIGURES = ("sessions", "tokens", "messages", "cost", "priced", "unpriced_tokens", "undated")
+
+
+def _added(shares: str, vendor: str, pending: bool = True) -> str:
+    """Add the shares to the tally, summed by key first, the ones that change nothing left
+    out. On SQLite, into each value's one row (ON CONFLICT DO UPDATE: one writer at a time
+    is SQLite's rule). On PostgreSQL, as rows of their own marked pending, which wait for no
+    other writer's lock: an upsert would, and an indexer settling copies (copies.py) changes
+    other machines' sessions, so two indexers could each wait for the other's tally rows.
+    index/tally.py folds the pending rows into their value's row after each pass. pending
+    False: rows folded already (the backfill's)."""
+    sums = ", ".join(f"SUM({name})" for name in FIGURES)
+    changed = " OR ".join(f"SUM({name}) <> 0" for name in FIGURES)
+    shared = (
+        f"INSERT INTO {TABLE} ({COLUMNS}, pending) "  # noqa: S608 - made of this module's constants only
+        f"SELECT source_id, format, project, facet, value, {sums}, {'TRUE' if pending and vendor == 'postgresql' else 'FALSE'} "
+        f"FROM ({shares}) AS shares WHERE TRUE GROUP BY {KEY} HAVING {changed}"
     )
+    if vendor == "postgresql":
+        return shared
+    added = ", ".join(f"{name} = {TABLE}.{name} + excluded.{name}" for name in FIGURES)
+    return f"{shared} ON CONFLICT ({KEY}) WHERE NOT pending DO UPDATE SET {added}"
 
 
 # A row changed in these is counted again; any other change (read_offset, file_size...) is not.
@@ -140,10 +163,11 @@ WATCHED = (
 
 def _statements(vendor: str) -> list[str]:
     old, new = ("OLD.", "NEW.") if vendor == "postgresql" else ("old.", "new.")
-    insert = _upsert(_shares(new, vendor, "1"))
-    delete = _upsert(_shares(old, vendor, "-1"))
-    update = _upsert(_shares(old, vendor, "-1") + "\nUNION ALL " + _shares(new, vendor, "1"))
-    backfill = _upsert(_shares("r.", vendor, "1", "sessionviewer_session r"))
+    insert = _added(_shares(new, vendor, "1"), vendor)
+    delete = _added(_shares(old, vendor, "-1"), vendor)
+    update = _added(_shares(old, vendor, "-1") + "\nUNION ALL " + _shares(new, vendor, "1"), vendor)
+    # The sessions already indexed, each value in one row.
+    backfill = _added(_shares("r.", vendor, "1", "sessionviewer_session r"), vendor, pending=False)
     if vendor == "postgresql":
         distinct = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in WATCHED)
         return [
@@ -227,6 +251,10 @@ def _drop_index(index: models.Index):
 
 
 def add_triggers(apps, schema_editor):
+    # The tally's indexes wait in the SQL Django runs at the migration's end: SQLite's
+    # upserts need the unique one now.
+    while schema_editor.deferred_sql:
+        schema_editor.execute(schema_editor.deferred_sql.pop(0))
     for statement in _statements(schema_editor.connection.vendor):
         schema_editor.execute(statement, params=None)
 
@@ -261,11 +289,19 @@ class Migration(migrations.Migration):
                 ("priced", models.BigIntegerField(default=0)),
                 ("unpriced_tokens", models.BigIntegerField(default=0)),
                 ("undated", models.BigIntegerField(default=0)),
+                ("pending", models.BooleanField(default=False)),
             ],
             options={
                 "constraints": [
                     models.UniqueConstraint(
-                        fields=("facet", "project", "source_id", "format", "value"), name="tally_facet_source_value"
+                        condition=models.Q(("pending", False)),
+                        fields=("facet", "project", "source_id", "format", "value"),
+                        name="tally_facet_source_value",
+                    )
+                ],
+                "indexes": [
+                    models.Index(
+                        fields=["facet", "project", "source_id", "format", "value"], name="tally_rows"
                     )
                 ],
             },
