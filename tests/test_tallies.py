@@ -19,6 +19,7 @@ from django.urls import reverse
 
 from sessionviewer import activity, filters
 from sessionviewer.forms import SessionListForm
+from sessionviewer.index.rows import db_text
 from sessionviewer.index.tally import fold_pending
 from sessionviewer.models import Session, SessionTally, Source
 from tests.claude_files import write_sessions
@@ -59,17 +60,22 @@ def counted_afresh() -> dict[tuple, tuple]:
         if s.updated_at:
             add("updated", f"{s.updated_at.astimezone(UTC):%Y-%m}")
         for model in s.models_used:
-            add("model", model)
+            add("model", as_text(model))
         if s.started_at:
             add("day", f"{s.started_at.astimezone(UTC):%Y-%m-%d}", *money)
         add("place", "\x1f".join((s.project, s.jid, s.agent)), *money)
         for model, figures in s.model_costs.items():
             priced = figures["cost"] is not None
-            add("model_cost", model, figures["tokens"], 0, figures["cost"] or 0.0, int(priced),
+            add("model_cost", as_text(model), figures["tokens"], 0, figures["cost"] or 0.0, int(priced),
                 0 if priced else figures["tokens"])  # fmt: skip
         if s.kind == "subagent" and s.parent_id:
             add("under", "{} {}".format(*parents[s.parent_id][:2]))
     return {key: tuple(_cents(row)) for key, row in found.items()}
+
+
+def as_text(name: str) -> str:
+    """A name as the tally keeps it: a NUL as its escape (rows.db_text), on both engines."""
+    return db_text(name)
 
 
 def kept() -> dict[tuple, tuple]:
@@ -126,8 +132,8 @@ def test_an_index_of_two_machines_is_tallied_as_counted(two_machines):
 
 def test_the_tally_follows_every_counted_field_a_write_changes(two_machines):
     session = Session.objects.filter(kind="main").exclude(models_used=[]).first()
-    session.models_used = ["model-a", "model-a", "model-b"]
-    session.model_costs = {"model-a": {"tokens": 7, "cost": None}, "model-b": {"tokens": 5, "cost": 0.25}}
+    session.models_used = ["model-a", "model-a", "model-b", "a\x00b", "c\\u0000"]  # a NUL, an escape's text
+    session.model_costs = {"model-a": {"tokens": 7, "cost": None}, "b\x00": {"tokens": 5, "cost": 0.25}}
     session.input_tokens += 1000
     session.cost = None
     session.project = "/elsewhere"  # its subagents' parent is in another project now

@@ -44,6 +44,18 @@ FACETS = ("project", "jid", "agent", "channel", "peer_kind")
 IN_PROJECT = ("", "kind", "jid", "agent", "channel", "peer_kind", "updated", "model", "under")
 
 
+def _without_nul(column: str, vendor: str) -> str:
+    """A JSON column whose strings, read as text, hold no NUL: PostgreSQL's text cannot, and
+    SQLite's json_each cuts a string at one; a file may put one in a model's name. Its escape
+    becomes the six characters the index keeps for it elsewhere (rows.db_text), an escaped
+    backslash and "u0000": each escaped backslash is set aside first, so that the one
+    before a "u0000" is told apart. json on PostgreSQL, text on SQLite."""
+    mark = "chr(1)" if vendor == "postgresql" else "char(1)"  # orjson escapes every control character
+    aside = rf"replace({column}, '\\', {mark})"
+    text = rf"replace(replace({aside}, '\u0000', '\\u0000'), {mark}, '\\')"
+    return f"{text}::json" if vendor == "postgresql" else text
+
+
 def _shares(r: str, vendor: str, sign: str, table: str = "") -> str:
     """The rows of one session's shares (COLUMNS, each figure times sign): r, the prefix of
     its columns ("new.", or "r." reading every session from table for the backfill)."""
@@ -57,26 +69,27 @@ def _shares(r: str, vendor: str, sign: str, table: str = "") -> str:
         "(SELECT {text} || ' ' || p.format FROM sessionviewer_session p "  # noqa: S608 - constants only
         f"WHERE p.id = {r}parent_id{{same}})"
     ).replace("{text}", "p.source_id::text" if pg else "p.source_id")
+    used, costs = _without_nul(f"{r}models_used", vendor), _without_nul(f"{r}model_costs", vendor)
     if pg:
         month = f"to_char({r}updated_at AT TIME ZONE 'UTC', 'YYYY-MM')"
         day = f"to_char({r}started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
         models_from = (
-            f"json_array_elements_text(CASE WHEN json_typeof({r}models_used::json) = 'array' "
-            f"THEN {r}models_used::json ELSE '[]'::json END) AS m(value)"
+            f"json_array_elements_text(CASE WHEN json_typeof({used}) = 'array' "
+            f"THEN {used} ELSE '[]'::json END) AS m(value)"
         )
         models_where = "m.value IS NOT NULL"
         costs_from = (
-            f"json_each(CASE WHEN json_typeof({r}model_costs::json) = 'object' "
-            f"THEN {r}model_costs::json ELSE '{{}}'::json END) AS c(key, value)"
+            f"json_each(CASE WHEN json_typeof({costs}) = 'object' "
+            f"THEN {costs} ELSE '{{}}'::json END) AS c(key, value)"
         )
         costs_where = ""
         m_tokens, m_cost = "COALESCE((c.value->>'tokens')::bigint, 0)", "(c.value->>'cost')::float8"
         separator = "chr(31)"
     else:
         month, day = f"substr({r}updated_at, 1, 7)", f"substr({r}started_at, 1, 10)"
-        models_from = f"json_each({r}models_used) AS m"
+        models_from = f"json_each({used}) AS m"
         models_where = f"json_type({r}models_used) = 'array' AND m.value IS NOT NULL"
-        costs_from, costs_where = f"json_each({r}model_costs) AS c", f"json_type({r}model_costs) = 'object'"
+        costs_from, costs_where = f"json_each({costs}) AS c", f"json_type({r}model_costs) = 'object'"
         m_tokens = "COALESCE(json_extract(c.value, '$.tokens'), 0)"
         m_cost = "json_extract(c.value, '$.cost')"
         separator = "char(31)"
