@@ -97,7 +97,7 @@ def sessions(scope: Scope, nested: bool) -> int:
         source_id, _, fmt = parent.partition(" ")
         if scope.holds(int(source_id), fmt):
             total -= n
-    return total
+    return max(total, 0)  # a tally gone wrong must not break the page (a negative slice)
 
 
 def totals(scope: Scope) -> dict:
