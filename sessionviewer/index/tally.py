@@ -40,7 +40,7 @@ FOLD = _fold()
 
 def fold_pending() -> None:
     """Fold the pending rows into their values' rows (PostgreSQL; nothing on SQLite)."""
-    if connection.vendor != "postgresql":
+    if connection.vendor != "postgresql" or not SessionTally.objects.filter(pending=True).exists():
         return
     with transaction.atomic():
         take_turn("tally")

@@ -313,9 +313,8 @@ class Migration(migrations.Migration):
                     )
                 ],
                 "indexes": [
-                    models.Index(
-                        fields=["facet", "project", "source_id", "format", "value"], name="tally_rows"
-                    )
+                    models.Index(fields=["facet", "project", "source_id", "format", "value"], name="tally_rows"),
+                    models.Index(condition=models.Q(("pending", True)), fields=["id"], name="tally_pending"),
                 ],
             },
         ),
