@@ -99,6 +99,7 @@ def copy_machines(copies: int, machines: int) -> None:
     django.setup()
     from django.db import connection, transaction
 
+    from sessionviewer.index.tally import fold_pending
     from sessionviewer.models import Entry, Problem, Session, Source, ThreadPiece, ThreadSnapshot
 
     base_sources = list(Source.objects.filter(machine=BASE_MACHINE).values_list("id", flat=True))
@@ -154,6 +155,7 @@ def copy_machines(copies: int, machines: int) -> None:
                 {"snapshot_id": "s.new_id"},
                 f"JOIN {snapshot_map} s ON s.old_id = t.snapshot_id",
             )
+        fold_pending()  # the copied sessions' counts, as an indexer's pass folds them (index/tally.py)
         print(f"copy {copy} ({machine}{suffix}): {time.monotonic() - started:.1f} s", flush=True)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")

@@ -22,7 +22,15 @@ from django.db.models.functions import Substr, TruncDate, TruncMonth
 from django.http import QueryDict
 from django.utils import timezone
 
-from sessionviewer.filters import RANGES, filter_sessions, matching_session_ids, range_start, started_in_range
+from sessionviewer import tallies
+from sessionviewer.filters import (
+    RANGES,
+    filter_sessions,
+    matching_session_ids,
+    range_start,
+    started_in_range,
+    tally_scope,
+)
 from sessionviewer.models import Source
 from sessionviewer.readers import format_name
 
@@ -42,6 +50,11 @@ FACETS = (
     ("updated", "Updated", None),
 )
 _RANGE = ("updated_since", "updated_before", "updated_until")
+
+
+def _own(facet: str) -> tuple[str, ...]:
+    """The parameters a facet sets: left out of the filters its values are counted under."""
+    return _RANGE if facet == "updated" else (facet,)
 
 
 def _without(filters: dict, *names: str) -> dict:
@@ -81,28 +94,58 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
     result = []
     by_source: dict[tuple, list[tuple[Source, int]]] = {}
     machine_of: dict[str, dict] = {}
+    sources: dict = {}  # each machine's or root's sources, looked up once
+    # Counted by the tally when the other filters are its own (a machine, a root, a format):
+    # a few hundred rows per source, not every session read once per facet. The facets
+    # with the same scope are read in one statement.
+    scopes = {
+        name: None if matched is not None else tally_scope(_without(filters, *_own(name)), sources)
+        for name, _, _ in FACETS
+    }
+    tallied: dict[str, list[tuple[str, int]]] = {}
+    for scope in set(scopes.values()) - {None}:
+        names = [name for name in tallies.VALUE_FACETS if scopes[name] == scope]
+        if names:
+            tallied |= tallies.facet_values(names, scope, FACET_LIMIT)
     for name, label, field in FACETS:
-        own = _RANGE if name == "updated" else (name,)
-        qs = filter_sessions(_without(filters, *own), matched=matched).queryset.order_by()
+        own = _own(name)
+        scope = scopes[name]
+        unfiltered = _without(filters, *own)
+        qs = (
+            None
+            if scope is not None
+            else filter_sessions(unfiltered, matched=matched, sources=sources).queryset
+        )
+        qs = qs if qs is None else qs.order_by()
         if name in ("machine", "root"):
             # Both count by source, on the same sessions unless one of them is filtered:
             # counted once then, and without joining the sources to every session.
             dropped = tuple(n for n in own if filters.get(n))
             if dropped not in by_source:
-                by_source[dropped] = _counts_by_source(qs)
+                by_source[dropped] = _sources_counted(
+                    tallies.by_source(scope) if scope is not None else _counts_by_source(qs)
+                )
             counted = by_source[dropped]
         if name == "model":
-            counts = Counter(m for used in qs.values_list("models_used", flat=True) for m in used or [])
-            rows = [(m, m, n) for m, n in counts.most_common(FACET_LIMIT)]
+            if scope is not None:
+                rows = [(m, m, n) for m, n in tallied["model"]]
+            else:
+                counts = Counter(m for used in qs.values_list("models_used", flat=True) for m in used or [])
+                most = sorted(counts.items(), key=lambda r: (-r[1], r[0]))[:FACET_LIMIT]
+                rows = [(m, m, n) for m, n in most]
         elif name == "updated":
-            months = (
-                qs.exclude(updated_at=None)
-                .annotate(month=_month("updated_at"))
-                .values("month")
-                .annotate(n=Count("id"))
-                .order_by("-month")[:FACET_LIMIT]
-            )
-            rows = [(f"{_month_text(m['month'])}-01", _month_text(m["month"]), m["n"]) for m in months]
+            if scope is not None:
+                months = tallied["updated"]
+            else:
+                found = (
+                    qs.exclude(updated_at=None)
+                    .annotate(month=_month("updated_at"))
+                    .values("month")
+                    .annotate(n=Count("id"))
+                    .order_by("-month")[:FACET_LIMIT]
+                )
+                months = [(_month_text(m["month"]), m["n"]) for m in found]
+            rows = [(f"{month}-01", month, n) for month, n in months]
         elif name == "root":
             # With two machines, a root's machine too: both may have the same path.
             named = len({source.machine for source, _ in counted}) > 1
@@ -120,6 +163,9 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
                     per_machine[source.machine] += n
             rows = [(m, m, n) for m, n in sorted(per_machine.items(), key=lambda r: (-r[1], r[0]))]
             rows = rows[:FACET_LIMIT]
+        elif scope is not None:
+            found = tallied[name] if name in tallied else tallies.format_counts(scope)[:FACET_LIMIT]
+            rows = [(value, value, n) for value, n in found]
         else:
             found = qs.exclude(**{field: ""}).values(field).annotate(n=Count("id")).order_by("-n", field)
             rows = [(r[field], r[field], r["n"]) for r in found[:FACET_LIMIT]]
@@ -147,10 +193,15 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
     return result
 
 
-def _counts_by_source(qs) -> list[tuple[Source, int]]:
-    """The sessions of qs per source, the most first, each source read once (a few rows)."""
-    found = dict(qs.values("source_id").annotate(n=Count("id")).values_list("source_id", "n"))
-    sources = Source.objects.only("id", "machine", "path").in_bulk(list(found))
+def _counts_by_source(qs) -> dict[int, int]:
+    """The sessions of qs per source id."""
+    return dict(qs.values("source_id").annotate(n=Count("id")).values_list("source_id", "n"))
+
+
+def _sources_counted(found: dict[int, int]) -> list[tuple[Source, int]]:
+    """Sessions per source, the most first, each source read once (a few rows); the
+    sources that hold none left out."""
+    sources = Source.objects.only("id", "machine", "path").in_bulk([i for i, n in found.items() if n])
     counted = [(sources[i], n) for i, n in found.items() if i in sources]
     return sorted(counted, key=lambda r: (-r[1], r[0].machine, r[0].path))
 
@@ -279,7 +330,11 @@ def sessions_by_day(qs, since: date | None, today: date) -> tuple[list[dict], st
         .annotate(sessions=Count("id"), tokens=Sum("token_total"), cost=Sum("cost"))
         .order_by("day")
     )
-    by_day = {_as_date(row["day"]): row for row in found}
+    return in_buckets({_as_date(row["day"]): row for row in found}, since, today)
+
+
+def in_buckets(by_day: dict[date, dict], since: date | None, today: date) -> tuple[list[dict], str]:
+    """sessions_by_day's buckets from each day's sessions, tokens and cost."""
     if not by_day:
         return [], "day"
     first = since or min(by_day)
@@ -315,6 +370,15 @@ def _top(rows: list[dict], key: str, label: str, sort_key) -> list[dict]:
 def usage_by_model(qs) -> list[dict]:
     """Tokens and cost by the model of each turn (Session.model_costs), the largest first:
     they add up to the sessions' totals. cost None: no token of that model has a price."""
+    return models_first(_per_model(qs))
+
+
+def models_first(per_model: dict[str, dict]) -> list[dict]:
+    """usage_by_model's rows from each model's figures."""
+    return _top(list(per_model.values()), "model", "model", lambda r: (-r["tokens"], r["model"]))
+
+
+def _per_model(qs) -> dict[str, dict]:
     per_model: dict[str, dict] = {}
     for costs in qs.values_list("model_costs", flat=True):
         for m, figures in (costs or {}).items():
@@ -328,7 +392,7 @@ def usage_by_model(qs) -> list[dict]:
                 row["unpriced_tokens"] += figures["tokens"]
             else:
                 row["cost"] = (row["cost"] or 0.0) + figures["cost"]
-    return _top(list(per_model.values()), "model", "model", lambda r: (-r["tokens"], r["model"]))
+    return per_model
 
 
 def totals_of(qs) -> dict:
@@ -384,10 +448,26 @@ def report(
     today = today or timezone.localdate()
     range_name = filters.get("_range") or DEFAULT_RANGE
     since = range_start(range_name, today)
-    qs = started_in_range(filter_sessions(_without(filters, "_range")).queryset.order_by(), range_name, today)
+    sources: dict = {}  # each machine's or root's sources, looked up once
+    everything = filter_sessions(_without(filters, "_range"), sources=sources).queryset.order_by()
+    qs = started_in_range(everything, range_name, today)
     today = range_end(qs, since, today)
-    days, bucket = sessions_by_day(qs, since, today)
-    models = usage_by_model(qs)
+    # All time, by a machine, a root or a format: from the tally (the range's days alone are
+    # not enough to split its sessions by model, place and format: those are counted).
+    scope = tally_scope(_without(filters, "_range"), sources) if since is None else None
+    if scope is not None and not scope.project:  # a project's rows hold the list's facets only
+        days, bucket = in_buckets(tallies.by_day(scope), since, today)
+        models = models_first(tallies.model_usage(scope))
+        place_rows, format_rows = tallies.places(scope), tallies.formats(scope)
+        totals = tallies.totals(scope) | {"last": qs.aggregate(last=Max("updated_at"))["last"]}
+    else:
+        days, bucket = sessions_by_day(qs, since, today)
+        models = usage_by_model(qs)
+        place_rows = qs.values("project", "jid", "agent").annotate(
+            n=Count("id"), t=Sum("token_total"), c=Sum("cost")
+        )
+        format_rows = qs.values("format").annotate(n=Count("id"), t=Sum("token_total"), c=Sum("cost"))
+        totals = totals_of(qs)
     places = _top(
         [
             {
@@ -399,9 +479,7 @@ def report(
                 "tokens": r["t"] or 0,
                 "cost": r["c"] or 0.0,
             }
-            for r in qs.values("project", "jid", "agent").annotate(
-                n=Count("id"), t=Sum("token_total"), c=Sum("cost")
-            )
+            for r in place_rows
         ],
         "place",
         "place",
@@ -413,12 +491,9 @@ def report(
         place.pop("jid", None)
     formats = [
         {"format": r["format"], "sessions": r["n"], "tokens": r["t"] or 0, "cost": r["c"] or 0.0}
-        for r in qs.values("format")
-        .annotate(n=Count("id"), t=Sum("token_total"), c=Sum("cost"))
-        .order_by("-n", "format")
+        for r in sorted(format_rows, key=lambda r: (-r["n"], r["format"]))
     ]
     busiest = list(qs.order_by(F("token_total").desc(), "-id")[:10])
-    totals = totals_of(qs)
     return {
         "range": {
             "name": range_name,

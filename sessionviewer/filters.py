@@ -11,15 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
+from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import Exists, F, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Lower, NullIf
 from django.utils import timezone
+from django.utils.functional import cached_property
 
-from sessionviewer import search
+from sessionviewer import search, tallies
 from sessionviewer.index.fold import fold_home
-from sessionviewer.models import Entry, Session
+from sessionviewer.models import Entry, Session, Source
 from sessionviewer.search import Matches, ParsedQuery, as_query, index_order_matches, matching_entries
 
 TEXT_FILTERS = ("project", "agent", "channel", "peer_kind", "jid", "status", "kind", "account")
@@ -67,6 +69,7 @@ class SessionQuery:
     nested: bool = False  # subagents under their parents (nested())
     flat: bool = False  # _flat=1 asked for every session on a row of its own
     filtered: QuerySet[Session] | None = None  # every session the filters select, nested or not
+    scope: tallies.Scope | None = None  # the tally counting them, when their filters are its (tally_scope)
 
 
 # On PostgreSQL, the lines of each session where matching_session_ids looks for a common word first.
@@ -155,20 +158,26 @@ def filter_sessions(
     matched: list[int] | None = None,
     first: Matches | None = None,
     by_text: bool = True,
+    sources: dict | None = None,
 ) -> SessionQuery:
     """The sessions the cleaned params select (a parameter absent or empty filters nothing);
     matched, when given, is matching_session_ids(q) already; first, search.first_matches(q).
-    by_text=False leaves q to the caller, whose hits say which sessions match it."""
+    by_text=False leaves q to the caller, whose hits say which sessions match it.
+    sources: the sources of a machine or root looked up already, for tally_scope."""
     qs = base if base is not None else Session.objects.all()
     qs = qs.annotate(
         token_total=F("input_tokens") + F("output_tokens") + F("cache_read_tokens") + F("cache_write_tokens")
     )
+    scope = tally_scope(params, sources) if base is None else None
     if fmt := params.get("format"):
         qs = qs.filter(format=fmt)
-    if machine := params.get("machine"):
-        qs = qs.filter(source__machine=machine)
-    if root := params.get("root"):
-        qs = qs.filter(source_id=root) if isinstance(root, int) else qs.filter(source__path=root)
+    if scope is not None and scope.sources is not None:  # the machine's or root's sources, looked up once
+        qs = qs.filter(source_id__in=scope.sources)
+    else:
+        if machine := params.get("machine"):
+            qs = qs.filter(source__machine=machine)
+        if root := params.get("root"):
+            qs = qs.filter(source_id=root) if isinstance(root, int) else qs.filter(source__path=root)
     for name in TEXT_FILTERS:
         if value := params.get(name):
             qs = qs.filter(**{name: fold_home(value) if name == "project" else value})
@@ -199,7 +208,37 @@ def filter_sessions(
     page = params.get("_page") or 1
     size = params.get("_size") or DEFAULT_SIZE
     text = str(q) if q is not None else ""
-    return SessionQuery(qs, page, size, sort, descending, text, matched, narrowed, filtered=filtered)
+    return SessionQuery(
+        qs, page, size, sort, descending, text, matched, narrowed, filtered=filtered, scope=scope
+    )
+
+
+# The filters the tally is kept by (tallies.py): sources, a format and a project.
+TALLIED = ("format", "machine", "root", "project")
+
+
+def tally_scope(params: Mapping, sources: dict | None = None) -> tallies.Scope | None:
+    """The part of the tally counting the sessions params select, or None when a filter
+    or a search asks for the sessions themselves. The tally keeps days and months in UTC:
+    in another TIME_ZONE the sessions are counted. sources: a dict this request keeps the
+    sources of each machine and root in, looked up once (the facets ask for them again)."""
+    if settings.TIME_ZONE != "UTC" or params.get("q"):
+        return None
+    if any(params.get(name) for name in FILTERS if name not in TALLIED):
+        return None
+    fmt, project = params.get("format") or "", fold_home(params.get("project") or "")
+    machine, root = params.get("machine"), params.get("root")
+    if not (machine or root):
+        return tallies.Scope(None, fmt, project)
+    sources = {} if sources is None else sources
+    if (machine, root) not in sources:
+        picked = Source.objects.all()
+        if machine:
+            picked = picked.filter(machine=machine)
+        if root:
+            picked = picked.filter(id=root) if isinstance(root, int) else picked.filter(path=root)
+        sources[machine, root] = frozenset(picked.values_list("id", flat=True))
+    return tallies.Scope(sources[machine, root], fmt, project)
 
 
 def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
@@ -208,10 +247,22 @@ def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
     query.flat = params.get("_flat") == "1"
     if query.flat or params.get("kind"):
         return query
-    # EXISTS on the parent's id, not parent_id IN (every session shown): PostgreSQL cannot
-    # turn that IN under a NOT into an anti-join, and past work_mem (400,000 sessions) it
-    # scanned the whole list again for each row: minutes for one count (bench/load.py).
-    parent_shown = Exists(query.queryset.order_by().filter(pk=OuterRef("parent_id")))
+    if query.scope is not None:
+        # Filtered by sources, a format and a project only: the parent is shown when it is in them,
+        # which its own row (joined by its key, for the subagents only) says. PostgreSQL
+        # reads every session of the filter into a hash for the EXISTS below.
+        parent_shown = Q(parent__isnull=False)
+        if query.scope.sources is not None:
+            parent_shown &= Q(parent__source_id__in=query.scope.sources)
+        if query.scope.format:
+            parent_shown &= Q(parent__format=query.scope.format)
+        if query.scope.project:
+            parent_shown &= Q(parent__project=query.scope.project)
+    else:
+        # EXISTS on the parent's id, not parent_id IN (every session shown): PostgreSQL cannot
+        # turn that IN under a NOT into an anti-join, and past work_mem (400,000 sessions) it
+        # scanned the whole list again for each row: minutes for one count (bench/load.py).
+        parent_shown = Exists(query.queryset.order_by().filter(pk=OuterRef("parent_id")))
     query.queryset = query.queryset.exclude(parent_shown, kind="subagent")
     query.nested = True
     return query
@@ -271,6 +322,18 @@ def columns(machines: bool) -> tuple[tuple[str, str], ...]:
     return (*COLUMNS, MACHINE_COLUMN) if machines else COLUMNS
 
 
+class CountedPaginator(Paginator):
+    """A paginator told how many objects there are, which does not count them."""
+
+    def __init__(self, object_list, per_page, *, count: int):
+        super().__init__(object_list, per_page)
+        self.known_count = count
+
+    @cached_property
+    def count(self) -> int:
+        return self.known_count
+
+
 def session_page(query: SessionQuery, fields: tuple[str, ...] | None = None) -> Page:
     """The page of sessions the query asks for; each row's nested_subagents are the subagents,
     among the sessions the filters select, that nested() put under it (else []). fields: the
@@ -281,7 +344,17 @@ def session_page(query: SessionQuery, fields: tuple[str, ...] | None = None) -> 
             return qs.only(*fields)
         return qs.select_related("source").only(*fields) if fields else qs.select_related("source")
 
-    page = Paginator(shown(query.queryset), query.size).get_page(query.page)
+    # The page's ids first, from the index in the list's order alone where it can, then
+    # their rows: OFFSET then skips ids, not whole rows.
+    ids = query.queryset.values_list("id", flat=True)
+    if query.scope is not None:  # counted by the tally, not by counting the sessions again
+        paginator = CountedPaginator(ids, query.size, count=tallies.sessions(query.scope, query.nested))
+    else:
+        paginator = Paginator(ids, query.size)
+    page = paginator.get_page(query.page)
+    page_ids = list(page.object_list)
+    rows = shown(Session.objects.all()).in_bulk(page_ids)
+    page.object_list = [rows[i] for i in page_ids if i in rows]  # one deleted since is left out
     found: dict[int, list[Session]] = {}
     if query.nested and page.object_list:
         parents = [session.id for session in page.object_list]

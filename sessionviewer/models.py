@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 from django.conf import settings
 from django.db import models
+from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
@@ -146,8 +147,24 @@ class Session(models.Model):
                 name="session_links_pending",
                 condition=models.Q(links_pending=True),
             ),
-            models.Index(fields=["-updated_at"], name="session_updated"),
-            models.Index(fields=["format", "-updated_at"], name="session_format_updated"),
+            # The list's orders as the ORM asks for them (nulls last, then the id): its pages
+            # are read from these without sorting every session (bench/list_pages.py).
+            models.Index(F("updated_at").desc(nulls_last=True), F("id").desc(), name="session_updated_id"),
+            models.Index(
+                F("format"),
+                F("updated_at").desc(nulls_last=True),
+                F("id").desc(),
+                name="session_format_updated_id",
+            ),
+            models.Index(F("started_at").desc(nulls_last=True), F("id").desc(), name="session_started_id"),
+            # Activity's busiest sessions (filters.filter_sessions' token_total).
+            models.Index(
+                (
+                    F("input_tokens") + F("output_tokens") + F("cache_read_tokens") + F("cache_write_tokens")
+                ).desc(),
+                F("id").desc(),
+                name="session_tokens_id",
+            ),
             models.Index(fields=["project"], name="session_project"),
             models.Index(fields=["jid"], name="session_jid"),
             models.Index(fields=["path"], name="session_path"),
@@ -299,6 +316,48 @@ class Session(models.Model):
             "extra": self.extra,
             "index_error": self.index_error,
         }
+
+
+class SessionTally(models.Model):
+    """Each facet value's sessions per source and format (and project), and their tokens, messages and cost:
+    kept by a trigger on the session table as rows are written, changed and deleted
+    (migration 0032 says which shares a session adds), read by tallies.py for the list's
+    facets and count and Activity's totals. source_id is no foreign key: the rows of a
+    deleted source go to zero as its sessions are deleted, in whatever order."""
+
+    source_id = models.BigIntegerField()
+    format = models.CharField(max_length=32)
+    # "": the whole index; a project's key: the list's facets among its sessions only.
+    project = models.CharField(max_length=1024, blank=True, default="")
+    facet = models.CharField(max_length=16)  # "" for the totals
+    value = models.TextField()
+    sessions = models.BigIntegerField(default=0)
+    tokens = models.BigIntegerField(default=0)
+    messages = models.BigIntegerField(default=0)
+    cost = models.FloatField(default=0)  # USD of the priced sessions (or turns, for "model_cost")
+    priced = models.BigIntegerField(default=0)  # how many of them have a cost
+    unpriced_tokens = models.BigIntegerField(default=0)
+    undated = models.BigIntegerField(default=0)  # sessions without a start
+    # A change not folded into its value's one row yet: PostgreSQL's trigger adds these, and
+    # index/tally.py folds them in after each pass. Readers sum every row of a value.
+    pending = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["facet", "project", "source_id", "format", "value"],
+                condition=models.Q(pending=False),
+                name="tally_facet_source_value",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["facet", "project", "source_id", "format", "value"], name="tally_rows"),
+            # What index/tally.py folds, found without reading the whole tally at every pass.
+            models.Index(fields=["id"], condition=models.Q(pending=True), name="tally_pending"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.facet}={self.value!r} in source {self.source_id} ({self.format}): {self.sessions}"
 
 
 class Entry(models.Model):

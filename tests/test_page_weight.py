@@ -144,7 +144,7 @@ def test_the_list_does_not_read_the_columns_it_does_not_show(client, viewer):
     with CaptureQueriesContext(connection) as queries:
         list_page(client)
     rows = session_selects(queries.captured_queries)
-    assert len(rows) == 2  # the page, and the subagents nested under it
+    assert len(rows) == 3  # the page's ids (filters.session_page), their rows, their subagents
     for sql in rows:
         for column in ("usage_lines", "model_costs", "git_branches", "file_head", "parent_path"):
             assert f'"sessionviewer_session"."{column}"' not in sql.split(" FROM ")[0]

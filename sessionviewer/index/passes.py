@@ -33,7 +33,7 @@ from django.db import DatabaseError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from sessionviewer import prices, readers
-from sessionviewer.index import copies, fold, worker
+from sessionviewer.index import copies, fold, tally, worker
 from sessionviewer.index.busy import database_busy
 from sessionviewer.index.links import link_sessions, links_made, pending_links
 from sessionviewer.index.locks import take_turn
@@ -133,6 +133,8 @@ def index_roots(
                     )
     with summary.phases.timing("copies"):
         _count_copies_once(read_whole, summary)
+    with summary.phases.timing("tally"):
+        _fold_tally()
     with summary.phases.timing("memory"):
         summary.memory = snapshot_roots(memory)
     summary.errors += summary.memory.errors
@@ -164,6 +166,15 @@ def _count_copies_once(read_whole: list[Session], summary: IndexSummary) -> None
         summary.errors.append(f"finding replies copied between files failed: {error!r}")
         summary.refused += isinstance(error, DatabaseError)
         log.error("finding the copied replies failed", exc_info=error)
+
+
+def _fold_tally() -> None:
+    """Fold the tally's pending rows (index/tally.py). Rows left pending leave the pages
+    right, only slower to read: a failure is logged, and the next pass folds them."""
+    try:
+        tally.fold_pending()
+    except DatabaseError as error:
+        log.warning("folding the list's counts failed (the next pass tries again)", exc_info=error)
 
 
 @contextmanager
@@ -386,6 +397,7 @@ def _write_changes(
             new_rows.index_text()
         if checkpointer is not None:
             checkpointer.request()  # the group is committed: its pages can go into the database
+        _fold_tally()  # a first index's pending rows folded as it goes, not millions at its end
     gone = root_pass.survey.known - {f.key for f in root_pass.survey.found}
     gone = {key for key in gone if not key.startswith(tuple(root_pass.survey.kept))}
     if gone:

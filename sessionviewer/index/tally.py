@@ -1,0 +1,48 @@
+"""The tally's pending rows folded into their values' rows (models.SessionTally).
+
+On PostgreSQL the session table's trigger (migration 0032) adds each change as a row of its
+own, marked pending, so that no writer waits for another's lock on a shared row. They are
+read as they are (a value's figures are the sum of its rows); folding them keeps a value
+at one row. Indexers take turns at it, so two never fold the same rows. SQLite's trigger
+adds to the one row itself: nothing is pending there.
+"""
+
+from __future__ import annotations
+
+from django.db import connection, transaction
+
+from sessionviewer.index.locks import take_turn
+from sessionviewer.models import SessionTally
+
+_TABLE = SessionTally._meta.db_table
+_KEY = ("facet", "project", "source_id", "format", "value")
+_FIGURES = ("sessions", "tokens", "messages", "cost", "priced", "unpriced_tokens", "undated")
+
+
+def _fold() -> str:
+    key, figures = ", ".join(_KEY), ", ".join(_FIGURES)
+    joined = " AND ".join(f"t.{name} = k.{name}" for name in _KEY)
+    sums = ", ".join(f"SUM({name})" for name in _FIGURES)
+    changed = " OR ".join(f"SUM({name}) <> 0" for name in _FIGURES)
+    # Every row of each value with a pending one goes, and the value's sum comes back as
+    # its one row (none when nothing is left). The rows a writer adds meanwhile are not
+    # seen, and stay pending for the next turn.
+    return (
+        f"WITH pending AS (SELECT DISTINCT {key} FROM {_TABLE} WHERE pending), "  # noqa: S608 - constants
+        f"folded AS (DELETE FROM {_TABLE} t USING pending k WHERE {joined} RETURNING t.*) "
+        f"INSERT INTO {_TABLE} ({key}, {figures}, pending) "
+        f"SELECT {key}, {sums}, FALSE FROM folded GROUP BY {key} HAVING {changed}"
+    )
+
+
+FOLD = _fold()
+
+
+def fold_pending() -> None:
+    """Fold the pending rows into their values' rows (PostgreSQL; nothing on SQLite)."""
+    if connection.vendor != "postgresql" or not SessionTally.objects.filter(pending=True).exists():
+        return
+    with transaction.atomic():
+        take_turn("tally")
+        with connection.cursor() as cursor:
+            cursor.execute(FOLD)

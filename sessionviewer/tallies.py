@@ -1,0 +1,178 @@
+"""Counts the index keeps as it writes (models.SessionTally, migration 0032): the list's
+facets and count and Activity's totals, read from a few hundred rows per source instead of
+counting every session at each request.
+
+The tally is kept per source and format, so it answers the sessions of some sources
+(a machine or a root) and of one format; filters.tally_scope says when a page's filters
+are only those. Any other filter (a project, a date, a search) counts the sessions
+themselves, as before. What it returns has the shapes activity.py and filters.py use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from django.db.models import QuerySet, Sum
+
+from sessionviewer.models import SessionTally
+
+# Between a place's project, JID and agent in its value (the trigger's chr(31)).
+PLACE_SEPARATOR = "\x1f"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The sessions a tally query counts: those of these sources (None: every source), of
+    this format and of this project ("": every format, every project). A project's rows
+    hold the list's facets only, not Activity's (migration 0032's IN_PROJECT)."""
+
+    sources: frozenset[int] | None
+    format: str
+    project: str = ""
+
+    def holds(self, source_id: int, fmt: str) -> bool:
+        in_sources = self.sources is None or source_id in self.sources
+        return in_sources and (not self.format or fmt == self.format)
+
+
+def _rows(facet: str | list[str], scope: Scope) -> QuerySet[SessionTally]:
+    """The tally's rows of a facet (or of several) in the scope."""
+    rows = SessionTally.objects.filter(project=scope.project)
+    rows = rows.filter(facet__in=facet) if isinstance(facet, list) else rows.filter(facet=facet)
+    if scope.sources is not None:
+        rows = rows.filter(source_id__in=scope.sources)
+    if scope.format:
+        rows = rows.filter(format=scope.format)
+    return rows
+
+
+def _summed(rows: QuerySet[SessionTally], *by: str, figures: tuple[str, ...] = ()) -> QuerySet:
+    """rows summed by some columns, the values that hold no session left out."""
+    sums = {name: Sum(name) for name in ("sessions", *figures)}
+    return rows.values(*by).annotate(**sums).filter(sessions__gt=0)
+
+
+def format_counts(scope: Scope) -> list[tuple[str, int]]:
+    """Sessions per format, the most first."""
+    found = _summed(_rows("", scope).exclude(format=""), "format").order_by("-sessions", "format")
+    return [(row["format"], row["sessions"]) for row in found]
+
+
+# The facets whose values the tally keeps as rows of their own, by the list's names for them;
+# "updated" by month, the latest first, the others the most sessions first.
+VALUE_FACETS = ("project", "jid", "agent", "channel", "peer_kind", "kind", "model", "updated")
+
+
+def facet_values(facets: list[str], scope: Scope, limit: int) -> dict[str, list[tuple[str, int]]]:
+    """Each facet's first values as (value, sessions), in one statement; "" left out but
+    for a model (the list counts a blank model name as one)."""
+    rows = _rows(facets, scope)
+    found: dict[str, list[tuple[str, int]]] = {facet: [] for facet in facets}
+    # In the database's order, as a facet counted from the sessions is (its collation).
+    ordered = _summed(rows, "facet", "value").order_by("facet", "-sessions", "value")
+    for facet, value, n in ordered.values_list("facet", "value", "sessions"):
+        if value or facet == "model":
+            found[facet].append((value, n))
+    if "updated" in found:
+        found["updated"].sort(reverse=True)
+    for values in found.values():
+        del values[limit:]
+    return found
+
+
+def by_source(scope: Scope) -> dict[int, int]:
+    """Sessions per source."""
+    return {row["source_id"]: row["sessions"] for row in _summed(_rows("", scope), "source_id")}
+
+
+def sessions(scope: Scope, nested: bool) -> int:
+    """How many sessions; nested: less the subagents listed under their parent, those whose
+    parent is in the scope too (filters.nested)."""
+    total = _rows("", scope).aggregate(n=Sum("sessions"))["n"] or 0
+    if not nested:
+        return total
+    under = _summed(_rows("under", scope), "value").values_list("value", "sessions")
+    for parent, n in under:
+        source_id, _, fmt = parent.partition(" ")
+        if scope.holds(int(source_id), fmt):
+            total -= n
+    return max(total, 0)  # a tally gone wrong must not break the page (a negative slice)
+
+
+def totals(scope: Scope) -> dict:
+    """Sessions, tokens, messages, cost, unpriced tokens and undated sessions, as
+    activity.totals_of counts them (without "last")."""
+    names = ("sessions", "tokens", "messages", "cost", "unpriced_tokens", "undated")
+    found = _rows("", scope).aggregate(**{name: Sum(name) for name in names})
+    figures = {name: found[name] or 0 for name in names}
+    figures["cost"] = float(figures["cost"])
+    return figures
+
+
+def by_day(scope: Scope) -> dict[date, dict]:
+    """Sessions, tokens and cost by the UTC day the sessions started."""
+    found = _summed(_rows("day", scope), "value", figures=("tokens", "cost", "priced"))
+    return {
+        date.fromisoformat(row["value"]): {
+            "sessions": row["sessions"],
+            "tokens": row["tokens"],
+            "cost": row["cost"] if row["priced"] else None,
+        }
+        for row in found
+    }
+
+
+def places(scope: Scope) -> list[dict]:
+    """Sessions, tokens and cost per project, JID and agent, as activity.report groups them:
+    project, jid, agent, n, t, c."""
+    found = _summed(_rows("place", scope), "value", figures=("tokens", "cost", "priced"))
+    rows = []
+    for row in found:
+        project, jid, agent = row["value"].split(PLACE_SEPARATOR, 2)
+        cost = row["cost"] if row["priced"] else None
+        rows.append(
+            {
+                "project": project,
+                "jid": jid,
+                "agent": agent,
+                "n": row["sessions"],
+                "t": row["tokens"],
+                "c": cost,
+            }
+        )
+    return rows
+
+
+def formats(scope: Scope) -> list[dict]:
+    """Sessions, tokens and cost per format, the most sessions first: format, n, t, c."""
+    found = _summed(_rows("", scope), "format", figures=("tokens", "cost", "priced")).order_by(
+        "-sessions", "format"
+    )
+    return [
+        {
+            "format": row["format"],
+            "n": row["sessions"],
+            "t": row["tokens"],
+            "c": row["cost"] if row["priced"] else None,
+        }
+        for row in found
+    ]
+
+
+def model_usage(scope: Scope) -> dict[str, dict]:
+    """Per model of the sessions' turns (Session.model_costs): the sessions using it, its
+    tokens, its cost (None: no token of it priced) and its unpriced tokens."""
+    found = _summed(
+        _rows("model_cost", scope), "value", figures=("tokens", "cost", "priced", "unpriced_tokens")
+    )
+    return {
+        row["value"]: {
+            "model": row["value"] or "(no model)",
+            "sessions": row["sessions"],
+            "tokens": row["tokens"],
+            "cost": row["cost"] if row["priced"] else None,
+            "unpriced_tokens": row["unpriced_tokens"],
+        }
+        for row in found
+    }

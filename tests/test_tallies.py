@@ -1,0 +1,300 @@
+"""The tally the index keeps as it writes (tallies.py, migration 0032's trigger): after every
+kind of write it equals the sessions counted afresh, and the pages it answers show what
+counting the sessions shows."""
+
+from __future__ import annotations
+
+import shutil
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from io import StringIO
+from urllib.parse import urlencode
+
+import pytest
+from django.core.management import call_command
+from django.core.management.color import no_style
+from django.db import connection
+from django.db.models import Count, Sum
+from django.http import QueryDict
+from django.urls import reverse
+
+from sessionviewer import activity, filters
+from sessionviewer.forms import SessionListForm
+from sessionviewer.index.rows import db_text
+from sessionviewer.index.tally import fold_pending
+from sessionviewer.models import Session, SessionTally, Source
+from tests.claude_files import write_sessions
+from tests.demo_index import DEMO
+from tests.indexers import index_at_once
+
+pytestmark = pytest.mark.django_db
+
+# The facets a project's rows hold (migration 0032's IN_PROJECT).
+IN_PROJECT = ("", "kind", "jid", "agent", "channel", "peer_kind", "updated", "model", "under")
+FIGURES = ("sessions", "tokens", "messages", "cost", "priced", "unpriced_tokens", "undated")
+
+
+def counted_afresh() -> dict[tuple, tuple]:
+    """What the tally should hold, counted here from every session's row: per (source,
+    format, project, facet, value), the figures of FIGURES. Project "" is the whole index;
+    a session with a project adds the list's facets to its project's rows too."""
+    found: dict[tuple, list] = defaultdict(lambda: [0] * len(FIGURES))
+    parents = {row[0]: row[1:] for row in Session.objects.values_list("id", "source_id", "format", "project")}
+    for s in Session.objects.all():
+
+        def add(facet, value, *figures, s=s):
+            projects = ("", s.project) if s.project and facet in IN_PROJECT else ("",)
+            for project in projects:
+                if facet == "under" and project and parents[s.parent_id][2] != project:
+                    continue  # in a project's rows, a parent in the same project only
+                row = found[s.source_id, s.format, project, facet, value]
+                for n, figure in enumerate((1, *figures)):
+                    row[n] += figure
+
+        tokens = s.input_tokens + s.output_tokens + s.cache_read_tokens + s.cache_write_tokens
+        money = (tokens, 0, s.cost or 0.0, int(s.cost is not None))
+        add("", "", *money[:1], s.message_count, *money[2:], s.unpriced_tokens, int(s.started_at is None))
+        add("kind", s.kind)
+        for name in ("project", "jid", "agent", "channel", "peer_kind"):
+            if getattr(s, name):
+                add(name, getattr(s, name))
+        if s.updated_at:
+            add("updated", f"{s.updated_at.astimezone(UTC):%Y-%m}")
+        for model in s.models_used:
+            add("model", as_text(model))
+        if s.started_at:
+            add("day", f"{s.started_at.astimezone(UTC):%Y-%m-%d}", *money)
+        add("place", "\x1f".join((s.project, s.jid, s.agent)), *money)
+        for model, figures in s.model_costs.items():
+            priced = figures["cost"] is not None
+            add("model_cost", as_text(model), figures["tokens"], 0, figures["cost"] or 0.0, int(priced),
+                0 if priced else figures["tokens"])  # fmt: skip
+        if s.kind == "subagent" and s.parent_id:
+            add("under", "{} {}".format(*parents[s.parent_id][:2]))
+    return {key: tuple(_cents(row)) for key, row in found.items()}
+
+
+def as_text(name: str) -> str:
+    """A name as the tally keeps it: a NUL as its escape (rows.db_text), on both engines."""
+    return db_text(name)
+
+
+def kept() -> dict[tuple, tuple]:
+    """What the tally holds, each value's rows summed (pending ones too: index/tally.py),
+    the values down to nothing left out (a cost added and taken away again may leave a
+    float's last bit)."""
+    key = ("source_id", "format", "project", "facet", "value")
+    rows = SessionTally.objects.values_list(*key).annotate(*(Sum(name) for name in FIGURES)).order_by()
+    return {tuple(row[:5]): tuple(_cents(row[5:])) for row in rows if any(_cents(row[5:]))}
+
+
+def _cents(value):
+    """value with every float rounded to a millionth of a cent, in lists and dicts too."""
+    if isinstance(value, float):
+        return round(value, 8)
+    if isinstance(value, dict):
+        return {k: _cents(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_cents(v) for v in value]
+    return value
+
+
+def assert_kept_right() -> None:
+    assert kept() == counted_afresh()
+
+
+def index(settings, machine: str, *roots: str) -> None:
+    settings.SESSIONVIEWER_MACHINE = machine
+    call_command("index", *roots, stdout=StringIO(), stderr=StringIO())
+
+
+@pytest.fixture
+def two_machines(settings, tmp_path):
+    """The demo's Claude Code and OpenClaw roots indexed by two machines: a laptop and a CI runner
+    with a copy of them (subagents, parents, models, priced and unpriced turns)."""
+    laptop = [f"claude_code={DEMO / 'claude/projects'}", f"openclaw={DEMO / 'openclaw/agents'}"]
+    index(settings, "laptop", *laptop, f"fluux_xmpp={DEMO / 'fluux/memory'}")
+    shutil.copytree(DEMO / "claude", tmp_path / "claude")
+    shutil.copytree(DEMO / "codex", tmp_path / "codex")
+    index(
+        settings,
+        "ci-runner",
+        f"claude_code={tmp_path / 'claude/projects'}",
+        f"codex={tmp_path / 'codex/sessions'}",
+    )
+    return tmp_path
+
+
+def test_an_index_of_two_machines_is_tallied_as_counted(two_machines):
+    assert Session.objects.filter(kind="subagent", parent__isnull=False).exists()  # "under" is tested
+    assert Session.objects.filter(cost__isnull=False).exists()
+    assert_kept_right()
+
+
+def test_the_tally_follows_every_counted_field_a_write_changes(two_machines):
+    session = Session.objects.filter(kind="main").exclude(models_used=[]).first()
+    session.models_used = ["model-a", "model-a", "model-b", "a\x00b", "c\\u0000"]  # a NUL, an escape's text
+    session.model_costs = {"model-a": {"tokens": 7, "cost": None}, "b\x00": {"tokens": 5, "cost": 0.25}}
+    session.input_tokens += 1000
+    session.cost = None
+    session.project = "/elsewhere"  # its subagents' parent is in another project now
+    session.updated_at = datetime(2020, 1, 31, 23, 30, tzinfo=UTC)
+    session.started_at = None
+    session.save()
+    assert_kept_right()
+    # A plain UPDATE of many rows, as the indexer and `manage.py reprice` write.
+    Session.objects.filter(format="claude_code").update(cost=1.5, message_count=3, agent="helper")
+    assert_kept_right()
+    Session.objects.filter(id=session.id).update(
+        started_at=datetime(2021, 5, 1, tzinfo=UTC) - timedelta(seconds=1)
+    )
+    assert_kept_right()
+
+
+def test_changes_are_folded_into_one_row_per_value_after_a_pass(two_machines):
+    """On PostgreSQL a write adds rows of its own (pending), which wait for no other
+    writer's lock; the pass folds them. SQLite adds to the value's row at once."""
+    Session.objects.update(message_count=7)
+    pending = SessionTally.objects.filter(pending=True).exists()
+    assert pending == (connection.vendor == "postgresql")
+    assert_kept_right()
+    fold_pending()
+    assert not SessionTally.objects.filter(pending=True).exists()
+    per_value = SessionTally.objects.values("facet", "project", "source_id", "format", "value")
+    assert not per_value.annotate(rows=Count("id")).filter(rows__gt=1).exists()
+    assert_kept_right()
+
+
+def test_a_file_read_again_after_it_grew_is_tallied_once(settings, tmp_path):
+    root = tmp_path / "projects"
+    write_sessions(root, 3, 2)
+    index(settings, "laptop", f"claude_code={root}")
+    assert_kept_right()
+    write_sessions(root, 3, 4)  # each file rewritten longer: more replies, more tokens
+    index(settings, "laptop", f"claude_code={root}")
+    assert_kept_right()
+    totals = SessionTally.objects.filter(facet="", project="", format="claude_code").aggregate(Sum("tokens"))
+    assert totals["tokens__sum"] == 3 * 4 * 110
+
+
+def test_deletes_take_their_sessions_out(two_machines):
+    Session.objects.filter(id=Session.objects.filter(kind="main").first().id).delete()
+    assert_kept_right()
+    parent = Session.objects.filter(children__kind="subagent").first()
+    parent.delete()  # its subagents stay, without a parent (SET_NULL): no longer "under"
+    assert_kept_right()
+    Source.objects.get(machine="ci-runner", format="claude_code").delete()  # a purge of a root
+    assert_kept_right()
+    Session.objects.all().delete()
+    assert kept() == {}
+
+
+@pytest.mark.skipif(
+    connection.vendor != "sqlite", reason="PostgreSQL's flush is one TRUNCATE, which fires no row trigger"
+)
+def test_a_flush_leaves_the_tally_empty(two_machines):
+    """Django's flush (and every transactional test's end) takes the tables in any order;
+    the sessions' delete trigger must not write to a tally emptied before them."""
+    tables = [SessionTally._meta.db_table, *connection.introspection.django_table_names(only_existing=True)]
+    with connection.cursor() as cursor:
+        for statement in connection.ops.sql_flush(no_style(), tables, allow_cascade=True):
+            cursor.execute(statement)
+    assert not Session.objects.exists()
+    assert not SessionTally.objects.exists()
+
+
+def test_a_file_gone_takes_its_session_out(settings, tmp_path):
+    root = tmp_path / "projects"
+    write_sessions(root, 3, 2)
+    index(settings, "laptop", f"claude_code={root}")
+    (root / "-home-me-app" / "0001.jsonl").unlink()
+    index(settings, "laptop", f"claude_code={root}")
+    assert Session.objects.count() == 2
+    assert_kept_right()
+
+
+def test_a_claimed_root_keeps_its_tally_and_shows_under_its_machine(settings, tmp_path, client, viewer):
+    root = tmp_path / "projects"
+    write_sessions(root, 2, 1)
+    index(settings, "", f"claude_code={root}")  # indexed before machines were named
+    index(settings, "laptop", f"claude_code={root}")  # claims it, sessions and all
+    assert_kept_right()
+    facets = client.get(reverse("api-session-facets")).json()["facets"]
+    machine = next(f for f in facets if f["name"] == "machine")
+    assert [(v["value"], v["count"]) for v in machine["values"]] == [("laptop", 2)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_indexers_writing_at_once_lose_no_count(tmp_path):
+    roots = {}
+    for n in range(3):
+        roots[f"machine-{n}"] = tmp_path / f"m{n}" / "projects"
+        write_sessions(roots[f"machine-{n}"], 6, 3, ids=f"m{n}")
+    for err in index_at_once(roots):
+        assert "failed" not in err, err
+    assert Session.objects.count() == 18
+    assert_kept_right()
+
+
+# --- The pages it answers show what counting the sessions shows --------------------------------------
+
+
+def _counted_live(monkeypatch) -> None:
+    """Count the sessions themselves, as for any filter the tally does not answer."""
+    monkeypatch.setattr(filters, "tally_scope", lambda *args, **kwargs: None)
+    monkeypatch.setattr(activity, "tally_scope", lambda *args, **kwargs: None)
+
+
+def _pages(params: dict) -> tuple:
+    query = QueryDict(urlencode(params))
+    cleaned = SessionListForm.read(query)
+    page = filters.session_page(filters.nested(filters.filter_sessions(cleaned), cleaned))
+    listed = [(s.id, [c.id for c in s.nested_subagents]) for s in page.object_list]
+    report = activity.report_to_dict(activity.report(cleaned))
+    return activity.facets(query, cleaned), page.paginator.count, listed, report
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"_flat": "1"},
+        {"machine": "ci-runner"},
+        {"machine": "laptop", "format": "claude_code"},
+        {"format": "claude_code", "_page": "2", "_size": "2"},
+        {"root": "ROOT"},
+        {"machine": "nobody"},
+        {"project": "~/projects/webshop"},
+        {"project": "/home/demo/projects/webshop", "machine": "ci-runner", "_flat": "1"},
+        {"project": "/nowhere"},
+    ],
+)
+def test_a_page_from_the_tally_is_the_page_counted(two_machines, monkeypatch, params):
+    if params.get("root"):
+        params["root"] = str(Source.objects.get(machine="laptop", format="claude_code").id)
+    assert filters.tally_scope(SessionListForm.read(QueryDict(urlencode(params)))) is not None
+    facets, count, listed, report = _pages(params)
+    assert count or params.get("machine") == "nobody" or params.get("project") == "/nowhere"
+    _counted_live(monkeypatch)
+    live_facets, live_count, live_listed, live_report = _pages(params)
+    assert (count, listed) == (live_count, live_listed)
+    for facet, live_facet in zip(facets, live_facets, strict=True):
+        assert facet == live_facet
+    for part, figures in report.items():  # costs summed in another order: equal to a float's last bits
+        assert _cents(figures) == _cents(live_report[part]), part
+
+
+def test_every_session_is_listed_once_over_the_pages(two_machines, client, viewer):
+    for params in ({}, {"_flat": "1"}, {"machine": "laptop"}):
+        seen, pages = [], None
+        for number in range(1, 100):
+            body = client.get(reverse("api-session-list"), {**params, "_size": 2, "_page": number}).json()
+            pages = body["pages"]
+            for row in body["sessions"]:
+                seen += [row["id"], *(child["id"] for child in row.get("subagents", []))]
+            if number >= pages:
+                break
+        expected = Session.objects.all()
+        if params.get("machine"):
+            expected = expected.filter(source__machine=params["machine"])
+        assert sorted(seen) == sorted(expected.values_list("id", flat=True)), params
