@@ -219,10 +219,11 @@ TALLIED = ("format", "machine", "root", "project")
 
 def tally_scope(params: Mapping, sources: dict | None = None) -> tallies.Scope | None:
     """The part of the tally counting the sessions params select, or None when a filter
-    or a search asks for the sessions themselves. The tally keeps days and months in UTC:
+    or a search asks for the sessions themselves. The tally is kept on PostgreSQL only (on
+    SQLite, one machine's index, the sessions are counted), and keeps days and months in UTC:
     in another TIME_ZONE the sessions are counted. sources: a dict this request keeps the
     sources of each machine and root in, looked up once (the facets ask for them again)."""
-    if settings.TIME_ZONE != "UTC" or params.get("q"):
+    if connection.vendor != "postgresql" or settings.TIME_ZONE != "UTC" or params.get("q"):
         return None
     if any(params.get(name) for name in FILTERS if name not in TALLIED):
         return None

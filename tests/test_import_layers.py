@@ -34,6 +34,7 @@ LAYERS = (
         "transcripts",
         "search",
         "filters",
+        "tallies",
         "activity",
         "projects",
         "export",

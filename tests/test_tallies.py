@@ -1,6 +1,7 @@
-"""The tally the index keeps as it writes (tallies.py, migration 0032's trigger): after every
-kind of write it equals the sessions counted afresh, and the pages it answers show what
-counting the sessions shows."""
+"""The tally the index keeps as it writes on PostgreSQL (tallies.py, migration 0032's trigger):
+after every kind of write it equals the sessions counted afresh, and the pages it answers
+show what counting the sessions shows. SQLite, one machine's index, keeps none: its pages
+count the sessions."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from urllib.parse import urlencode
 
 import pytest
 from django.core.management import call_command
-from django.core.management.color import no_style
 from django.db import connection
 from django.db.models import Count, Sum
 from django.http import QueryDict
@@ -20,14 +20,19 @@ from django.urls import reverse
 
 from sessionviewer import activity, filters
 from sessionviewer.forms import SessionListForm
-from sessionviewer.index.rows import db_text
 from sessionviewer.index.tally import fold_pending
 from sessionviewer.models import Session, SessionTally, Source
+from sessionviewer.row_codec import db_text
 from tests.claude_files import write_sessions
 from tests.demo_index import DEMO
 from tests.indexers import index_at_once
 
 pytestmark = pytest.mark.django_db
+
+# The tally is PostgreSQL's (migration 0032): SQLite counts the sessions.
+kept_on_postgresql = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="SQLite keeps no tally: its pages count the sessions"
+)
 
 # The facets a project's rows hold (migration 0032's IN_PROJECT).
 IN_PROJECT = ("", "kind", "jid", "agent", "channel", "peer_kind", "updated", "model", "under")
@@ -125,12 +130,14 @@ def two_machines(settings, tmp_path):
     return tmp_path
 
 
+@kept_on_postgresql
 def test_an_index_of_two_machines_is_tallied_as_counted(two_machines):
     assert Session.objects.filter(kind="subagent", parent__isnull=False).exists()  # "under" is tested
     assert Session.objects.filter(cost__isnull=False).exists()
     assert_kept_right()
 
 
+@kept_on_postgresql
 def test_the_tally_follows_every_counted_field_a_write_changes(two_machines):
     session = Session.objects.filter(kind="main").exclude(models_used=[]).first()
     session.models_used = ["model-a", "model-a", "model-b", "a\x00b", "c\\u0000"]  # a NUL, an escape's text
@@ -151,12 +158,12 @@ def test_the_tally_follows_every_counted_field_a_write_changes(two_machines):
     assert_kept_right()
 
 
+@kept_on_postgresql
 def test_changes_are_folded_into_one_row_per_value_after_a_pass(two_machines):
-    """On PostgreSQL a write adds rows of its own (pending), which wait for no other
-    writer's lock; the pass folds them. SQLite adds to the value's row at once."""
+    """A write adds rows of its own (pending), which wait for no other writer's lock; the
+    pass folds them."""
     Session.objects.update(message_count=7)
-    pending = SessionTally.objects.filter(pending=True).exists()
-    assert pending == (connection.vendor == "postgresql")
+    assert SessionTally.objects.filter(pending=True).exists()
     assert_kept_right()
     fold_pending()
     assert not SessionTally.objects.filter(pending=True).exists()
@@ -165,6 +172,7 @@ def test_changes_are_folded_into_one_row_per_value_after_a_pass(two_machines):
     assert_kept_right()
 
 
+@kept_on_postgresql
 def test_a_file_read_again_after_it_grew_is_tallied_once(settings, tmp_path):
     root = tmp_path / "projects"
     write_sessions(root, 3, 2)
@@ -177,6 +185,7 @@ def test_a_file_read_again_after_it_grew_is_tallied_once(settings, tmp_path):
     assert totals["tokens__sum"] == 3 * 4 * 110
 
 
+@kept_on_postgresql
 def test_deletes_take_their_sessions_out(two_machines):
     Session.objects.filter(id=Session.objects.filter(kind="main").first().id).delete()
     assert_kept_right()
@@ -189,20 +198,7 @@ def test_deletes_take_their_sessions_out(two_machines):
     assert kept() == {}
 
 
-@pytest.mark.skipif(
-    connection.vendor != "sqlite", reason="PostgreSQL's flush is one TRUNCATE, which fires no row trigger"
-)
-def test_a_flush_leaves_the_tally_empty(two_machines):
-    """Django's flush (and every transactional test's end) takes the tables in any order;
-    the sessions' delete trigger must not write to a tally emptied before them."""
-    tables = [SessionTally._meta.db_table, *connection.introspection.django_table_names(only_existing=True)]
-    with connection.cursor() as cursor:
-        for statement in connection.ops.sql_flush(no_style(), tables, allow_cascade=True):
-            cursor.execute(statement)
-    assert not Session.objects.exists()
-    assert not SessionTally.objects.exists()
-
-
+@kept_on_postgresql
 def test_a_file_gone_takes_its_session_out(settings, tmp_path):
     root = tmp_path / "projects"
     write_sessions(root, 3, 2)
@@ -213,6 +209,7 @@ def test_a_file_gone_takes_its_session_out(settings, tmp_path):
     assert_kept_right()
 
 
+@kept_on_postgresql
 def test_a_claimed_root_keeps_its_tally_and_shows_under_its_machine(settings, tmp_path, client, viewer):
     root = tmp_path / "projects"
     write_sessions(root, 2, 1)
@@ -224,6 +221,7 @@ def test_a_claimed_root_keeps_its_tally_and_shows_under_its_machine(settings, tm
     assert [(v["value"], v["count"]) for v in machine["values"]] == [("laptop", 2)]
 
 
+@kept_on_postgresql
 @pytest.mark.django_db(transaction=True)
 def test_indexers_writing_at_once_lose_no_count(tmp_path):
     roots = {}
@@ -254,6 +252,7 @@ def _pages(params: dict) -> tuple:
     return activity.facets(query, cleaned), page.paginator.count, listed, report
 
 
+@kept_on_postgresql
 @pytest.mark.parametrize(
     "params",
     [
@@ -298,3 +297,11 @@ def test_every_session_is_listed_once_over_the_pages(two_machines, client, viewe
         if params.get("machine"):
             expected = expected.filter(source__machine=params["machine"])
         assert sorted(seen) == sorted(expected.values_list("id", flat=True)), params
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="the tally is kept on PostgreSQL")
+def test_sqlite_keeps_no_tally_and_its_pages_count_the_sessions(two_machines, client, viewer):
+    assert Session.objects.exists() and not SessionTally.objects.exists()
+    assert filters.tally_scope(SessionListForm.read(QueryDict(""))) is None
+    body = client.get(reverse("api-session-list"), {"_flat": "1"}).json()
+    assert body["count"] == Session.objects.count()

@@ -3,8 +3,8 @@
 On PostgreSQL the session table's trigger (migration 0032) adds each change as a row of its
 own, marked pending, so that no writer waits for another's lock on a shared row. They are
 read as they are (a value's figures are the sum of its rows); folding them keeps a value
-at one row. Indexers take turns at it, so two never fold the same rows. SQLite's trigger
-adds to the one row itself: nothing is pending there.
+at one row. Indexers take turns at it, so two never fold the same rows. SQLite keeps no
+tally (migration 0032): its pages count the sessions.
 """
 
 from __future__ import annotations
