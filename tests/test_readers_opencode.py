@@ -9,6 +9,7 @@ import time
 from contextlib import closing
 from pathlib import Path
 
+import orjson
 import pytest
 from django.urls import reverse
 
@@ -436,3 +437,34 @@ def test_an_opencode_session_exports(client, indexed, viewer, kind):
     body = response.getvalue().decode()
     assert "The cart total test fails; fix it." in body
     assert "now subtracts the discount" in body and "File not found" in body
+
+
+@pytestmark_db
+def test_a_reply_read_while_it_had_settled_unfinished_is_read_again_whole_once_it_finishes(tmp_path, reads):
+    session = fixture("aborted.json")
+    running = session["messages"][1]
+    del running["info"]["error"], running["info"]["time"]["completed"]  # a tool that runs for minutes
+    database = in_database(tmp_path)
+    database.add_session(session)
+    index(tmp_path)
+    first = Session.objects.get()
+    assert "No result: the call was still running" in " ".join(first.entries.values_list("text", flat=True))
+    done = {**running["parts"][2]["state"], "status": "completed", "output": "checkout.py:1: import checkout"}
+    done["time"] = {"start": 1767261603000, "end": 1767261900000}
+    info = {k: v for k, v in running["info"].items() if k not in ("id", "sessionID")}
+    info["time"] = {**info["time"], "completed": 1767261900000}
+    part = {k: v for k, v in running["parts"][2].items() if k not in ("id", "sessionID", "messageID")}
+    with database.connect() as connection:
+        connection.execute(
+            "UPDATE message SET data = ?, time_updated = 1767261900000 WHERE id = 'msg_03abort02'",
+            (orjson.dumps(info).decode(),),
+        )
+        connection.execute(
+            "UPDATE part SET data = ?, time_updated = 1767261900000 WHERE id = 'prt_03abort02c'",
+            (orjson.dumps(part | {"state": done}).decode(),),
+        )
+    reads.clear()
+    index(tmp_path)
+    assert reads == [("ses_03abort", 0)]
+    texts = " ".join(Session.objects.get().entries.values_list("text", flat=True))
+    assert "checkout.py:1: import checkout" in texts and "still running" not in texts

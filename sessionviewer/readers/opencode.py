@@ -119,14 +119,14 @@ def discover(root: Path) -> Iterator[SessionFile | Kept]:
     yield from found
 
 
-def _session_file(path: Path, key: str, info: dict, stamp: Stamp, source: str) -> SessionFile:
+def _session_file(path: Path, key: str, info: dict, stamp: Stamp, identity: str) -> SessionFile:
     title = text_of(info.get("title"))
     extra = {
         "session_id": text_of(info.get("id")),
         "project_id": text_of(info.get("projectID")),
         "parent_id": text_of(info.get("parentID")),
         "version": text_of(info.get("version")),
-        "storage": source,
+        "storage": identity.partition(":")[0],
     }
     return SessionFile(
         path=path,
@@ -136,7 +136,7 @@ def _session_file(path: Path, key: str, info: dict, stamp: Stamp, source: str) -
         status="archived" if _time(info, "archived") else "active",
         extra={name: value for name, value in extra.items() if value},
         stamp=stamp,
-        identity=source,  # a session that moves into the database is read again whole
+        identity=identity,  # what changes when what was read changes: see _identity
     )
 
 
@@ -149,10 +149,11 @@ def _database_session(database: Path, row: store.SessionRow, inode: int) -> Sess
         "version": row.version,
         "time": {"archived": row.archived},
     }
-    tail = _settled_tail(_object(row.last_message), row.updated)
-    stamp = Stamp(row.messages, row.updated * 1_000_000 + tail, inode)
+    last = _object(row.last_message)
+    stamp = Stamp(row.messages, row.updated * 1_000_000 + _settled_tail(last, row.updated), inode)
+    identity = _identity("database", row.last_message_id, last, row.updated)
     return _session_file(
-        store.session_path(database, row.id), f"{row.project_id}/{row.id}", info, stamp, "database"
+        store.session_path(database, row.id), f"{row.project_id}/{row.id}", info, stamp, identity
     )
 
 
@@ -167,16 +168,16 @@ def _storage_sessions(storage: Path) -> Iterator[SessionFile]:
             session_id = name.removesuffix(".json")
             try:
                 info = _object(read_regular(path))
-                stamp = _storage_stamp(storage, session_id, path)
+                stamp, identity = _storage_stamp(storage, session_id, path)
             except OSError:
                 continue  # gone since the listing
             info = {**info, "id": session_id, "projectID": project}  # as opencode's migration: the path says
-            yield _session_file(path, f"{project}/{session_id}", info, stamp, "json")
+            yield _session_file(path, f"{project}/{session_id}", info, stamp, identity)
 
 
-def _storage_stamp(storage: Path, session_id: str, path: Path) -> Stamp:
-    """The session's message count, the latest change of its files (a part rewritten in
-    place changes only its own), and its file's inode."""
+def _storage_stamp(storage: Path, session_id: str, path: Path) -> tuple[Stamp, str]:
+    """The session's stamp (its message count, the latest change of its files, a part
+    rewritten in place changing only its own, and its file's inode) and its identity."""
     session_stat = path.stat()
     latest = session_stat.st_mtime_ns
     names = _message_names(storage, session_id)
@@ -189,15 +190,15 @@ def _storage_stamp(storage: Path, session_id: str, path: Path) -> Stamp:
                 latest = max(latest, file.stat().st_mtime_ns)
             except OSError:
                 continue
-    tail = 0
-    if names:
-        try:
-            tail = _settled_tail(
-                _object(read_regular(storage / "message" / session_id / names[-1])), latest // 1_000_000
-            )
-        except OSError:
-            tail = 0
-    return Stamp(len(names), latest + tail, session_stat.st_ino)
+    if not names:
+        return Stamp(0, latest, session_stat.st_ino), "json"
+    try:
+        last = _object(read_regular(storage / "message" / session_id / names[-1]))
+    except OSError:
+        last = {}
+    updated = latest // 1_000_000
+    stamp = Stamp(len(names), latest + _settled_tail(last, updated), session_stat.st_ino)
+    return stamp, _identity("json", names[-1].removesuffix(".json"), last, updated)
 
 
 def _message_names(storage: Path, session_id: str) -> list[str]:
@@ -208,6 +209,14 @@ def _settled_tail(last: dict, updated_ms: int) -> int:
     """1 when the last message is a reply not yet finished that has settled: the stamp changes
     once then, so that the next pass reads the reply it left for later."""
     return int(not _finished(last) and _settled(updated_ms))
+
+
+def _identity(source: str, last_id: str, last: dict, updated_ms: int) -> str:
+    """What the index compares to tell a session read on from one to read again whole: its
+    store (a session that moves into the database is read again), and a reply that had
+    settled unfinished when it was read (a tool that ran for minutes: once it finishes, or
+    the session goes on, the reply is read again whole, never left half read)."""
+    return f"{source}:unfinished:{last_id}" if _settled_tail(last, updated_ms) else source
 
 
 def _unreadable(database: Path, error: OSError) -> SessionFile:
@@ -235,12 +244,12 @@ def read(
     split = store.split_path(path)
     if split is not None:
         database, session_id = split
-        with store.reading(database) as (connection, tables):
-            row = connection.execute("SELECT * FROM session WHERE id = ?", (session_id,)).fetchone()
+        with store.reading(database) as (connection, _tables):
+            cursor = connection.execute("SELECT * FROM session WHERE id = ?", (session_id,))
+            row = cursor.fetchone()
             if row is None:
                 raise FileNotFoundError(f"{path}: the session is gone from the database")
-            names = [d[0] for d in connection.execute("SELECT * FROM session LIMIT 0").description]
-            info = _database_info(dict(zip(names, row, strict=True)))
+            info = _database_info(dict(zip([d[0] for d in cursor.description], row, strict=True)))
             rows = store.messages(connection, session_id, start_offset)
             return (yield from _read(path, info, rows, start_offset, start_line, "database"))
     if store.is_database(path):  # the database itself: discovery found it unreadable; say why
@@ -289,7 +298,7 @@ def _bytes_or_error(path: Path) -> bytes | OSError:
 
 
 def _read(path: Path, info: dict, rows, start_offset: int, start_line: int, source: str):
-    line, offset = start_line, start_offset
+    line, offset, identity = start_line, start_offset, source
     if start_offset == 0:
         line += 1
         yield _header(info, line)
@@ -306,9 +315,10 @@ def _read(path: Path, info: dict, rows, start_offset: int, start_line: int, sour
             parts.append(({**part, "id": part_id} if part else None, part_problem))
         message = {**message, "id": message_id} if message is not None else None
         shown = [part for part, _problem in parts if part]
-        last = following is None and message is not None
-        if last and not _finished(message) and not _settled(_updated(message, shown)):
-            break  # still being written: read when it is done, or has settled
+        if following is None and message is not None and not _finished(message):
+            if not _settled(_updated(message, shown)):
+                break  # still being written: read when it is done, or has settled
+            identity = f"{source}:unfinished:{message_id}"  # see _identity
         if problem:
             yield problem
         entries = []
@@ -323,7 +333,7 @@ def _read(path: Path, info: dict, rows, start_offset: int, start_line: int, sour
             yield entry
         offset += 1
         pending = following
-    return ReadResult([], [], offset, line, identity=source)
+    return ReadResult([], [], offset, line, identity=identity)
 
 
 def _decoded(path: Path, line: int, offset: int, data: Any) -> tuple[dict | None, Problem | None]:

@@ -114,6 +114,7 @@ class SessionRow:
     archived: int | None
     messages: int
     updated: int  # ms: the latest time_updated of the session, its messages and its parts
+    last_message_id: str
     last_message: str  # the last message's data (JSON), to tell whether it is still being written
 
 
@@ -142,6 +143,7 @@ def contents(database: Path, root: Path) -> Contents:
             "(SELECT count(*) FROM message m WHERE m.session_id = s.id), "
             "(SELECT max(time_updated) FROM message m WHERE m.session_id = s.id), "
             "(SELECT max(time_updated) FROM part p WHERE p.session_id = s.id), "
+            "(SELECT id FROM message m WHERE m.session_id = s.id ORDER BY m.id DESC LIMIT 1), "
             "(SELECT data FROM message m WHERE m.session_id = s.id ORDER BY m.id DESC LIMIT 1) "
             "FROM session s ORDER BY s.time_created, s.id"
         )
@@ -150,7 +152,7 @@ def contents(database: Path, root: Path) -> Contents:
             named = dict(
                 zip(("id", "project_id", "time_created", "time_updated", *present), row, strict=False)
             )
-            count, message_at, part_at, last = row[-4:]
+            count, message_at, part_at, last_id, last = row[-5:]
             updated = max(v for v in (named["time_updated"], message_at, part_at, 0) if isinstance(v, int))
             found.append(
                 SessionRow(
@@ -164,6 +166,7 @@ def contents(database: Path, root: Path) -> Contents:
                     archived=named.get("time_archived"),
                     messages=count,
                     updated=updated,
+                    last_message_id=str(last_id or ""),
                     last_message=last if isinstance(last, str) else "",
                 )
             )
