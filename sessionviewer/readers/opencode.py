@@ -110,7 +110,7 @@ def discover(root: Path) -> Iterator[SessionFile | Kept]:
                 in_database.add(row.id)
     storage = _storage_of(root) if root.is_dir() else None
     if storage is not None:
-        found += [s for s in _storage_sessions(storage) if s.extra["session_id"] not in in_database]
+        found += _storage_sessions(storage, in_database)
     by_id = {s.extra["session_id"]: s.path for s in found if "session_id" in s.extra}
     for session in found:
         parent = session.extra.get("parent_id")
@@ -157,7 +157,9 @@ def _database_session(database: Path, row: store.SessionRow, inode: int) -> Sess
     )
 
 
-def _storage_sessions(storage: Path) -> Iterator[SessionFile]:
+def _storage_sessions(storage: Path, in_database: set[str]) -> Iterator[SessionFile]:
+    """The JSON storage's sessions but those the database holds: passed over before their
+    files are looked at (after opencode 1.2's first run, the JSON storage is all copies)."""
     projects = listing(storage / "session")[1]
     for project in projects:
         folder = storage / "session" / project
@@ -166,6 +168,8 @@ def _storage_sessions(storage: Path) -> Iterator[SessionFile]:
                 continue
             path = folder / name
             session_id = name.removesuffix(".json")
+            if session_id in in_database:
+                continue
             try:
                 info = _object(read_regular(path))
                 stamp, identity = _storage_stamp(storage, session_id, path)
