@@ -4,6 +4,7 @@ both listed once; read on from where the last pass stopped; priced, threaded, se
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import time
 from contextlib import closing
@@ -177,6 +178,35 @@ def test_a_part_that_is_not_json_is_a_problem_and_the_rest_reads(tmp_path):
     result = readers.read_session(session.path, "opencode")
     assert [p.message.split(":")[0] for p in result.problems] == ["part prt_04both02b"]
     assert [e.id for e in result.entries if e.kind == opencode.STEP] == ["prt_04both02a", "prt_04both02c"]
+
+
+def test_a_part_past_the_event_limit_is_a_problem_and_the_rest_reads(tmp_path):
+    session = fixture("in_both.json")
+    session["messages"][1]["parts"][1]["text"] = "zone " * 1000
+    in_database(tmp_path).add_session(session)
+    session_file = next(s for s in found(tmp_path) if s.key == BOTH)
+    result = readers.read_session(session_file.path, "opencode", max_event_bytes=2000)
+    assert [re.sub(r"[\d,]+ bytes", "N bytes", p.message) for p in result.problems] == [
+        "part prt_04both02b: N bytes, past the limit of 2,000"
+    ]
+    assert "How are shipping costs computed?" in [e.text for e in result.entries]
+
+
+def test_a_part_the_reader_fails_on_is_a_problem_kept_raw(tmp_path, monkeypatch):
+    write_storage(tmp_path, fixture("in_both.json"))
+    real = opencode.part_entries
+
+    def failing(part, message):
+        if part["id"] == "prt_04both02b":
+            raise KeyError("boom")
+        return real(part, message)
+
+    monkeypatch.setattr(opencode, "part_entries", failing)
+    session = next(s for s in found(tmp_path) if s.key == BOTH)
+    result = readers.read_session(session.path, "opencode")
+    assert [p.message for p in result.problems] == ["reader error: KeyError('boom')"]
+    kept = next(e for e in result.entries if e.kind == readers.RAW)
+    assert kept.raw["text"].startswith("Shipping is a flat rate")
 
 
 # Both storages

@@ -58,9 +58,11 @@ from . import (
     SessionFile,
     SourceBusy,
     Stamp,
+    decode_line,
     keep_small,
     listing,
     parse_timestamp,
+    reader_error,
     text_of,
     usage_counts,
 )
@@ -244,7 +246,8 @@ def read(
 ) -> Iterator[Entry | Problem]:
     """A session's entries and problems from its start_offset-th message on, a message at a
     time; what it returns at the end says where the next read starts (ReadResult, lists empty).
-    Offsets count messages; lines count entries."""
+    Offsets count messages; lines count entries. A message or part past max_event_bytes is a
+    problem, and the read goes on."""
     split = store.split_path(path)
     if split is not None:
         database, session_id = split
@@ -255,7 +258,7 @@ def read(
                 raise FileNotFoundError(f"{path}: the session is gone from the database")
             info = _database_info(dict(zip([d[0] for d in cursor.description], row, strict=True)))
             rows = store.messages(connection, session_id, start_offset)
-            return (yield from _read(path, info, rows, start_offset, start_line, "database"))
+            return (yield from _read(path, info, rows, start_offset, start_line, "database", max_event_bytes))
     if store.is_database(path):  # the database itself: discovery found it unreadable; say why
         with store.reading(path):
             pass
@@ -263,7 +266,7 @@ def read(
     storage = path.parent.parent.parent
     info = {**_object(read_regular(path)), "id": path.stem, "projectID": path.parent.name}
     rows = _storage_messages(storage, path.stem, start_offset)
-    return (yield from _read(path, info, rows, start_offset, start_line, "json"))
+    return (yield from _read(path, info, rows, start_offset, start_line, "json", max_event_bytes))
 
 
 def _database_info(row: dict) -> dict:
@@ -301,7 +304,7 @@ def _bytes_or_error(path: Path) -> bytes | OSError:
         return error
 
 
-def _read(path: Path, info: dict, rows, start_offset: int, start_line: int, source: str):
+def _read(path: Path, info: dict, rows, start_offset: int, start_line: int, source: str, limit: int):
     line, offset, identity = start_line, start_offset, source
     if start_offset == 0:
         line += 1
@@ -310,10 +313,10 @@ def _read(path: Path, info: dict, rows, start_offset: int, start_line: int, sour
     while pending is not None:
         following = next(rows, None)
         message_id, data, written = pending
-        message, problem = _decoded(path, line + 1, offset, data)
+        message, problem = _decoded(path, line + 1, offset, data, limit)
         parts = []
         for part_id, part_data in written:
-            part, part_problem = _decoded(path, line + 1, offset, part_data)
+            part, part_problem = _decoded(path, line + 1, offset, part_data, limit)
             if part_problem:
                 part_problem.message = f"part {part_id}: {part_problem.message}"
             parts.append(({**part, "id": part_id} if part else None, part_problem))
@@ -330,7 +333,12 @@ def _read(path: Path, info: dict, rows, start_offset: int, start_line: int, sour
             if part_problem:
                 yield part_problem
             if part:
-                entries += part_entries(part, message or {})
+                try:
+                    entries += part_entries(part, message or {})
+                except Exception as error:  # noqa: BLE001 - a reader bug must not lose the session
+                    bug, kept = reader_error(path, line + 1, offset, orjson.dumps(part), part, error)
+                    yield bug
+                    entries.append(kept)
         for entry in entries + message_end(message or {}, shown):
             line += 1
             entry.line, entry.offset = line, offset
@@ -340,17 +348,18 @@ def _read(path: Path, info: dict, rows, start_offset: int, start_line: int, sour
     return ReadResult([], [], offset, line, identity=identity)
 
 
-def _decoded(path: Path, line: int, offset: int, data: Any) -> tuple[dict | None, Problem | None]:
+def _decoded(path: Path, line: int, offset: int, data: Any, limit: int) -> tuple[dict | None, Problem | None]:
+    """A message's or part's JSON as an object, or the problem that says why not (decode_line's
+    rules: not JSON, not UTF-8, not an object; a lone surrogate read as U+FFFD)."""
     if isinstance(data, OSError):
         return None, Problem(str(path), line, offset, f"could not be read: {data}")
-    try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError as error:
-        preview = data[:200] if isinstance(data, str) else bytes(data[:200]).decode("utf-8", "replace")
-        return None, Problem(str(path), line, offset, f"not valid JSON: {error}", preview)
-    if not isinstance(obj, dict):
-        return None, Problem(str(path), line, offset, f"not a JSON object but {type(obj).__name__}")
-    return obj, None
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    if len(raw) > limit:
+        return None, Problem(str(path), line, offset, f"{len(raw):,} bytes, past the limit of {limit:,}")
+    decoded = decode_line(path, line, offset, raw)
+    if decoded is None:
+        return None, Problem(str(path), line, offset, "empty")
+    return (None, decoded) if type(decoded) is Problem else (decoded, None)
 
 
 def _object(data: Any) -> dict:
