@@ -272,6 +272,7 @@ DEMO_ROOTS = [
     f"pi={DEMO_DIR / 'pi/sessions'}",
     f"fluux_xmpp={DEMO_DIR / 'fluux/memory'}",
     f"codex={DEMO_DIR / 'codex/sessions'}",
+    f"opencode={DEMO_DIR / 'opencode'}",
 ]
 DEFAULT_ROOTS = [
     "claude_code=~/.claude/projects",
@@ -281,6 +282,7 @@ DEFAULT_ROOTS = [
     "pi=~/.pi/agent/sessions",
     "fluux_xmpp=./data/memory",
     "codex=~/.codex/sessions",
+    "opencode=~/.local/share/opencode",
 ]
 SESSIONVIEWER_ROOTS = [
     root for item in envlist("SESSIONVIEWER_ROOTS") for root in (DEMO_ROOTS if item == "demo" else [item])

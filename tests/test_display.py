@@ -29,6 +29,7 @@ def test_every_format_has_a_human_name_and_a_mark():
         "pi": "pi",
         "fluux_xmpp": "Fluux",
         "codex": "Codex CLI",
+        "opencode": "opencode",
     }
     assert all((STATIC / format_of(key).mark).is_file() for key in FORMATS)
 

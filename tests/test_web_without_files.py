@@ -43,6 +43,7 @@ FORMATS = {
     "pi/sessions": "pi",
     "fluux/memory": "fluux_xmpp",
     "codex/sessions": "codex",
+    "opencode": "opencode",
 }
 ALICE = "alice@example.com"
 LEAK = "- Shop API key: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv\n"

@@ -43,7 +43,7 @@ import orjson
 
 from .files import check_file, open_regular
 
-FORMATS = ("claude_code", "go_agent", "openclaw", "pi", "fluux_xmpp", "codex")
+FORMATS = ("claude_code", "go_agent", "openclaw", "pi", "fluux_xmpp", "codex", "opencode")
 
 # Block types a reader may produce.
 TEXT = "text"
