@@ -15,12 +15,14 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
+from sessionviewer import readers
 from sessionviewer.index import index_roots
 from sessionviewer.memory_findings import finding_histories
 from sessionviewer.models import Revision, Session
-from sessionviewer.roots import RootSpec
+from sessionviewer.roots import RootSpec, parse_root
 
 from .browser import ALICE, Watched, log_in
+from .demo_index import DEMO, DEMO_SPECS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -30,8 +32,15 @@ AXE_RUN = (
 )
 # The Claude Code demo session with Edit calls (diffs), code and command output.
 EDITS = "81cc43d5-819f-4982-8225-aa6c71c37bf0"
-# pi's own folder, which the shared demo roots (DEMO_SPECS) leave out.
-PI = RootSpec(Path(__file__).resolve().parents[1] / "demo" / "pi" / "sessions", "pi")
+
+
+def other_demo_roots() -> list[RootSpec]:
+    """The demo roots the settings name that the shared demo index (DEMO_SPECS) leaves out:
+    pi's own folder, and each format added since, swept as every other one is."""
+    # The settings name the demo's copy in the data folder; the tests read the repository's.
+    named = [parse_root(root) for root in settings.DEMO_ROOTS]
+    named = [RootSpec(DEMO / spec.path.relative_to(settings.DEMO_DIR), spec.format) for spec in named]
+    return [spec for spec in named if spec not in DEMO_SPECS]
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +52,7 @@ def axe_source() -> str:
 def transcripts() -> list[str]:
     """A transcript of each format (the biggest), and the Claude Code one with edits."""
     paths = [reverse("session-detail", args=[Session.objects.get(path__contains=EDITS).id])]
-    for fmt in ("claude_code", "go_agent", "openclaw", "pi", "fluux_xmpp", "codex"):
+    for fmt in readers.FORMATS:
         session = (
             Session.objects.filter(format=fmt).exclude(path__contains=EDITS).order_by("-entry_count").first()
         )
@@ -125,7 +134,7 @@ def test_every_page_type_fits_the_width_passes_axe_and_keeps_the_policy(
     # The memory tree the workspace pages show, indexed: the JID page then has its usage panel,
     # and the memory pages a history with a finding in a JID's files and in the global ones.
     fingerprints = memory_history(memory)
-    index_roots([PI])
+    index_roots(other_demo_roots())
     edits = Session.objects.get(path__contains=EDITS).id
     context = chromium.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
     page = context.new_page()
