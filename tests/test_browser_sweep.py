@@ -43,7 +43,7 @@ def axe_source() -> str:
 def transcripts() -> list[str]:
     """A transcript of each format (the biggest), and the Claude Code one with edits."""
     paths = [reverse("session-detail", args=[Session.objects.get(path__contains=EDITS).id])]
-    for fmt in ("claude_code", "go_agent", "openclaw", "pi", "fluux_xmpp", "codex"):
+    for fmt in ("claude_code", "go_agent", "openclaw", "pi", "fluux_xmpp", "codex", "gemini_cli"):
         session = (
             Session.objects.filter(format=fmt).exclude(path__contains=EDITS).order_by("-entry_count").first()
         )
