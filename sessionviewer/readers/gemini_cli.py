@@ -301,8 +301,9 @@ def _message(record: dict) -> list[Entry]:
     if kind != "gemini":  # info, warning, error and what later versions add
         entry.role, entry.is_meta = SYSTEM, kind != "error"
         entry.extra["level"] = _LEVELS.get(kind, kind)
-        if kind == "error":
-            entry.extra["error_message"] = "\n".join(b.text for b in entry.blocks if b.text) or "error"
+        if kind == "error":  # shown once, as an error (its text stays searchable as the summary)
+            entry.summary = "\n".join(b.text for b in entry.blocks if b.text) or "error"
+            entry.extra["error_message"], entry.blocks = entry.summary, []
         return [entry]
     entry.role, entry.subtype = ASSISTANT, ""
     entry.model = text_of(record.get("model"))
