@@ -273,6 +273,7 @@ DEMO_ROOTS = [
     f"fluux_xmpp={DEMO_DIR / 'fluux/memory'}",
     f"codex={DEMO_DIR / 'codex/sessions'}",
     f"opencode={DEMO_DIR / 'opencode'}",
+    f"gemini_cli={DEMO_DIR / 'gemini/tmp'}",
 ]
 DEFAULT_ROOTS = [
     "claude_code=~/.claude/projects",
@@ -283,6 +284,7 @@ DEFAULT_ROOTS = [
     "fluux_xmpp=./data/memory",
     "codex=~/.codex/sessions",
     "opencode=~/.local/share/opencode",
+    "gemini_cli=~/.gemini/tmp",
 ]
 SESSIONVIEWER_ROOTS = [
     root for item in envlist("SESSIONVIEWER_ROOTS") for root in (DEMO_ROOTS if item == "demo" else [item])

@@ -16,6 +16,7 @@ DEMO_SPECS = [
     RootSpec(DEMO / "myclaw/sessions", "openclaw"),
     RootSpec(DEMO / "fluux/memory", "fluux_xmpp"),
     RootSpec(DEMO / "codex/sessions", "codex"),
+    RootSpec(DEMO / "gemini/tmp", "gemini_cli"),
 ]
 
 

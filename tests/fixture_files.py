@@ -14,6 +14,7 @@ FORMAT_OF_FOLDER = {
     "go_agent": "go_agent",
     "fluux_xmpp": "fluux_xmpp",
     "codex": "codex",
+    "gemini_cli": "gemini_cli",
 }
 
 

@@ -16,7 +16,11 @@ SAMPLES = {
     "openclaw": sorted((FIXTURES / "openclaw").glob("*.jsonl")),
     "fluux_xmpp": sorted((FIXTURES / "fluux_xmpp").glob("*.jsonl")),
     "codex": sorted((FIXTURES / "codex").glob("*.jsonl")),
+    "gemini_cli": sorted((FIXTURES / "gemini_cli").glob("*.jsonl")),
 }
+# Formats whose entries are numbered by their place in the session rather than by the line of
+# the file they came from: Gemini CLI's records rewrite earlier messages (readers/gemini_cli.py).
+NUMBERED_BY_PLACE = {"gemini_cli"}
 # A plain line of each format, written after each hostile one: it must index.
 AFTER = "surfaced after the hostile line"
 NORMAL_LINE = {
@@ -47,6 +51,12 @@ NORMAL_LINE = {
         "timestamp": "2026-02-01T10:00:00Z",
         "type": "response_item",
         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": AFTER}]},
+    },
+    "gemini_cli": {
+        "id": "after-1",
+        "timestamp": "2026-02-01T10:00:00Z",
+        "type": "user",
+        "content": [{"text": AFTER}],
     },
 }
 
@@ -128,6 +138,7 @@ HOSTILE_LAYOUT = {  # where a root of each format keeps its n-th session file
     "openclaw": lambda root, n: root / "agents" / "main" / "sessions" / f"{n:08x}-0000-4000-8000-0000.jsonl",
     "fluux_xmpp": lambda root, n: root / f"user{n}@example.com" / "history.jsonl",
     "codex": lambda root, n: root / "2026" / "02" / "01" / f"rollout-2026-02-01T10-00-00-{n:08x}.jsonl",
+    "gemini_cli": lambda root, n: root / "project" / "chats" / f"session-2026-02-01T10-00-{n:08x}.jsonl",
 }
 
 

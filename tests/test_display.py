@@ -30,6 +30,7 @@ def test_every_format_has_a_human_name_and_a_mark():
         "fluux_xmpp": "Fluux",
         "codex": "Codex CLI",
         "opencode": "opencode",
+        "gemini_cli": "Gemini CLI",
     }
     assert all((STATIC / format_of(key).mark).is_file() for key in FORMATS)
 

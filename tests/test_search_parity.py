@@ -25,6 +25,7 @@ TREES = [
     ("go_agent", "go_agent"),
     ("fluux_xmpp", "fluux_xmpp"),
     ("codex", "codex"),
+    ("gemini_cli", "gemini_cli"),
     ("openclaw", "openclaw"),
     ("hostile/claude", "claude_code"),
     ("hostile/go", "go_agent"),
@@ -64,7 +65,12 @@ QUERIES = {
     "CAFE": [S + ":1", S + ":8"],
     "hélas": [S + ":1"],
     "fermé etait": [S + ":1"],
-    "error code": ["claude_code/tool_call_and_result.jsonl:5", "claude_code/tool_views.jsonl:9", S + ":9"],
+    "error code": [
+        "claude_code/tool_call_and_result.jsonl:5",
+        "claude_code/tool_views.jsonl:9",
+        "gemini_cli/session-2026-03-02T09-14-5f1c2a9e.jsonl:5",  # Gemini CLI's shell output: "Error: (none)", "Exit Code: 2"
+        S + ":9",
+    ],
     "README.md": [
         "claude_code/one_reply_over_many_lines.jsonl:7",
         "claude_code/one_reply_over_many_lines.jsonl:8",
@@ -74,6 +80,7 @@ QUERIES = {
         "go_agent/fork_family/20260226-153000-33333333.jsonl:4",
         "go_agent/fork_family/20260226-153000-33333333.jsonl:5",
     ],
+    "traceback": ["gemini_cli/session-2026-03-02T09-14-5f1c2a9e.jsonl:4"],  # in a Gemini reply's thoughts
     "dont": [],
     "don": [S + ":2"],
     # prefixes
@@ -83,6 +90,9 @@ QUERIES = {
         "claude_code/tool_views.jsonl:20",
         "claude_code/tool_views.jsonl:21",
         "claude_code/tool_views.jsonl:40",
+        "gemini_cli/session-2025-11-20T16-02-0c9e4d11.json:2",
+        "gemini_cli/session-2025-11-20T16-02-0c9e4d11.json:3",
+        "gemini_cli/session-2025-11-20T16-02-0c9e4d11.json:4",
         S + ":11",
         S + ":12",
     ],
@@ -95,7 +105,11 @@ QUERIES = {
     '"ÉTAIT FERMÉ"': [],
     '"ran tests"': [S + ":2"],
     "ls -la": ["claude_code/tool_call_and_result.jsonl:2"],
-    "Error: Exit": ["claude_code/tool_call_and_result.jsonl:5", "claude_code/tool_views.jsonl:9"],
+    "Error: Exit": [
+        "claude_code/tool_call_and_result.jsonl:5",
+        "claude_code/tool_views.jsonl:9",
+        "gemini_cli/session-2026-03-02T09-14-5f1c2a9e.jsonl:5",
+    ],
     '"Москва — столица"': [S + ":5"],
     '"москва — столица"': [],
     # accents

@@ -242,6 +242,13 @@ def test_codex_sessions_are_a_default_root():
     assert "codex=~/.codex/sessions" in settings.DEFAULT_ROOTS
 
 
+def test_gemini_cli_sessions_are_a_default_root_and_in_the_demo():
+    from sessionviewer import settings
+
+    assert "gemini_cli=~/.gemini/tmp" in settings.DEFAULT_ROOTS
+    assert f"gemini_cli={settings.DEMO_DIR / 'gemini/tmp'}" in settings.DEMO_ROOTS
+
+
 def test_the_largest_inflated_event_is_256_mb_unless_told(monkeypatch):
     assert read_settings(monkeypatch).SESSIONVIEWER_MAX_EVENT_BYTES == 256 * 1024 * 1024
     assert (

@@ -44,6 +44,7 @@ FORMATS = {
     "fluux/memory": "fluux_xmpp",
     "codex/sessions": "codex",
     "opencode": "opencode",
+    "gemini/tmp": "gemini_cli",
 }
 ALICE = "alice@example.com"
 LEAK = "- Shop API key: sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv\n"

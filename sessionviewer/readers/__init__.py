@@ -1,7 +1,7 @@
 """Readers turn agent session files into normalised entries.
 
 Plain Python, no Django: tests and bench/ run them directly. Each format module
-(claude_code, go_agent, openclaw, pi, fluux_xmpp, codex) provides
+(claude_code, go_agent, openclaw, pi, fluux_xmpp, codex, opencode, gemini_cli) provides
 
     FORMAT: str                                   # the format's name
     discover(root: Path) -> Iterator[SessionFile | Kept] # the session files under a root
@@ -43,7 +43,7 @@ import orjson
 
 from .files import check_file, open_regular
 
-FORMATS = ("claude_code", "go_agent", "openclaw", "pi", "fluux_xmpp", "codex", "opencode")
+FORMATS = ("claude_code", "go_agent", "openclaw", "pi", "fluux_xmpp", "codex", "opencode", "gemini_cli")
 
 # Block types a reader may produce.
 TEXT = "text"
