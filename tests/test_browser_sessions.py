@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_a_facet_click_filters_the_table_in_place(browser_page, demo):
     page = browser_page
     open_page(page, "/")
-    expect(page.locator("#session-table .count").last).to_contain_text("15 sessions · subagents under")
+    expect(page.locator("#session-table .count").last).to_contain_text("17 sessions · subagents under")
     page.evaluate("window.notReloaded = true")
     page.locator('[data-facet="format"] a', has_text="Go agent").click()
     expect(page.locator("#session-table .count").last).to_contain_text("2 sessions")
@@ -169,7 +169,7 @@ def test_the_list_nests_subagents_lists_them_flat_and_takes_a_one_day_range(brow
     expect(nested).to_contain_text(child.display_title[:30])
     page.get_by_role("link", name="list them flat").click()
     expect(page.locator("tr.nested")).to_have_count(0)
-    expect(page.locator("#session-table .count").last).to_contain_text("16 sessions")
+    expect(page.locator("#session-table .count").last).to_contain_text("18 sessions")
     day = child.updated_at.date().isoformat()
     page.fill('input[name="updated_since"]', day)
     page.fill('input[name="updated_until"]', day)

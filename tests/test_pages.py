@@ -53,7 +53,7 @@ def test_a_user_without_the_view_permission_gets_403(client, demo, name):
 
 def test_list_shows_sessions_of_every_format(client, demo, viewer):
     body = page(client, reverse("session-list"))
-    assert "15 sessions · subagents under their parents" in body  # the demo's subagent is under its parent
+    assert "17 sessions · subagents under their parents" in body  # the demo's subagent is under its parent
     for name in ("Claude Code", "Go agent", "OpenClaw", "Fluux", "Codex CLI"):
         assert f">{name}</span></td>" in body
 
@@ -86,7 +86,7 @@ def test_list_sorts_by_a_column_both_ways(client, demo, viewer):
 
 def test_list_paginates(client, demo, viewer):
     body = page(client, reverse("session-list"), _size="5", _page="2")
-    assert "Page 2 of 3" in body
+    assert "Page 2 of 4" in body
     assert "_page=3" in body
 
 
@@ -162,7 +162,7 @@ def test_a_hit_in_a_long_session_opens_the_chunk_that_holds_it(client, long_sess
 def test_every_column_of_the_list_sorts(client, demo, viewer, column):
     body = page(client, reverse("session-list"), _sort=column, _sort_desc="0", _flat="1")
     assert 'aria-sort="ascending"' in body
-    assert "16 sessions" in body
+    assert "18 sessions" in body
 
 
 def test_the_project_or_jid_column_sorts_by_what_it_shows(client, demo, viewer):
