@@ -52,7 +52,7 @@ LAYERS = (
 )
 
 # What every reader shares; every other module in readers/ belongs to one format.
-SHARED_READERS = frozenset({"readers", "readers.files"})
+SHARED_READERS = frozenset({"readers", "readers.files", "readers.agent_database"})
 
 # Import circles not broken yet, each closed by an import inside a function.
 KNOWN_CIRCLES: set[frozenset[str]] = set()

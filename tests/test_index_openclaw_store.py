@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from sessionviewer.index import index_roots
 from sessionviewer.models import Entry, Session
-from sessionviewer.readers import openclaw_store
+from sessionviewer.readers import agent_database, openclaw_store
 from sessionviewer.roots import RootSpec
 from tests.openclaw_store_files import AgentStore, frame, header, one_session_store, said, zeros_frame
 
@@ -150,7 +150,7 @@ def test_a_pass_over_an_unchanged_database_opens_nothing(store, tmp_path, reads,
 
 
 def test_a_locked_database_is_left_for_the_next_pass_and_reported_nowhere(store, tmp_path, monkeypatch):
-    monkeypatch.setattr(openclaw_store, "BUSY_TIMEOUT", 0.05)
+    monkeypatch.setattr(agent_database, "BUSY_TIMEOUT", 0.05)
     run(tmp_path)
     store.events("s1", said("m3", "user", "while locked", "m2"))
     holder = sqlite3.connect(store.path, isolation_level=None)

@@ -8,7 +8,15 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sessionviewer.readers import Kept, SessionReader, SourceBusy, openclaw, openclaw_store, read_session
+from sessionviewer.readers import (
+    Kept,
+    SessionReader,
+    SourceBusy,
+    agent_database,
+    openclaw,
+    openclaw_store,
+    read_session,
+)
 from tests.openclaw_store_files import AgentStore, frame, header, one_session_store, said, zeros_frame
 
 MB = 1024 * 1024
@@ -238,7 +246,7 @@ def test_a_database_without_transcript_events_is_reported_as_such(tmp_path):
 
 
 def test_a_locked_database_keeps_its_agent_as_it_was(store, tmp_path, monkeypatch):
-    monkeypatch.setattr(openclaw_store, "BUSY_TIMEOUT", 0.05)
+    monkeypatch.setattr(agent_database, "BUSY_TIMEOUT", 0.05)
     store.events("s1", said("m3", "user", "more"))  # changed: discovery must look inside
     holder = sqlite3.connect(store.path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")

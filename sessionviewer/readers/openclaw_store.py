@@ -35,7 +35,7 @@ import hashlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,31 +50,19 @@ from . import (
     SessionFile,
     SourceBusy,
     Stamp,
+    agent_database,
     decode_line,
     reader_error,
     text_of,
 )
-from .files import check_inside, open_regular
+from .agent_database import Tables, Unreadable, connect, database_stamp, is_database
+from .files import check_inside
 
 DATABASE_NAME = "openclaw-agent.sqlite"
 SEPARATOR = "#"
-BUSY_TIMEOUT = 2.0  # seconds a read waits for the agent's write lock before leaving it for the next pass
-_SQLITE_HEADER = b"SQLite format 3\x00"
 
 # What the reader needs: without these it says so, and reads nothing.
 NEEDED = {"transcript_events": ("session_id", "seq", "created_at", "event_json")}
-
-
-class Unreadable(OSError):
-    """A database that is not one, or lacks what the reader needs: shown on the list."""
-
-
-def is_database(path: Path) -> bool:
-    try:
-        with open_regular(path) as handle:
-            return handle.read(16) == _SQLITE_HEADER
-    except OSError:
-        return False
 
 
 def databases(root: Path) -> list[tuple[Path, str]]:
@@ -129,78 +117,17 @@ def split_path(path: Path) -> tuple[Path, str, str] | None:
 # Opening
 
 
-def database_stamp(database: Path) -> tuple:
-    """What changes whenever the database does: its stat, its change counter (rollback
-    journal mode) and its -wal file's stat (WAL mode). Costs two stats and 28 bytes read."""
-    stat = os.stat(database)
-    with open_regular(database) as handle:
-        counter = handle.read(28)[24:28]
-    try:
-        wal = os.stat(f"{database}-wal")
-        wal_stamp = (wal.st_size, wal.st_mtime_ns)
-    except FileNotFoundError:
-        wal_stamp = None
-    return (stat.st_size, stat.st_mtime_ns, stat.st_ino, counter, wal_stamp)
-
-
-def _uri(database: Path) -> str:
-    """A read-only URI. A database in WAL mode whose -wal file is gone is one no process
-    has open (SQLite removes it with the last connection): it is opened immutable, since a
-    read-only connection would otherwise leave a -wal and a -shm file beside it."""
-    uri = f"file:{_quoted(database)}?mode=ro"
-    # SQLite opens the file itself, by name: it must be a regular file (files.py) right before.
-    with open_regular(database) as handle:
-        wal_mode = handle.read(20)[18:20] == b"\x02\x02"
-    if wal_mode and not os.path.exists(f"{database}-wal"):
-        uri += "&immutable=1"
-    return uri
-
-
-def _quoted(path: Path) -> str:
-    return str(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-
-
-def connect(database: Path) -> sqlite3.Connection:
-    """The database opened read-only (tests count the calls)."""
-    connection = sqlite3.connect(_uri(database), uri=True, timeout=BUSY_TIMEOUT, isolation_level=None)
-    connection.execute("PRAGMA query_only = 1")
-    return connection
-
-
-_BUSY = ("locked", "busy", "schema has changed")
-
-
 @contextmanager
-def reading(database: Path) -> Iterator[tuple[sqlite3.Connection, dict[str, set[str]]]]:
+def reading(database: Path) -> Iterator[tuple[sqlite3.Connection, Tables]]:
     """The database opened, in one read transaction (one snapshot), with its tables' columns.
 
     Raises SourceBusy when it is locked or half-migrated, Unreadable when it is not an
     agent database this reader can read."""
-    try:
-        with closing(connect(database)) as connection:
-            connection.execute("BEGIN")
-            tables = _tables(connection)
-            _check(database, tables)
-            yield connection, tables
-            connection.execute("COMMIT")
-    except sqlite3.OperationalError as error:
-        if any(word in str(error) for word in _BUSY):
-            raise SourceBusy(f"{database}: {error}; read again next pass") from error
-        raise Unreadable(f"{database}: {error}") from error
-    except sqlite3.DatabaseError as error:
-        raise Unreadable(f"{database}: not a readable SQLite database ({error})") from error
+    with agent_database.reading(database, _check, connect) as opened:  # connect: this module's (tests count)
+        yield opened
 
 
-def _tables(connection: sqlite3.Connection) -> dict[str, set[str]]:
-    names = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    return {
-        name: {row[1] for row in connection.execute(f'PRAGMA table_info("{name}")')}
-        for name in names
-        if not name.startswith("sqlite_")
-    }
-
-
-def _check(database: Path, tables: dict[str, set[str]]) -> None:
+def _check(database: Path, tables: Tables) -> None:
     for table, columns in NEEDED.items():
         if table not in tables:
             # OpenClaw's migrations rebuild a table as <table>_<something>, then rename it.

@@ -11,7 +11,7 @@ without their ids (they are the rows' columns). This module only finds and fetch
 rows; opencode.py turns them into entries, whichever storage they came from.
 
 Each session is indexed under a path of its own, "<database>#<session id>". The database
-is only ever read: opened read-only with a busy timeout (openclaw_store.connect), in one
+is only ever read: opened read-only with a busy timeout (agent_database.connect), in one
 read transaction per look. A locked database is left for the next pass (SourceBusy); one
 without the tables and columns read here is reported as such (Unreadable).
 """
@@ -21,16 +21,13 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import SourceBusy
+from . import agent_database
+from .agent_database import Tables, Unreadable, connect, database_stamp, is_database
 from .files import check_inside
-
-# The SQLite plumbing every database reader needs: read-only, immutable when no one has the
-# database open, its change stamp. OpenClaw's store reader has it; see the report of issue 30.
-from .openclaw_store import connect, database_stamp, is_database
 
 DATABASE_NAME = "opencode.db"
 SEPARATOR = "#"
@@ -43,11 +40,6 @@ NEEDED = {
 }
 # Read when the database has them (later versions add columns, and may drop some).
 _SESSION_COLUMNS = ("parent_id", "directory", "title", "version", "time_archived", "slug")
-_BUSY = ("locked", "busy", "schema has changed")
-
-
-class Unreadable(OSError):
-    """A database that is not one, or lacks what the reader needs: shown on the list."""
 
 
 def session_path(database: Path, session_id: str) -> Path:
@@ -71,33 +63,22 @@ def database_of(root: Path) -> Path | None:
 
 
 @contextmanager
-def reading(database: Path) -> Iterator[tuple[sqlite3.Connection, dict[str, set[str]]]]:
+def reading(database: Path) -> Iterator[tuple[sqlite3.Connection, Tables]]:
     """The database opened read-only, in one read transaction, with its tables' columns.
 
     Raises SourceBusy when it is locked, Unreadable when it is not one this reader can read."""
-    try:
-        with closing(connect(database)) as connection:
-            connection.execute("BEGIN")
-            tables = {
-                name: {row[1] for row in connection.execute(f'PRAGMA table_info("{name}")')}
-                for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-                if name in NEEDED
-            }
-            for table, columns in NEEDED.items():
-                if table not in tables:
-                    raise Unreadable(
-                        f"{database}: not an opencode database this reader knows: no {table} table"
-                    )
-                if missing := [c for c in columns if c not in tables[table]]:
-                    raise Unreadable(f"{database}: the {table} table lacks {', '.join(missing)}")
-            yield connection, tables
-            connection.execute("COMMIT")
-    except sqlite3.OperationalError as error:
-        if any(word in str(error) for word in _BUSY):
-            raise SourceBusy(f"{database}: {error}; read again next pass") from error
-        raise Unreadable(f"{database}: {error}") from error
-    except sqlite3.DatabaseError as error:
-        raise Unreadable(f"{database}: not a readable SQLite database ({error})") from error
+    with agent_database.reading(
+        database, _check, connect
+    ) as opened:  # connect: this module's (tests wrap it)
+        yield opened
+
+
+def _check(database: Path, tables: Tables) -> None:
+    for table, columns in NEEDED.items():
+        if table not in tables:
+            raise Unreadable(f"{database}: not an opencode database this reader knows: no {table} table")
+        if missing := [c for c in columns if c not in tables[table]]:
+            raise Unreadable(f"{database}: the {table} table lacks {', '.join(missing)}")
 
 
 @dataclass(frozen=True, slots=True)
