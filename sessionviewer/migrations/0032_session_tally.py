@@ -44,55 +44,44 @@ FACETS = ("project", "jid", "agent", "channel", "peer_kind")
 IN_PROJECT = ("", "kind", "jid", "agent", "channel", "peer_kind", "updated", "model", "under")
 
 
-def _without_nul(column: str, vendor: str) -> str:
-    """A JSON column whose strings, read as text, hold no NUL: PostgreSQL's text cannot, and
-    SQLite's json_each cuts a string at one; a file may put one in a model's name. Its escape
-    becomes the six characters the index keeps for it elsewhere (rows.db_text), an escaped
-    backslash and "u0000": each escaped backslash is set aside first, so that the one
-    before a "u0000" is told apart. json on PostgreSQL, text on SQLite."""
-    mark = "chr(1)" if vendor == "postgresql" else "char(1)"  # orjson escapes every control character
+def _without_nul(column: str) -> str:
+    """A JSON column whose strings, read as text, hold no NUL, which PostgreSQL's text
+    cannot; a file may put one in a model's name. Its escape becomes the six characters the
+    index keeps for it elsewhere (rows.db_text), an escaped backslash and "u0000": each
+    escaped backslash is set aside first, so that the one before a "u0000" is told apart."""
+    mark = "chr(1)"  # orjson escapes every control character
     aside = rf"replace({column}, '\\', {mark})"
     text = rf"replace(replace({aside}, '\u0000', '\\u0000'), {mark}, '\\')"
-    return f"{text}::json" if vendor == "postgresql" else text
+    return f"{text}::json"
 
 
-def _shares(r: str, vendor: str, sign: str, table: str = "") -> str:
+def _shares(r: str, sign: str, table: str = "") -> str:
     """The rows of one session's shares (COLUMNS, each figure times sign): r, the prefix of
     its columns ("new.", or "r." reading every session from table for the backfill)."""
-    pg = vendor == "postgresql"
     tokens = f"({r}input_tokens + {r}output_tokens + {r}cache_read_tokens + {r}cache_write_tokens)"
     cost = f"COALESCE({r}cost, 0)"
     priced = f"(CASE WHEN {r}cost IS NULL THEN 0 ELSE 1 END)"
     # The parent's source and format, for a subagent: the nested count takes it out where
     # the list shows its parent (tallies.sessions). In a project's rows, a parent of it only.
     parent = (
-        "(SELECT {text} || ' ' || p.format FROM sessionviewer_session p "  # noqa: S608 - constants only
+        "(SELECT p.source_id::text || ' ' || p.format FROM sessionviewer_session p "  # noqa: S608 - constants only
         f"WHERE p.id = {r}parent_id{{same}})"
-    ).replace("{text}", "p.source_id::text" if pg else "p.source_id")
-    used, costs = _without_nul(f"{r}models_used", vendor), _without_nul(f"{r}model_costs", vendor)
-    if pg:
-        month = f"to_char({r}updated_at AT TIME ZONE 'UTC', 'YYYY-MM')"
-        day = f"to_char({r}started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
-        models_from = (
-            f"json_array_elements_text(CASE WHEN json_typeof({used}) = 'array' "
-            f"THEN {used} ELSE '[]'::json END) AS m(value)"
-        )
-        models_where = "m.value IS NOT NULL"
-        costs_from = (
-            f"json_each(CASE WHEN json_typeof({costs}) = 'object' "
-            f"THEN {costs} ELSE '{{}}'::json END) AS c(key, value)"
-        )
-        costs_where = ""
-        m_tokens, m_cost = "COALESCE((c.value->>'tokens')::bigint, 0)", "(c.value->>'cost')::float8"
-        separator = "chr(31)"
-    else:
-        month, day = f"substr({r}updated_at, 1, 7)", f"substr({r}started_at, 1, 10)"
-        models_from = f"json_each({used}) AS m"
-        models_where = f"json_type({r}models_used) = 'array' AND m.value IS NOT NULL"
-        costs_from, costs_where = f"json_each({costs}) AS c", f"json_type({r}model_costs) = 'object'"
-        m_tokens = "COALESCE(json_extract(c.value, '$.tokens'), 0)"
-        m_cost = "json_extract(c.value, '$.cost')"
-        separator = "char(31)"
+    )
+    used, costs = _without_nul(f"{r}models_used"), _without_nul(f"{r}model_costs")
+    month = f"to_char({r}updated_at AT TIME ZONE 'UTC', 'YYYY-MM')"
+    day = f"to_char({r}started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
+    models_from = (
+        f"json_array_elements_text(CASE WHEN json_typeof({used}) = 'array' "
+        f"THEN {used} ELSE '[]'::json END) AS m(value)"
+    )
+    models_where = "m.value IS NOT NULL"
+    costs_from = (
+        f"json_each(CASE WHEN json_typeof({costs}) = 'object' "
+        f"THEN {costs} ELSE '{{}}'::json END) AS c(key, value)"
+    )
+    costs_where = ""
+    m_tokens, m_cost = "COALESCE((c.value->>'tokens')::bigint, 0)", "(c.value->>'cost')::float8"
+    separator = "chr(31)"
     s = sign
     counted = f"{s}, 0, 0, 0, 0, 0, 0"  # sessions only
     money = f"{s}, {s} * {tokens}, 0, {s} * {cost}, {s} * {priced}, 0, 0"
@@ -121,7 +110,7 @@ def _shares(r: str, vendor: str, sign: str, table: str = "") -> str:
         ),
         ("under", f"{parent}, {counted}", "", f"{r}kind = 'subagent' AND {parent} IS NOT NULL"),
     ]
-    # A first SELECT of no row names the columns: SQLite takes no column list after an alias.
+    # A first SELECT of no row names the columns and their types.
     names = ", ".join(
         f"CAST(NULL AS {t}) AS {name}" for t, name in zip(TYPES, COLUMNS.split(", "), strict=True)
     )
@@ -145,25 +134,20 @@ def _shares(r: str, vendor: str, sign: str, table: str = "") -> str:
 FIGURES = ("sessions", "tokens", "messages", "cost", "priced", "unpriced_tokens", "undated")
 
 
-def _added(shares: str, vendor: str, pending: bool = True) -> str:
+def _added(shares: str, pending: bool = True) -> str:
     """Add the shares to the tally, summed by key first, the ones that change nothing left
-    out. On SQLite, into each value's one row (ON CONFLICT DO UPDATE: one writer at a time
-    is SQLite's rule). On PostgreSQL, as rows of their own marked pending, which wait for no
+    out, as rows of their own marked pending, which wait for no
     other writer's lock: an upsert would, and an indexer settling copies (copies.py) changes
     other machines' sessions, so two indexers could each wait for the other's tally rows.
     index/tally.py folds the pending rows into their value's row after each pass. pending
     False: rows folded already (the backfill's)."""
     sums = ", ".join(f"SUM({name})" for name in FIGURES)
     changed = " OR ".join(f"SUM({name}) <> 0" for name in FIGURES)
-    shared = (
+    return (
         f"INSERT INTO {TABLE} ({COLUMNS}, pending) "  # noqa: S608 - made of this module's constants only
-        f"SELECT source_id, format, project, facet, value, {sums}, {'TRUE' if pending and vendor == 'postgresql' else 'FALSE'} "
+        f"SELECT source_id, format, project, facet, value, {sums}, {'TRUE' if pending else 'FALSE'} "
         f"FROM ({shares}) AS shares WHERE TRUE GROUP BY {KEY} HAVING {changed}"
     )
-    if vendor == "postgresql":
-        return shared
-    added = ", ".join(f"{name} = {TABLE}.{name} + excluded.{name}" for name in FIGURES)
-    return f"{shared} ON CONFLICT ({KEY}) WHERE NOT pending DO UPDATE SET {added}"
 
 
 # A row changed in these is counted again; any other change (read_offset, file_size...) is not.
@@ -174,43 +158,30 @@ WATCHED = (
 )  # fmt: skip
 
 
-def _statements(vendor: str) -> list[str]:
-    old, new = ("OLD.", "NEW.") if vendor == "postgresql" else ("old.", "new.")
-    insert = _added(_shares(new, vendor, "1"), vendor)
-    delete = _added(_shares(old, vendor, "-1"), vendor)
-    update = _added(_shares(old, vendor, "-1") + "\nUNION ALL " + _shares(new, vendor, "1"), vendor)
+def _statements() -> list[str]:
+    insert = _added(_shares("NEW.", "1"))
+    delete = _added(_shares("OLD.", "-1"))
+    update = _added(_shares("OLD.", "-1") + "\nUNION ALL " + _shares("NEW.", "1"))
     # The sessions already indexed, each value in one row.
-    backfill = _added(_shares("r.", vendor, "1", "sessionviewer_session r"), vendor, pending=False)
-    if vendor == "postgresql":
-        distinct = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in WATCHED)
-        return [
-            backfill,
-            "CREATE FUNCTION sessionviewer_session_tally() RETURNS trigger LANGUAGE plpgsql AS $$\n"
-            f"BEGIN\n IF TG_OP = 'INSERT' THEN\n{insert};\n ELSIF TG_OP = 'DELETE' THEN\n{delete};\n"
-            f" ELSE\n{update};\n END IF;\n RETURN NULL;\nEND $$",
-            "CREATE TRIGGER session_tally_insert_delete AFTER INSERT OR DELETE ON sessionviewer_session "
-            "FOR EACH ROW EXECUTE FUNCTION sessionviewer_session_tally()",
-            "CREATE TRIGGER session_tally_update AFTER UPDATE ON sessionviewer_session "
-            f"FOR EACH ROW WHEN ({distinct}) EXECUTE FUNCTION sessionviewer_session_tally()",
-        ]
-    distinct = " OR ".join(f"old.{c} IS NOT new.{c}" for c in WATCHED)
+    backfill = _added(_shares("r.", "1", "sessionviewer_session r"), pending=False)
+    distinct = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in WATCHED)
     return [
         backfill,
-        f"CREATE TRIGGER session_tally_insert AFTER INSERT ON sessionviewer_session BEGIN {insert}; END",
-        f"CREATE TRIGGER session_tally_delete AFTER DELETE ON sessionviewer_session BEGIN {delete}; END",
-        f"CREATE TRIGGER session_tally_update AFTER UPDATE ON sessionviewer_session WHEN {distinct} "
-        f"BEGIN {update}; END",
+        "CREATE FUNCTION sessionviewer_session_tally() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+        f"BEGIN\n IF TG_OP = 'INSERT' THEN\n{insert};\n ELSIF TG_OP = 'DELETE' THEN\n{delete};\n"
+        f" ELSE\n{update};\n END IF;\n RETURN NULL;\nEND $$",
+        "CREATE TRIGGER session_tally_insert_delete AFTER INSERT OR DELETE ON sessionviewer_session "
+        "FOR EACH ROW EXECUTE FUNCTION sessionviewer_session_tally()",
+        "CREATE TRIGGER session_tally_update AFTER UPDATE ON sessionviewer_session "
+        f"FOR EACH ROW WHEN ({distinct}) EXECUTE FUNCTION sessionviewer_session_tally()",
     ]
 
 
-DROP = {
-    "postgresql": [
-        "DROP TRIGGER IF EXISTS session_tally_insert_delete ON sessionviewer_session",
-        "DROP TRIGGER IF EXISTS session_tally_update ON sessionviewer_session",
-        "DROP FUNCTION IF EXISTS sessionviewer_session_tally()",
-    ],
-    "sqlite": [f"DROP TRIGGER IF EXISTS session_tally_{op}" for op in ("insert", "delete", "update")],
-}
+DROP = [
+    "DROP TRIGGER IF EXISTS session_tally_insert_delete ON sessionviewer_session",
+    "DROP TRIGGER IF EXISTS session_tally_update ON sessionviewer_session",
+    "DROP FUNCTION IF EXISTS sessionviewer_session_tally()",
+]
 
 
 def _ordered(*fields: str) -> models.Index:
@@ -273,14 +244,14 @@ def add_triggers(apps, schema_editor):
     # need the unique one now.
     while schema_editor.deferred_sql:
         schema_editor.execute(schema_editor.deferred_sql.pop(0))
-    for statement in _statements(schema_editor.connection.vendor):
+    for statement in _statements():
         schema_editor.execute(statement, params=None)
 
 
 def drop_triggers(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
-    for statement in DROP[schema_editor.connection.vendor]:
+    for statement in DROP:
         schema_editor.execute(statement, params=None)
 
 
@@ -320,7 +291,9 @@ class Migration(migrations.Migration):
                     )
                 ],
                 "indexes": [
-                    models.Index(fields=["facet", "project", "source_id", "format", "value"], name="tally_rows"),
+                    models.Index(
+                        fields=["facet", "project", "source_id", "format", "value"], name="tally_rows"
+                    ),
                     models.Index(condition=models.Q(("pending", True)), fields=["id"], name="tally_pending"),
                 ],
             },
