@@ -1,4 +1,5 @@
-"""Counts the index keeps as it writes (models.SessionTally, migration 0032): the list's
+"""Counts the index keeps as it writes on PostgreSQL (models.SessionTally, migration 0032; SQLite
+keeps none, and filters.tally_scope then answers None): the list's
 facets and count and Activity's totals, read from a few hundred rows per source instead of
 counting every session at each request.
 
