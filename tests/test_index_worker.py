@@ -17,6 +17,7 @@ import signal
 import subprocess
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -288,6 +289,88 @@ def test_a_big_pass_of_jobs_goes_into_the_pipe_while_the_worker_is_still_startin
         finally:
             os.kill(reading.worker.pid, signal.SIGCONT)
             sent.join()
+
+
+def test_the_last_jobs_read_here_while_waiting_give_what_the_worker_gives(monkeypatch):
+    monkeypatch.setattr(worker, "END_MARGIN", 2)
+    jobs = fixture_jobs() * 3
+    expected = read_all(fixture_jobs() * 3, parallel=False)
+    seen = []
+    with worker.Reading(parallel_from=0) as reading:
+        reading.expect(1)
+        os.kill(reading.worker.pid, signal.SIGSTOP)  # a worker behind: nothing in the pipe
+        try:
+            for job in jobs:
+                reading.add(job)
+            reading.close_jobs()
+            assert not reading.ready(0)
+            taken = 0
+            while reading.read_from_the_end(0):
+                taken += 1
+            assert taken == len(jobs) - 3, "read from the end up to END_MARGIN jobs after the one waited for"
+            assert reading.stop_at == 3
+            assert reading.ready(len(jobs) - 1), "a job read here is ready"
+        finally:
+            os.kill(reading.worker.pid, signal.SIGCONT)
+        for number in range(len(jobs)):
+            seen += [(b.job, b.rows, b.last) for b in reading.batches(number)]
+    assert seen == [(number, rows, last) for number, rows, *_, (last, *_) in expected]
+
+
+def test_a_worker_told_to_stop_at_a_job_hands_over_none_from_it_on():
+    jobs = fixture_jobs()
+    with worker.Reading(parallel_from=0) as reading:
+        reading.expect(1)
+        os.kill(reading.worker.pid, signal.SIGSTOP)  # the stop is in before it reads anything
+        for job in jobs:
+            reading.add(job)
+        reading._send(worker.StopAt(3))
+        reading.close_jobs()
+        os.kill(reading.worker.pid, signal.SIGCONT)
+        handed_over = []
+        while (item := reading._take()) is not None:  # None: the worker ended after the last job
+            handed_over.append(item.job)
+    assert set(handed_over) == set(range(3))
+
+
+def test_jobs_read_from_the_end_hold_at_most_end_bytes(monkeypatch):
+    monkeypatch.setattr(worker, "END_MARGIN", 0)
+    monkeypatch.setattr(worker, "END_BYTES", 100)
+    jobs = [replace(job, size=60) for job in fixture_jobs()]
+    with worker.Reading(parallel_from=0) as reading:
+        reading.expect(1)
+        os.kill(reading.worker.pid, signal.SIGSTOP)
+        try:
+            for job in jobs:
+                reading.add(job)
+            reading.close_jobs()
+            assert reading.read_from_the_end(0)
+            assert not reading.read_from_the_end(0), "a second job would hold 120 bytes"
+            assert reading.stop_at == len(jobs) - 1
+        finally:
+            os.kill(reading.worker.pid, signal.SIGCONT)
+
+
+def test_a_job_read_from_the_end_that_fails_raises_when_its_batches_are_asked_for(tmp_path, monkeypatch):
+    monkeypatch.setattr(worker, "END_MARGIN", 0)
+    jobs = [
+        *fixture_jobs(),
+        worker.Job(tmp_path / "gone.jsonl", "claude_code", 0, 0, fold.SessionState("claude_code")),
+    ]
+    with worker.Reading(parallel_from=0) as reading:
+        reading.expect(1)
+        os.kill(reading.worker.pid, signal.SIGSTOP)
+        try:
+            for job in jobs:
+                reading.add(job)
+            reading.close_jobs()
+            assert reading.read_from_the_end(0)
+        finally:
+            os.kill(reading.worker.pid, signal.SIGCONT)
+        for number in range(len(jobs) - 1):
+            assert list(reading.batches(number))[-1].last
+        with pytest.raises(FileNotFoundError):
+            list(reading.batches(len(jobs) - 1))
 
 
 def test_a_worker_told_to_skip_jobs_reads_only_the_others():

@@ -35,6 +35,7 @@ from django.utils import timezone
 from sessionviewer import prices, readers
 from sessionviewer.index import copies, fold, tally, worker
 from sessionviewer.index.busy import database_busy
+from sessionviewer.index.idle import IdleWork
 from sessionviewer.index.links import link_sessions, links_made, pending_links
 from sessionviewer.index.locks import take_turn
 from sessionviewer.index.memory import MemorySummary, snapshot_roots
@@ -98,12 +99,20 @@ Progress = Callable[[int, int, str], None]
 
 
 def index_roots(
-    specs: Iterable[RootSpec], progress: Progress | None = None, memory: Iterable[Path] = ()
+    specs: Iterable[RootSpec],
+    progress: Progress | None = None,
+    memory: Iterable[Path] = (),
+    idle: IdleWork | None = None,
 ) -> IndexSummary:
     """Bring the index up to date with every root; roots not listed are left alone. memory:
-    the Fluux memory roots whose memory and persona files to snapshot (index/memory.py)."""
+    the Fluux memory roots whose memory and persona files to snapshot (index/memory.py).
+    idle: work to do while the writer waits for the reading worker (index/idle.py)."""
     started = time.perf_counter()
     summary = IndexSummary()
+    memory = list(memory)
+    memory_done: list[MemorySummary] = []  # by the writer while it waited for its reader (idle)
+    if idle is not None and memory:
+        idle.later(lambda: memory_done.append(snapshot_roots(memory)))
     parallel_from = PARALLEL_BYTES if CPUS > 1 else None
     with _heap_frozen(), worker.Reading(parallel_from=parallel_from, read_while_starting=True) as reading:
         surveys = []
@@ -129,14 +138,21 @@ def index_roots(
             for root_pass in passes:
                 with summary.phases.timing("write"):
                     _write_changes(
-                        root_pass, reading, summary, progress, len(reading.jobs), checkpointer, read_whole
+                        root_pass,
+                        reading,
+                        summary,
+                        progress,
+                        len(reading.jobs),
+                        checkpointer,
+                        read_whole,
+                        idle=idle,
                     )
     with summary.phases.timing("copies"):
         _count_copies_once(read_whole, summary)
     with summary.phases.timing("tally"):
         _fold_tally()
     with summary.phases.timing("memory"):
-        summary.memory = snapshot_roots(memory)
+        summary.memory = memory_done[0] if memory_done else snapshot_roots(memory)
     summary.errors += summary.memory.errors
     with summary.phases.timing("prices"):
         prices.keep_rates()  # what the library was asked, for the next process
@@ -363,6 +379,7 @@ def _write_changes(
     total: int,
     checkpointer: WalCheckpointer | None = None,
     read_whole: list[Session] | None = None,
+    idle: IdleWork | None = None,
 ) -> None:
     """Write a root's changed files as they are read, drop its vanished ones, link what changed."""
     source = root_pass.survey.source
@@ -381,6 +398,12 @@ def _write_changes(
                 if not reading.ready(plan.number):
                     small.write()
                     new_rows.index_text()  # while the worker reads on: outside any file's savepoint
+                    if idle is not None:  # first the work waiting for this moment
+                        with summary.phases.timing("idle"):
+                            idle.run_while(lambda: not reading.ready(plan.number))  # noqa: B023 - called here
+                    with summary.phases.timing("read"):  # and then the last files, while it still reads
+                        while not reading.ready(plan.number) and reading.read_from_the_end(plan.number):
+                            pass
                 if progress:
                     progress(plan.number + 1, total, plan.work.found.key)
                 batches = summary.phases.timed("read", reading.batches(plan.number))
@@ -393,6 +416,8 @@ def _write_changes(
                     batches = itertools.chain([first], batches)
                 small.write()  # first: sessions keep the order of their files
                 _index_one(plan, batches, summary, touched)
+                if idle is not None and touched and touched[-1] is plan.session:
+                    idle.written(plan.session)
             small.write()
             new_rows.index_text()
         if checkpointer is not None:
@@ -605,6 +630,7 @@ def plan_file(source: Source, work: _Work) -> _Plan:
         for_sqlite=connection.vendor == "sqlite",
         max_event_bytes=settings.SESSIONVIEWER_MAX_EVENT_BYTES,
         root=Path(source.path),
+        size=max(stat.st_size - start_offset, 0),
     )
     return _Plan(work, session, reset, job, totals_read=totals_read)
 

@@ -176,6 +176,15 @@ def prepare_snapshots(session_ids: list[int]) -> int:
     return built
 
 
+def snapshots_to_prepare(session: Session) -> Callable[[], int] | None:
+    """What prepare_snapshots would do for this session, to be done now or later
+    (index/idle.py: while the indexer waits for its reading worker); None for a
+    session too short to prepare."""
+    if session.entry_count < PREPARE_FROM:
+        return None
+    return partial(prepare_snapshots, [session.id])
+
+
 def _prepare(session: Session) -> int:
     """prepare_snapshots for one session: how many threads were built."""
     version = snapshots.version_text(session)

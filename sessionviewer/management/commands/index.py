@@ -8,10 +8,11 @@ from django.db import OperationalError, connection
 
 from sessionviewer.index import index_roots, index_when_free, watch_roots
 from sessionviewer.index.busy import BUSY_STATUS, database_busy
+from sessionviewer.index.idle import IdleWork
 from sessionviewer.index.locks import RootTaken, roots_held
 from sessionviewer.models import KeyCheck
 from sessionviewer.roots import configured_roots, container_id_warning, memory_roots, parse_root
-from sessionviewer.transcripts.store import prepare_snapshots, unprepared_sessions
+from sessionviewer.transcripts.store import prepare_snapshots, snapshots_to_prepare, unprepared_sessions
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,10 @@ class Command(BaseCommand):
             if mismatch := KeyCheck.mismatch():  # before anything is fingerprinted with this key
                 raise CommandError(mismatch)
             # The watcher waits for a busy database; a single pass says so and stops.
-            summary = (index_when_free if watch else index_roots)(specs, progress, memory)
+            if watch:
+                summary = index_when_free(specs, progress, memory)
+            else:  # the long sessions' threads are prepared while the writer waits for its reader
+                summary = index_roots(specs, progress, memory, idle=IdleWork(snapshots_to_prepare))
             if progress:
                 self.stderr.write("\r\033[K", ending="")
             self._summarise(summary, verbosity)
