@@ -16,7 +16,8 @@ take the indexer's time, which is not what this bench measures (bench/engines.py
 (`manage.py index --watch`, each its own machine over a small tree of its own) while a thread
 here appends a turn to one of their sessions every --append-every seconds, and then locust
 (bench/locustfile.py) with --users people over both web processes. It prints p50, p95 and p99
-per page, and writes them to bench/out/load.json. Locust is not in requirements-dev.txt (CI
+per page, over the whole run and over the requests after the last login, and writes them to
+bench/out/load.json. Locust is not in requirements-dev.txt (CI
 has no use for it): `run` installs it the first time, into a virtualenv of its own
 (data/load/locust-venv), so that its dependencies never change the app's.
 """
@@ -367,7 +368,7 @@ def _figures(stats: Path) -> dict[str, dict]:
 
 def _after_logins(requests: Path) -> dict[str, dict]:
     """Each page's figures over the requests that ended after the last person logged in:
-    the first seconds' 50 password hashes at once (Django's PBKDF2, about 0.3 s of a core
+    the first seconds' 50 password hashes at once (Django's PBKDF2, 0.19 s of a core
     each) hold up every page then, which locust's figures of the whole run include."""
     rows = [line.split(",") for line in requests.read_text().splitlines()]
     logged_in = max((float(end) for name, end, _, _ in rows if name == "login"), default=0.0)
