@@ -18,14 +18,27 @@ import itertools
 import os
 import random
 import re
+import time
 
-from locust import HttpUser, between, task
+from locust import HttpUser, between, events, task
 
 HOSTS = itertools.cycle(filter(None, os.environ.get("LOAD_HOSTS", "").split(",")))
 USER = os.environ.get("LOAD_USER", "load")
 PASSWORD = os.environ.get("LOAD_PASSWORD", "")
 # Words of bench/generate.py's vocabulary: common, rare and a phrase.
 QUERIES = ("index", "database request", "parse", '"return path"', "config*", "session reader")
+
+# Every request's end (epoch seconds), time and outcome, one CSV line each, when LOAD_REQUESTS
+# names a file: bench/load.py takes the figures after the last login from it (locust's own
+# are of the whole run).
+REQUESTS = open(os.environ["LOAD_REQUESTS"], "w", buffering=1) if os.environ.get("LOAD_REQUESTS") else None  # noqa: SIM115 - open for the run
+
+
+@events.request.add_listener
+def record(name: str, response_time: float, exception: BaseException | None = None, **kwargs) -> None:
+    if REQUESTS is not None:
+        REQUESTS.write(f"{name},{time.time():.3f},{response_time:.1f},{int(exception is not None)}\n")
+
 
 SESSION_LINK = re.compile(r'href="(/sessions/\d+/)"')
 PROJECT_LINK = re.compile(r'href="(/projects/[^"?#]+/)"')

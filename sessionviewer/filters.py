@@ -225,8 +225,10 @@ def tally_scope(params: Mapping, sources: dict | None = None) -> tallies.Scope |
     sources of each machine and root in, looked up once (the facets ask for them again)."""
     if connection.vendor != "postgresql" or settings.TIME_ZONE != "UTC" or params.get("q"):
         return None
-    if any(params.get(name) for name in FILTERS if name not in TALLIED):
+    if any(params.get(name) for name in FILTERS if name not in (*TALLIED, "_range")):
         return None
+    if (range_name := params.get("_range")) and RANGES[range_name] is not None:
+        return None  # all time (_range=all) selects every session: the tally's
     fmt, project = params.get("format") or "", fold_home(params.get("project") or "")
     machine, root = params.get("machine"), params.get("root")
     if not (machine or root):

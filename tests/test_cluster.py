@@ -88,6 +88,19 @@ def test_compose_serves_and_indexes_with_the_local_cluster_s_commands():
     assert all(shlex.split(service["command"]) == cluster.INDEXER for service in INDEXERS.values())
 
 
+def test_the_web_command_keeps_an_idle_connection_open_past_a_proxy_s_idle_timeout():
+    """gunicorn.conf.py, read from the folder every web command starts in: gunicorn's 2 s
+    default closed connections as people paused 1-3 s between pages (bench/load.py's resets)."""
+    argv = [*cluster.resolved(cluster.web_command("127.0.0.1:0")), "--print-config"]
+    root = Path(__file__).resolve().parent.parent
+    printed = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=True, timeout=60).stdout
+    resolved = dict(
+        tuple(part.strip() for part in line.split("=", 1)) for line in printed.splitlines() if "=" in line
+    )
+    assert resolved["config"] == "./gunicorn.conf.py"
+    assert int(resolved["keepalive"]) > 60
+
+
 def test_compose_s_web_has_no_session_files_and_each_indexer_names_its_machine():
     services = COMPOSE["services"]
     assert set(services) == {"db", "web", *INDEXERS}

@@ -266,6 +266,8 @@ def _pages(params: dict) -> tuple:
         {"project": "~/projects/webshop"},
         {"project": "/home/demo/projects/webshop", "machine": "ci-runner", "_flat": "1"},
         {"project": "/nowhere"},
+        {"_range": "all"},  # all time, as Activity's range links ask for it
+        {"_range": "all", "machine": "laptop"},
     ],
 )
 def test_a_page_from_the_tally_is_the_page_counted(two_machines, monkeypatch, params):
