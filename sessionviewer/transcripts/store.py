@@ -21,7 +21,7 @@ from django.db.models import F
 from sessionviewer import readers, threads
 from sessionviewer.index.locks import in_turn
 from sessionviewer.models import Entry, Session, ThreadPiece, ThreadSnapshot
-from sessionviewer.transcripts import flat, layout, snapshots
+from sessionviewer.transcripts import changes, flat, layout, snapshots
 from sessionviewer.transcripts.entries import light_entries, load_entries, load_lines, select_entries
 
 UnknownLeaf = threads.UnknownLeaf
@@ -108,6 +108,12 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
         with in_turn("snapshot", session.id):  # another process's save of it goes first
             save_snapshot(session, built, leaf)
     return _remember(_cache, key, built)
+
+
+def thread_changes(session: Session, leaf: str | None = None) -> list[changes.FileChanges]:
+    """The files the thread ending at leaf (or the active one) edited or wrote (changes.py)."""
+    t = transcript(session, leaf)
+    return changes.session_changes([item.entry for item in t.items], session.format)
 
 
 def transcript_to_walk(session: Session, leaf: str | None = None) -> Transcript:

@@ -64,8 +64,8 @@ EDITOR_COMMANDS = {"str_replace": EDIT, "insert": EDIT, "create": WRITE, "view":
 
 # Argument names, in the order tried: each format spells them its own way.
 PATH_KEYS = ("file_path", "path", "filePath", "filename", "file", "notebook_path")
-OLD_KEYS = ("old_string", "oldText", "old_text", "old_str", "old")
-NEW_KEYS = ("new_string", "newText", "new_text", "new_str", "new")
+OLD_KEYS = ("old_string", "oldString", "oldText", "old_text", "old_str", "old")
+NEW_KEYS = ("new_string", "newString", "newText", "new_text", "new_str", "new")
 CONTENT_KEYS = ("content", "file_text", "contents", "text", "fileText")
 
 # Exit codes as each format writes them: Claude Code starts an error with "Exit code 1",
