@@ -66,7 +66,8 @@ def test_edits_after_a_whole_read_are_one_diff_from_the_read_text():
     )
     assert (changed.added, changed.removed) == (2, 2)
     [hunk] = changed.hunks
-    assert hunk.entry_ids == ["call-e2", "call-e1"]  # each line's call, in the file's order
+    assert hunk.entry_ids == ["call-e1", "call-e2"]  # the calls, in the order they were made
+    assert hunk.labels == ["1. Edit", "2. Edit"]
 
 
 def test_hunks_far_apart_name_only_the_call_that_made_each():
@@ -322,3 +323,13 @@ def test_someone_without_the_view_permission_is_refused(client, edited):
     client.force_login(User.objects.create_user("nobody"))
     assert client.get(reverse("session-changes", args=[edited.id])).status_code == 403
     assert client.get(reverse("api-session-changes", args=[edited.id])).status_code == 403
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("demo")
+def test_every_demo_sessions_changes_page_renders(client, viewer):
+    # The demo's edits once made a hunk name a line of the start as its call (a 500).
+    from sessionviewer.models import Session
+
+    for session in Session.objects.all():
+        assert client.get(reverse("session-changes", args=[session.id])).status_code == 200, session.path

@@ -34,6 +34,11 @@ class Hunk:
 
     diff: tools.FileDiff
     entry_ids: list[str]
+    labels: list[str] = field(default_factory=list)  # each call as "2. Edit": its turn among the file's
+
+    @property
+    def calls(self) -> list[tuple[str, str]]:
+        return list(zip(self.entry_ids, self.labels, strict=True))
 
 
 @dataclass(slots=True)
@@ -315,15 +320,23 @@ def _finish(changed: FileChanges) -> None:
         if line.kind == "hunk" or not chunks:
             chunks.append([])
         chunks[-1].append(line)
+    numbered: dict[str, str] = {}
+    for change in changed.changes:
+        numbered.setdefault(change.entry_id, f"{len(numbered) + 1}. {change.tool}")
     for chunk in chunks:
         ids: list[str] = []
         for line in chunk:
             if line.kind == "del" and line.old is not None:
                 who = changed._removed_by.get(line.old - 1)
             elif line.kind == "add" and line.new is not None:
-                who = changed._lines[line.new - 1][1][1]
+                # A line the diff calls added may be one of the start's that it aligned elsewhere.
+                origin = changed._lines[line.new - 1][1]
+                who = origin[1] if origin[0] == "call" else None
             else:
                 continue
             if who and who not in ids:
                 ids.append(who)
-        changed.hunks.append(Hunk(tools.FileDiff(changed.path, chunk, numbered=True), ids))
+        order = list(numbered)
+        ids.sort(key=lambda who: order.index(who) if who in numbered else len(order))  # in the order made
+        labels = [numbered.get(who, who) for who in ids]
+        changed.hunks.append(Hunk(tools.FileDiff(changed.path, chunk, numbered=True), ids, labels))
