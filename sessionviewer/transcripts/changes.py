@@ -144,48 +144,42 @@ def _one_call(files, starts, entry_id, call, result, result_entry, format_key) -
     extra = result_entry.extra if result_entry is not None else {}
     view = tools.describe(call, result, extra)
     failed = result is not None and tools.result_state(result, extra).is_error
-    if notebook or view.kind == tools.GENERIC:
+    unreadable = notebook or view.kind == tools.GENERIC
+    if unreadable:
         path = tools.first_str(arguments, tools.PATH_KEYS) if isinstance(arguments, dict) else None
-        if path:
-            changed = _file(files, starts, path)
-            if failed:
-                changed.failed.append(entry_id)
-            else:
-                changed.changes.append(Change(entry_id, call.name, tools.FileDiff(path, [])))
-                _unknown(changed, UNREADABLE)
-        return
-    if view.kind == tools.WRITE:
-        changed = _file(files, starts, view.path)
-        if failed:
-            changed.failed.append(entry_id)
-            return
+        touched = [(path, tools.FileDiff(path, []))] if path else []
+    elif view.kind == tools.WRITE:
         lines = [tools.DiffLine("add", text) for text in view.content.splitlines()]
-        changed.changes.append(Change(entry_id, call.name, tools.FileDiff(view.path, lines, action="write")))
-        if changed._lines is None and not changed.changes[:-1] and changed.start is None:
-            said = (result.text if result is not None else "").lower()
-            if any(word in said for word in _CREATED):  # a new file: it started empty
-                changed.start, changed._lines, changed.created = "", [], True
-        if changed._lines is not None:
-            _replace(changed, 0, len(changed._lines), view.content, entry_id)
-        return
-    if view.kind == tools.EDIT:
-        changed = _file(files, starts, view.path)
-        if failed:
-            changed.failed.append(entry_id)
-            return
-        for diff in view.diffs:
+        touched = [(view.path, tools.FileDiff(view.path, lines, action="write"))]
+    else:  # an edit: one diff per edit of one file; a patch: one per file
+        touched = [(view.path if view.kind == tools.EDIT else d.path, d) for d in view.diffs]
+    for path, diff in touched:
+        changed = _file(files, starts, path)
+        if not failed:
             changed.changes.append(Change(entry_id, call.name, diff))
-        _replay_edit(changed, arguments, call.name, entry_id)
-        return
-    for diff in view.diffs:  # a patch: one FileDiff per file
-        changed = _file(files, starts, diff.path)
-        if failed:
+        elif entry_id not in changed.failed:
             changed.failed.append(entry_id)
-            continue
-        changed.changes.append(Change(entry_id, call.name, diff))
-        _replay_patch(changed, diff, entry_id)
-        if diff.move_to:
-            changed.moved_to = diff.move_to
+    if failed or not touched:
+        return
+    if unreadable:
+        _unknown(files[touched[0][0]], UNREADABLE)
+    elif view.kind == tools.WRITE:
+        _replay_write(files[view.path], view.content, result, entry_id)
+    elif view.kind == tools.EDIT:
+        _replay_edit(files[view.path], arguments, call.name, entry_id)
+    else:
+        for path, diff in touched:
+            _replay_patch(files[path], diff, entry_id)
+            files[path].moved_to = diff.move_to or files[path].moved_to
+
+
+def _replay_write(changed: FileChanges, content: str, result: readers.Block | None, entry_id: str) -> None:
+    if changed._lines is None and len(changed.changes) == 1 and changed.start is None:
+        said = (result.text if result is not None else "").lower()
+        if any(word in said for word in _CREATED):  # a new file: it started empty
+            changed.start, changed._lines, changed.created = "", [], True
+    if changed._lines is not None:
+        _replace(changed, 0, len(changed._lines), content, entry_id)
 
 
 def _file(files, starts, path) -> FileChanges:
