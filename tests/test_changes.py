@@ -4,6 +4,8 @@ JSON twin."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from django.urls import reverse
 
@@ -333,3 +335,26 @@ def test_every_demo_sessions_changes_page_renders(client, viewer):
 
     for session in Session.objects.all():
         assert client.get(reverse("session-changes", args=[session.id])).status_code == 200, session.path
+
+
+@pytest.mark.django_db
+def test_a_long_sessions_thread_read_from_its_snapshot_gives_the_same_changes(
+    client, viewer, tmp_path, monkeypatch
+):
+    from sessionviewer.index import index_roots
+    from sessionviewer.models import Session
+    from sessionviewer.roots import RootSpec
+    from sessionviewer.transcripts import store
+
+    session = index_fixture(tmp_path / "a", "claude_code", "tool_views.jsonl", CLAUDE_PROJECT, "s1")
+    url = reverse("api-session-changes", args=[session.id])
+    from_entries = client.get(url).json()["files"]
+    monkeypatch.setattr(store, "PREPARE_FROM", 1)  # built as a long session's is: lazy items
+    monkeypatch.setattr(store, "WALK_STRETCH", 3)  # several stretches
+    Session.objects.all().delete()
+    transcripts.clear_cache()
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    index_roots([RootSpec(tmp_path / "b" / CLAUDE_PROJECT.split("/")[0], "claude_code")])
+    again = Session.objects.get()
+    assert isinstance(transcripts.transcript(again).items, store.LazyItems)
+    assert client.get(reverse("api-session-changes", args=[again.id])).json()["files"] == from_entries

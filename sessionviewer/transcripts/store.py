@@ -112,8 +112,19 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
 
 def thread_changes(session: Session, leaf: str | None = None) -> list[changes.FileChanges]:
     """The files the thread ending at leaf (or the active one) edited or wrote (changes.py)."""
-    t = transcript(session, leaf)
-    return changes.session_changes([item.entry for item in t.items], session.format)
+    # A long session's thread is read a stretch at a time, as an export walks it, and only
+    # the entries with tool blocks are kept.
+    t = transcript_to_walk(session, leaf)
+    tool_entries = []
+    for start in range(0, len(t.items), WALK_STRETCH):
+        walk_to(t, start, WALK_STRETCH)
+        for item in t.items[start : start + WALK_STRETCH]:
+            if any(b.type in (readers.TOOL_CALL, readers.TOOL_RESULT) for b in item.entry.blocks):
+                tool_entries.append(item.entry)
+    return changes.session_changes(tool_entries, session.format)
+
+
+WALK_STRETCH = 500  # items read at a time by thread_changes
 
 
 def transcript_to_walk(session: Session, leaf: str | None = None) -> Transcript:
