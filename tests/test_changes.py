@@ -358,3 +358,12 @@ def test_a_long_sessions_thread_read_from_its_snapshot_gives_the_same_changes(
     again = Session.objects.get()
     assert isinstance(transcripts.transcript(again).items, store.LazyItems)
     assert client.get(reverse("api-session-changes", args=[again.id])).json()["files"] == from_entries
+
+
+@pytest.mark.django_db
+def test_a_deleted_file_of_unknown_start_says_it_was_deleted(client, viewer, tmp_path):
+    session = index_fixture(tmp_path, "openclaw", "tool_views.jsonl", "agents/main/sessions", "s1")
+    body = client.get(reverse("session-changes", args=[session.id])).content.decode()
+    old = body[body.index("config/old.json</code>") :]
+    assert '<span class="badge">deleted</span>' in old[:400]
+    assert "The file was deleted." in old[: old.index("</details>")]
