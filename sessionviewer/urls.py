@@ -32,6 +32,8 @@ urlpatterns = [
         name="session-entry-text",
     ),
     path("api/sessions/<whole:session_id>/cost", api.session_cost, name="api-session-cost"),
+    path("sessions/<whole:session_id>/changes/", pages.session_changes, name="session-changes"),
+    path("api/sessions/<whole:session_id>/changes", api.session_changes, name="api-session-changes"),
     # /activity/
     path("activity/", pages.activity_page, name="activity"),
     path("api/activity", api.activity_report, name="api-activity"),

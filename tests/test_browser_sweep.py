@@ -201,3 +201,26 @@ def test_the_header_folds_into_a_menu_at_390_px(chromium, live_server, admin_use
     assert page.get_by_role("link", name="Activity").is_visible()
     assert page.get_by_role("button", name="Menu").get_attribute("aria-expanded") == "true"
     context.close()
+
+
+@pytest.mark.usefixtures("demo", "admin_user")
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_changes_page_with_every_file_open_fits_and_passes_axe(
+    chromium, live_server, axe_source, width, scheme
+):
+    # The demo session with edits: files with a known start (one diff) and one without (in order).
+    edits = Session.objects.get(path__contains=EDITS).id
+    context = chromium.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    watched = Watched(page, live_server.url)
+    log_in(watched)
+    watched.open(reverse("session-changes", args=[edits]))
+    assert page.locator("details.changed-file").count() == 4
+    found = problems(watched, axe_source, f"changes, closed [{width} {scheme}]")
+    page.evaluate("document.querySelectorAll('details.changed-file').forEach((d) => { d.open = true; })")
+    found += problems(watched, axe_source, f"changes, open [{width} {scheme}]")
+    context.close()
+    assert not found, "\n".join(found)
+    assert watched.violations == []

@@ -21,7 +21,7 @@ from django.db.models import F
 from sessionviewer import readers, threads
 from sessionviewer.index.locks import in_turn
 from sessionviewer.models import Entry, Session, ThreadPiece, ThreadSnapshot
-from sessionviewer.transcripts import flat, layout, snapshots
+from sessionviewer.transcripts import changes, flat, layout, snapshots
 from sessionviewer.transcripts.entries import light_entries, load_entries, load_lines, select_entries
 
 UnknownLeaf = threads.UnknownLeaf
@@ -108,6 +108,23 @@ def transcript(session: Session, leaf: str | None = None) -> Transcript:
         with in_turn("snapshot", session.id):  # another process's save of it goes first
             save_snapshot(session, built, leaf)
     return _remember(_cache, key, built)
+
+
+def thread_changes(session: Session, leaf: str | None = None) -> list[changes.FileChanges]:
+    """The files the thread ending at leaf (or the active one) edited or wrote (changes.py)."""
+    # A long session's thread is read a stretch at a time, as an export walks it, and only
+    # the entries with tool blocks are kept.
+    t = transcript_to_walk(session, leaf)
+    tool_entries = []
+    for start in range(0, len(t.items), WALK_STRETCH):
+        walk_to(t, start, WALK_STRETCH)
+        for item in t.items[start : start + WALK_STRETCH]:
+            if any(b.type in (readers.TOOL_CALL, readers.TOOL_RESULT) for b in item.entry.blocks):
+                tool_entries.append(item.entry)
+    return changes.session_changes(tool_entries, session.format)
+
+
+WALK_STRETCH = 500  # items read at a time by thread_changes
 
 
 def transcript_to_walk(session: Session, leaf: str | None = None) -> Transcript:

@@ -64,8 +64,8 @@ EDITOR_COMMANDS = {"str_replace": EDIT, "insert": EDIT, "create": WRITE, "view":
 
 # Argument names, in the order tried: each format spells them its own way.
 PATH_KEYS = ("file_path", "path", "filePath", "filename", "file", "notebook_path")
-OLD_KEYS = ("old_string", "oldText", "old_text", "old_str", "old")
-NEW_KEYS = ("new_string", "newText", "new_text", "new_str", "new")
+OLD_KEYS = ("old_string", "oldString", "oldText", "old_text", "old_str", "old")
+NEW_KEYS = ("new_string", "newString", "newText", "new_text", "new_str", "new")
 CONTENT_KEYS = ("content", "file_text", "contents", "text", "fileText")
 
 # Exit codes as each format writes them: Claude Code starts an error with "Exit code 1",
@@ -173,7 +173,7 @@ class ResultState:
 def describe(call: Block, result: Block | None = None, result_extra: dict | None = None) -> ToolView:
     """The view of a tool call; the generic one for anything it cannot read."""
     name = call.name if isinstance(call.name, str) else ""
-    arguments = _arguments(call.arguments)
+    arguments = parsed_arguments(call.arguments)
     try:
         view = _describe(name, arguments, result, result_extra if isinstance(result_extra, dict) else {})
     except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError):
@@ -224,30 +224,30 @@ def _describe(name: str, args: Any, result: Block | None, extra: dict) -> ToolVi
         if kind == PATCH and isinstance(args, str):
             return _patch(name, args, args)
         return None
-    if kind == SHELL and "*** Begin Patch" in _command(args.get("command")):
-        return _patch(name, args, _command(args.get("command")))
+    if kind == SHELL and "*** Begin Patch" in command_text(args.get("command")):
+        return _patch(name, args, command_text(args.get("command")))
     return _BUILDERS[kind](name, args, extra)
 
 
 def _edit(name: str, args: dict, extra: dict) -> ToolView | None:
-    path = _first_str(args, PATH_KEYS)
+    path = first_str(args, PATH_KEYS)
     if isinstance(args.get("edits"), list):  # MultiEdit: one diff per edit
         edits = [e for e in args["edits"] if isinstance(e, dict)]
         if not edits or len(edits) != len(args["edits"]):
             return None
-        pairs = [(_first_str(e, OLD_KEYS), _first_str(e, NEW_KEYS)) for e in edits]
+        pairs = [(first_str(e, OLD_KEYS), first_str(e, NEW_KEYS)) for e in edits]
     elif args.get("command") == "insert" or name.lower() == "insert":
-        new = _first_str(args, (*NEW_KEYS, "insert_text", "text"))
+        new = first_str(args, (*NEW_KEYS, "insert_text", "text"))
         line = args.get("insert_line")
         if new is None or not small_enough(new):
             return None
         start = line + 1 if isinstance(line, int) and not isinstance(line, bool) and line >= 0 else None
-        lines = _diff_lines("", new, 1, start or 1, start is not None)
+        lines = diff_lines("", new, 1, start or 1, start is not None)
         return ToolView(
             EDIT, name, args, path=path or "", diffs=[FileDiff(path or "", lines, numbered=bool(start))]
         )
     else:
-        pairs = [(_first_str(args, OLD_KEYS), _first_str(args, NEW_KEYS))]
+        pairs = [(first_str(args, OLD_KEYS), first_str(args, NEW_KEYS))]
     if path is None or any(old is None and new is None for old, new in pairs):
         return None
     pairs = [(old or "", new or "") for old, new in pairs]
@@ -276,21 +276,21 @@ def _edit_diffs(path: str, pairs: list[tuple[str, str]], extra: dict) -> list[Fi
             # the new text starts there, and the old one started at the same line.
             old_start = new_start = at
         numbered = old_start is not None and new_start is not None
-        lines = _diff_lines(old, new, old_start or 1, new_start or 1, numbered)
+        lines = diff_lines(old, new, old_start or 1, new_start or 1, numbered)
         diffs.append(FileDiff(path, lines, numbered=numbered))
     return diffs
 
 
 def _write(name: str, args: dict, extra: dict) -> ToolView | None:
-    path = _first_str(args, PATH_KEYS)
-    content = _first_str(args, CONTENT_KEYS)
+    path = first_str(args, PATH_KEYS)
+    content = first_str(args, CONTENT_KEYS)
     if path is None or content is None:
         return None
     return ToolView(WRITE, name, args, path=path, content=content)
 
 
 def _shell(name: str, args: dict, extra: dict) -> ToolView | None:
-    command = _command(args.get("command", args.get("cmd")))
+    command = command_text(args.get("command", args.get("cmd")))
     if not command:
         return None
     description = args.get("description") or args.get("justification") or ""
@@ -305,7 +305,7 @@ def _shell(name: str, args: dict, extra: dict) -> ToolView | None:
 
 
 def _read(name: str, args: dict, extra: dict) -> ToolView | None:
-    path = _first_str(args, PATH_KEYS)
+    path = first_str(args, PATH_KEYS)
     if not path:
         return None
     offset, limit = _int(args.get("offset")), _int(args.get("limit"))
@@ -325,10 +325,10 @@ def _read(name: str, args: dict, extra: dict) -> ToolView | None:
 
 
 def _search(name: str, args: dict, extra: dict) -> ToolView | None:
-    pattern = _first_str(args, ("pattern", "query", "regex", "glob", "name"))
+    pattern = first_str(args, ("pattern", "query", "regex", "glob", "name"))
     if not pattern:
         return None
-    path = _first_str(args, ("path", "directory", "dir", "cwd")) or ""
+    path = first_str(args, ("path", "directory", "dir", "cwd")) or ""
     scope = [
         f"{key} {value}"
         for key in ("glob", "type", "output_mode")
@@ -354,8 +354,8 @@ def _todo(name: str, args: dict, extra: dict) -> ToolView | None:
 
 
 def _agent(name: str, args: dict, extra: dict) -> ToolView | None:
-    description = _first_str(args, ("description", "label", "title")) or ""
-    prompt = _first_str(args, ("prompt", "task", "message", "instructions")) or ""
+    description = first_str(args, ("description", "label", "title")) or ""
+    prompt = first_str(args, ("prompt", "task", "message", "instructions")) or ""
     if not description and not prompt:
         return None
     kind = args.get("subagent_type", args.get("agent", ""))
@@ -371,11 +371,11 @@ def _agent(name: str, args: dict, extra: dict) -> ToolView | None:
 
 
 def _web(name: str, args: dict, extra: dict) -> ToolView | None:
-    url = _first_str(args, ("url", "uri")) or ""
-    query = _first_str(args, ("query", "q")) or ""
+    url = first_str(args, ("url", "uri")) or ""
+    query = first_str(args, ("query", "q")) or ""
     if not url and not query:
         return None
-    prompt = _first_str(args, ("prompt",)) or ""
+    prompt = first_str(args, ("prompt",)) or ""
     return ToolView(WEB, name, args, url=url, query=query, prompt=prompt)
 
 
@@ -388,7 +388,7 @@ def _mcp(name: str, args: dict, extra: dict) -> ToolView | None:
 
 def _patch(name: str, args: Any, text: str | dict) -> ToolView | None:
     if isinstance(text, dict):
-        text = _first_str(text, ("input", "patch", "diff", "content")) or ""
+        text = first_str(text, ("input", "patch", "diff", "content")) or ""
     if not isinstance(text, str) or not small_enough(text):
         return None
     diffs = parse_patch(text)
@@ -412,7 +412,7 @@ _BUILDERS = {
 # --- Diffs -----------------------------------------------------------------------------------------------
 
 
-def _diff_lines(old: str, new: str, old_start: int, new_start: int, numbered: bool) -> list[DiffLine]:
+def diff_lines(old: str, new: str, old_start: int, new_start: int, numbered: bool) -> list[DiffLine]:
     """A unified diff of old against new as lines, numbered from the given starts when numbered."""
     a, b = old.splitlines(), new.splitlines()
     lines: list[DiffLine] = []
@@ -531,7 +531,7 @@ def edit_path(call: Block) -> str:
         call.arguments, dict
     ):
         return ""
-    return _first_str(call.arguments, PATH_KEYS) or ""
+    return first_str(call.arguments, PATH_KEYS) or ""
 
 
 def _pi_diff(diff: str) -> list[DiffLine]:
@@ -594,7 +594,7 @@ def parse_patch(text: str) -> list[FileDiff]:
 # --- Reading untrusted arguments -------------------------------------------------------------------------
 
 
-def _arguments(arguments: Any) -> Any:
+def parsed_arguments(arguments: Any) -> Any:
     """Arguments as the file wrote them; a JSON object written as text (OpenAI-style) read first."""
     if isinstance(arguments, str) and arguments[:1] == "{" and len(arguments) <= DIFF_LIMIT:
         try:
@@ -605,7 +605,7 @@ def _arguments(arguments: Any) -> Any:
     return arguments
 
 
-def _first_str(args: dict, keys: tuple[str, ...]) -> str | None:
+def first_str(args: dict, keys: tuple[str, ...]) -> str | None:
     for key in keys:
         value = args.get(key)
         if isinstance(value, str):
@@ -617,7 +617,7 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _command(value: Any) -> str:
+def command_text(value: Any) -> str:
     """A command as text: a string, or an argv list (Codex writes ["bash", "-lc", "ls"])."""
     if isinstance(value, str):
         return value

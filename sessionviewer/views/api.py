@@ -84,6 +84,21 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
 
 @require_safe
 @api_login_required
+@bad_parameter_is_400
+def session_changes(request: HttpRequest, session_id: int) -> HttpResponse:
+    session = _get_session(session_id)
+    if session is None:
+        return json_error(f"no session {session_id}", 404)
+    params = TranscriptForm.read(request.GET)
+    try:
+        files = transcripts.thread_changes(session, params["leaf"] or None)
+    except transcripts.UnknownLeaf:
+        return json_error(f"no entry {params['leaf']} in this session", 404)
+    return json_response({"session": session.id, "files": [f.to_dict() for f in files]})
+
+
+@require_safe
+@api_login_required
 def session_cost(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _get_session(session_id)
     if session is None:

@@ -121,6 +121,22 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
 @require_safe
 @login_required
 @view_permission
+@bad_parameter_is_400
+def session_changes(request: HttpRequest, session_id: int) -> HttpResponse:
+    """Every file the session edited or wrote: one diff each, start to end, hunk by call."""
+    session = _get_session(session_id)
+    params = TranscriptForm.read(request.GET)
+    try:
+        files = transcripts.thread_changes(session, params["leaf"] or None)
+    except transcripts.UnknownLeaf:
+        return render(request, "sessions/unknown_leaf.html", {"session": session}, status=404)
+    context = {"session": session, "files": files, "leaf": params["leaf"]}
+    return render(request, "sessions/changes.html", context)
+
+
+@require_safe
+@login_required
+@view_permission
 def session_cost(request: HttpRequest, session_id: int) -> HttpResponse:
     """How the session's cost was computed: tokens by kind x rates, per model."""
     session = _get_session(session_id)
