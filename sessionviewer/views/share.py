@@ -3,6 +3,7 @@ and share links (/shared/<token>/), which serve the redacted page stored when th
 
 from __future__ import annotations
 
+import secrets
 from datetime import timedelta
 
 import zstandard
@@ -136,7 +137,7 @@ def _create_share(request, session, candidates, form, chosen: redaction.Redactio
             return _review(request, session, candidates, form, status=413, share_error=message)
         parts.append(data)
     page = b"".join(parts)
-    token = signing.get_random_string(32)
+    token = secrets.token_urlsafe(32)
     days = form.cleaned_data["days"] or settings.SESSIONVIEWER_SHARE_DAYS
     share = SharedSession.objects.create(
         token_hash=SharedSession.hash_of(token),
