@@ -3,6 +3,8 @@ left anywhere in the bytes, in any form; unchecked values stay; the person's wor
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 import re
@@ -90,6 +92,27 @@ def test_redacted_html_export_says_how_many_values_of_each_kind_were_taken_out(c
     hosts = sum(kind == "host" for _, kind, _ in rows)
     assert f"{hosts} hosts" in summary
     assert "2 words" in summary
+
+
+def test_the_machine_is_listed_and_taken_out_leaving_the_styles_whole(client, session, settings):
+    machine = session.source.machine
+    assert machine
+    rows = review_rows(client, session)
+    assert any(kind == "host" and masked.startswith(machine[0]) for _, kind, masked in rows)
+    body = export_bytes(client, session, [row[0] for row in rows], "html").decode()
+    assert f"<dd>{machine}</dd>" not in body
+    styles = re.search(r"<style>(.*?)</style>", body, re.S).group(1)
+    digest = re.search(r"style-src &#x27;sha256-([^&]+)&#x27;", body).group(1)
+    assert base64.b64encode(hashlib.sha256(styles.encode()).digest()).decode() == digest
+
+
+def test_words_found_in_the_policy_and_styles_leave_both_whole(client, session):
+    plain = b"".join(client.get(reverse("session-export-html", args=[session.id])).streaming_content).decode()
+    body = export_bytes(client, session, [], "html", words="none\nsha256\ncolor").decode()
+    meta = r'<meta http-equiv="Content-Security-Policy"[^>]*>'
+    assert re.search(meta, body).group() == re.search(meta, plain).group()
+    style = r"<style>.*?</style>"
+    assert re.search(style, body, re.S).group() == re.search(style, plain, re.S).group()
 
 
 def test_an_unchecked_value_stays_in_the_export(client, session):

@@ -52,7 +52,9 @@ def _candidates(session: Session) -> list[redaction.Candidate]:
     """The values a person may take out of the session, recomputed on every request: the page
     names them by opaque ids, never by value."""
     return redaction.review_values(
-        export.redaction_texts(session), high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY
+        export.redaction_texts(session),
+        session.source.machine,
+        high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY,
     )
 
 
