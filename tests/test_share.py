@@ -206,6 +206,15 @@ def test_creating_opening_and_revoking_are_audited(client, sharer, session):
     assert all(detail["share"] == share.id and detail["session"] == session.id for _, _, detail in events)
 
 
+def test_the_audit_log_shows_and_filters_share_events(client, sharer, session, admin_user):
+    make_link(client, session)
+    share = SharedSession.objects.get()
+    client.force_login(admin_user)
+    page = client.get(reverse("workspace-audit-log") + "?action=share-create")
+    assert page.status_code == 200
+    assert f"share link {share.id} of".encode() in page.content
+
+
 def test_the_stored_page_is_compressed(client, sharer, session):
     make_link(client, session)
     share = SharedSession.objects.get()
