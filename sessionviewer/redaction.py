@@ -176,22 +176,22 @@ def session_fields(session) -> dict[str, str]:
 
 class Redaction:
     """The chosen values (value -> kind), replaced longest first so that a value holding
-    another is taken out whole; counts says how many values of each kind were chosen."""
+    another is taken out whole; counts says how many values of each kind were chosen. The
+    person's words are found in any case: a client's name is written many ways."""
 
     def __init__(self, values: dict[str, str]):
         self.values = {value: kind for value, kind in values.items() if value}
         self.counts = dict(sorted(Counter(self.values.values()).items()))
-        ordered = sorted(self.values, key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
-        # The forms a value takes once rendered: HTML-escaped, JSON-escaped, both.
-        forms: dict[str, str] = {}
+        self._pattern = _alternation(self.values)
+        # The forms a value takes once rendered: HTML-escaped, JSON-escaped (either way), both.
+        self._forms: dict[str, str] = {}
         for value, kind in self.values.items():
-            for form in (value, html.escape(value), html.escape(value, quote=False), _json_form(value)):
-                forms.setdefault(form, kind)
-            forms.setdefault(html.escape(_json_form(value)), kind)
-        ordered_forms = sorted(forms, key=len, reverse=True)
-        self._forms = forms
-        self._rendered = re.compile("|".join(map(re.escape, ordered_forms))) if ordered_forms else None
+            for form in _forms_of(value):
+                self._forms.setdefault(form, kind)
+        self._rendered = _alternation(self._forms)
+
+    def _kind(self, found: str, kinds: dict[str, str]) -> str:
+        return kinds.get(found) or WORD  # not found as is: a word, in another case
 
     def __bool__(self) -> bool:
         return bool(self.values)
@@ -199,14 +199,14 @@ class Redaction:
     def text(self, text: str) -> str:
         if self._pattern is None or not text:
             return text
-        return self._pattern.sub(lambda m: f"[redacted: {self.values[m.group()]}]", text)
+        return self._pattern.sub(lambda m: f"[redacted: {self._kind(m.group(), self.values)}]", text)
 
     def rendered(self, text: str) -> str:
         """A last pass over what was rendered: any form of a value still there (none should be,
         the entries were redacted before) is taken out too."""
         if self._rendered is None:
             return text
-        return self._rendered.sub(lambda m: f"[redacted: {self._forms[m.group()]}]", text)
+        return self._rendered.sub(lambda m: f"[redacted: {self._kind(m.group(), self._forms)}]", text)
 
     def value(self, value):
         """A copy of value with every string redacted (dict keys too); dataclasses copied."""
@@ -234,8 +234,17 @@ class Redaction:
         return "Redacted: " + ", ".join(parts) + "."
 
 
-def _json_form(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)[1:-1]
+def _forms_of(value: str) -> set[str]:
+    as_json = {json.dumps(value, ensure_ascii=ascii)[1:-1] for ascii in (False, True)}
+    escaped = {html.escape(form, quote=quote) for form in (value, *as_json) for quote in (True, False)}
+    return {value, *as_json, *escaped}
+
+
+def _alternation(values: dict[str, str]) -> re.Pattern | None:
+    """One pattern of every value, longest first; the person's words in any case."""
+    ordered = sorted(values, key=len, reverse=True)
+    pieces = [f"(?i:{re.escape(v)})" if values[v] == WORD else re.escape(v) for v in ordered]
+    return re.compile("|".join(pieces)) if pieces else None
 
 
 def chosen(candidates: Iterable[Candidate], ids: Iterable[str], key: str, words: Iterable[str]) -> Redaction:

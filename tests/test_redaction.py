@@ -148,6 +148,19 @@ def test_redaction_replaces_the_longest_value_first():
     )
 
 
+def test_the_persons_words_are_taken_out_in_any_case():
+    redacted = redaction.Redaction({"ClientCorp": redaction.WORD, "/home/Al": redaction.HOME_PATH})
+    assert (
+        redacted.text("CLIENTCORP and clientcorp, /home/al")
+        == "[redacted: word] and [redacted: word], /home/al"
+    )
+
+
+def test_a_value_outside_ascii_is_taken_out_of_ascii_json_too():
+    redacted = redaction.Redaction({"Zoë Müller": redaction.WORD})
+    assert redacted.rendered(json.dumps({"name": "Zoë Müller"})) == '{"name": "[redacted: word]"}'
+
+
 def test_review_values_finds_hosts_of_urls_and_commands_not_files():
     text = "scp notes.txt web01:/tmp/ && ssh -p 22 gw && curl https://api.acme.io/v1 localhost"
     hosts = {c.value for c in redaction.review_values([text]) if c.kind == redaction.HOST}
