@@ -9,7 +9,9 @@ size costs a worker about one chunk's entries.
 from __future__ import annotations
 
 import base64
+import copy
 import hashlib
+import html
 import json
 import re
 from collections.abc import Iterator
@@ -18,7 +20,7 @@ from pathlib import Path
 from django.conf import settings
 from django.template.loader import get_template, render_to_string
 
-from sessionviewer import readers, render, transcripts
+from sessionviewer import readers, redaction, render, transcripts
 from sessionviewer.models import Session
 from sessionviewer.templatetags.transcript import summary_in_banner
 from sessionviewer.transcripts import layout, tools
@@ -80,10 +82,13 @@ def _children_by_tool(session: Session) -> dict[str, list]:
 REBUILT = "The session was indexed again while this export was written: export it again for the rest."
 
 
-def as_html(session: Session, show_all: bool = False) -> Iterator[str]:
+def as_html(
+    session: Session, show_all: bool = False, redacted: redaction.Redaction | None = None
+) -> Iterator[str]:
     """The export as parts to send one after another: the head, the rows of each CHUNK, the end.
-    The thread is read here, before the first part, so an unknown or rebuilt one is known."""
-    t = transcripts.transcript_to_walk(session)
+    The thread is read here, before the first part, so an unknown or rebuilt one is known.
+    redacted: the values to take out, from the entries before anything is rendered."""
+    session, t, children_by_tool, problems = _read(session, redacted)
     styles = _styles()
     context = {
         "session": session,
@@ -96,9 +101,84 @@ def as_html(session: Session, show_all: bool = False) -> Iterator[str]:
         "styles": styles,
         "content_security_policy": content_security_policy(styles),
         "children": [],
-        "problems": list(session.problems.order_by("line")[: transcripts.PROBLEM_LIMIT]),
+        "problems": problems,
+        "redaction": redacted,
     }
-    return _html_parts(t, _children_by_tool(session), context)
+    parts = _html_parts(t, children_by_tool, context)
+    if redacted is None:
+        return parts
+    return _redacted_parts(parts, redacted, (styles, html.escape(context["content_security_policy"])))
+
+
+def _redacted_parts(
+    parts: Iterator[str], redacted: redaction.Redaction, kept: tuple[str, ...]
+) -> Iterator[str]:
+    """The last pass over each part, the styles and the policy aside: a short word taken out of
+    them would break the page's look, or the hash its policy allows the styles by."""
+    between = re.compile("|".join(f"({re.escape(text)})" for text in kept))
+    for part in parts:
+        pieces = between.split(part)
+        yield "".join(
+            piece if piece in kept else redacted.rendered(piece) for piece in pieces if piece is not None
+        )
+
+
+def _read(session: Session, redacted: redaction.Redaction | None):
+    """The session, its thread, its subagents by tool call and its problems: as indexed, or
+    with every redacted value taken out of each (a thread built anew from redacted entries)."""
+    problems = list(session.problems.order_by("line")[: transcripts.PROBLEM_LIMIT])
+    if redacted is None:
+        return session, transcripts.transcript_to_walk(session), _children_by_tool(session), problems
+    entries = [redacted.value(entry) for entry in transcripts.load_entries(session)]
+    children = {
+        call: [_redacted_child(child, redacted) for child in found]
+        for call, found in _children_by_tool(session).items()
+    }
+    for problem in problems:
+        problem.message, problem.text = redacted.text(problem.message), redacted.text(problem.text)
+    t = transcripts.transcript_of_entries(entries, session.format)
+    return redacted_session(session, redacted), t, children, problems
+
+
+def redacted_session(session: Session, redacted: redaction.Redaction) -> Session:
+    """A copy of the session row (never saved) with its shown fields redacted, its parent's and
+    its machine's too."""
+    copied = copy.copy(session)
+    for name, value in redaction.session_fields(session).items():
+        setattr(copied, name, redacted.text(value))
+    copied.extra = redacted.value(session.extra)
+    copied.models_used = redacted.value(session.models_used)
+    source = copy.copy(session.source)
+    source.machine = redacted.text(source.machine)
+    source.path = redacted.text(source.path)
+    copied.source = source
+    if session.parent_id is not None and session.parent is not None:
+        copied.parent = redacted_session(session.parent, redacted)
+    return copied
+
+
+_CHILD_TEXTS = ("key", "title", "summary_title", "first_prompt", "parent_tool_id")
+
+
+def _redacted_child(child: Session, redacted: redaction.Redaction) -> Session:
+    """A subagent as its tool call shows it (transcripts.CHILD_FIELDS), redacted."""
+    copied = copy.copy(child)
+    for name in _CHILD_TEXTS:
+        setattr(copied, name, redacted.text(getattr(child, name)))
+    return copied
+
+
+def redaction_texts(session: Session) -> Iterator[str]:
+    """Every text of the session an export shows: the values a redaction review lists come
+    from these (the index's entries; the web host has no session files)."""
+    problems = [(p.message, p.text) for p in session.problems.all()]
+    yield from redaction.session_texts(session, transcripts.load_entries(session), [session.extra, problems])
+    for child in session.children.only(*transcripts.CHILD_FIELDS):
+        yield from (getattr(child, name) for name in _CHILD_TEXTS)
+    yield session.source.machine
+    yield session.source.path
+    if session.parent is not None:
+        yield from redaction.session_fields(session.parent).values()
 
 
 def _html_parts(t: transcripts.Transcript, children_by_tool: dict, context: dict) -> Iterator[str]:
@@ -183,14 +263,21 @@ def _block_markdown(block: readers.Block) -> str:
     return block.text
 
 
-def as_markdown(session: Session, show_all: bool = False) -> Iterator[str]:
+def as_markdown(
+    session: Session, show_all: bool = False, redacted: redaction.Redaction | None = None
+) -> Iterator[str]:
     """The export as Markdown parts: the head, then the rows of each CHUNK (as_html's walk)."""
-    t = transcripts.transcript_to_walk(session)
-    return _markdown_parts(session, t, _children_by_tool(session), show_all)
+    session, t, children_by_tool, _ = _read(session, redacted)
+    parts = _markdown_parts(session, t, children_by_tool, show_all, redacted)
+    return parts if redacted is None else map(redacted.rendered, parts)
 
 
-def _markdown_parts(session: Session, t, children_by_tool: dict, show_all: bool) -> Iterator[str]:
+def _markdown_parts(
+    session: Session, t, children_by_tool: dict, show_all: bool, redacted: redaction.Redaction | None
+) -> Iterator[str]:
     lines = [f"# {session.display_title}", ""]
+    if redacted is not None:
+        lines.append(f"- {redacted.summary()}")
     for label, value in (
         ("Format", session.format),
         ("File", session.path),

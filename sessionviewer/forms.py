@@ -458,7 +458,18 @@ class SecretsForm(QueryForm):
     kind = OneOfField(KINDS)
 
 
-AUDIT_ACTIONS = ("create", "edit", "remove", "restore", "new", "forget", "purge")
+AUDIT_ACTIONS = (
+    "create",
+    "edit",
+    "remove",
+    "restore",
+    "new",
+    "forget",
+    "purge",
+    "share-create",
+    "share-open",
+    "share-revoke",
+)
 
 
 class AuditLogForm(QueryForm):

@@ -866,3 +866,63 @@ class KeyCheck(models.Model):
             f"(recorded {check.created_at:%Y-%m-%d %H:%M} UTC): every indexer and web host of one "
             "index needs the same SECRET_KEY, or the same finding is counted as two"
         )
+
+
+class SharedSession(models.Model):
+    """A read-only link to one session's redacted export, for people without an account.
+
+    It holds the page made when it was created (zstd-compressed), never the live session: the
+    link serves those bytes and nothing else. The token is kept only as its SHA-256, so the
+    database alone cannot open a link."""
+
+    token_hash = models.CharField(max_length=64, unique=True)
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="shares")
+    created_by = models.ForeignKey("auth.User", null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey("auth.User", null=True, on_delete=models.SET_NULL, related_name="+")
+    page = models.BinaryField()  # the redacted HTML export, zstd-compressed
+    page_bytes = models.PositiveIntegerField(default=0)  # its size uncompressed
+    policy = models.TextField()  # its Content-Security-Policy (its <style>'s hash when made)
+    redacted = OrjsonField(default=dict)  # kind -> how many values were taken out
+
+    class Meta:
+        permissions = [("share_session", "Can make, list and revoke share links to sessions")]
+        indexes = [models.Index(fields=["session", "-created_at"], name="share_session_created")]
+
+    def __str__(self) -> str:
+        return f"share {self.id} of session {self.session_id}"
+
+    @staticmethod
+    def hash_of(token: str) -> str:
+        return hashlib.sha256(token.encode()).hexdigest()
+
+    @property
+    def state(self) -> str:
+        if self.revoked_at is not None:
+            return "revoked"
+        return "expired" if self.expires_at <= timezone.now() else "active"
+
+    def open_within_limit(self, limit: int) -> bool:
+        """Count one opening in this minute's row; False past limit. In the database, so that
+        the limit holds across web servers: the row's count rises by one in one statement."""
+        window = timezone.now().replace(second=0, microsecond=0)
+        opens, _ = ShareOpens.objects.get_or_create(share=self, window=window)
+        ShareOpens.objects.filter(id=opens.id).update(count=F("count") + 1)
+        ShareOpens.objects.filter(share=self, window__lt=window).delete()
+        return ShareOpens.objects.get(id=opens.id).count <= limit
+
+
+class ShareOpens(models.Model):
+    """How often a share link was opened in one minute: its rate limit's counter."""
+
+    share = models.ForeignKey(SharedSession, on_delete=models.CASCADE, related_name="+")
+    window = models.DateTimeField()
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["share", "window"], name="share_opens_window")]
+
+    def __str__(self) -> str:
+        return f"{self.share_id} {self.window:%H:%M} {self.count}"

@@ -306,6 +306,19 @@ if SESSIONVIEWER_MAX_EVENT_BYTES < 1:
 # The secrets scan also reports random-looking runs that no rule names (workspaces/secrets.py).
 # Off by default: hashes, ids and base64 data in code sessions would bury the real findings.
 SESSIONVIEWER_SECRETS_HIGH_ENTROPY = envbool("SESSIONVIEWER_SECRETS_HIGH_ENTROPY", "0")
+# Share links (views/share.py): days a link lives unless its maker says otherwise, and at most;
+# the largest redacted page one may hold (uncompressed bytes); opens of one link per minute,
+# counted in the database so that every web server counts the same.
+SESSIONVIEWER_SHARE_DAYS = envint("SESSIONVIEWER_SHARE_DAYS", "7")
+SESSIONVIEWER_SHARE_MAX_DAYS = envint("SESSIONVIEWER_SHARE_MAX_DAYS", "90")
+if not 1 <= SESSIONVIEWER_SHARE_DAYS <= SESSIONVIEWER_SHARE_MAX_DAYS:
+    raise ImproperlyConfigured(
+        "SESSIONVIEWER_SHARE_DAYS must be 1 or more, and at most SESSIONVIEWER_SHARE_MAX_DAYS"
+    )
+SESSIONVIEWER_SHARE_MAX_BYTES = envint("SESSIONVIEWER_SHARE_MAX_BYTES", str(20 * 1024 * 1024))
+SESSIONVIEWER_SHARE_OPENS_PER_MINUTE = envint("SESSIONVIEWER_SHARE_OPENS_PER_MINUTE", "30")
+if SESSIONVIEWER_SHARE_MAX_BYTES < 1 or SESSIONVIEWER_SHARE_OPENS_PER_MINUTE < 1:
+    raise ImproperlyConfigured("SESSIONVIEWER_SHARE_MAX_BYTES and _OPENS_PER_MINUTE must be 1 or more")
 
 
 MACHINE_MAX = 100  # Source.machine's max_length

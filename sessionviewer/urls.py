@@ -4,7 +4,7 @@ from django.urls import include, path, register_converter
 
 from sessionviewer.forms import WholeNumberConverter
 from sessionviewer.projects import ProjectConverter
-from sessionviewer.views import api, pages
+from sessionviewer.views import api, pages, share
 
 register_converter(ProjectConverter, "project")
 # Every id, line and block in a path (urls_workspaces.py's too): bounded, so that a number
@@ -23,6 +23,10 @@ urlpatterns = [
     path("sessions/<whole:session_id>/", pages.session_detail, name="session-detail"),
     path("sessions/<whole:session_id>/export.html", pages.session_export_html, name="session-export-html"),
     path("sessions/<whole:session_id>/export.md", pages.session_export_md, name="session-export-md"),
+    path("sessions/<whole:session_id>/redact/", share.session_redact, name="session-redact"),
+    path("shares/<whole:share_id>/revoke", share.share_revoke, name="share-revoke"),
+    # /shared/<token>/: a share link, for people without an account; nothing else reads a token
+    path("shared/<str:token>/", share.shared_page, name="shared-page"),
     path("api/sessions/<whole:session_id>", api.session_detail, name="api-session-detail"),
     path("api/sessions/<whole:session_id>/raw", api.session_raw, name="api-session-raw"),
     path("sessions/<whole:session_id>/cost/", pages.session_cost, name="session-cost"),

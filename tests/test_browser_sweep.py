@@ -224,3 +224,35 @@ def test_the_changes_page_with_every_file_open_fits_and_passes_axe(
     context.close()
     assert not found, "\n".join(found)
     assert watched.violations == []
+
+
+@pytest.mark.usefixtures("site")
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_redaction_review_and_a_shared_page_fit_pass_axe_and_keep_the_policy(
+    chromium, live_server, axe_source, width, scheme
+):
+    edits = Session.objects.get(path__contains=EDITS).id
+    viewport = {"width": width, "height": 900}
+    context = chromium.new_context(viewport=viewport, color_scheme=scheme)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    watched = Watched(page, live_server.url)
+    log_in(watched)
+    watched.open(reverse("session-redact", args=[edits]))
+    found = problems(watched, axe_source, f"redaction review [{width} {scheme}]")
+    page.get_by_role("button", name="Make a share link").click()
+    page.wait_for_selector("#share-made")
+    watched.check()
+    found += problems(watched, axe_source, f"review with a new link [{width} {scheme}]")
+    link = page.input_value(".share-link")
+    # Opened by someone without an account, in a browser of their own.
+    stranger = chromium.new_context(viewport=viewport, color_scheme=scheme)
+    shared = Watched(stranger.new_page(), "")
+    shared.open(link)
+    assert shared.page.locator("#redaction-summary").is_visible()
+    found += problems(shared, axe_source, f"shared page [{width} {scheme}]")
+    stranger.close()
+    context.close()
+    assert not found, "\n".join(found)
+    assert watched.violations == [] and shared.violations == []

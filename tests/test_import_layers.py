@@ -24,7 +24,7 @@ LAYERS = (
     # plain Python, no Django: one module per format, owning all of that format's rules
     ("readers",),
     # plain Python over entries, words, prices and the Fluux memory files
-    ("threads", "tokens", "render", "prices", "row_codec", "workspaces"),
+    ("threads", "tokens", "render", "prices", "row_codec", "workspaces", "redaction"),
     # the settings, the roots to index, and the tables
     ("settings", "roots", "models", "sqlite"),
     # the only code that calls the readers and writes rows

@@ -1501,7 +1501,10 @@ def test_a_nul_in_an_audit_log_filter_is_a_400_naming_it(client, memory, editor,
 @pytest.mark.parametrize("url_name", ["workspace-audit-log", "api-workspace-audit-log"])
 def test_an_unknown_audit_action_names_the_actions_it_takes(client, memory, editor, url_name):
     response = client.get(reverse(url_name), {"action": "delete"})
-    assert _error_body(response) == "action: must be one of create, edit, remove, restore, new, forget, purge"
+    assert (
+        _error_body(response)
+        == "action: must be one of create, edit, remove, restore, new, forget, purge, share-create, share-open, share-revoke"
+    )
 
 
 @pytest.mark.parametrize("prefix", ["", "api-"])

@@ -138,6 +138,12 @@ def transcript_to_walk(session: Session, leaf: str | None = None) -> Transcript:
     return t
 
 
+def transcript_of_entries(entries: list[readers.Entry], format_key: str) -> Transcript:
+    """The latest thread of these entries, outside the cache and the snapshots: a redacted
+    export's, built from entries whose text was changed."""
+    return _index(threads.build_thread(entries), readers.format_of(format_key))
+
+
 def walk_to(t: Transcript, start: int, ahead: int) -> None:
     """A walk (an export) is at item start: forget what it read of the items before (asked for
     again, they are read again) and read the entries of the next `ahead` items it has not, the

@@ -1,0 +1,258 @@
+"""What a redacted export takes out of a session, and the taking out.
+
+Plain Python over reader entries: review_values lists what a person may want out of a session
+(the scanner's findings, paths under a home directory, e-mail addresses, host names); a
+Redaction replaces each chosen value, everywhere it occurs, with "[redacted: KIND]". Values are
+replaced in the entries and the session's fields before anything is rendered, so that a title,
+a file path, a diff and a code fence are all rendered from redacted text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import html
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from sessionviewer import readers
+from sessionviewer.workspaces import secrets
+
+HOME_PATH = "home_path"
+EMAIL = "email"
+HOST = "host"
+WORD = "word"  # the person's own: a client's name
+
+# A path under a home directory, up to where a path usually stops in prose or code.
+_HOME = re.compile(
+    r"(?P<home>/home/|/Users/|[A-Za-z]:\\Users\\)(?P<user>[^\s/\\\"'`<>|;,()\[\]{}]+)(?P<rest>[/\\][^\s\"'`<>|;,()\[\]{}]*)?"
+)
+# The host of a URL (after any user:password@), and of ssh, scp, rsync and curl commands.
+_URL_HOST = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^/\s@]*@)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)")
+_COMMAND = re.compile(r"\b(ssh|scp|rsync|sftp|mosh)\s[^\n;&|]*")  # curl's hosts are in its URLs
+# An argument naming a host: [user@]host[:path]; a bare word only as ssh's first argument.
+_ARGUMENT_HOST = re.compile(r"(?:[^@\s]+@)?([A-Za-z0-9][A-Za-z0-9.-]*)(:(?!\\).*)?")
+_LOGIN_COMMANDS = frozenset({"ssh", "sftp", "mosh"})
+_OPTIONS_WITH_VALUE = frozenset("bcDEeFIiJLlmOoPpQRSWw")  # ssh's and scp's
+_NOT_HOSTS = frozenset({"localhost", "127.0.0.1", "0.0.0.0", "::1"})  # noqa: S104 - names to skip
+_TRAILING = ".,:;"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One value a person may take out: its kind, and how the review page shows it (masked)."""
+
+    kind: str
+    value: str  # never shown: the page names it by its id
+    masked: str
+
+    def id(self, key: str) -> str:
+        """An opaque name for the review form: the value cannot be read back from it."""
+        return hmac.new(
+            key.encode(), f"redact\0{self.kind}\0{self.value}".encode(), hashlib.sha256
+        ).hexdigest()[:24]
+
+
+def _mask(value: str) -> str:
+    if len(value) <= 8:
+        return value[0] + "*" * (len(value) - 1)
+    return value[:3] + "*" * min(len(value) - 5, 20) + value[-2:]
+
+
+def strings_of(value) -> Iterator[str]:
+    """Every string in a value: dataclass fields, dicts (keys too), lists, tuples."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            for name, child in item.items():
+                if isinstance(name, str):
+                    yield name
+                stack.append(child)
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
+
+
+def _hosts(text: str) -> Iterator[str]:
+    for match in _URL_HOST.finditer(text):
+        yield match.group(1)
+    if not any(word in text for word in ("ssh", "scp", "rsync", "sftp", "mosh")):
+        return
+    for command in _COMMAND.finditer(text):
+        arguments = iter(command.group().split()[1:])
+        first = True
+        for argument in arguments:
+            if argument.startswith("-"):
+                if len(argument) == 2 and argument[1] in _OPTIONS_WITH_VALUE:
+                    next(arguments, None)  # -p 22, -i key: the value is no host
+                continue
+            match = _ARGUMENT_HOST.fullmatch(argument.strip("\"'"))
+            named = match and ("@" in argument or match.group(2) is not None)
+            if (
+                match
+                and not match.group(1).isdigit()
+                and (named or (first and command.group(1) in _LOGIN_COMMANDS))
+            ):
+                yield match.group(1)
+            first = False
+
+
+def values_in(text: str, *, high_entropy: bool = False) -> Iterator[Candidate]:
+    """The candidates of one text: findings, home paths, e-mail addresses and host names."""
+    for finding, value in secrets.secret_values(text, high_entropy=high_entropy):
+        if finding.kind == EMAIL:  # the scanner's mask keeps the domain, often the client's name
+            local, _, domain = value.partition("@")
+            yield Candidate(EMAIL, value, f"{_mask(local)}@{_mask(domain)}")
+        else:
+            yield Candidate(finding.kind, value, finding.masked)
+    for match in _HOME.finditer(text):
+        path = match.group().rstrip(_TRAILING)
+        masked = match["home"] + _mask(match["user"]) + path[match.end("user") - match.start() :]
+        yield Candidate(HOME_PATH, path, masked)
+    for host in _hosts(text):
+        host = host.strip(_TRAILING)
+        if host and host.casefold() not in _NOT_HOSTS:
+            yield Candidate(HOST, host, _mask(host))
+
+
+def review_values(texts: Iterable[str], machine: str = "", *, high_entropy: bool = False) -> list[Candidate]:
+    """Every candidate in the texts, once each, the scanner's findings first, then by kind.
+    The one place a session's values are collected: it could read stored findings instead."""
+    found: dict[tuple[str, str], Candidate] = {}
+    for text in texts:
+        for candidate in values_in(text, high_entropy=high_entropy):
+            found.setdefault((candidate.kind, candidate.value), candidate)
+    if machine:
+        found.setdefault((HOST, machine), Candidate(HOST, machine, _mask(machine)))
+    order = {HOME_PATH: 1, EMAIL: 2, HOST: 3}
+    return sorted(found.values(), key=lambda c: (order.get(c.kind, 0), c.kind, c.masked))
+
+
+def session_texts(session, entries: Iterable[readers.Entry], extras: Iterable = ()) -> Iterator[str]:
+    """The strings of a session row (its text fields) and of its entries."""
+    yield from session_fields(session).values()
+    yield from (text for extra in extras for text in strings_of(extra))
+    for entry in entries:
+        yield from strings_of(entry)
+
+
+# The session fields a page or an export shows, all redacted.
+SESSION_FIELDS = (
+    "title",
+    "summary_title",
+    "first_prompt",
+    "path",
+    "key",
+    "project",
+    "project_dir",
+    "cwd",
+    "git_branch",
+    "jid",
+    "agent",
+    "channel",
+    "account",
+    "peer_kind",
+    "peer_id",
+    "parent_path",
+    "parent_tool_id",
+    "fork_entry_id",
+    "agent_id",
+    "session_uuid",
+    "index_error",
+)
+
+
+def session_fields(session) -> dict[str, str]:
+    return {name: getattr(session, name) or "" for name in SESSION_FIELDS}
+
+
+class Redaction:
+    """The chosen values (value -> kind), replaced longest first so that a value holding
+    another is taken out whole; counts says how many values of each kind were chosen. The
+    person's words are found in any case: a client's name is written many ways."""
+
+    def __init__(self, values: dict[str, str]):
+        self.values = {value: kind for value, kind in values.items() if value}
+        self.counts = dict(sorted(Counter(self.values.values()).items()))
+        self._pattern = _alternation(self.values)
+        # The forms a value takes once rendered: HTML-escaped, JSON-escaped (either way), both.
+        self._forms: dict[str, str] = {}
+        for value, kind in self.values.items():
+            for form in _forms_of(value):
+                self._forms.setdefault(form, kind)
+        self._rendered = _alternation(self._forms)
+
+    def _kind(self, found: str, kinds: dict[str, str]) -> str:
+        return kinds.get(found) or WORD  # not found as is: a word, in another case
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def text(self, text: str) -> str:
+        if self._pattern is None or not text:
+            return text
+        return self._pattern.sub(lambda m: f"[redacted: {self._kind(m.group(), self.values)}]", text)
+
+    def rendered(self, text: str) -> str:
+        """A last pass over what was rendered: any form of a value still there (none should be,
+        the entries were redacted before) is taken out too."""
+        if self._rendered is None:
+            return text
+        return self._rendered.sub(lambda m: f"[redacted: {self._kind(m.group(), self._forms)}]", text)
+
+    def value(self, value):
+        """A copy of value with every string redacted (dict keys too); dataclasses copied."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.value(name): self.value(child) for name, child in value.items()}
+        if isinstance(value, list):
+            return [self.value(child) for child in value]
+        if isinstance(value, tuple):
+            return tuple(self.value(child) for child in value)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            changes = {f.name: self.value(getattr(value, f.name)) for f in dataclasses.fields(value)}
+            return dataclasses.replace(value, **changes)
+        return value
+
+    def summary(self) -> str:
+        """What the export's header says was taken out."""
+        if not self.counts:
+            return "Nothing was redacted."
+        parts = [
+            f"{count} {kind.replace('_', ' ')}{'' if count == 1 else 's'}"
+            for kind, count in self.counts.items()
+        ]
+        return "Redacted: " + ", ".join(parts) + "."
+
+
+def _forms_of(value: str) -> set[str]:
+    as_json = {json.dumps(value, ensure_ascii=ascii)[1:-1] for ascii in (False, True)}
+    escaped = {html.escape(form, quote=quote) for form in (value, *as_json) for quote in (True, False)}
+    return {value, *as_json, *escaped}
+
+
+def _alternation(values: dict[str, str]) -> re.Pattern | None:
+    """One pattern of every value, longest first; the person's words in any case."""
+    ordered = sorted(values, key=len, reverse=True)
+    pieces = [f"(?i:{re.escape(v)})" if values[v] == WORD else re.escape(v) for v in ordered]
+    return re.compile("|".join(pieces)) if pieces else None
+
+
+def chosen(candidates: Iterable[Candidate], ids: Iterable[str], key: str, words: Iterable[str]) -> Redaction:
+    """The Redaction of the candidates whose ids were checked, and the person's own words."""
+    checked = set(ids)
+    values = {c.value: c.kind for c in candidates if c.id(key) in checked}
+    for word in words:
+        word = word.strip()
+        if word:
+            values.setdefault(word, WORD)
+    return Redaction(values)

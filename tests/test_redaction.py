@@ -1,0 +1,171 @@
+"""The redaction review (/sessions/<id>/redact/) and its redacted exports: no checked value is
+left anywhere in the bytes, in any form; unchecked values stay; the person's words go too."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import re
+
+import pytest
+from django.urls import reverse
+
+from sessionviewer import redaction
+
+from .fixture_files import index_fixture
+
+TOKEN = "ghp_Zq7Lm2Xv9Rt4Yp8Wk3Nb6Hc1Jd5Fg0Sa2Qe7"
+EMAIL = "bob.smith@clientcorp.example"
+# What the review lists for tests/fixtures/claude_code/values_to_redact.jsonl, checked by default:
+# a token (in a diff, a code fence and a curl command), paths under /home (the title's project,
+# a tool call's file path and its diff), e-mail addresses and host names (one in a link's href).
+CHECKED = (
+    TOKEN,
+    EMAIL,
+    "/home/alice/shop/settings.py",
+    "/home/alice/shop",
+    "build.acme.io",
+    "deploy@build.acme.io",
+    "status.acme.io",
+)
+
+
+@pytest.fixture
+def session(tmp_path, viewer):
+    return index_fixture(tmp_path, "claude_code", "values_to_redact.jsonl", "projects/-home-alice-shop", "s1")
+
+
+def forms_of(value: str) -> set[str]:
+    """A value as it may be written out: as is, HTML-escaped, JSON-escaped, both."""
+    as_json = json.dumps(value, ensure_ascii=False)[1:-1]
+    return {value, html.escape(value), html.escape(value, quote=False), as_json, html.escape(as_json)}
+
+
+def review_rows(client, session) -> list[tuple[str, str, str]]:
+    """(id, kind, masked) of each checkbox of the review page."""
+    page = client.get(reverse("session-redact", args=[session.id])).content.decode()
+    pattern = (
+        r'name="values" value="(\w+)" checked> <span class="redact-kind">([^<]+)</span> <code>([^<]*)</code>'
+    )
+    return re.findall(pattern, page)
+
+
+def export_bytes(client, session, ids, action: str, words: str = "") -> bytes:
+    url = reverse("session-redact", args=[session.id])
+    response = client.post(url, {"values": ids, "words": words, "action": action})
+    assert response.status_code == 200
+    return b"".join(response.streaming_content)
+
+
+def test_review_page_lists_every_kind_masked_and_never_a_value(client, session):
+    response = client.get(reverse("session-redact", args=[session.id]))
+    body = response.content.decode()
+    kinds = {kind for _, kind, _ in review_rows(client, session)}
+    assert {"github token", "home path", "email", "host"} <= kinds
+    for value in CHECKED:
+        assert html.escape(value) not in body and value not in body
+
+
+@pytest.mark.parametrize("action", ["html", "md"])
+def test_redacted_export_holds_no_checked_value_in_any_form(client, session, action):
+    ids = [row[0] for row in review_rows(client, session)]
+    body = export_bytes(client, session, ids, action, words="ClientCorp").decode()
+    for value in (*CHECKED, "ClientCorp"):
+        for form in forms_of(value):
+            assert form not in body, f"{form!r} left in the {action} export"
+    assert "[redacted: github_token]" in body
+    assert "[redacted: word]" in body
+
+
+def test_a_value_is_in_an_attribute_of_the_plain_export(client, session):
+    body = b"".join(client.get(reverse("session-export-html", args=[session.id])).streaming_content)
+    assert b'href="https://status.acme.io/board"' in body
+
+
+def test_redacted_html_export_says_how_many_values_of_each_kind_were_taken_out(client, session):
+    rows = review_rows(client, session)
+    ids = [row[0] for row in rows]
+    body = export_bytes(client, session, ids, "html", words="ClientCorp\n\nAcme").decode()
+    summary = re.search(r'<p class="redaction-summary" id="redaction-summary">([^<]*)</p>', body).group(1)
+    hosts = sum(kind == "host" for _, kind, _ in rows)
+    assert f"{hosts} hosts" in summary
+    assert "2 words" in summary
+
+
+def test_the_machine_is_listed_and_taken_out_leaving_the_styles_whole(client, session, settings):
+    machine = session.source.machine
+    assert machine
+    rows = review_rows(client, session)
+    assert any(kind == "host" and masked.startswith(machine[0]) for _, kind, masked in rows)
+    body = export_bytes(client, session, [row[0] for row in rows], "html").decode()
+    assert f"<dd>{machine}</dd>" not in body
+    styles = re.search(r"<style>(.*?)</style>", body, re.S).group(1)
+    digest = re.search(r"style-src &#x27;sha256-([^&]+)&#x27;", body).group(1)
+    assert base64.b64encode(hashlib.sha256(styles.encode()).digest()).decode() == digest
+
+
+def test_words_found_in_the_policy_and_styles_leave_both_whole(client, session):
+    plain = b"".join(client.get(reverse("session-export-html", args=[session.id])).streaming_content).decode()
+    body = export_bytes(client, session, [], "html", words="none\nsha256\ncolor").decode()
+    meta = r'<meta http-equiv="Content-Security-Policy"[^>]*>'
+    assert re.search(meta, body).group() == re.search(meta, plain).group()
+    style = r"<style>.*?</style>"
+    assert re.search(style, body, re.S).group() == re.search(style, plain, re.S).group()
+
+
+def test_an_unchecked_value_stays_in_the_export(client, session):
+    rows = review_rows(client, session)
+    kept = next(row_id for row_id, kind, masked in rows if kind == "host" and masked.startswith("sta"))
+    body = export_bytes(client, session, [row[0] for row in rows if row[0] != kept], "md").decode()
+    assert "status.acme.io" in body
+    assert TOKEN not in body
+
+
+def test_nothing_checked_exports_the_session_as_it_is(client, session):
+    body = export_bytes(client, session, [], "md").decode()
+    assert TOKEN in body and "Nothing was redacted." in body
+
+
+def test_an_id_the_page_did_not_offer_is_a_400(client, session):
+    url = reverse("session-redact", args=[session.id])
+    response = client.post(url, {"values": ["not-an-offered-id"], "action": "html"})
+    assert response.status_code == 400
+
+
+def test_review_page_needs_view_session(client, session, django_user_model):
+    client.force_login(django_user_model.objects.create_user("nobody-here"))
+    assert client.get(reverse("session-redact", args=[session.id])).status_code == 403
+
+
+def test_redaction_replaces_the_longest_value_first():
+    redacted = redaction.Redaction(
+        {"/home/alice": "home_path", "/home/alice/x.py": "home_path", "alice": "word"}
+    )
+    assert redacted.text("at /home/alice/x.py and /home/alice/y") == (
+        "at [redacted: home_path] and [redacted: home_path]/y"
+    )
+
+
+def test_the_persons_words_are_taken_out_in_any_case():
+    redacted = redaction.Redaction({"ClientCorp": redaction.WORD, "/home/Al": redaction.HOME_PATH})
+    assert (
+        redacted.text("CLIENTCORP and clientcorp, /home/al")
+        == "[redacted: word] and [redacted: word], /home/al"
+    )
+
+
+def test_a_value_outside_ascii_is_taken_out_of_ascii_json_too():
+    redacted = redaction.Redaction({"Zoë Müller": redaction.WORD})
+    assert redacted.rendered(json.dumps({"name": "Zoë Müller"})) == '{"name": "[redacted: word]"}'
+
+
+def test_review_values_finds_hosts_of_urls_and_commands_not_files():
+    text = "scp notes.txt web01:/tmp/ && ssh -p 22 gw && curl https://api.acme.io/v1 localhost"
+    hosts = {c.value for c in redaction.review_values([text]) if c.kind == redaction.HOST}
+    assert hosts == {"web01", "gw", "api.acme.io"}
+
+
+def test_review_values_lists_the_machine_itself():
+    assert redaction.Candidate(redaction.HOST, "laptop", "l*****") in redaction.review_values([], "laptop")
