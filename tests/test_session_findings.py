@@ -3,15 +3,23 @@ the dismissals and their audit, and the scan the indexer runs as it reads each e
 
 from __future__ import annotations
 
+import shutil
 from io import StringIO
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
+from sessionviewer import readers
+from sessionviewer.index import index_roots
+from sessionviewer.index.findings import CREDENTIAL_RULES, block_secrets, may_hold_secret
 from sessionviewer.models import AuditEvent, SecretDismissal, Session, SessionFinding
+from sessionviewer.roots import RootSpec
+from sessionviewer.workspaces.secrets import fingerprint, secret_values
 
-from .fixture_files import CLAUDE_PROJECT, index_fixture
+from .fixture_files import CLAUDE_PROJECT, FIXTURES, index_fixture
+from .secret_inputs import ADVERSARIAL
 from .users import ADMIN, VIEWER, make_admin, make_user
 
 pytestmark = pytest.mark.django_db
@@ -74,3 +82,106 @@ def test_findings_go_with_their_session(tmp_path):
     )
     Session.objects.all().delete()
     assert not SessionFinding.objects.exists()
+
+
+# The scan at index time
+
+
+def findings_of(session: Session) -> list[tuple]:
+    rows = session.findings.order_by("line", "block", "id")
+    return list(rows.values_list("line", "entry_id", "block", "kind", "masked"))
+
+
+ANTHROPIC = "sk-ant-api03-Zx8vQ2mN7pL4rT9wK3sBq7Hd"
+
+
+def test_claude_code_secrets_are_found_in_every_kind_of_block(tmp_path):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    assert findings_of(session) == [
+        (1, "u-1", 0, "anthropic_key", "sk-a*******************************Hd"),  # a message
+        (2, "a-1", 0, "github_token", "ghp_********************************12"),  # thinking
+        (2, "a-1", 2, "aws_access_key", "AKIA**************KD"),  # a tool call's input
+        (3, "u-2", 0, "npm_token", "npm_**********************************R8"),  # a tool's output
+    ]  # and not line 4's placeholder
+
+
+def test_codex_secrets_are_found_in_arguments_written_as_json_text(tmp_path):
+    session = index_fixture(
+        tmp_path, "codex", "secrets_in_arguments_and_output.jsonl", "sessions/2025/11/03", "rollout-s1"
+    )
+    assert [(line, block, kind) for line, _, block, kind, _ in findings_of(session)] == [
+        (2, 0, "github_token"),
+        (3, 0, "github_token"),
+        (4, 0, "aws_access_key"),
+    ]
+
+
+def test_a_finding_keeps_the_memory_findings_fingerprint_and_never_the_value(tmp_path):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    first = session.findings.get(line=1)
+    assert first.fingerprint == fingerprint("anthropic_key", ANTHROPIC, settings.SECRET_KEY)
+    assert all(ANTHROPIC not in value for value in first.to_dict().values() if isinstance(value, str))
+
+
+def index_claude(tmp_path, *names: str) -> Session:
+    """The fixtures named, one after the other, as one growing session file, indexed."""
+    folder = tmp_path / CLAUDE_PROJECT
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "s1.jsonl", "ab") as handle:
+        for name in names:
+            handle.write((FIXTURES / "claude_code" / name).read_bytes())
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    return Session.objects.get()
+
+
+def test_an_append_adds_only_its_new_lines_findings(tmp_path):
+    index_claude(tmp_path, "secrets_in_every_block.jsonl")
+    before = set(SessionFinding.objects.values_list("id", flat=True))
+    session = index_claude(tmp_path, "secrets_appended.jsonl")
+    assert (
+        set(session.findings.filter(line__lt=5).values_list("id", flat=True)) == before
+    )  # kept, not rewritten
+    added = session.findings.exclude(id__in=before)
+    assert list(added.values_list("line", "kind")) == [(5, "anthropic_key")]
+    # The same key as line 1's: one fingerprint, two places.
+    assert session.findings.filter(fingerprint=added.get().fingerprint).count() == 2
+
+
+def test_a_file_read_again_whole_replaces_its_findings(tmp_path):
+    index_claude(tmp_path, "secrets_in_every_block.jsonl")
+    path = tmp_path / CLAUDE_PROJECT / "s1.jsonl"
+    shutil.copy(FIXTURES / "claude_code" / "secrets_appended.jsonl", path)  # rewritten: a new head
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    assert [(line, kind) for line, _, _, kind, _ in findings_of(Session.objects.get())] == [
+        (1, "anthropic_key")
+    ]
+
+
+def test_a_deleted_file_takes_its_findings_with_it(tmp_path):
+    index_claude(tmp_path, "secrets_in_every_block.jsonl")
+    (tmp_path / CLAUDE_PROJECT / "s1.jsonl").unlink()
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    assert not Session.objects.exists()
+    assert not SessionFinding.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ANTHROPIC,
+        "password: 9fK2mQ7xL4pZ8rT3vB6n",
+        'AWS_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ4RT2MPL9"',
+        "//registry.npmjs.org/:_authToken=npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        "postgres://app:Str0ngPassw0rd@db.internal/app",
+        "Authorization: Bearer abc123DEF456ghi789JKL",
+        *(start + repeated * 50 for start, repeated in ADVERSARIAL.values()),
+    ],
+)
+def test_the_prefilter_never_skips_a_text_the_credential_rules_find_something_in(text):
+    if list(secret_values(text, rules=CREDENTIAL_RULES)):
+        assert may_hold_secret(text)
+
+
+def test_personal_data_is_not_looked_for_at_index_time():
+    block = readers.Block(type=readers.TEXT, text="mail ann@corp.test or call +44 20 7946 0958")
+    assert list(block_secrets(block)) == []
