@@ -32,6 +32,11 @@ urlpatterns = [
         name="session-entry-text",
     ),
     path("api/sessions/<whole:session_id>/cost", api.session_cost, name="api-session-cost"),
+    path(
+        "api/sessions/<whole:session_id>/findings/<whole:finding_id>/reveal",
+        api.reveal_finding,
+        name="api-finding-reveal",
+    ),
     # /activity/
     path("activity/", pages.activity_page, name="activity"),
     path("api/activity", api.activity_report, name="api-activity"),

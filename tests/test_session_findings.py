@@ -10,6 +10,7 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.urls import reverse
 
 from sessionviewer import readers
 from sessionviewer.index import index_roots
@@ -185,3 +186,54 @@ def test_the_prefilter_never_skips_a_text_the_credential_rules_find_something_in
 def test_personal_data_is_not_looked_for_at_index_time():
     block = readers.Block(type=readers.TEXT, text="mail ann@corp.test or call +44 20 7946 0958")
     assert list(block_secrets(block)) == []
+
+
+# Reveal
+
+
+def reveal_url(finding: SessionFinding) -> str:
+    return reverse("api-finding-reveal", args=[finding.session_id, finding.id])
+
+
+def test_an_admin_reveals_a_value_and_the_reveal_is_audited(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    admin = make_admin()
+    client.force_login(admin)
+    finding = session.findings.get(line=1)
+    response = client.post(reveal_url(finding))
+    assert response.status_code == 200
+    assert response.json()["value"] == ANTHROPIC
+    event = AuditEvent.objects.get(action="reveal_secret")
+    assert event.user == admin
+    assert event.detail["session"] == session.id and event.detail["fingerprint"] == finding.fingerprint
+    assert ANTHROPIC not in str(event.detail)
+
+
+def test_a_value_in_a_tool_input_is_revealed_from_its_block(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_admin())
+    finding = session.findings.get(kind="aws_access_key")
+    assert client.post(reveal_url(finding)).json()["value"] == "AKIAZ7Q4RT2MPL9WX3KD"
+
+
+def test_a_viewer_may_not_reveal_and_nothing_is_audited(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_user(VIEWER, "viewers"))
+    assert client.post(reveal_url(session.findings.first())).status_code == 403
+    client.logout()
+    assert client.post(reveal_url(session.findings.first())).status_code == 401
+    assert not AuditEvent.objects.filter(action="reveal_secret").exists()
+
+
+def test_reveal_takes_only_a_post(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_admin())
+    assert client.get(reveal_url(session.findings.first())).status_code == 405
+
+
+def test_a_finding_of_another_session_is_not_found(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_admin())
+    finding = session.findings.first()
+    url = reverse("api-finding-reveal", args=[session.id + 1, finding.id])
+    assert client.post(url).status_code == 404

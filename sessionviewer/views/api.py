@@ -11,12 +11,13 @@ from pathlib import Path
 
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_POST, require_safe
 
 from sessionviewer import activity, links, projects, search, transcripts
 from sessionviewer.filters import filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, TranscriptForm
-from sessionviewer.models import Session
+from sessionviewer.models import Session, SessionFinding
+from sessionviewer.transcripts.findings import reveal
 from sessionviewer.views.http import (
     api_permission_required,
     bad_parameter_is_400,
@@ -223,3 +224,16 @@ def project_detail(request: HttpRequest, project: str) -> HttpResponse:
         return json_error("no session ran in this project", 404)
     report = projects.usage_to_dict(projects.usage_report(sessions, params))
     return json_response({"project": project, "url": links.project(project), **report})
+
+
+@require_POST
+@api_permission_required("sessionviewer.reveal_secret")
+def reveal_finding(request: HttpRequest, session_id: int, finding_id: int) -> HttpResponse:
+    """A possible secret's value, for someone allowed to see it; audited."""
+    finding = get_object_or_404(
+        SessionFinding.objects.select_related("session__source"), id=finding_id, session_id=session_id
+    )
+    value = reveal(finding, request.user)
+    if value is None:
+        return json_error("the entry no longer holds this value; reload the page", 404)
+    return json_response({"value": value, **finding.to_dict()})
