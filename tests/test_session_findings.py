@@ -237,3 +237,46 @@ def test_a_finding_of_another_session_is_not_found(tmp_path, client):
     finding = session.findings.first()
     url = reverse("api-finding-reveal", args=[session.id + 1, finding.id])
     assert client.post(url).status_code == 404
+
+
+# The transcript's header and its API twin
+
+
+def test_the_transcript_header_counts_the_possible_secrets_masked(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_user(VIEWER, "viewers"))
+    page = client.get(reverse("session-detail", args=[session.id])).content.decode()
+    assert "4 possible secrets" in page
+    assert "sk-a*******************************Hd" in page
+    assert 'class="reveal"' not in page  # a viewer may not reveal
+    header = page[page.index('id="findings"') : page.index("</section>", page.index('id="findings"'))]
+    assert ANTHROPIC not in header
+
+
+def test_the_reveal_button_is_there_for_someone_allowed_to_reveal(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_admin())
+    page = client.get(reverse("session-detail", args=[session.id])).content.decode()
+    finding = session.findings.get(line=1)
+    assert f'hx-post="{reveal_url(finding)}"' in page
+
+
+def test_a_dismissed_fingerprint_is_marked_in_every_session_holding_it(tmp_path, client):
+    session = index_claude(tmp_path, "secrets_in_every_block.jsonl", "secrets_appended.jsonl")
+    SecretDismissal.dismiss(make_admin(), session.findings.get(line=1).fingerprint, "anthropic_key")
+    client.force_login(make_user(VIEWER, "viewers"))
+    page = client.get(reverse("session-detail", args=[session.id])).content.decode()
+    assert page.count("marked not a secret") == 2  # lines 1 and 5: one fingerprint
+
+
+def test_the_api_twin_lists_the_findings_masked(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_user(VIEWER, "viewers"))
+    data = client.get(reverse("api-session-detail", args=[session.id])).json()
+    assert [(f["line"], f["kind"], f["dismissed"]) for f in data["findings"]] == [
+        (1, "anthropic_key", False),
+        (2, "github_token", False),
+        (2, "aws_access_key", False),
+        (3, "npm_token", False),
+    ]
+    assert ANTHROPIC not in str(data["findings"])

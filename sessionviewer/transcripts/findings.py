@@ -6,8 +6,9 @@ from __future__ import annotations
 from django.conf import settings
 
 from sessionviewer.index.findings import block_secrets
-from sessionviewer.models import AuditEvent, SessionFinding
+from sessionviewer.models import AuditEvent, SecretDismissal, Session, SessionFinding
 from sessionviewer.transcripts.entries import select_entries
+from sessionviewer.transcripts.page import anchor
 from sessionviewer.workspaces.secrets import fingerprint
 
 
@@ -42,3 +43,18 @@ def reveal(finding: SessionFinding, user) -> str | None:
         found=value is not None,
     )
     return value
+
+
+def session_findings(session: Session) -> list[dict]:
+    """The session's possible secrets in file order, masked, each with the anchor of its
+    entry on the page and whether someone marked its fingerprint not a secret."""
+    findings = list(session.findings.order_by("line", "block", "id"))
+    dismissed = set(
+        SecretDismissal.objects.filter(fingerprint__in={f.fingerprint for f in findings}).values_list(
+            "fingerprint", flat=True
+        )
+    )
+    return [
+        {**f.to_dict(), "id": f.id, "anchor": anchor(f.entry_id), "dismissed": f.fingerprint in dismissed}
+        for f in findings
+    ]

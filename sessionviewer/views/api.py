@@ -17,7 +17,7 @@ from sessionviewer import activity, links, projects, search, transcripts
 from sessionviewer.filters import filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, TranscriptForm
 from sessionviewer.models import Session, SessionFinding
-from sessionviewer.transcripts.findings import reveal
+from sessionviewer.transcripts.findings import reveal, session_findings
 from sessionviewer.views.http import (
     api_permission_required,
     bad_parameter_is_400,
@@ -80,7 +80,9 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
         return links.entry_text(session.id, line, block)
 
     offset = params["_offset"] or 0
-    return json_response(transcripts.thread_to_dict(session, view, text_url, offset, params["_limit"]))
+    data = transcripts.thread_to_dict(session, view, text_url, offset, params["_limit"])
+    data["findings"] = session_findings(session)  # masked: the value is revealed by POST alone
+    return json_response(data)
 
 
 @require_safe

@@ -36,6 +36,7 @@ from sessionviewer.forms import (
 )
 from sessionviewer.index.fold import fold_home
 from sessionviewer.models import Session, Source
+from sessionviewer.transcripts.findings import session_findings
 from sessionviewer.views.http import bad_parameter_is_400, snapshot_rebuilt_is_retried
 from sessionviewer.workspace_pages import jid_links_for
 
@@ -107,6 +108,8 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
         return render(request, "sessions/unknown_leaf.html", {"session": session}, status=404)
     context["session"] = session
     context["thinking_folded"] = request.session.get(FOLD_THINKING, False)
+    if not request.htmx:  # the header, which fragments leave out
+        context["findings"] = session_findings(session)
     template_name = "sessions/detail.html"
     if request.htmx:
         if params["_after"] is not None:
