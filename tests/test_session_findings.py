@@ -280,3 +280,26 @@ def test_the_api_twin_lists_the_findings_masked(tmp_path, client):
         (3, "npm_token", False),
     ]
     assert ANTHROPIC not in str(data["findings"])
+
+
+# The list's count on each row
+
+
+@pytest.mark.parametrize("prefix", ["", "/api"])
+def test_the_list_counts_each_sessions_possible_secrets(tmp_path, client, prefix):
+    index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_user(VIEWER, "viewers"))
+    response = client.get(reverse("api-session-list" if prefix else "session-list"))
+    if prefix:
+        assert [row["possible_secrets"] for row in response.json()["sessions"]] == [4]
+    else:
+        assert "4 possible secrets" in response.content.decode()
+
+
+def test_the_lists_count_leaves_out_dismissed_fingerprints(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    SecretDismissal.dismiss(make_admin(), session.findings.get(line=1).fingerprint, "anthropic_key")
+    client.force_login(make_user(VIEWER, "viewers"))
+    assert [
+        row["possible_secrets"] for row in client.get(reverse("api-session-list")).json()["sessions"]
+    ] == [3]

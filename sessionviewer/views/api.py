@@ -44,9 +44,12 @@ def session_list(request: HttpRequest) -> HttpResponse:
     page = session_page(query)
     sessions = []
     for session in page.object_list:
-        row = session.to_dict()
+        row = session.to_dict() | {"possible_secrets": session.possible_secrets}
         if query.nested:  # as the page shows them: under their parent
-            row["subagents"] = [child.to_dict() for child in session.nested_subagents]
+            row["subagents"] = [
+                child.to_dict() | {"possible_secrets": child.possible_secrets}
+                for child in session.nested_subagents
+            ]
         sessions.append(row)
     return json_response(
         {
