@@ -37,6 +37,11 @@ urlpatterns = [
         api.reveal_finding,
         name="api-finding-reveal",
     ),
+    path(
+        "api/sessions/<whole:session_id>/findings/<whole:finding_id>/dismiss",
+        api.dismiss_finding,
+        name="api-finding-dismiss",
+    ),
     # /activity/
     path("activity/", pages.activity_page, name="activity"),
     path("api/activity", api.activity_report, name="api-activity"),

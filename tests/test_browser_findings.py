@@ -69,3 +69,18 @@ def test_the_findings_header_screenshots(browser_page, with_secrets, width, sche
     expect(page.locator("#findings li")).to_have_count(4)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"transcript-{width}-{scheme}.png"))
+
+
+def test_not_a_secret_marks_the_finding_and_undo_takes_it_back(browser_page, with_secrets):
+    page = browser_page
+    open_page(page, with_secrets.get_absolute_url())
+    page.locator("#findings summary").click()
+    with page.expect_navigation():  # the page is drawn again
+        page.locator("#findings li").first.locator("button.dismiss").click()
+    page.locator("#findings summary").click()
+    first = page.locator("#findings li").first
+    expect(first).to_contain_text("marked not a secret")
+    with page.expect_navigation():
+        first.locator("button.dismiss").click()
+    page.locator("#findings summary").click()
+    expect(page.locator("#findings li").first).not_to_contain_text("marked not a secret")

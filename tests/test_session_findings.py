@@ -303,3 +303,40 @@ def test_the_lists_count_leaves_out_dismissed_fingerprints(tmp_path, client):
     assert [
         row["possible_secrets"] for row in client.get(reverse("api-session-list")).json()["sessions"]
     ] == [3]
+
+
+# Dismiss
+
+
+def dismiss_url(finding: SessionFinding) -> str:
+    return reverse("api-finding-dismiss", args=[finding.session_id, finding.id])
+
+
+def test_dismissing_a_finding_marks_its_fingerprint_in_every_session(tmp_path, client):
+    session = index_claude(tmp_path, "secrets_in_every_block.jsonl", "secrets_appended.jsonl")
+    client.force_login(make_admin())
+    first = session.findings.get(line=1)
+    assert client.post(dismiss_url(first)).json() == {"fingerprint": first.fingerprint, "dismissed": True}
+    assert SecretDismissal.objects.get().fingerprint == first.fingerprint
+    data = client.get(reverse("api-session-detail", args=[session.id])).json()
+    assert [f["line"] for f in data["findings"] if f["dismissed"]] == [1, 5]
+
+
+def test_undoing_a_dismissal_through_the_api_is_audited(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_admin())
+    finding = session.findings.get(line=1)
+    client.post(dismiss_url(finding))
+    assert client.post(dismiss_url(finding), {"undo": "1"}).json()["dismissed"] is False
+    assert not SecretDismissal.objects.exists()
+    assert list(AuditEvent.objects.order_by("id").values_list("action", flat=True)) == [
+        "dismiss_secret",
+        "undismiss_secret",
+    ]
+
+
+def test_a_viewer_may_not_dismiss(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_user(VIEWER, "viewers"))
+    assert client.post(dismiss_url(session.findings.first())).status_code == 403
+    assert not SecretDismissal.objects.exists()

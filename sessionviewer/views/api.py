@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST, require_safe
 from sessionviewer import activity, links, projects, search, transcripts
 from sessionviewer.filters import filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, TranscriptForm
-from sessionviewer.models import Session, SessionFinding
+from sessionviewer.models import SecretDismissal, Session, SessionFinding
 from sessionviewer.transcripts.findings import reveal, session_findings
 from sessionviewer.views.http import (
     api_permission_required,
@@ -242,3 +242,16 @@ def reveal_finding(request: HttpRequest, session_id: int, finding_id: int) -> Ht
     if value is None:
         return json_error("the entry no longer holds this value; reload the page", 404)
     return json_response({"value": value, **finding.to_dict()})
+
+
+@require_POST
+@api_permission_required("sessionviewer.dismiss_secret")
+def dismiss_finding(request: HttpRequest, session_id: int, finding_id: int) -> HttpResponse:
+    """Mark a finding's fingerprint not a secret, everywhere it appears; undo=1 in the form takes it back.
+    Both are audited."""
+    finding = get_object_or_404(SessionFinding, id=finding_id, session_id=session_id)
+    if request.POST.get("undo") == "1":
+        SecretDismissal.undo(request.user, finding.fingerprint)
+        return json_response({"fingerprint": finding.fingerprint, "dismissed": False})
+    SecretDismissal.dismiss(request.user, finding.fingerprint, finding.kind)
+    return json_response({"fingerprint": finding.fingerprint, "dismissed": True})

@@ -118,6 +118,12 @@
     button.remove();
   });
 
+  // A dismissal (or its undo) applies to the fingerprint everywhere: the page is drawn again.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var button = event.detail.elt;
+    if (button.classList && button.classList.contains("dismiss") && event.detail.successful) window.location.reload();
+  });
+
   // The end: in place when the page has loaded it, else the page that ends the session.
   function jumpToEnd() {
     var rows = stops();
