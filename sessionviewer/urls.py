@@ -43,6 +43,8 @@ urlpatterns = [
         name="api-finding-dismiss",
     ),
     # /activity/
+    path("secrets/", pages.session_secrets, name="session-secrets"),
+    path("api/secrets", api.session_secrets, name="api-session-secrets"),
     path("activity/", pages.activity_page, name="activity"),
     path("api/activity", api.activity_report, name="api-activity"),
     # /projects/<key>/: one working directory's sessions, usage, tools and branches

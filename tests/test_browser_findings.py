@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.urls import reverse
 from playwright.sync_api import expect
 
 from sessionviewer import transcripts
@@ -57,20 +58,6 @@ def test_reveal_shows_the_value_in_place_of_its_mask(browser_page, with_secrets)
     expect(first.locator("button.reveal")).to_have_count(0)
 
 
-@pytest.mark.parametrize(
-    ("width", "scheme"), [(1280, "light"), (1280, "dark"), (390, "light"), (390, "dark")]
-)
-def test_the_findings_header_screenshots(browser_page, with_secrets, width, scheme):
-    page = browser_page
-    page.set_viewport_size({"width": width, "height": 900})
-    page.emulate_media(color_scheme=scheme)
-    open_page(page, with_secrets.get_absolute_url())
-    page.locator("#findings summary").click()
-    expect(page.locator("#findings li")).to_have_count(4)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"transcript-{width}-{scheme}.png"))
-
-
 def test_not_a_secret_marks_the_finding_and_undo_takes_it_back(browser_page, with_secrets):
     page = browser_page
     open_page(page, with_secrets.get_absolute_url())
@@ -84,3 +71,26 @@ def test_not_a_secret_marks_the_finding_and_undo_takes_it_back(browser_page, wit
         first.locator("button.dismiss").click()
     page.locator("#findings summary").click()
     expect(page.locator("#findings li").first).not_to_contain_text("marked not a secret")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [390, 1280])
+@pytest.mark.parametrize("shown", ["transcript", "secrets"])
+def test_the_transcript_header_and_the_secrets_page_fit_and_are_shot(
+    browser_page, with_secrets, shown, width, scheme
+):
+    """Screenshots in /tmp/findings-shots/, to look at; and neither page scrolls sideways."""
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 900})
+    page.emulate_media(color_scheme=scheme)
+    if shown == "transcript":
+        open_page(page, with_secrets.get_absolute_url())
+        page.locator("#findings summary").click()
+        expect(page.locator("#findings li")).to_have_count(4)
+    else:
+        open_page(page, reverse("session-secrets"))
+        expect(page.locator(".secret-group")).to_have_count(4)
+    scroll_width, inner_width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert scroll_width <= inner_width
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{shown}-{width}-{scheme}.png"), full_page=shown == "secrets")

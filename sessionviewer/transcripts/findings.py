@@ -4,12 +4,13 @@ request revealed, scanned again from the stored entry (the index never keeps a v
 from __future__ import annotations
 
 from django.conf import settings
+from django.db.models import Count
 
 from sessionviewer.index.findings import block_secrets
 from sessionviewer.models import AuditEvent, SecretDismissal, Session, SessionFinding
 from sessionviewer.transcripts.entries import select_entries
 from sessionviewer.transcripts.page import anchor
-from sessionviewer.workspaces.secrets import fingerprint
+from sessionviewer.workspaces.secrets import RULES, fingerprint
 
 
 def finding_value(finding: SessionFinding) -> str | None:
@@ -58,3 +59,61 @@ def session_findings(session: Session) -> list[dict]:
         {**f.to_dict(), "id": f.id, "anchor": anchor(f.entry_id), "dismissed": f.fingerprint in dismissed}
         for f in findings
     ]
+
+
+# How to rotate each kind: the first rule of that kind says it.
+ROTATE = {rule.kind: rule.rotate for rule in reversed(RULES)}
+
+PLACES_SHOWN = 50  # of one fingerprint, on the Secrets page
+
+
+def secret_groups(kind="", project="", machine="", since=None, until=None, limit=200) -> list[dict]:
+    """The possible secrets of every session, one group per fingerprint, the most widespread
+    first: in how many sessions and projects, first and last seen (by the sessions' start),
+    how to rotate that kind, whether it was marked not a secret, and the places it appears."""
+    findings = SessionFinding.objects.all()
+    if kind:
+        findings = findings.filter(kind=kind)
+    if project:
+        findings = findings.filter(session__project=project)
+    if machine:
+        findings = findings.filter(session__source__machine=machine)
+    if since:
+        findings = findings.filter(session__started_at__gte=since)
+    if until:
+        findings = findings.filter(session__started_at__lt=until)
+    counted = (
+        findings.values("fingerprint")
+        .annotate(sessions=Count("session", distinct=True), projects=Count("session__project", distinct=True))
+        .order_by("-sessions", "fingerprint")[:limit]
+    )
+    groups = {row["fingerprint"]: {**row, "places": []} for row in counted}
+    dismissed = set(
+        SecretDismissal.objects.filter(fingerprint__in=groups).values_list("fingerprint", flat=True)
+    )
+    places = findings.filter(fingerprint__in=groups).select_related("session__source")
+    for finding in places.order_by("session__started_at", "session_id", "line", "block"):
+        group = groups[finding.fingerprint]
+        group["kind"], group["masked"] = finding.kind, finding.masked
+        group["last"] = _place(finding)
+        group.setdefault("first", group["last"])
+        if len(group["places"]) < PLACES_SHOWN:
+            group["places"].append(group["last"])
+    for fp, group in groups.items():
+        group["dismissed"] = fp in dismissed
+        group["rotate"] = ROTATE.get(group["kind"], "")
+    return list(groups.values())
+
+
+def _place(finding: SessionFinding) -> dict:
+    session = finding.session
+    return {
+        "session": session.id,
+        "title": session.display_title,
+        "project": session.project,
+        "machine": session.source.machine,
+        "started_at": session.started_at,
+        "line": finding.line,
+        "entry_id": finding.entry_id,
+        "anchor": anchor(finding.entry_id),
+    }

@@ -15,9 +15,9 @@ from django.views.decorators.http import require_POST, require_safe
 
 from sessionviewer import activity, links, projects, search, transcripts
 from sessionviewer.filters import filter_sessions, nested, session_page
-from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, TranscriptForm
+from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, SessionSecretsForm, TranscriptForm
 from sessionviewer.models import SecretDismissal, Session, SessionFinding
-from sessionviewer.transcripts.findings import reveal, session_findings
+from sessionviewer.transcripts.findings import reveal, secret_groups, session_findings
 from sessionviewer.views.http import (
     api_permission_required,
     bad_parameter_is_400,
@@ -255,3 +255,11 @@ def dismiss_finding(request: HttpRequest, session_id: int, finding_id: int) -> H
         return json_response({"fingerprint": finding.fingerprint, "dismissed": False})
     SecretDismissal.dismiss(request.user, finding.fingerprint, finding.kind)
     return json_response({"fingerprint": finding.fingerprint, "dismissed": True})
+
+
+@require_safe
+@api_login_required
+@bad_parameter_is_400
+def session_secrets(request: HttpRequest) -> HttpResponse:
+    """The Secrets page's groups, masked."""
+    return json_response({"groups": secret_groups(**SessionSecretsForm.read(request.GET))})
