@@ -340,3 +340,20 @@ def test_a_viewer_may_not_dismiss(tmp_path, client):
     client.force_login(make_user(VIEWER, "viewers"))
     assert client.post(dismiss_url(session.findings.first())).status_code == 403
     assert not SecretDismissal.objects.exists()
+
+
+# The backfill of sessions indexed before the scan
+
+
+def test_scanfindings_finds_what_the_index_would_have_in_a_session_indexed_before(tmp_path):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    expected = findings_of(session)
+    fingerprints = sorted(session.findings.values_list("fingerprint", flat=True))
+    SessionFinding.objects.all().delete()  # as if indexed before this change
+    out = StringIO()
+    call_command("scanfindings", stdout=out)
+    assert findings_of(session) == expected
+    assert sorted(session.findings.values_list("fingerprint", flat=True)) == fingerprints
+    assert "Scanned 1 sessions" in out.getvalue() and "4 possible secrets" in out.getvalue()
+    call_command("scanfindings", stdout=StringIO())  # again: replaced, not added twice
+    assert len(findings_of(session)) == 4

@@ -4,9 +4,10 @@ request revealed, scanned again from the stored entry (the index never keeps a v
 from __future__ import annotations
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Count
 
-from sessionviewer.index.findings import block_secrets
+from sessionviewer.index.findings import block_secrets, entry_findings
 from sessionviewer.models import AuditEvent, SecretDismissal, Session, SessionFinding
 from sessionviewer.transcripts.entries import select_entries
 from sessionviewer.transcripts.page import anchor
@@ -117,3 +118,21 @@ def _place(finding: SessionFinding) -> dict:
         "entry_id": finding.entry_id,
         "anchor": anchor(finding.entry_id),
     }
+
+
+def scan_again(session: Session) -> int:
+    """Replace a session's findings by a scan of its stored entries (for sessions indexed
+    before the index scanned them: `manage.py scanfindings`); the number found."""
+    found = entry_findings(
+        select_entries("session_id = %s", [session.id]),
+        settings.SECRET_KEY,
+        high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY,
+    )
+    with transaction.atomic():
+        session.findings.all().delete()
+        SessionFinding.objects.bulk_create(
+            SessionFinding(session=session, line=line, entry_id=entry_id, block=block, kind=kind,
+                           masked=masked, fingerprint=fp)
+            for line, entry_id, block, kind, masked, fp in found
+        )  # fmt: skip
+    return len(found)
