@@ -14,14 +14,14 @@ from datetime import date, datetime, time, timedelta
 from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Lower, NullIf
 from django.utils import timezone
 from django.utils.functional import cached_property
 
 from sessionviewer import search, tallies
 from sessionviewer.index.fold import fold_home
-from sessionviewer.models import Entry, Session, Source
+from sessionviewer.models import Entry, SecretDismissal, Session, SessionFinding, Source
 from sessionviewer.search import Matches, ParsedQuery, as_query, index_order_matches, matching_entries
 
 TEXT_FILTERS = ("project", "agent", "channel", "peer_kind", "jid", "status", "kind", "account")
@@ -366,4 +366,19 @@ def session_page(query: SessionQuery, fields: tuple[str, ...] | None = None) -> 
             found.setdefault(child.parent_id, []).append(child)
     for session in page.object_list:
         session.nested_subagents = found.get(session.id, [])
+    _count_findings([*page.object_list, *(child for children in found.values() for child in children)])
     return page
+
+
+def _count_findings(sessions: list[Session]) -> None:
+    """Each row's possible_secrets: its findings not marked not a secret, in one query."""
+    dismissed = SecretDismissal.objects.filter(fingerprint=OuterRef("fingerprint"))
+    counts = dict(
+        SessionFinding.objects.filter(session_id__in=[s.id for s in sessions])
+        .exclude(Exists(dismissed))
+        .values("session_id")
+        .annotate(n=Count("id"))
+        .values_list("session_id", "n")
+    )
+    for session in sessions:
+        session.possible_secrets = counts.get(session.id, 0)

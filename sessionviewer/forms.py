@@ -511,3 +511,14 @@ class MemoryAsOfForm(QueryForm):
 # What a page can show in any time zone (no UTC offset reaches a day).
 _FIRST_SHOWN = datetime.min.replace(tzinfo=UTC) + timedelta(days=1)
 _LAST_SHOWN = END_OF_TIME - timedelta(days=1)
+
+
+class SessionSecretsForm(QueryForm):
+    """The possible secrets across sessions (/secrets/, /api/secrets): which to show. since and
+    until bound the sessions' start, until inclusive (UntilField)."""
+
+    kind = _text()
+    project = _text()
+    machine = _text()
+    since = IsoDateTimeField()
+    until = UntilField()

@@ -656,6 +656,78 @@ class AuditEvent(models.Model):
         }
 
 
+class SessionFinding(models.Model):
+    """A likely secret in one block of an indexed entry (index/findings.py): where, what kind,
+    masked, and its keyed fingerprint (workspaces.secrets.fingerprint, as the memory findings
+    keep it). The value itself is never stored: a reveal scans the entry's block again."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="findings", db_index=False)
+    line = models.PositiveIntegerField()  # the entry's line in its file
+    entry_id = models.CharField(max_length=256)  # the entry's id as the index stores it
+    block = models.PositiveIntegerField()  # the index of the block in the entry's blocks
+    kind = models.CharField(max_length=32)
+    masked = models.TextField()
+    fingerprint = models.CharField(max_length=64)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["session", "line"], name="finding_session_line"),
+            models.Index(fields=["fingerprint"], name="finding_fingerprint"),
+        ]
+        permissions = [
+            ("reveal_secret", "Can reveal a possible secret's value on a transcript"),
+            ("dismiss_secret", "Can mark a possible secret as not a secret, and undo it"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}:{self.line} {self.kind} {self.masked}"
+
+    def to_dict(self) -> dict:
+        return {
+            "line": self.line,
+            "entry_id": self.entry_id,
+            "block": self.block,
+            "kind": self.kind,
+            "masked": self.masked,
+            "fingerprint": self.fingerprint,
+        }
+
+
+class SecretDismissal(models.Model):
+    """A fingerprint someone marked "not a secret": it applies wherever the value appears.
+    Undone by deleting it; both are audited (AuditEvent "dismiss_secret", "undismiss_secret")."""
+
+    fingerprint = models.CharField(max_length=64, unique=True)
+    kind = models.CharField(max_length=32)
+    by = models.ForeignKey("auth.User", null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.fingerprint[:12]} dismissed"
+
+    @classmethod
+    def dismiss(cls, user, fingerprint: str, kind: str) -> SecretDismissal:
+        """Mark a fingerprint not a secret, everywhere; the caller holds the transaction."""
+        dismissal, created = cls.objects.get_or_create(
+            fingerprint=fingerprint, defaults={"kind": kind, "by": user}
+        )
+        if created:
+            AuditEvent.record(user, "dismiss_secret", "", "", machine="", fingerprint=fingerprint, kind=kind)
+        return dismissal
+
+    @classmethod
+    def undo(cls, user, fingerprint: str) -> bool:
+        """Take the mark back; False: there was none."""
+        dismissal = cls.objects.filter(fingerprint=fingerprint).first()
+        if dismissal is None:
+            return False
+        dismissal.delete()
+        AuditEvent.record(
+            user, "undismiss_secret", "", "", machine="", fingerprint=fingerprint, kind=dismissal.kind
+        )
+        return True
+
+
 class ThreadSnapshot(models.Model):
     """A session's thread as built by threads.build_thread, without the entries' content:
     a long transcript's first screen then loads only the rows it shows. One per leaf

@@ -38,7 +38,19 @@ urlpatterns = [
     path("api/sessions/<whole:session_id>/cost", api.session_cost, name="api-session-cost"),
     path("sessions/<whole:session_id>/changes/", pages.session_changes, name="session-changes"),
     path("api/sessions/<whole:session_id>/changes", api.session_changes, name="api-session-changes"),
+    path(
+        "api/sessions/<whole:session_id>/findings/<whole:finding_id>/reveal",
+        api.reveal_finding,
+        name="api-finding-reveal",
+    ),
+    path(
+        "api/sessions/<whole:session_id>/findings/<whole:finding_id>/dismiss",
+        api.dismiss_finding,
+        name="api-finding-dismiss",
+    ),
     # /activity/
+    path("secrets/", pages.session_secrets, name="session-secrets"),
+    path("api/secrets", api.session_secrets, name="api-session-secrets"),
     path("activity/", pages.activity_page, name="activity"),
     path("api/activity", api.activity_report, name="api-activity"),
     # /projects/<key>/: one working directory's sessions, usage, tools and branches

@@ -168,6 +168,7 @@ def test_every_page_type_fits_the_width_passes_axe_and_keeps_the_policy(
         reverse("workspace-remove", args=[0, ALICE, "memory.md"]),
         reverse("workspace-revision", args=[Revision.objects.get().id]),
         reverse("workspace-secrets"),
+        reverse("session-secrets"),
         reverse("workspace-audit-log"),
         reverse("workspace-memory-timeline", args=[0, ALICE]),
         reverse("workspace-memory-changes"),

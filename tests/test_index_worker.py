@@ -548,7 +548,7 @@ def test_a_value_the_database_refuses_fails_its_file_alone(tmp_path, monkeypatch
     def refusing_alice(files):
         # A first index writes both files together; refused, each is written again alone.
         real_write_files(files)
-        if any(session.jid == "alice@example.com" for session, _, _ in files):
+        if any(session.jid == "alice@example.com" for session, *_ in files):
             if inside_orm_call:
                 with transaction.atomic(savepoint=False):
                     raise DataError("value too long")

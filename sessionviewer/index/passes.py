@@ -518,7 +518,9 @@ class _NewFiles:
             with file_savepoint():
                 sessions = [_fold_new_file(plan, batch, summary) for plan, batch in waiting]
                 insert_sessions(sessions)
-                write_files([(s, b.rows, b.problems) for s, (_, b) in zip(sessions, waiting, strict=True)])
+                write_files(
+                    [(s, b.rows, b.problems, b.findings) for s, (_, b) in zip(sessions, waiting, strict=True)]
+                )
         except Exception as error:  # noqa: BLE001 - one file at fault: find it by writing each alone
             if database_busy(error):  # no file's fault: the pass stops, keeping nothing
                 raise
@@ -631,6 +633,8 @@ def plan_file(source: Source, work: _Work) -> _Plan:
         max_event_bytes=settings.SESSIONVIEWER_MAX_EVENT_BYTES,
         root=Path(source.path),
         size=max(stat.st_size - start_offset, 0),
+        findings_key=settings.SECRET_KEY,
+        high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY,
     )
     return _Plan(work, session, reset, job, totals_read=totals_read)
 
@@ -646,6 +650,7 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
     if plan.reset:
         session.entries.all().delete()
         session.problems.all().delete()
+        session.findings.all().delete()
         session.copied_usage.all().delete()  # its totals start over (copies.count_once)
         session.snapshots.all().delete()  # only an appended file's thread is extended (transcripts)
     elif session.id:
@@ -672,7 +677,7 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
             save_session(session)
         elif session.id is None:
             save_session(session)  # the rows need its id
-        write_files([(session, batch.rows, batch.problems)])
+        write_files([(session, batch.rows, batch.problems, batch.findings)])
     session.new_summaries = summaries
     session.read_whole = plan.job.start_offset == 0  # only such a file can bring a copy (copies.py)
     return session

@@ -18,7 +18,8 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 
 from sessionviewer import readers
-from sessionviewer.models import Entry, OrjsonField, Problem, Session
+from sessionviewer.index.findings import Finding
+from sessionviewer.models import Entry, OrjsonField, Problem, Session, SessionFinding
 from sessionviewer.row_codec import (
     EMPTY_BY_DEFAULT,
     ENTRY_COLUMNS,
@@ -165,11 +166,16 @@ def _value_to_db(field: models.Field, for_sqlite: bool) -> Callable[[Session, st
     return to_db
 
 
-def write_files(files: list[tuple[Session, list[list], list[readers.Problem]]]) -> None:
-    """The rows and problems of several saved sessions, in one executemany each."""
-    every_row, every_problem = [], []
-    for session, rows, problems in files:
+def write_files(files: list[tuple[Session, list[list], list[readers.Problem], list[Finding]]]) -> None:
+    """The rows, problems and possible secrets of several saved sessions, in one statement each."""
+    every_row, every_problem, every_finding = [], [], []
+    for session, rows, problems, findings in files:
         session_id = session.id
+        every_finding += [
+            SessionFinding(session_id=session_id, line=line, entry_id=entry_id, block=block, kind=kind,
+                           masked=masked, fingerprint=fp)
+            for line, entry_id, block, kind, masked, fp in findings
+        ]  # fmt: skip
         for row in rows:
             row[0] = session_id
         every_row += rows
@@ -193,6 +199,8 @@ def write_files(files: list[tuple[Session, list[list], list[readers.Problem]]]) 
     # The full-text rows follow once per group (NewRows), in one statement (migration 0005).
     if every_problem:
         Problem.objects.bulk_create(every_problem, batch_size=PROBLEM_BATCH)
+    if every_finding:
+        SessionFinding.objects.bulk_create(every_finding, batch_size=PROBLEM_BATCH)
 
 
 def copy_rows(cursor, statement: str, rows: list[list]) -> None:

@@ -8,7 +8,7 @@ cost more than the reading.
 
 Both ways run the same generator, read_job(), over the same Job, so they give the
 same rows. This module imports no Django: the worker (serve(), in `python -c
-WORKER`) imports only this module, fold.py, rows.py, row_codec.py, the readers and orjson.
+WORKER`) imports only this module, fold.py, rows.py, findings.py, row_codec.py, the readers and orjson.
 
     with Reading(parallel_from=16 * 1024 * 1024) as reading:
         reading.expect(bytes_to_read)  # starts the worker when that is enough
@@ -34,12 +34,13 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sessionviewer import readers
+from sessionviewer.index.findings import Finding, entry_findings
 from sessionviewer.index.fold import SessionState, fold_entries, title_of
 from sessionviewer.index.rows import entry_rows
 from sessionviewer.readers.files import open_regular
@@ -66,6 +67,9 @@ class Job:
     max_event_bytes: int = readers.MAX_EVENT_BYTES  # SESSIONVIEWER_MAX_EVENT_BYTES
     root: Path | None = None  # where the file was found: a link out of it is not read (readers/files.py)
     size: int = 0  # about how many bytes it reads: what the parent may hold of it (Reading.read_from_the_end)
+    # The key of the possible secrets' fingerprints (settings.SECRET_KEY); "": not scanned (findings.py).
+    findings_key: str = ""
+    high_entropy: bool = False  # SESSIONVIEWER_SECRETS_HIGH_ENTROPY
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +91,7 @@ class Batch:
     problems: list[readers.Problem]
     summaries: list[SummaryLink]  # summary lines with a leaf, linked once all files are in
     state: SessionState  # the session after these lines
+    findings: list[Finding] = field(default_factory=list)  # possible secrets in these lines (findings.py)
     last: bool = False
     # Set on the last batch: where the next read starts, whether a line is still being
     # written, and the hash of the file's first bytes (head_hash), by which the next
@@ -130,6 +135,9 @@ def read_job(job: Job, number: int = 0) -> Iterator[Batch]:
                 if e.kind == readers.SUMMARY and e.leaf_id
             ],
             state=job.state,
+            findings=entry_findings(entries, job.findings_key, high_entropy=job.high_entropy)
+            if job.findings_key
+            else [],
             last=last,
             end_offset=reader.end_offset if last else 0,
             end_line=reader.end_line if last else 0,

@@ -11,12 +11,13 @@ from pathlib import Path
 
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_POST, require_safe
 
 from sessionviewer import activity, links, projects, search, transcripts
 from sessionviewer.filters import filter_sessions, nested, session_page
-from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, TranscriptForm
-from sessionviewer.models import Session
+from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, SessionSecretsForm, TranscriptForm
+from sessionviewer.models import SecretDismissal, Session, SessionFinding
+from sessionviewer.transcripts.findings import reveal, secret_groups, session_findings
 from sessionviewer.views.http import (
     api_permission_required,
     bad_parameter_is_400,
@@ -43,9 +44,12 @@ def session_list(request: HttpRequest) -> HttpResponse:
     page = session_page(query)
     sessions = []
     for session in page.object_list:
-        row = session.to_dict()
+        row = session.to_dict() | {"possible_secrets": session.possible_secrets}
         if query.nested:  # as the page shows them: under their parent
-            row["subagents"] = [child.to_dict() for child in session.nested_subagents]
+            row["subagents"] = [
+                child.to_dict() | {"possible_secrets": child.possible_secrets}
+                for child in session.nested_subagents
+            ]
         sessions.append(row)
     return json_response(
         {
@@ -79,7 +83,9 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
         return links.entry_text(session.id, line, block)
 
     offset = params["_offset"] or 0
-    return json_response(transcripts.thread_to_dict(session, view, text_url, offset, params["_limit"]))
+    data = transcripts.thread_to_dict(session, view, text_url, offset, params["_limit"])
+    data["findings"] = session_findings(session)  # masked: the value is revealed by POST alone
+    return json_response(data)
 
 
 @require_safe
@@ -238,3 +244,37 @@ def project_detail(request: HttpRequest, project: str) -> HttpResponse:
         return json_error("no session ran in this project", 404)
     report = projects.usage_to_dict(projects.usage_report(sessions, params))
     return json_response({"project": project, "url": links.project(project), **report})
+
+
+@require_POST
+@api_permission_required("sessionviewer.reveal_secret")
+def reveal_finding(request: HttpRequest, session_id: int, finding_id: int) -> HttpResponse:
+    """A possible secret's value, for someone allowed to see it; audited."""
+    finding = get_object_or_404(
+        SessionFinding.objects.select_related("session__source"), id=finding_id, session_id=session_id
+    )
+    value = reveal(finding, request.user)
+    if value is None:
+        return json_error("the entry no longer holds this value; reload the page", 404)
+    return json_response({"value": value, **finding.to_dict()})
+
+
+@require_POST
+@api_permission_required("sessionviewer.dismiss_secret")
+def dismiss_finding(request: HttpRequest, session_id: int, finding_id: int) -> HttpResponse:
+    """Mark a finding's fingerprint not a secret, everywhere it appears; undo=1 in the form takes it back.
+    Both are audited."""
+    finding = get_object_or_404(SessionFinding, id=finding_id, session_id=session_id)
+    if request.POST.get("undo") == "1":
+        SecretDismissal.undo(request.user, finding.fingerprint)
+        return json_response({"fingerprint": finding.fingerprint, "dismissed": False})
+    SecretDismissal.dismiss(request.user, finding.fingerprint, finding.kind)
+    return json_response({"fingerprint": finding.fingerprint, "dismissed": True})
+
+
+@require_safe
+@api_login_required
+@bad_parameter_is_400
+def session_secrets(request: HttpRequest) -> HttpResponse:
+    """The Secrets page's groups, masked."""
+    return json_response({"groups": secret_groups(**SessionSecretsForm.read(request.GET))})

@@ -32,10 +32,12 @@ from sessionviewer.forms import (
     ExportForm,
     ProjectForm,
     SessionListForm,
+    SessionSecretsForm,
     TranscriptForm,
 )
 from sessionviewer.index.fold import fold_home
 from sessionviewer.models import Session, Source
+from sessionviewer.transcripts.findings import secret_groups, session_findings
 from sessionviewer.views.http import bad_parameter_is_400, snapshot_rebuilt_is_retried
 from sessionviewer.workspace_pages import jid_links_for
 
@@ -107,6 +109,8 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
         return render(request, "sessions/unknown_leaf.html", {"session": session}, status=404)
     context["session"] = session
     context["thinking_folded"] = request.session.get(FOLD_THINKING, False)
+    if not request.htmx:  # the header, which fragments leave out
+        context["findings"] = session_findings(session)
     template_name = "sessions/detail.html"
     if request.htmx:
         if params["_after"] is not None:
@@ -242,3 +246,15 @@ def favicon(request: HttpRequest) -> HttpResponse:
     """Browsers ask for /favicon.ico whatever the page links: send them to the SVG one
     (its static URL is only known at run time, once collectstatic has named it)."""
     return HttpResponsePermanentRedirect(static("favicon.svg"))
+
+
+@require_safe
+@login_required
+@view_permission
+@bad_parameter_is_400
+def session_secrets(request: HttpRequest) -> HttpResponse:
+    """Possible secrets across all sessions, grouped by fingerprint."""
+    params = SessionSecretsForm.read(request.GET)
+    groups = secret_groups(**params)
+    kinds = sorted({g["kind"] for g in groups} | ({params["kind"]} if params["kind"] else set()))
+    return render(request, "sessions/secrets.html", {"groups": groups, "params": params, "kinds": kinds})

@@ -489,11 +489,18 @@ def scan_secrets(
     return [finding for finding, _ in secret_values(text, ignore, high_entropy=high_entropy)]
 
 
-def secret_values(text: str, ignore: tuple[str, ...] = (), *, high_entropy: bool = False):
+def secret_values(
+    text: str,
+    ignore: tuple[str, ...] = (),
+    *,
+    high_entropy: bool = False,
+    rules: tuple[Rule, ...] | None = None,
+):
     """scan_secrets, each finding with the text it found: for fingerprints and purges, never
-    to be shown or kept."""
+    to be shown or kept. rules: only these (in RULES' order), whatever high_entropy says."""
     ignored = {item.casefold() for item in ignore}
-    rules = RULES if high_entropy else _USUAL_RULES
+    if rules is None:
+        rules = RULES if high_entropy else _USUAL_RULES
     for number, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
         starts = PREFIX_INDEX.starts(line)
@@ -536,7 +543,7 @@ class JsonSecret(NamedTuple):
 
 
 def json_secret_values(
-    data, ignore: tuple[str, ...] = (), *, high_entropy: bool = False
+    data, ignore: tuple[str, ...] = (), *, high_entropy: bool = False, rules: tuple[Rule, ...] | None = None
 ) -> Iterator[JsonSecret]:
     """secret_values over every string of a decoded JSON value, in document order.
 
@@ -548,7 +555,7 @@ def json_secret_values(
     while stack:
         path, item = stack.pop()
         if isinstance(item, str):
-            for finding, value in secret_values(item, ignore, high_entropy=high_entropy):
+            for finding, value in secret_values(item, ignore, high_entropy=high_entropy, rules=rules):
                 yield JsonSecret(path, False, finding, value)
         elif isinstance(item, list):
             stack.extend(((*path, index), child) for index, child in reversed(list(enumerate(item))))
@@ -561,7 +568,7 @@ def json_secret_values(
                     stack.append(((*path, name), child))
                     stack.append(((*path, name), _Named(name, None)))
         elif isinstance(item, _Named):
-            yield from _named_secret_values(path, item, ignore, high_entropy)
+            yield from _named_secret_values(path, item, ignore, high_entropy, rules)
 
 
 class _Named(NamedTuple):
@@ -569,15 +576,15 @@ class _Named(NamedTuple):
     value: str | None  # None: the name alone, its value read on its own
 
 
-def _named_secret_values(path, named: _Named, ignore, high_entropy: bool) -> Iterator[JsonSecret]:
+def _named_secret_values(path, named: _Named, ignore, high_entropy: bool, rules) -> Iterator[JsonSecret]:
     """The findings of name=value, each placed in the name or in the value."""
     if named.value is None:
-        for finding, value in secret_values(named.name, ignore, high_entropy=high_entropy):
+        for finding, value in secret_values(named.name, ignore, high_entropy=high_entropy, rules=rules):
             yield JsonSecret(path, True, finding, value)
         return
     shift = len(named.name) + 1  # "name=" before the value's first line
     text = f"{named.name}={named.value}"
-    for finding, value in secret_values(text, ignore, high_entropy=high_entropy):
+    for finding, value in secret_values(text, ignore, high_entropy=high_entropy, rules=rules):
         if finding.line > 1:
             yield JsonSecret(path, False, finding, value)
         elif finding.column > shift:

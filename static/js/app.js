@@ -12,6 +12,8 @@
     ["G", "the end of the session"],
     ["n", "next search hit"],
     ["N", "previous search hit"],
+    ["s", "next possible secret"],
+    ["S", "previous possible secret"],
     ["/", "search"],
     ["?", "show these keys"],
   ];
@@ -89,6 +91,39 @@
     return true;
   }
 
+  // The next (step 1) or previous (-1) possible secret of the header's list, in list order (a
+  // tool's output shows in its call's row, so lines do not order the rows): its row in place if
+  // the page holds it, else the page that does.
+  function jumpToFinding(step) {
+    var list = document.getElementById("findings");
+    if (!list) return false;
+    var links = list.querySelectorAll("a[data-line]");
+    var at = parseInt(list.getAttribute("data-at") || (step > 0 ? "-1" : String(links.length)), 10) + step;
+    if (at < 0 || at >= links.length) return false;
+    list.setAttribute("data-at", String(at));
+    var mark = document.getElementById(links[at].hash.slice(1));
+    var row = mark && mark.closest("li.entry");
+    if (row && row.offsetParent !== null) focusOn(row);
+    else links[at].click();
+    return true;
+  }
+
+  // A revealed value replaces its mask, as text.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var button = event.detail.elt;
+    if (!button.classList || !button.classList.contains("reveal") || !event.detail.successful) return;
+    var masked = button.parentNode.querySelector("code.masked");
+    masked.textContent = JSON.parse(event.detail.xhr.responseText).value;
+    masked.classList.add("revealed");
+    button.remove();
+  });
+
+  // A dismissal (or its undo) applies to the fingerprint everywhere: the page is drawn again.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var button = event.detail.elt;
+    if (button.classList && button.classList.contains("dismiss") && event.detail.successful) window.location.reload();
+  });
+
   // The end: in place when the page has loaded it, else the page that ends the session.
   function jumpToEnd() {
     var rows = stops();
@@ -152,6 +187,8 @@
     else if (key === "Enter" && current() && event.target === current()) handled = toggle();
     else if (key === "n") handled = clickLink("#hit-bar .hit-next");
     else if (key === "N") handled = clickLink("#hit-bar .hit-previous");
+    else if (key === "s") handled = jumpToFinding(1);
+    else if (key === "S") handled = jumpToFinding(-1);
     else if (key === "c") handled = jumpToCompaction(1);
     else if (key === "C") handled = jumpToCompaction(-1);
     else if (key === "G") handled = jumpToEnd();

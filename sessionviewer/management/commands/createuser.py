@@ -25,7 +25,8 @@ class Command(BaseCommand):
             action="append",
             default=[],
             choices=GRANTABLE,
-            help="a permission beyond the role's (repeat for more): share_session makes share links",
+            help="a permission beyond the role's (repeat for more): share_session makes share links, "
+            "reveal_secret shows a masked secret, dismiss_secret marks one not a secret",
         )
 
     def handle(self, *args, username, role, password, grant, **options):

@@ -1,0 +1,171 @@
+"""Possible secrets in the entries the index reads: the credential rules of the secrets scanner
+(workspaces/secrets.py) over each block's text, as the worker reads the entry, so an append
+scans only its new lines. No Django: the reading process imports it.
+
+Each finding is (line, entry id, block index, kind, masked value, fingerprint). The value is
+never kept: the fingerprint is secrets.fingerprint's keyed HMAC, as the memory findings'.
+
+Only credentials are looked for here. E-mail addresses, phone numbers, card numbers and IBANs
+(the personal-data rules) have no literal prefix to look for first, so each would read every
+line of every entry, and they are in most sessions' tool output (git logs, fixtures): they
+stay in the memory report, where a person's own files are read on demand.
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from sessionviewer import readers
+from sessionviewer.row_codec import stored_id
+from sessionviewer.workspaces.secrets import (
+    RULES,
+    PrefixIndex,
+    fingerprint,
+    json_secret_values,
+    secret_values,
+)
+
+# The credential rules with a literal prefix, in RULES' order (the order decides overlaps).
+CREDENTIAL_RULES = tuple(rule for rule in RULES if rule.secret and rule.prefixes)
+WITH_HIGH_ENTROPY = tuple(rule for rule in RULES if rule.secret)
+
+# Whether a text may hold a credential, before any line is split or any rule's regex tried.
+# First the case-sensitive prefixes (sk-, AKIA, ...): in a long text as substrings, since
+# str's own search read the history corpus's 55 MB of texts for each in about 30 ms, where one
+# regex alternating all of them took 1.3 s; in a short one by that regex, cheaper there than
+# the loop. "k_live_" stands for sk_live_ and rk_live_. Then, in the lowercased text, a name
+# and an assignment: every rule that ignores case (secret_assignment, aws_secret_key, .npmrc's
+# _authToken) needs a name ending in one of these, then a value of 16 characters or more.
+# Their bare names (token, client, api) were in a third of the texts; this is in none.
+_EXACT_PREFIXES = PrefixIndex(CREDENTIAL_RULES).exact
+_NEEDLES = ("-----BEGIN ", "sk-", "k_live_", "k_test_", "whsec_", "github_pat_", "xox", "xapp-",
+            "hooks.slack.com/", "AKIA", "ASIA", "ABIA", "ACCA", "AIza", "hf_", "api_org_", "npm_",
+            "pypi-AgE", "Bearer", "eyJ")  # fmt: skip
+# The prefixes too common as text ("gh", "gl", "SK", "://"), by a regex that starts with a
+# literal (which re finds as fast as a substring): GitHub's and GitLab's tokens, Twilio's key
+# whole, and "://" only where an "@" follows it on its line (url_password).
+_COMMON = re.compile(
+    r"g(?:h[pousr]_|l(?:pat|dt|rt|ptt|soat|cbt|ft|imt|oas)-)|SK[0-9a-fA-F]{32}|://[^\s/?#@\"'<>]*:[^\s/?#@\"'<>]+@"
+)
+_NAMED = re.compile(r"(?:key|secret|token|passw(?:or)?d|pwd)[\"']?\s*(?:=>|[:=])\s*[\"']?[a-z0-9_./+=~-]{16}")
+
+Finding = tuple[int, str, int, str, str, str]  # line, entry id, block, kind, masked, fingerprint
+
+
+def may_hold_secret(text: str) -> bool:
+    """False: no credential rule can match anywhere in text."""
+    if len(text) < _SHORT:  # the loop over the needles costs more than the regex reading it
+        if _EXACT_PREFIXES.search(text) is not None:
+            return True
+    else:
+        for needle in _NEEDLES:
+            if needle in text:
+                return True
+        if _COMMON.search(text) is not None:
+            return True
+    return _NAMED.search(text.lower()) is not None
+
+
+_SHORT = 128
+
+
+def _lines_to_scan(text: str) -> list[str]:
+    """The lines of text where a prefix or a named assignment starts (the rules read one line
+    at a time): a long tool output is split and scanned only where it may hold a credential."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # "İ" lowers to two characters: positions would move
+        return text.split("\n")
+    starts = {match.start() for match in _EXACT_PREFIXES.finditer(text)}
+    starts.update(match.start() for match in _NAMED.finditer(lowered))
+    lines = {}
+    for start in starts:
+        first = text.rfind("\n", 0, start) + 1
+        end = text.find("\n", start)
+        lines[first] = text[first : end if end != -1 else len(text)]
+    return [lines[first] for first in sorted(lines)]
+
+
+def entry_findings(entries: list[readers.Entry], key: str, *, high_entropy: bool = False) -> list[Finding]:
+    """The possible secrets in these entries' blocks: text, thinking, tool output, and every
+    string of a tool call's arguments (a JSON text decoded first), in block order."""
+    found: list[Finding] = []
+    for entry in entries:
+        for number, block in enumerate(entry.blocks):
+            # Most blocks hold nothing: tested here, before a generator is made for them.
+            if block.type in _TEXT_BLOCKS and not (high_entropy or may_hold_secret(block.text)):
+                continue
+            for kind, masked, value in block_secrets(block, high_entropy=high_entropy):
+                found.append(
+                    (entry.line, stored_id(entry.id), number, kind, masked, fingerprint(kind, value, key))
+                )
+    return found
+
+
+def block_secrets(block: readers.Block, *, high_entropy: bool = False):
+    """(kind, masked, value) of each possible secret in one block; the value is for the
+    fingerprint, and for a reveal, never to be kept."""
+    rules = WITH_HIGH_ENTROPY if high_entropy else CREDENTIAL_RULES
+    if block.type == readers.TOOL_CALL:
+        arguments = block.arguments
+        if isinstance(arguments, str):
+            if not (high_entropy or may_hold_secret(arguments)):
+                return
+            arguments = _decoded(arguments)
+        if isinstance(arguments, (dict, list)):
+            if not (high_entropy or may_hold_secret("\n".join(_named_strings(arguments)))):
+                return
+            for secret in json_secret_values(arguments, rules=rules):
+                yield secret.finding.kind, secret.finding.masked, secret.value
+            return
+        text = arguments if isinstance(arguments, str) else ""
+    elif block.type in _TEXT_BLOCKS:
+        text = block.text
+    else:
+        return  # images, attachments, reactions: nothing typed or printed
+    if not text:
+        return
+    if high_entropy:
+        lines = [text]
+    elif may_hold_secret(text):
+        lines = _lines_to_scan(text)
+    else:
+        return
+    for line in lines:
+        for finding, value in secret_values(line, rules=rules):
+            yield finding.kind, finding.masked, value
+
+
+_TEXT_BLOCKS = frozenset({readers.TEXT, readers.THINKING, readers.TOOL_RESULT})
+
+
+def _decoded(arguments: str):
+    """A tool call's arguments written as a JSON text (Codex), decoded; else the text itself."""
+    if arguments[:1] in ("{", "["):
+        try:
+            return orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            pass
+    return arguments
+
+
+def _named_strings(data) -> list[str]:
+    """The strings of a decoded JSON value as json_secret_values reads them: a string under a
+    name as name=value, other names alone. Without recursion: a tool input may nest at any depth."""
+    found: list[str] = []
+    pending = [data]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, dict):
+            for name, child in item.items():
+                if isinstance(child, str):
+                    found.append(f"{name}={child}")
+                else:
+                    found.append(str(name))
+                    pending.append(child)
+    return found

@@ -1,0 +1,96 @@
+"""Possible secrets on the transcript in a real browser: the header's count, s and S stepping
+through the entries holding one, and reveal replacing a mask with the value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+from playwright.sync_api import expect
+
+from sessionviewer import transcripts
+
+from .browser import open_page
+from .fixture_files import CLAUDE_PROJECT, index_fixture
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SHOTS = Path("/tmp/findings-shots")
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    transcripts.clear_cache()
+
+
+@pytest.fixture
+def with_secrets(tmp_path):
+    return index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+
+
+def test_s_and_shift_s_step_through_the_entries_holding_a_possible_secret(browser_page, with_secrets):
+    page = browser_page
+    open_page(page, with_secrets.get_absolute_url())
+    expect(page.locator("#findings summary")).to_contain_text("4 possible secrets")
+    page.keyboard.press("s")
+    expect(page.locator("li.focused")).to_have_attribute("data-line", "1")
+    page.keyboard.press("s")
+    expect(page.locator("li.focused")).to_have_attribute("data-line", "2")
+    page.keyboard.press("s")  # line 2's tool input
+    expect(page.locator("li.focused")).to_have_attribute("data-line", "2")
+    page.keyboard.press("s")  # line 3, the tool's output, shows in line 2's row
+    expect(page.locator("li.focused")).to_have_attribute("data-line", "2")
+    page.keyboard.press("S")
+    page.keyboard.press("S")
+    page.keyboard.press("S")
+    expect(page.locator("li.focused")).to_have_attribute("data-line", "1")
+
+
+def test_reveal_shows_the_value_in_place_of_its_mask(browser_page, with_secrets):
+    page = browser_page
+    open_page(page, with_secrets.get_absolute_url())
+    page.locator("#findings summary").click()
+    first = page.locator("#findings li").first
+    expect(first.locator("code.masked")).to_have_text("sk-a*******************************Hd")
+    first.locator("button.reveal").click()
+    expect(first.locator("code.masked")).to_have_text("sk-ant-api03-Zx8vQ2mN7pL4rT9wK3sBq7Hd")
+    expect(first.locator("button.reveal")).to_have_count(0)
+
+
+def test_not_a_secret_marks_the_finding_and_undo_takes_it_back(browser_page, with_secrets):
+    page = browser_page
+    open_page(page, with_secrets.get_absolute_url())
+    page.locator("#findings summary").click()
+    with page.expect_navigation():  # the page is drawn again
+        page.locator("#findings li").first.locator("button.dismiss").click()
+    page.locator("#findings summary").click()
+    first = page.locator("#findings li").first
+    expect(first).to_contain_text("marked not a secret")
+    with page.expect_navigation():
+        first.locator("button.dismiss").click()
+    page.locator("#findings summary").click()
+    expect(page.locator("#findings li").first).not_to_contain_text("marked not a secret")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [390, 1280])
+@pytest.mark.parametrize("shown", ["transcript", "secrets"])
+def test_the_transcript_header_and_the_secrets_page_fit_and_are_shot(
+    browser_page, with_secrets, shown, width, scheme
+):
+    """Screenshots in /tmp/findings-shots/, to look at; and neither page scrolls sideways."""
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 900})
+    page.emulate_media(color_scheme=scheme)
+    if shown == "transcript":
+        open_page(page, with_secrets.get_absolute_url())
+        page.locator("#findings summary").click()
+        expect(page.locator("#findings li")).to_have_count(4)
+    else:
+        open_page(page, reverse("session-secrets"))
+        expect(page.locator(".secret-group")).to_have_count(4)
+    scroll_width, inner_width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert scroll_width <= inner_width
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{shown}-{width}-{scheme}.png"), full_page=shown == "secrets")

@@ -1,0 +1,359 @@
+"""Possible secrets in indexed sessions (issue 31): the findings' table and its permissions,
+the dismissals and their audit, and the scan the indexer runs as it reads each entry."""
+
+from __future__ import annotations
+
+import shutil
+from io import StringIO
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.urls import reverse
+
+from sessionviewer import readers
+from sessionviewer.index import index_roots
+from sessionviewer.index.findings import CREDENTIAL_RULES, block_secrets, may_hold_secret
+from sessionviewer.models import AuditEvent, SecretDismissal, Session, SessionFinding
+from sessionviewer.roots import RootSpec
+from sessionviewer.workspaces.secrets import fingerprint, secret_values
+
+from .fixture_files import CLAUDE_PROJECT, FIXTURES, index_fixture
+from .secret_inputs import ADVERSARIAL
+from .users import ADMIN, VIEWER, make_admin, make_user
+
+pytestmark = pytest.mark.django_db
+
+FP = "ab" * 32
+
+
+def test_admins_may_reveal_and_dismiss_and_viewers_may_not():
+    admin, viewer = make_admin(), make_user(VIEWER, "viewers")
+    assert admin.username == ADMIN
+    for permission in ("sessionviewer.reveal_secret", "sessionviewer.dismiss_secret"):
+        assert admin.has_perm(permission)
+        assert not viewer.has_perm(permission)
+
+
+def test_createuser_grant_gives_the_secret_permissions_beyond_the_role():
+    out = StringIO()
+    call_command(
+        "createuser", "sam", "--role", "viewer", "--grant", "reveal_secret", "--password", "quiet orchard lantern",
+        stdout=out,
+    )  # fmt: skip
+    sam = User.objects.get(username="sam")
+    assert sam.has_perm("sessionviewer.reveal_secret")
+    assert not sam.has_perm("sessionviewer.dismiss_secret")
+    assert "reveal_secret" in out.getvalue()
+
+
+def test_dismissing_a_fingerprint_is_audited_once():
+    admin = make_admin()
+    SecretDismissal.dismiss(admin, FP, "openai_key")
+    SecretDismissal.dismiss(admin, FP, "openai_key")  # already dismissed: nothing new
+    assert SecretDismissal.objects.get().by == admin
+    events = list(AuditEvent.objects.filter(action="dismiss_secret"))
+    assert [(e.user, e.detail) for e in events] == [(admin, {"fingerprint": FP, "kind": "openai_key"})]
+
+
+def test_undoing_a_dismissal_deletes_it_and_is_audited():
+    admin = make_admin()
+    SecretDismissal.dismiss(admin, FP, "openai_key")
+    assert SecretDismissal.undo(admin, FP) is True
+    assert not SecretDismissal.objects.exists()
+    assert AuditEvent.objects.get(action="undismiss_secret").detail == {
+        "fingerprint": FP,
+        "kind": "openai_key",
+    }
+    assert SecretDismissal.undo(admin, FP) is False
+    assert AuditEvent.objects.filter(action="undismiss_secret").count() == 1
+
+
+def test_findings_go_with_their_session(tmp_path):
+    session = index_fixture(tmp_path, "claude_code", "thinking_block.jsonl", CLAUDE_PROJECT, "s1")
+    SessionFinding.objects.create(
+        session=session,
+        line=1,
+        entry_id="e1",
+        block=0,
+        kind="openai_key",
+        masked="sk-p****ab",
+        fingerprint=FP,
+    )
+    Session.objects.all().delete()
+    assert not SessionFinding.objects.exists()
+
+
+# The scan at index time
+
+
+def findings_of(session: Session) -> list[tuple]:
+    rows = session.findings.order_by("line", "block", "id")
+    return list(rows.values_list("line", "entry_id", "block", "kind", "masked"))
+
+
+ANTHROPIC = "sk-ant-api03-Zx8vQ2mN7pL4rT9wK3sBq7Hd"
+
+
+def test_claude_code_secrets_are_found_in_every_kind_of_block(tmp_path):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    assert findings_of(session) == [
+        (1, "u-1", 0, "anthropic_key", "sk-a*******************************Hd"),  # a message
+        (2, "a-1", 0, "github_token", "ghp_********************************12"),  # thinking
+        (2, "a-1", 2, "aws_access_key", "AKIA**************KD"),  # a tool call's input
+        (3, "u-2", 0, "npm_token", "npm_**********************************R8"),  # a tool's output
+    ]  # and not line 4's placeholder
+
+
+def test_codex_secrets_are_found_in_arguments_written_as_json_text(tmp_path):
+    session = index_fixture(
+        tmp_path, "codex", "secrets_in_arguments_and_output.jsonl", "sessions/2025/11/03", "rollout-s1"
+    )
+    assert [(line, block, kind) for line, _, block, kind, _ in findings_of(session)] == [
+        (2, 0, "github_token"),
+        (3, 0, "github_token"),
+        (4, 0, "aws_access_key"),
+    ]
+
+
+def test_a_finding_keeps_the_memory_findings_fingerprint_and_never_the_value(tmp_path):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    first = session.findings.get(line=1)
+    assert first.fingerprint == fingerprint("anthropic_key", ANTHROPIC, settings.SECRET_KEY)
+    assert all(ANTHROPIC not in value for value in first.to_dict().values() if isinstance(value, str))
+
+
+def index_claude(tmp_path, *names: str) -> Session:
+    """The fixtures named, one after the other, as one growing session file, indexed."""
+    folder = tmp_path / CLAUDE_PROJECT
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "s1.jsonl", "ab") as handle:
+        for name in names:
+            handle.write((FIXTURES / "claude_code" / name).read_bytes())
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    return Session.objects.get()
+
+
+def test_an_append_adds_only_its_new_lines_findings(tmp_path):
+    index_claude(tmp_path, "secrets_in_every_block.jsonl")
+    before = set(SessionFinding.objects.values_list("id", flat=True))
+    session = index_claude(tmp_path, "secrets_appended.jsonl")
+    assert (
+        set(session.findings.filter(line__lt=5).values_list("id", flat=True)) == before
+    )  # kept, not rewritten
+    added = session.findings.exclude(id__in=before)
+    assert list(added.values_list("line", "kind")) == [(5, "anthropic_key")]
+    # The same key as line 1's: one fingerprint, two places.
+    assert session.findings.filter(fingerprint=added.get().fingerprint).count() == 2
+
+
+def test_a_file_read_again_whole_replaces_its_findings(tmp_path):
+    index_claude(tmp_path, "secrets_in_every_block.jsonl")
+    path = tmp_path / CLAUDE_PROJECT / "s1.jsonl"
+    shutil.copy(FIXTURES / "claude_code" / "secrets_appended.jsonl", path)  # rewritten: a new head
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    assert [(line, kind) for line, _, _, kind, _ in findings_of(Session.objects.get())] == [
+        (1, "anthropic_key")
+    ]
+
+
+def test_a_deleted_file_takes_its_findings_with_it(tmp_path):
+    index_claude(tmp_path, "secrets_in_every_block.jsonl")
+    (tmp_path / CLAUDE_PROJECT / "s1.jsonl").unlink()
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    assert not Session.objects.exists()
+    assert not SessionFinding.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ANTHROPIC,
+        "password: 9fK2mQ7xL4pZ8rT3vB6n",
+        'AWS_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ4RT2MPL9"',
+        "//registry.npmjs.org/:_authToken=npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        "postgres://app:Str0ngPassw0rd@db.internal/app",
+        "Authorization: Bearer abc123DEF456ghi789JKL",
+        *(start + repeated * 50 for start, repeated in ADVERSARIAL.values()),
+    ],
+)
+def test_the_prefilter_never_skips_a_text_the_credential_rules_find_something_in(text):
+    if list(secret_values(text, rules=CREDENTIAL_RULES)):
+        assert may_hold_secret(text)
+
+
+def test_personal_data_is_not_looked_for_at_index_time():
+    block = readers.Block(type=readers.TEXT, text="mail ann@corp.test or call +44 20 7946 0958")
+    assert list(block_secrets(block)) == []
+
+
+# Reveal
+
+
+def reveal_url(finding: SessionFinding) -> str:
+    return reverse("api-finding-reveal", args=[finding.session_id, finding.id])
+
+
+def test_an_admin_reveals_a_value_and_the_reveal_is_audited(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    admin = make_admin()
+    client.force_login(admin)
+    finding = session.findings.get(line=1)
+    response = client.post(reveal_url(finding))
+    assert response.status_code == 200
+    assert response.json()["value"] == ANTHROPIC
+    event = AuditEvent.objects.get(action="reveal_secret")
+    assert event.user == admin
+    assert event.detail["session"] == session.id and event.detail["fingerprint"] == finding.fingerprint
+    assert ANTHROPIC not in str(event.detail)
+
+
+def test_a_value_in_a_tool_input_is_revealed_from_its_block(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_admin())
+    finding = session.findings.get(kind="aws_access_key")
+    assert client.post(reveal_url(finding)).json()["value"] == "AKIAZ7Q4RT2MPL9WX3KD"
+
+
+def test_a_viewer_may_not_reveal_and_nothing_is_audited(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_user(VIEWER, "viewers"))
+    assert client.post(reveal_url(session.findings.first())).status_code == 403
+    client.logout()
+    assert client.post(reveal_url(session.findings.first())).status_code == 401
+    assert not AuditEvent.objects.filter(action="reveal_secret").exists()
+
+
+def test_reveal_takes_only_a_post(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_admin())
+    assert client.get(reveal_url(session.findings.first())).status_code == 405
+
+
+def test_a_finding_of_another_session_is_not_found(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_admin())
+    finding = session.findings.first()
+    url = reverse("api-finding-reveal", args=[session.id + 1, finding.id])
+    assert client.post(url).status_code == 404
+
+
+# The transcript's header and its API twin
+
+
+def test_the_transcript_header_counts_the_possible_secrets_masked(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_user(VIEWER, "viewers"))
+    page = client.get(reverse("session-detail", args=[session.id])).content.decode()
+    assert "4 possible secrets" in page
+    assert "sk-a*******************************Hd" in page
+    assert 'class="reveal"' not in page  # a viewer may not reveal
+    header = page[page.index('id="findings"') : page.index("</section>", page.index('id="findings"'))]
+    assert ANTHROPIC not in header
+
+
+def test_the_reveal_button_is_there_for_someone_allowed_to_reveal(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_admin())
+    page = client.get(reverse("session-detail", args=[session.id])).content.decode()
+    finding = session.findings.get(line=1)
+    assert f'hx-post="{reveal_url(finding)}"' in page
+
+
+def test_a_dismissed_fingerprint_is_marked_in_every_session_holding_it(tmp_path, client):
+    session = index_claude(tmp_path, "secrets_in_every_block.jsonl", "secrets_appended.jsonl")
+    SecretDismissal.dismiss(make_admin(), session.findings.get(line=1).fingerprint, "anthropic_key")
+    client.force_login(make_user(VIEWER, "viewers"))
+    page = client.get(reverse("session-detail", args=[session.id])).content.decode()
+    assert page.count("marked not a secret") == 2  # lines 1 and 5: one fingerprint
+
+
+def test_the_api_twin_lists_the_findings_masked(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_user(VIEWER, "viewers"))
+    data = client.get(reverse("api-session-detail", args=[session.id])).json()
+    assert [(f["line"], f["kind"], f["dismissed"]) for f in data["findings"]] == [
+        (1, "anthropic_key", False),
+        (2, "github_token", False),
+        (2, "aws_access_key", False),
+        (3, "npm_token", False),
+    ]
+    assert ANTHROPIC not in str(data["findings"])
+
+
+# The list's count on each row
+
+
+@pytest.mark.parametrize("prefix", ["", "/api"])
+def test_the_list_counts_each_sessions_possible_secrets(tmp_path, client, prefix):
+    index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_user(VIEWER, "viewers"))
+    response = client.get(reverse("api-session-list" if prefix else "session-list"))
+    if prefix:
+        assert [row["possible_secrets"] for row in response.json()["sessions"]] == [4]
+    else:
+        assert "4 possible secrets" in response.content.decode()
+
+
+def test_the_lists_count_leaves_out_dismissed_fingerprints(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    SecretDismissal.dismiss(make_admin(), session.findings.get(line=1).fingerprint, "anthropic_key")
+    client.force_login(make_user(VIEWER, "viewers"))
+    assert [
+        row["possible_secrets"] for row in client.get(reverse("api-session-list")).json()["sessions"]
+    ] == [3]
+
+
+# Dismiss
+
+
+def dismiss_url(finding: SessionFinding) -> str:
+    return reverse("api-finding-dismiss", args=[finding.session_id, finding.id])
+
+
+def test_dismissing_a_finding_marks_its_fingerprint_in_every_session(tmp_path, client):
+    session = index_claude(tmp_path, "secrets_in_every_block.jsonl", "secrets_appended.jsonl")
+    client.force_login(make_admin())
+    first = session.findings.get(line=1)
+    assert client.post(dismiss_url(first)).json() == {"fingerprint": first.fingerprint, "dismissed": True}
+    assert SecretDismissal.objects.get().fingerprint == first.fingerprint
+    data = client.get(reverse("api-session-detail", args=[session.id])).json()
+    assert [f["line"] for f in data["findings"] if f["dismissed"]] == [1, 5]
+
+
+def test_undoing_a_dismissal_through_the_api_is_audited(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_admin())
+    finding = session.findings.get(line=1)
+    client.post(dismiss_url(finding))
+    assert client.post(dismiss_url(finding), {"undo": "1"}).json()["dismissed"] is False
+    assert not SecretDismissal.objects.exists()
+    assert list(AuditEvent.objects.order_by("id").values_list("action", flat=True)) == [
+        "dismiss_secret",
+        "undismiss_secret",
+    ]
+
+
+def test_a_viewer_may_not_dismiss(tmp_path, client):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    client.force_login(make_user(VIEWER, "viewers"))
+    assert client.post(dismiss_url(session.findings.first())).status_code == 403
+    assert not SecretDismissal.objects.exists()
+
+
+# The backfill of sessions indexed before the scan
+
+
+def test_scanfindings_finds_what_the_index_would_have_in_a_session_indexed_before(tmp_path):
+    session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+    expected = findings_of(session)
+    fingerprints = sorted(session.findings.values_list("fingerprint", flat=True))
+    SessionFinding.objects.all().delete()  # as if indexed before this change
+    out = StringIO()
+    call_command("scanfindings", stdout=out)
+    assert findings_of(session) == expected
+    assert sorted(session.findings.values_list("fingerprint", flat=True)) == fingerprints
+    assert "Scanned 1 sessions" in out.getvalue() and "4 possible secrets" in out.getvalue()
+    call_command("scanfindings", stdout=StringIO())  # again: replaced, not added twice
+    assert len(findings_of(session)) == 4
