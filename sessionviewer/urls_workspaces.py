@@ -111,8 +111,4 @@ urlpatterns = [
         "api/audit-log",
         RedirectView.as_view(pattern_name="api-workspace-audit-log", permanent=True, query_string=True),
     ),
-    path(
-        "api/secrets",
-        RedirectView.as_view(pattern_name="api-workspace-secrets", permanent=True, query_string=True),
-    ),
 ]

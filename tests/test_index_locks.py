@@ -150,7 +150,7 @@ def test_a_file_the_database_refuses_is_recorded_on_its_session_and_the_command_
 
     def refusing_b(files):
         real_write_files(files)
-        if any(session.key.endswith("b.jsonl") for session, _, _ in files):
+        if any(session.key.endswith("b.jsonl") for session, *_ in files):
             raise IntegrityError('duplicate key value violates unique constraint "session_source_key"')
 
     monkeypatch.setattr(passes, "write_files", refusing_b)

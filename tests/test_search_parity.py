@@ -154,6 +154,7 @@ QUERIES = {
     "E42": [S + ":9"],
     "example.com": [
         "claude_code/tool_views.jsonl:24",
+        "claude_code/values_to_redact.jsonl:4",
         "hostile/go/20260201-100000-deadbeef.jsonl:2",
         S + ":9",
     ],

@@ -1456,7 +1456,8 @@ def test_the_twin_of_a_workspace_report_is_its_own_path_under_api(page):
 
 @pytest.mark.parametrize(
     ("old", "new"),
-    [("/api/secrets", "/api/workspaces/secrets"), ("/api/audit-log", "/api/workspaces/audit-log")],
+    # /api/secrets redirected to the memory report until #31 gave it the sessions' Secrets page.
+    [("/api/audit-log", "/api/workspaces/audit-log")],
 )
 def test_the_old_twin_of_a_workspace_report_redirects_for_good_keeping_its_query(client, old, new):
     response = client.get(old + "?jid=alice%40example.com&_page=2")

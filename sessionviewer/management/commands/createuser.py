@@ -47,7 +47,7 @@ class Command(BaseCommand):
         user = users.objects.create_user(username=username, password=password)
         user.groups.add(Group.objects.get(name=ROLES[role]))
         user.user_permissions.add(*granted)
-        message = f"Created {role} {username!r}"
+        message = f"Created {role} {username!r}" + "".join(f", {name}" for name in grant)
         if generated:
             message += f" with password: {password} (shown only this once)"
         self.stdout.write(self.style.SUCCESS(message))
