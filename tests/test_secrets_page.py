@@ -114,3 +114,15 @@ def test_someone_without_view_session_gets_403(client, two_sessions):
 def test_the_memory_report_links_to_the_sessions_page(client, memory):
     client.force_login(make_admin())
     assert reverse("session-secrets") in client.get(reverse("workspace-secrets")).content.decode()
+
+
+def test_a_title_holding_a_credential_shows_it_masked_on_the_page_and_its_twin(client, two_sessions):
+    # secrets_in_every_block's first prompt, its title, holds the Anthropic key the findings mask.
+    client.force_login(make_user(VIEWER, "viewers"))
+    key = "sk-ant-api03-Zx8vQ2mN7pL4rT9wK3sBq7Hd"
+    assert any(key in s.display_title for s in Session.objects.all())
+    page = client.get(reverse("session-secrets")).content.decode()
+    twin = client.get(reverse("api-session-secrets")).content.decode()
+    for shown in (page, twin):
+        assert "sk-a" in shown
+        assert key not in shown and key[:20] not in shown

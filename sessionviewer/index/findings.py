@@ -20,6 +20,7 @@ import orjson
 from sessionviewer import readers
 from sessionviewer.row_codec import stored_id
 from sessionviewer.workspaces.secrets import (
+    CREDENTIAL_RULES,
     RULES,
     PrefixIndex,
     fingerprint,
@@ -27,8 +28,6 @@ from sessionviewer.workspaces.secrets import (
     secret_values,
 )
 
-# The credential rules with a literal prefix, in RULES' order (the order decides overlaps).
-CREDENTIAL_RULES = tuple(rule for rule in RULES if rule.secret and rule.prefixes)
 WITH_HIGH_ENTROPY = tuple(rule for rule in RULES if rule.secret)
 
 # Whether a text may hold a credential, before any line is split or any rule's regex tried.

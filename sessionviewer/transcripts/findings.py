@@ -11,7 +11,7 @@ from sessionviewer.index.findings import block_secrets, entry_findings
 from sessionviewer.models import AuditEvent, SecretDismissal, Session, SessionFinding
 from sessionviewer.transcripts.entries import select_entries
 from sessionviewer.transcripts.page import anchor
-from sessionviewer.workspaces.secrets import RULES, fingerprint
+from sessionviewer.workspaces.secrets import RULES, credentials_masked, fingerprint
 
 
 def finding_value(finding: SessionFinding) -> str | None:
@@ -110,7 +110,8 @@ def _place(finding: SessionFinding) -> dict:
     session = finding.session
     return {
         "session": session.id,
-        "title": session.display_title,
+        # Beside the masked findings: the credentials a first prompt holds are masked in it too.
+        "title": credentials_masked(session.display_title),
         "project": session.project,
         "machine": session.source.machine,
         "started_at": session.started_at,

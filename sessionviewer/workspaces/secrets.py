@@ -398,6 +398,9 @@ RULES = (
 
 KINDS = tuple(dict.fromkeys(rule.kind for rule in RULES))
 _USUAL_RULES = tuple(rule for rule in RULES if rule.kind != "high_entropy")
+# The credential rules with a literal prefix, in RULES' order (the order decides overlaps):
+# what the indexer looks for in every entry (index/findings.py).
+CREDENTIAL_RULES = tuple(rule for rule in RULES if rule.secret and rule.prefixes)
 
 
 class PrefixIndex:
@@ -531,6 +534,18 @@ def secret_values(
                     found.append((SecretFinding(kind, number, start + 1, _mask(kind, value)), value))
             taken = sorted(taken + kept)  # two ordered runs, which sorted merges in linear time
         yield from sorted(found, key=lambda pair: pair[0].column)
+
+
+def credentials_masked(text: str) -> str:
+    """text with every credential the rules find in it replaced by its mask: for a title or a
+    first prompt shown where the findings are listed, which must not show what they mask."""
+    if not text:
+        return text
+    for finding, value in sorted(
+        secret_values(text, rules=CREDENTIAL_RULES), key=lambda pair: len(pair[1]), reverse=True
+    ):
+        text = text.replace(value, finding.masked)
+    return text
 
 
 class JsonSecret(NamedTuple):
