@@ -20,7 +20,7 @@ from sessionviewer.roots import RootSpec
 from sessionviewer.workspaces.secrets import fingerprint, secret_values
 
 from .fixture_files import CLAUDE_PROJECT, FIXTURES, index_fixture
-from .secret_inputs import ADVERSARIAL
+from .secret_inputs import ADVERSARIAL, RULE_CASES
 from .users import ADMIN, VIEWER, make_admin, make_user
 
 pytestmark = pytest.mark.django_db
@@ -181,6 +181,34 @@ def test_a_deleted_file_takes_its_findings_with_it(tmp_path):
 def test_the_prefilter_never_skips_a_text_the_credential_rules_find_something_in(text):
     if list(secret_values(text, rules=CREDENTIAL_RULES)):
         assert may_hold_secret(text)
+
+
+CREDENTIAL_KINDS = {rule.kind for rule in CREDENTIAL_RULES}
+CREDENTIAL_CASES = [case for case in RULE_CASES if case[0] in CREDENTIAL_KINDS]
+PROSE = "\n".join(
+    f"line {n}: the build ran, 12 tests passed in 0.4 s, see https://ci.example/{n}" for n in range(40)
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "value", "near_miss"), CREDENTIAL_CASES, ids=[c[0] for c in CREDENTIAL_CASES]
+)
+@pytest.mark.parametrize("where", ["alone", "in a long output", "at its end"])
+def test_the_index_scan_finds_each_credential_where_it_sits_and_not_its_near_miss(
+    kind, text, value, near_miss, where
+):
+    """The prefilter and the choice of lines to scan, over short and long texts: each rule's
+    find is found whole under its kind, and its near miss not at all."""
+    placed = {"alone": "{}", "in a long output": PROSE + "\n{}\n" + PROSE, "at its end": PROSE + " {}"}[where]
+    found = [
+        (k, v) for k, _, v in block_secrets(readers.Block(type=readers.TOOL_RESULT, text=placed.format(text)))
+    ]
+    assert (kind, value) in found
+    missed = [
+        (k, v)
+        for k, _, v in block_secrets(readers.Block(type=readers.TOOL_RESULT, text=placed.format(near_miss)))
+    ]
+    assert kind not in {k for k, _ in missed}
 
 
 def test_personal_data_is_not_looked_for_at_index_time():
