@@ -26,6 +26,7 @@ from sessionviewer import tallies
 from sessionviewer.filters import (
     RANGES,
     filter_sessions,
+    has_possible_secrets,
     matching_session_ids,
     range_start,
     started_in_range,
@@ -38,6 +39,7 @@ FACET_LIMIT = 12
 # (parameter, label, field): the list page's facets, in the order shown.
 FACETS = (
     ("format", "Format", "format"),
+    ("possible_secrets", "Possible secrets", None),
     ("machine", "Machine", None),
     ("root", "Root", None),
     ("project", "Project", "project"),
@@ -50,6 +52,8 @@ FACETS = (
     ("updated", "Updated", None),
 )
 _RANGE = ("updated_since", "updated_before", "updated_until")
+_UNTALLIED = ("possible_secrets",)
+SECRETS_VALUE = "At least one"  # the label of possible_secrets=1
 
 
 def _own(facet: str) -> tuple[str, ...]:
@@ -98,8 +102,12 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
     # Counted by the tally when the other filters are its own (a machine, a root, a format):
     # a few hundred rows per source, not every session read once per facet. The facets
     # with the same scope are read in one statement.
+    # Not the possible secrets: the tally knows nothing of findings, and their count is one
+    # probe of the findings' index per session (has_possible_secrets).
     scopes = {
-        name: None if matched is not None else tally_scope(_without(filters, *_own(name)), sources)
+        name: None
+        if matched is not None or name in _UNTALLIED
+        else tally_scope(_without(filters, *_own(name)), sources)
         for name, _, _ in FACETS
     }
     tallied: dict[str, list[tuple[str, int]]] = {}
@@ -146,6 +154,9 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
                 )
                 months = [(_month_text(m["month"]), m["n"]) for m in found]
             rows = [(f"{month}-01", month, n) for month, n in months]
+        elif name == "possible_secrets":
+            found = qs.filter(has_possible_secrets()).count()
+            rows = [("1", SECRETS_VALUE, found)] if found or filters.get(name) else []
         elif name == "root":
             # With two machines, a root's machine too: both may have the same path.
             named = len({source.machine for source, _ in counted}) > 1

@@ -149,7 +149,16 @@ FILTERS = (
     "updated_until",
     "_range",
     "parent",
+    "possible_secrets",
 )
+
+
+def has_possible_secrets() -> Exists:
+    """A session with a finding (index/findings.py) whose fingerprint no one marked "not a
+    secret": one dismissed everywhere leaves a session with nothing else out. Read from the
+    findings' (session, line) index, one probe per session asked about."""
+    dismissed = SecretDismissal.objects.filter(fingerprint=OuterRef("fingerprint"))
+    return Exists(SessionFinding.objects.filter(session_id=OuterRef("id")).exclude(Exists(dismissed)))
 
 
 def filter_sessions(
@@ -193,6 +202,8 @@ def filter_sessions(
         qs = started_in_range(qs, range_name)
     if parent := params.get("parent"):
         qs = qs.filter(parent_id=parent)
+    if params.get("possible_secrets"):  # forms: "1", the only value
+        qs = qs.filter(has_possible_secrets())
     narrowed = base is not None or any(params.get(name) for name in FILTERS)
     q = params.get("q") or None
     if q is not None and by_text:

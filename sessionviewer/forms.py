@@ -253,9 +253,12 @@ class OneOfField(forms.CharField):
         super().validate(value)
         if value and value not in self.choices:
             *rest, last = self.choices
-            expected = (
-                f"{', '.join(rest)} or {last}" if len(rest) == 1 else f"one of {', '.join(self.choices)}"
-            )
+            if not rest:
+                expected = last
+            elif len(rest) == 1:
+                expected = f"{rest[0]} or {last}"
+            else:
+                expected = f"one of {', '.join(self.choices)}"
             raise forms.ValidationError(f"expected {expected}, not {value!r}", code="invalid")
 
 
@@ -327,6 +330,7 @@ class ActivityForm(QueryForm):
     updated_before = IsoDateTimeField()  # exclusive, as the API documents it
     updated_until = UntilField()  # inclusive: the page's "until", a one-day range is that day
     parent = WholeNumberField(min_value=1)
+    possible_secrets = OneOfField(("1",))  # 1: the sessions with a possible secret not dismissed
     q = SearchField()
     _sort = OneOfField(SORTS)
     _sort_desc = OneOfField(("0", "1"))

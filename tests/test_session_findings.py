@@ -333,6 +333,102 @@ def test_the_lists_count_leaves_out_dismissed_fingerprints(tmp_path, client):
     ] == [3]
 
 
+# The list's "possible secrets" facet and filter
+
+
+@pytest.fixture
+def three_sessions(tmp_path) -> dict[str, Session]:
+    """Two Claude Code sessions, one holding four possible secrets and one none, and a Codex
+    session holding three, indexed as two roots."""
+    folder = tmp_path / CLAUDE_PROJECT
+    folder.mkdir(parents=True)
+    shutil.copy(FIXTURES / "claude_code" / "secrets_in_every_block.jsonl", folder / "leaky.jsonl")
+    shutil.copy(FIXTURES / "claude_code" / "thinking_block.jsonl", folder / "clean.jsonl")
+    codex = tmp_path / "sessions" / "2025" / "11" / "03"
+    codex.mkdir(parents=True)
+    shutil.copy(FIXTURES / "codex" / "secrets_in_arguments_and_output.jsonl", codex / "rollout-s1.jsonl")
+    index_roots([RootSpec(tmp_path / "projects", "claude_code"), RootSpec(tmp_path / "sessions", "codex")])
+    return {
+        "leaky": Session.objects.get(path__endswith="leaky.jsonl"),
+        "clean": Session.objects.get(path__endswith="clean.jsonl"),
+        "codex": Session.objects.get(format="codex"),
+    }
+
+
+def facet_of(client, name: str, **params) -> dict[str, int]:
+    facets = client.get(reverse("api-session-facets"), params).json()["facets"]
+    return {v["value"]: v["count"] for f in facets if f["name"] == name for v in f["values"]}
+
+
+def listed(client, **params) -> set[int]:
+    rows = client.get(reverse("api-session-list"), {"_flat": "1", **params}).json()["sessions"]
+    return {row["id"] for row in rows}
+
+
+def test_the_facet_counts_the_sessions_with_a_possible_secret(client, viewer, three_sessions):
+    assert facet_of(client, "possible_secrets") == {"1": 2}
+    assert facet_of(client, "possible_secrets", format="codex") == {"1": 1}
+    assert facet_of(client, "possible_secrets", format="claude_code") == {"1": 1}
+
+
+def test_the_filter_lists_only_the_sessions_with_a_possible_secret(client, viewer, three_sessions):
+    assert listed(client, possible_secrets="1") == {three_sessions["leaky"].id, three_sessions["codex"].id}
+    assert listed(client, possible_secrets="1", format="claude_code") == {three_sessions["leaky"].id}
+    assert client.get(reverse("api-session-list"), {"possible_secrets": "1"}).json()["count"] == 2
+
+
+def test_the_other_facets_count_among_the_sessions_with_a_possible_secret(client, viewer, three_sessions):
+    assert facet_of(client, "format") == {"claude_code": 2, "codex": 1}
+    assert facet_of(client, "format", possible_secrets="1") == {"claude_code": 1, "codex": 1}
+
+
+def test_a_session_whose_every_finding_is_dismissed_is_not_counted(client, viewer, three_sessions):
+    admin = make_admin()
+    for finding in three_sessions["codex"].findings.all():
+        SecretDismissal.dismiss(admin, finding.fingerprint, finding.kind)
+    assert facet_of(client, "possible_secrets") == {"1": 1}
+    assert listed(client, possible_secrets="1") == {three_sessions["leaky"].id}
+
+
+def test_a_session_with_one_finding_left_undismissed_still_counts(client, viewer, three_sessions):
+    # The Codex session's GitHub token is dismissed (in both its lines); its AWS key is not.
+    token = three_sessions["codex"].findings.filter(kind="github_token").first()
+    SecretDismissal.dismiss(make_admin(), token.fingerprint, token.kind)
+    assert facet_of(client, "possible_secrets", format="codex") == {"1": 1}
+    assert three_sessions["codex"].id in listed(client, possible_secrets="1")
+
+
+def test_the_facet_is_left_out_when_no_session_has_a_possible_secret(client, viewer, three_sessions):
+    assert facet_of(client, "possible_secrets", project="/nowhere") == {}
+
+
+def test_the_page_shows_the_facet_and_its_link_toggles_the_filter(client, viewer, three_sessions):
+    body = client.get(reverse("session-list")).content.decode()
+    facet = body[body.index('data-facet="possible_secrets"') :]
+    facet = facet[: facet.index("</section>")]
+    assert "<h2>Possible secrets</h2>" in facet
+    assert 'href="?possible_secrets=1"' in facet and '<span class="n">2</span>' in facet
+    chosen = client.get(reverse("session-list"), {"possible_secrets": "1"}).content.decode()
+    assert "2 sessions" in chosen and 'class="selected"' in chosen
+    assert three_sessions["clean"].get_absolute_url() not in chosen
+
+
+def test_the_filter_narrows_activity_too(client, viewer, three_sessions):
+    report = client.get(reverse("api-activity"), {"possible_secrets": "1"}).json()
+    assert report["totals"]["sessions"] == 2
+
+
+@pytest.mark.parametrize("prefix", ["", "/api"])
+@pytest.mark.parametrize("value", ["0", "yes", "11"])
+def test_a_bad_possible_secrets_value_is_a_400_naming_it(client, viewer, prefix, value):
+    response = client.get(
+        reverse("api-session-list" if prefix else "session-list"), {"possible_secrets": value}
+    )
+    assert response.status_code == 400
+    message = response.json()["error"] if prefix else response.content.decode()
+    assert message == f"possible_secrets: expected 1, not {value!r}"
+
+
 # Dismiss
 
 
