@@ -25,10 +25,11 @@ from django.utils import timezone
 from sessionviewer import tallies
 from sessionviewer.filters import (
     RANGES,
+    count_with_possible_secrets,
     filter_sessions,
-    has_possible_secrets,
     matching_session_ids,
     range_start,
+    selects_every_session,
     started_in_range,
     tally_scope,
 )
@@ -102,8 +103,8 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
     # Counted by the tally when the other filters are its own (a machine, a root, a format):
     # a few hundred rows per source, not every session read once per facet. The facets
     # with the same scope are read in one statement.
-    # Not the possible secrets: the tally knows nothing of findings, and their count is one
-    # probe of the findings' index per session (has_possible_secrets).
+    # Not the possible secrets: the tally knows nothing of findings, which are counted
+    # themselves (filters.count_with_possible_secrets).
     scopes = {
         name: None
         if matched is not None or name in _UNTALLIED
@@ -155,7 +156,7 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
                 months = [(_month_text(m["month"]), m["n"]) for m in found]
             rows = [(f"{month}-01", month, n) for month, n in months]
         elif name == "possible_secrets":
-            found = qs.filter(has_possible_secrets()).count()
+            found = count_with_possible_secrets(None if selects_every_session(unfiltered) else qs)
             rows = [("1", SECRETS_VALUE, found)] if found or filters.get(name) else []
         elif name == "root":
             # With two machines, a root's machine too: both may have the same path.

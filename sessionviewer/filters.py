@@ -153,12 +153,31 @@ FILTERS = (
 )
 
 
-def has_possible_secrets() -> Exists:
-    """A session with a finding (index/findings.py) whose fingerprint no one marked "not a
-    secret": one dismissed everywhere leaves a session with nothing else out. Read from the
-    findings' (session, line) index, one probe per session asked about."""
+def _undismissed_findings() -> QuerySet[SessionFinding]:
+    """The findings (index/findings.py) whose fingerprint no one marked "not a secret"."""
     dismissed = SecretDismissal.objects.filter(fingerprint=OuterRef("fingerprint"))
-    return Exists(SessionFinding.objects.filter(session_id=OuterRef("id")).exclude(Exists(dismissed)))
+    return SessionFinding.objects.exclude(Exists(dismissed))
+
+
+def has_possible_secrets() -> Exists:
+    """A session with a finding not dismissed: one whose every finding was dismissed is left
+    out. Read from the findings' (session, line) index for each session asked about."""
+    return Exists(_undismissed_findings().filter(session_id=OuterRef("id")))
+
+
+def count_with_possible_secrets(qs: QuerySet[Session] | None) -> int:
+    """How many sessions of qs have a possible secret; None: of every session. Those are
+    counted from the findings alone, which are far fewer than the sessions: at 400,000
+    sessions and 50,000 findings on PostgreSQL 12 ms, where the EXISTS over every session
+    took 49 ms (bench/secret_facet.py)."""
+    if qs is None:
+        return _undismissed_findings().values("session_id").distinct().count()
+    return qs.filter(has_possible_secrets()).count()
+
+
+def selects_every_session(params: Mapping) -> bool:
+    """Whether the cleaned params filter nothing: every session of the index."""
+    return not params.get("q") and not any(params.get(name) for name in FILTERS)
 
 
 def filter_sessions(

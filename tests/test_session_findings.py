@@ -20,6 +20,8 @@ from sessionviewer.roots import RootSpec
 from sessionviewer.workspaces.secrets import fingerprint, secret_values
 
 from .fixture_files import CLAUDE_PROJECT, FIXTURES, index_fixture
+from .opencode_files import fixture as opencode_fixture
+from .opencode_files import write_storage
 from .secret_inputs import ADVERSARIAL, RULE_CASES
 from .users import ADMIN, VIEWER, make_admin, make_user
 
@@ -122,6 +124,168 @@ def test_a_finding_keeps_the_memory_findings_fingerprint_and_never_the_value(tmp
     first = session.findings.get(line=1)
     assert first.fingerprint == fingerprint("anthropic_key", ANTHROPIC, settings.SECRET_KEY)
     assert all(ANTHROPIC not in value for value in first.to_dict().values() if isinstance(value, str))
+
+
+# Every format's blocks: tests/fixtures/<format>/secrets_in_every_block.*, each credential
+# planted where that agent leaks it, and near misses (placeholders, providers' documented
+# examples) on lines of their own, which must give nothing.
+
+STRIPE = "sk_live_51HxQk2eZvKYlo2C8aB3dE9fG"
+SLACK = "xoxb-2048163201-4096327702-Qm8vR2nT5wK9pL3x"
+GHS = "ghs_Q7mZ2vK9pL4rT8wX3nB6cD1fG5hJ0kS2aE"
+NPM = "npm_Q7mZ2vK9pL4rT8wX3nB6cD1fG5hJ0kS2aE4y"
+PAT = "github_pat_11ABCDEFG0aBcDeFgHiJkLmN_oPqRsTuVwXyZ0123456789"
+HF = "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"
+AWS_ID = "AKIAQ7MZ2VK9PL4RT8WX"
+ANTHROPIC_PI = "sk-ant-api03-Q7mZ2vK9pL4rT8wX3nB6cD1f"
+
+# (line, entry id, block, kind, value) of every finding, in file order.
+GO_FINDINGS = [
+    (2, "s0000001", 0, "stripe_key", STRIPE),  # a prompt
+    (3, "s0000002", 0, "slack_token", SLACK),  # thinking
+    (3, "s0000002", 2, "bearer_token", "7hQ2mZ9vK4pL8rT3wX6nB1cD"),  # a bash call's command
+    (4, "s0000003", 0, "openai_key", "sk-proj-Q7mZ2vK9pL4rT8wX3nB6cD1fG5hJ0kS"),  # printenv's output
+    (4, "s0000003", 0, "url_password", "S3cr3tPassw0rd"),
+    (7, "s0000006", 0, "github_token", GHS),  # a write call's content
+    (11, "s0000010", 0, "npm_token", NPM),  # cat ~/.npmrc
+    (12, "s0000011", 0, "stripe_key", STRIPE),
+]  # not lines 5 and 9: placeholders and documented examples
+OPENCLAW_FINDINGS = [
+    (2, "o0000001", 0, "github_token", PAT),  # a prompt
+    (3, "o0000002", 0, "huggingface_token", HF),  # thinking
+    (3, "o0000002", 1, "npm_token", NPM),  # an exec call's command
+    (4, "o0000003", 0, "google_api_key", "AIzaSyQ7mZ2vK9pL4rT8wX3nB6cD1fG5hJ0kS2a"),  # its output
+    (5, "o0000004", 1, "gitlab_token", "glpat-Q7mZ2vK9pL4rT8wX3nB6"),  # a "!" command's output
+]  # not lines 6 and 7
+PI_FINDINGS = [
+    (2, "q0000001", 0, "twilio_key", "SK0123456789abcdef0123456789abcdef"),  # a prompt
+    (
+        3,
+        "q0000002",
+        0,
+        "jwt",
+        "eyJhbGciOiJIUzI1NiJ9.eyJ1c2VyIjoiYWxpY2UiLCJyb2xlIjoiYWRtaW4ifQ.Q7mZ2vK9pL4rT8wX3nB6cD1fG5hJ0kS",
+    ),
+    (4, "q0000003", 0, "private_key", "-----BEGIN OPENSSH PRIVATE KEY-----"),  # a read of a key file
+    (5, "q0000004", 0, "anthropic_key", ANTHROPIC_PI),  # an edit's newText
+]  # not lines 7 and 8
+GEMINI_CALL = "g0000002-0000-4000-8000-000000000002"
+GEMINI_FINDINGS = [
+    # Entries, not file lines: the header, then the messages as Gemini CLI loads them.
+    (
+        2,
+        "g0000001-0000-4000-8000-000000000001",
+        0,
+        "pypi_token",
+        "pypi-AgEIcHlwaS5vcmcCJGQ3ZTg5YjE0LWE3ZjItNDc3Ny1hMmQ2LTc4ZTZlNmQ5YzFhMA",
+    ),  # a prompt
+    (
+        3,
+        GEMINI_CALL,
+        0,
+        "slack_token",
+        "hooks.slack.com/services/T0ABCDEF1/B0ABCDEF2/Xy9Zq8Wv7Ut6Sr5Qp4On3Ml2",
+    ),  # a thought
+    (3, GEMINI_CALL, 2, "aws_access_key", AWS_ID),  # run_shell_command's command
+    (3, GEMINI_CALL, 2, "aws_secret_key", "Q7mZ2vK9pL4rT8wX3nB6cD1fG5hJ0kS2aE4yU6iO"),
+    (4, f"{GEMINI_CALL}/run_shell_command-1772619602000-0", 0, "github_token", GHS),  # its result
+]  # not entries 5 and 6
+OPENCODE_FINDINGS = [
+    # Entries: the header, then each part (a tool part its call, then its result).
+    (2, "prt_01secrets01a", 0, "anthropic_key", ANTHROPIC_PI),  # a prompt
+    (4, "prt_01secrets02b", 0, "stripe_key", STRIPE),  # reasoning
+    (6, "prt_01secrets02d", 0, "aws_access_key", AWS_ID),  # a bash call's command
+    (7, "prt_01secrets02d:result", 0, "github_token", PAT),  # its output
+    (7, "prt_01secrets02d:result", 0, "huggingface_token", HF),
+]  # fmt: skip
+
+
+def findings_with_values(expected: list[tuple]) -> list[tuple]:
+    """The expected findings as findings_fingerprinted gives them: each value by its fingerprint."""
+    return [
+        (line, entry_id, block, kind, fingerprint(kind, value, settings.SECRET_KEY))
+        for line, entry_id, block, kind, value in expected
+    ]
+
+
+def findings_fingerprinted(session: Session) -> list[tuple]:
+    rows = session.findings.order_by("line", "block", "id")
+    return list(rows.values_list("line", "entry_id", "block", "kind", "fingerprint"))
+
+
+def test_go_agent_secrets_are_found_in_every_kind_of_block(tmp_path):
+    session = index_fixture(
+        tmp_path, "go_agent", "secrets_in_every_block.jsonl", "sessions", "20260226-143000-7c1e0a42"
+    )
+    assert findings_fingerprinted(session) == findings_with_values(GO_FINDINGS)
+
+
+def test_openclaw_secrets_are_found_in_every_kind_of_block(tmp_path):
+    session = index_fixture(
+        tmp_path, "openclaw", "secrets_in_every_block.jsonl", "agents/main/sessions", "6e6e6e6e"
+    )
+    assert findings_fingerprinted(session) == findings_with_values(OPENCLAW_FINDINGS)
+
+
+def test_pi_secrets_are_found_in_every_kind_of_block(tmp_path):
+    session = index_fixture(
+        tmp_path,
+        "pi",
+        "secrets_in_every_block.jsonl",
+        "sessions/--home-user-api--",
+        "2026-01-05T09-00-00-000Z_3f3f3f3f-1111-4222-8333-000000000031",
+    )
+    assert session.format == "pi"
+    assert findings_fingerprinted(session) == findings_with_values(PI_FINDINGS)
+
+
+def test_gemini_cli_secrets_are_found_in_every_kind_of_block(tmp_path):
+    session = index_fixture(
+        tmp_path,
+        "gemini_cli",
+        "session-2026-03-04T10-20-9a8b7c6d.jsonl",
+        "gemini/c0ffee00/chats",
+        "session-2026-03-04T10-20-9a8b7c6d",
+    )
+    assert findings_fingerprinted(session) == findings_with_values(GEMINI_FINDINGS)
+
+
+def test_opencode_secrets_are_found_in_every_kind_of_block(tmp_path):
+    write_storage(tmp_path, opencode_fixture("secrets_in_every_block.json"))
+    index_roots([RootSpec(tmp_path, "opencode")])
+    session = Session.objects.get()
+    assert findings_fingerprinted(session) == findings_with_values(OPENCODE_FINDINGS)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "folder", "stem", "first_lines", "expected"),
+    [
+        ("go_agent", "sessions", "20260226-143000-7c1e0a42", 7, GO_FINDINGS),
+        ("openclaw", "agents/main/sessions", "6e6e6e6e", 4, OPENCLAW_FINDINGS),
+    ],
+)
+def test_an_append_scans_only_its_new_lines_and_keeps_the_earlier_findings(
+    tmp_path, fmt, folder, stem, first_lines, expected
+):
+    lines = (FIXTURES / fmt / "secrets_in_every_block.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / folder / f"{stem}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(lines[:first_lines]))
+    spec = RootSpec(tmp_path / folder.split("/")[0], fmt)
+    index_roots([spec])
+    session = Session.objects.get()
+    before = {row[0]: row[1:] for row in session.findings.values_list("id", "line", "kind")}
+    assert sorted(before.values()) == sorted((f[0], f[3]) for f in expected if f[0] <= first_lines)
+    with open(path, "ab") as handle:
+        handle.write(b"".join(lines[first_lines:]))
+    index_roots([spec])
+    session.refresh_from_db()
+    assert session.read_line == len(lines)
+    kept = {
+        row[0]: row[1:] for row in session.findings.filter(id__in=before).values_list("id", "line", "kind")
+    }
+    assert kept == before  # the same rows: not scanned and written again
+    assert findings_fingerprinted(session) == findings_with_values(expected)
 
 
 def index_claude(tmp_path, *names: str) -> Session:
