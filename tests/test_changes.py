@@ -257,6 +257,56 @@ def test_opencodes_camel_case_edit(tmp_path):
     assert [c.tool for c in cart.changes] == ["edit"] and (cart.added, cart.removed) == (1, 1)
 
 
+def test_pis_whole_read_edit_write_and_a_read_it_cut():
+    files = fixture_changes("pi", "edits_and_writes.jsonl")
+    assert list(files) == ["src/cart.ts", "CHANGELOG.md", "src/tax.ts"]
+    cart = files["src/cart.ts"]
+    assert cart.known and cart.start.endswith("  return sum;\n}\n")
+    assert "  return Math.round(sum * 100) / 100;\n" in cart.end
+    assert [h.entry_ids for h in cart.hunks] == [["p0000004"]] and (cart.added, cart.removed) == (1, 1)
+    assert cart.failed == ["p0000012"]  # its old text was not in the file
+    # pi's write says how many bytes it wrote, never whether the file was new.
+    changelog = files["CHANGELOG.md"]
+    assert not changelog.known and [c.tool for c in changelog.changes] == ["write"] and changelog.added == 3
+    # The read gave two lines and said more followed ("[3 more lines in file. ...]").
+    assert not files["src/tax.ts"].known and files["src/tax.ts"].unknown_because == NO_START
+
+
+GEMINI_EDITS = "session-2026-03-06T15-40-7e6d5c4b.jsonl"
+
+
+def gemini_id(n: int) -> str:
+    return f"e{n:07}-0000-4000-8000-000000000032"
+
+
+def test_gemini_clis_replace_and_write_file_after_read_file():
+    files = fixture_changes("gemini_cli", GEMINI_EDITS)
+    greet = files["/home/user/greet/src/greet.py"]
+    assert greet.known and greet.start.startswith('def greet(name):\n    return "Hello, " + name\n')
+    # allow_multiple: every greet( became welcome(.
+    assert (
+        greet.end
+        == 'def welcome(name):\n    return GREETING + name\n\n\ndef main():\n    print(welcome("world"))\n'
+    )
+    assert [h.labels for h in greet.hunks] == [["1. replace", "2. replace"]]
+    assert greet.failed == [gemini_id(8)]  # status "error"
+    config = files["/home/user/greet/src/config.py"]
+    assert config.created and config.start == "" and config.end == 'GREETING = "Hello, "\n'
+
+
+def test_gemini_clis_read_file_it_cut_gives_no_start():
+    readme = fixture_changes("gemini_cli", GEMINI_EDITS)["/home/user/greet/docs/usage.md"]
+    assert not readme.known and [c.entry_id for c in readme.changes] == [gemini_id(7)]
+
+
+def test_gemini_clis_older_argument_names_absolute_path_and_expected_replacements():
+    log = fixture_changes("gemini_cli", GEMINI_EDITS)["/home/user/greet/src/log.py"]
+    assert (
+        log.known and log.end == 'import logging\n\nlog = logging.getLogger("welcome")\nlog.info("welcome")\n'
+    )
+    assert (log.added, log.removed) == (2, 2)
+
+
 # --- The page and its JSON twin ----------------------------------------------------------------
 
 
@@ -358,6 +408,64 @@ def test_a_long_sessions_thread_read_from_its_snapshot_gives_the_same_changes(
     again = Session.objects.get()
     assert isinstance(transcripts.transcript(again).items, store.LazyItems)
     assert client.get(reverse("api-session-changes", args=[again.id])).json()["files"] == from_entries
+
+
+# pi and Gemini CLI: (fixture, folder, file stem) as each format's discovery expects them.
+INDEXED = {
+    "pi": ("edits_and_writes.jsonl", "sessions/--home-user-shop--", "2026-01-07T14-00-00-000Z_5d5d5d5d"),
+    "gemini_cli": (GEMINI_EDITS, "gemini/0ddba11c/chats", GEMINI_EDITS.removesuffix(".jsonl")),
+}
+
+
+@pytest.mark.django_db
+def test_the_page_shows_pis_changes(client, viewer, tmp_path):
+    session = index_fixture(tmp_path, "pi", *INDEXED["pi"])
+    body = client.get(reverse("session-changes", args=[session.id])).content.decode()
+    assert (
+        '<code class="path">src/cart.ts</code> <span class="stat"><span class="added">+1</span> <span class="removed">−1</span></span>'
+        in body
+    )
+    assert f'href="/sessions/{session.id}/?entry=p0000004#{transcripts.anchor("p0000004")}"' in body
+    tax = body[body.index("src/tax.ts</code>") :]
+    assert "start not known" in tax[: tax.index("</details>")]
+
+
+@pytest.mark.django_db
+def test_the_page_shows_gemini_clis_changes(client, viewer, tmp_path):
+    session = index_fixture(tmp_path, "gemini_cli", *INDEXED["gemini_cli"])
+    body = client.get(reverse("session-changes", args=[session.id])).content.decode()
+    assert (
+        '<code class="path">/home/user/greet/src/config.py</code> <span class="stat"><span class="added">+1</span> <span class="removed">−0</span></span> <span class="badge">new</span>'
+        in body
+    )
+    anchor = transcripts.anchor(gemini_id(4))
+    assert f'href="/sessions/{session.id}/?entry={gemini_id(4)}#{anchor}"' in body
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("fmt", "expected"),
+    [
+        ("pi", {"src/cart.ts": (1, 1, True), "CHANGELOG.md": (3, 0, False), "src/tax.ts": (1, 1, False)}),
+        (
+            "gemini_cli",
+            {
+                "/home/user/greet/src/greet.py": (3, 3, True),
+                "/home/user/greet/src/config.py": (1, 0, True),
+                "/home/user/greet/docs/usage.md": (1, 1, False),
+                "/home/user/greet/src/log.py": (2, 2, True),
+            },
+        ),
+    ],
+)
+def test_the_json_twin_gives_pis_and_gemini_clis_files(client, viewer, tmp_path, fmt, expected):
+    session = index_fixture(tmp_path, fmt, *INDEXED[fmt])
+    files = client.get(reverse("api-session-changes", args=[session.id])).json()["files"]
+    assert {f["path"]: (f["added"], f["removed"], f["start_known"]) for f in files} == expected
+    failed = {f["path"]: f["failed_calls"] for f in files if f["failed_calls"]}
+    assert failed == (
+        {"src/cart.ts": ["p0000012"]} if fmt == "pi" else {"/home/user/greet/src/greet.py": [gemini_id(8)]}
+    )
 
 
 @pytest.mark.django_db

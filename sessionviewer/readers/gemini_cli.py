@@ -31,6 +31,7 @@ each numbered by its place (line), with the offset of the record it first came f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ from . import (
     USER,
     Block,
     Entry,
+    FileLines,
     Format,
     Problem,
     ReadResult,
@@ -453,6 +455,47 @@ def _project_root(path: Path) -> str:
     except OSError:
         return ""
     return data.decode("utf-8", "replace").strip()
+
+
+# read_file's output (packages/core/src/tools/read-file.ts, utils/fileUtils.ts): the file's
+# lines joined by "\n", as read; when it gives only some of them, it says so before them.
+_CUT = re.compile(
+    r"\A\s*IMPORTANT: The file content has been truncated\.\n(?P<status>.*?)\n--- FILE CONTENT \(truncated\) ---\n",
+    re.S,
+)
+_SHOWING = re.compile(r"Showing lines (\d+)-\d+ of \d+")
+# Context it appends after the lines, on a read of a folder it had not seen (tools/jit-context.ts).
+_CONTEXT = "\n\n--- Newly Discovered Project Context ---\n"
+_SHORTENED = "... [truncated]"  # the end of a line it shortened
+
+
+def read_output(text: str, arguments: Any = None) -> FileLines | None:
+    """A read_file result as the file's lines, numbered from the call's start_line (1 without
+    one; before v0.30 its offset, which counted from 0); what it says of a file it cut,
+    the context it appended and lines it shortened are the note. None for no text."""
+    if not text:
+        return None
+    args = arguments if isinstance(arguments, dict) else {}
+    start, offset = args.get("start_line"), args.get("offset")
+    if isinstance(start, int) and not isinstance(start, bool) and start >= 1:
+        first = start
+    elif isinstance(offset, int) and not isinstance(offset, bool) and offset >= 0:
+        first = offset + 1
+    else:
+        first = 1
+    notes = []
+    if cut := _CUT.match(text):
+        notes.append(cut.group("status").strip())
+        text = text[cut.end() :]
+        if shown := _SHOWING.search(cut.group("status")):
+            first = int(shown.group(1))
+    if (at := text.find(_CONTEXT)) != -1:
+        text, context = text[:at], text[at:]
+        notes.append(context.strip())
+    lines = text.removesuffix("\n").split("\n")
+    if any(line.endswith(_SHORTENED) for line in lines):
+        notes.append("Some lines were shortened.")
+    return FileLines(list(range(first, first + len(lines))), lines, "\n".join(notes))
 
 
 def harness_line(entry: Entry) -> dict | None:

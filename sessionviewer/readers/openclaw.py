@@ -883,8 +883,16 @@ def _is_openclaw_object(first: dict) -> bool:
     return kind is None and "role" in first and "ts" in first
 
 
-# pi's read tool says where it stopped after the lines it gives.
-_MORE_LINES = re.compile(r"\n*(\.\.\. \(\d+ more lines not shown\. Use offset=\d+ to continue reading\))\s*$")
+# pi's read tool says where it stopped after the lines it gives: "... (N more lines not
+# shown. ...)" until late 2025, then "[Showing lines 1-2000 of 5000. Use offset=2001 to
+# continue.]" (a "(50KB limit)" before the period when bytes cut it) or "[12 more lines in
+# file. Use offset=31 to continue.]" (packages/coding-agent/src/core/tools/read.ts).
+_MORE_LINES = re.compile(
+    r"\n*(\.\.\. \(\d+ more lines not shown\. Use offset=\d+ to continue reading\)"
+    r"|\[(?:Showing lines \d+-\d+ of \d+(?: \([^)\n]{1,40}\))?|\d+ more lines in file)\. Use offset=\d+ to continue\.\])\s*$"
+)
+# ... and, for a first line too long to give, only that.
+_LINE_TOO_LONG = re.compile(r"\A\[Line \d+ is [^\]\n]{1,80} limit\. Use bash: [^\n]*\]\s*\Z")
 
 
 def read_output(text: str, arguments: Any = None) -> FileLines:
@@ -892,6 +900,8 @@ def read_output(text: str, arguments: Any = None) -> FileLines:
     (1-based, 1 without one), and the note that more lines follow, if any."""
     offset = arguments.get("offset") if isinstance(arguments, dict) else None
     first = offset if isinstance(offset, int) and not isinstance(offset, bool) and offset >= 1 else 1
+    if _LINE_TOO_LONG.match(text):
+        return FileLines([], [], text.strip())
     note = ""
     if found := _MORE_LINES.search(text):
         text, note = text[: found.start()], found.group(1)

@@ -235,7 +235,7 @@ def _replay_edit(changed: FileChanges, args: dict, name: str, entry_id: str) -> 
     else:
         pairs = [(tools.first_str(args, tools.OLD_KEYS), tools.first_str(args, tools.NEW_KEYS), args)]
     for old, new, each in pairs:
-        if not _replace_text(changed, old or "", new or "", bool(each.get("replace_all")), entry_id):
+        if not _replace_text(changed, old or "", new or "", tools.replaces_every(each), entry_id):
             return _unknown(changed, NOT_FOUND)
     return None
 

@@ -63,10 +63,22 @@ EDITOR_TOOLS = frozenset({"str_replace_based_edit_tool", "str_replace_editor", "
 EDITOR_COMMANDS = {"str_replace": EDIT, "insert": EDIT, "create": WRITE, "view": READ}
 
 # Argument names, in the order tried: each format spells them its own way.
-PATH_KEYS = ("file_path", "path", "filePath", "filename", "file", "notebook_path")
+PATH_KEYS = ("file_path", "path", "filePath", "filename", "file", "notebook_path", "absolute_path")
 OLD_KEYS = ("old_string", "oldString", "oldText", "old_text", "old_str", "old")
 NEW_KEYS = ("new_string", "newString", "newText", "new_text", "new_str", "new")
 CONTENT_KEYS = ("content", "file_text", "contents", "text", "fileText")
+
+
+def replaces_every(args: dict) -> bool:
+    """Whether an edit replaces every occurrence of its old text: Claude Code's replace_all,
+    Gemini CLI's allow_multiple, or its expected_replacements of more than one (before v0.30)."""
+    expected = args.get("expected_replacements")
+    return (
+        args.get("replace_all") is True
+        or args.get("allow_multiple") is True
+        or (isinstance(expected, int) and not isinstance(expected, bool) and expected > 1)
+    )
+
 
 # Exit codes as each format writes them: Claude Code starts an error with "Exit code 1",
 # pi and OpenClaw end with "Command exited with code 1", Go's os/exec says "exit status 1".
