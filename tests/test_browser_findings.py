@@ -3,6 +3,7 @@ through the entries holding one, and reveal replacing a mask with the value."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,9 +11,11 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from sessionviewer import transcripts
+from sessionviewer.index import index_roots
+from sessionviewer.roots import RootSpec
 
 from .browser import open_page
-from .fixture_files import CLAUDE_PROJECT, index_fixture
+from .fixture_files import CLAUDE_PROJECT, FIXTURES, index_fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -94,3 +97,44 @@ def test_the_transcript_header_and_the_secrets_page_fit_and_are_shot(
     assert scroll_width <= inner_width
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{shown}-{width}-{scheme}.png"), full_page=shown == "secrets")
+
+
+@pytest.fixture
+def with_and_without_secrets(tmp_path):
+    """Two Claude Code sessions: one holding four possible secrets, one none."""
+    folder = tmp_path / CLAUDE_PROJECT
+    folder.mkdir(parents=True)
+    shutil.copy(FIXTURES / "claude_code" / "secrets_in_every_block.jsonl", folder / "leaky.jsonl")
+    shutil.copy(FIXTURES / "claude_code" / "thinking_block.jsonl", folder / "clean.jsonl")
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_lists_possible_secrets_facet_narrows_the_list_and_is_shot(
+    browser_page, with_and_without_secrets, width, scheme
+):
+    """Screenshots in /tmp/findings-shots/list-*.png, before and after choosing the facet."""
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 900})
+    page.emulate_media(color_scheme=scheme)
+    open_page(page, reverse("session-list"))
+    facet = page.locator('section.facet[data-facet="possible_secrets"]')
+    if not facet.is_visible():  # a phone folds the filters
+        page.locator("details.filters > summary").click()
+    expect(facet.locator("h2")).to_have_text("Possible secrets")
+    expect(facet.locator("li")).to_have_text("At least one 1")
+    expect(page.locator("table.sessions tbody tr")).to_have_count(2)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"list-{width}-{scheme}.png"), full_page=True)
+    facet.locator("a").click()
+    expect(page).to_have_url(f"{page.live_server_url}{reverse('session-list')}?possible_secrets=1")
+    expect(page.locator("table.sessions tbody tr")).to_have_count(1)
+    expect(page.locator("table.sessions tbody")).to_contain_text("4 possible secrets")
+    chosen = page.locator('section.facet[data-facet="possible_secrets"] li.selected')
+    if not chosen.is_visible():
+        page.locator("details.filters > summary").click()
+    expect(chosen).to_have_text("✕ At least one 1")
+    scroll_width, inner_width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert scroll_width <= inner_width
+    page.screenshot(path=str(SHOTS / f"list-chosen-{width}-{scheme}.png"), full_page=True)
