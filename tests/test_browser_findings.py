@@ -20,6 +20,20 @@ from .fixture_files import CLAUDE_PROJECT, FIXTURES, index_fixture
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SHOTS = Path("/tmp/findings-shots")
+AXE = Path(__file__).resolve().parents[1] / "node_modules" / "axe-core" / "axe.min.js"
+AXE_RUN = (
+    "axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']}, resultTypes: ['violations']})"
+)
+
+
+def axe_violations(page) -> list[str]:
+    """What axe-core finds against WCAG 2 A and AA on the page, as test_browser_sweep.py runs it."""
+    page.evaluate(AXE.read_text())
+    return [
+        f"{violation['id']} at {node['target']}"
+        for violation in page.evaluate(AXE_RUN)["violations"]
+        for node in violation["nodes"]
+    ]
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +128,8 @@ def with_and_without_secrets(tmp_path):
 def test_the_lists_possible_secrets_facet_narrows_the_list_and_is_shot(
     browser_page, with_and_without_secrets, width, scheme
 ):
-    """Screenshots in /tmp/findings-shots/list-*.png, before and after choosing the facet."""
+    """Screenshots in /tmp/findings-shots/list-*.png, before and after choosing the facet;
+    axe-core finds nothing on either."""
     page = browser_page
     page.set_viewport_size({"width": width, "height": 900})
     page.emulate_media(color_scheme=scheme)
@@ -127,6 +142,7 @@ def test_the_lists_possible_secrets_facet_narrows_the_list_and_is_shot(
     expect(page.locator("table.sessions tbody tr")).to_have_count(2)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"list-{width}-{scheme}.png"), full_page=True)
+    assert axe_violations(page) == []
     facet.locator("a").click()
     expect(page).to_have_url(f"{page.live_server_url}{reverse('session-list')}?possible_secrets=1")
     expect(page.locator("table.sessions tbody tr")).to_have_count(1)
@@ -138,3 +154,4 @@ def test_the_lists_possible_secrets_facet_narrows_the_list_and_is_shot(
     scroll_width, inner_width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert scroll_width <= inner_width
     page.screenshot(path=str(SHOTS / f"list-chosen-{width}-{scheme}.png"), full_page=True)
+    assert axe_violations(page) == []
