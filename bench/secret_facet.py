@@ -17,6 +17,7 @@ a superuser "bench"), prints the median of --runs and the statements' count, the
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import re
 import statistics
@@ -153,10 +154,11 @@ def main() -> None:
     parser.add_argument("--share", type=float, default=0.05, help="of sessions, with findings")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    import os
-
     setup_django(os.environ.get("DATABASE_URL") or sys.exit("set DATABASE_URL to a PostgreSQL database"))
-    seed(args) if args.step == "seed" else explain(args)
+    if args.step == "seed":
+        seed(args)
+    else:
+        explain(args)
 
 
 if __name__ == "__main__":
