@@ -133,6 +133,10 @@ class Session(models.Model):
     # Written by a pass that has not made its root's links yet (index/links.py): one cut off
     # before it did leaves this set, and the next pass over the root links it.
     links_pending = models.BooleanField(default=False)
+    # With links_pending: the summary lines past this line wait to be linked. Those before
+    # it were linked by an earlier pass, and applied again they could bring back an older
+    # title than another file's since.
+    links_after_line = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["source", "key"], name="session_source_key")]

@@ -21,8 +21,8 @@ from django.db import connection
 from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.utils import timezone
 
-from sessionviewer import activity, readers
-from sessionviewer.filters import filter_sessions, range_start, started_in_range
+from sessionviewer import activity, readers, tallies
+from sessionviewer.filters import filter_sessions, range_start, started_in_range, tally_scope
 from sessionviewer.index.fold import fold_home
 from sessionviewer.models import Session
 
@@ -184,12 +184,14 @@ def branches(qs: QuerySet[Session], limit: int = BRANCH_LIMIT) -> list[dict]:
     the last time one of them wrote, the latest first. A session indexed before the index
     kept every branch counts the one it last wrote on."""
     found: dict[str, dict] = {}
-    rows = qs.order_by().exclude(git_branch="").values_list("git_branch", "git_branches", "updated_at")
-    for last_branch, seen, updated in rows:
-        for branch in {last_branch, *seen}:
+    # Summed by the database per last branch and branches seen, a few rows: reading 30,000
+    # sessions' JSON into Python was half a crowded project's page.
+    named = qs.order_by().exclude(git_branch="").values("git_branch", "git_branches")
+    for group in named.annotate(n=Count("id"), updated=Max("updated_at")):
+        for branch in {group["git_branch"], *group["git_branches"]}:
             row = found.setdefault(branch, {"branch": branch, "sessions": 0, "last": None})
-            row["sessions"] += 1
-            if updated is not None and (row["last"] is None or updated > row["last"]):
+            row["sessions"] += group["n"]
+            if (updated := group["updated"]) is not None and (row["last"] is None or updated > row["last"]):
                 row["last"] = updated
     latest_first = sorted(found.values(), key=lambda r: r["branch"])
     latest_first.sort(key=lambda r: r["last"].timestamp() if r["last"] else float("-inf"), reverse=True)
@@ -224,23 +226,38 @@ def sessions_per_machine(qs: QuerySet[Session]) -> list[dict]:
     return sorted(found, key=lambda r: (-r["sessions"], r["machine"]))
 
 
+def usage_by_model(qs: QuerySet[Session], project: str, range_name: str) -> list[dict]:
+    """activity.usage_by_model of qs, the sessions of the project started in the range. All
+    time, on PostgreSQL, from the project's rows of the tally (migration 0036), a few per
+    machine and format: summing every session's model_costs took most of a page of 30,000."""
+    scope = tally_scope({"project": project, "_range": range_name}) if project else None
+    if scope is None:
+        return activity.usage_by_model(qs)
+    return activity.models_first(tallies.model_usage(scope))
+
+
 # The order of a project's sessions, and of those whose tools are counted.
 NEWEST_FIRST = (F("updated_at").desc(nulls_last=True), "-id")
 
 
-def usage_report(base: QuerySet[Session], params: dict, today: date | None = None) -> dict:
+def usage_report(
+    base: QuerySet[Session], params: dict, today: date | None = None, *, project: str = ""
+) -> dict:
     """The sessions of base started in the range (params["_range"]), a page of them
     (params["_page"]) nested, their totals, usage over time and by model, tools and branches.
     Every figure covers the same sessions, but for the tools past TOOL_SESSIONS sessions (then
     the newest TOOL_SESSIONS, and the chart says so); subagents count as sessions of their own,
-    never inside their parent's, as on Activity."""
+    never inside their parent's, as on Activity.
+
+    project: base is that project's every session (project_sessions), so that its usage by
+    model may come from the tally (usage_by_model)."""
     today = today or timezone.localdate()
     range_name = params.get("_range") or activity.DEFAULT_RANGE
     since = range_start(range_name, today)
     qs = started_in_range(filter_sessions({}, base=base).queryset.order_by(), range_name, today)
     today = activity.range_end(qs, since, today)
     days, bucket = activity.sessions_by_day(qs, since, today)
-    models = activity.usage_by_model(qs)
+    models = usage_by_model(qs, project, range_name)
     # Top level: sessions whose parent is not among them (no parent, or one elsewhere).
     top = qs.filter(Q(parent=None) | ~Q(parent__in=qs.values("id")))
     top = top.order_by(*NEWEST_FIRST).select_related("source")

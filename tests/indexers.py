@@ -59,12 +59,21 @@ def index_at_once(roots: dict[str, Path]) -> list[str]:
 
 def index_view() -> dict:
     """What the index holds: per machine, its sessions (root, key, entries, size, the byte
-    read up to) and its entries; over the whole index, the tokens counted and how many
-    copies of each reply are kept off the totals. Which of the sessions holding a reply
-    counts it depends on which was indexed first (index/copies.py), so tokens are compared
-    over the index, not per session."""
+    read up to, the title a summary line gave it, its parent's key) and its entries; over
+    the whole index, the tokens counted and how many copies of each reply are kept off the
+    totals. Which of the sessions holding a reply counts it depends on which was indexed
+    first (index/copies.py), so tokens are compared over the index, not per session."""
     machines: dict[str, dict] = {}
-    fields = ("source__machine", "source__path", "key", "entry_count", "file_size", "read_offset")
+    fields = (
+        "source__machine",
+        "source__path",
+        "key",
+        "entry_count",
+        "file_size",
+        "read_offset",
+        "summary_title",
+        "parent__key",
+    )
     for machine, *session in Session.objects.values_list(*fields).order_by(*fields[:3]):
         machines.setdefault(machine, {"sessions": [], "entries": 0})["sessions"].append(tuple(session))
     for row in Entry.objects.values("session__source__machine").annotate(entries=Count("id")):

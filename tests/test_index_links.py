@@ -6,7 +6,7 @@ import orjson
 import pytest
 
 from sessionviewer.index import index_roots, links, passes
-from sessionviewer.models import Session
+from sessionviewer.models import Session, Source
 from sessionviewer.roots import RootSpec
 
 pytestmark = pytest.mark.django_db
@@ -209,3 +209,90 @@ def test_a_pass_killed_between_its_groups_is_linked_by_the_next(claude_project, 
     index_roots([RootSpec(claude_project, "claude_code")])  # reads B alone
     assert _parents() == {"A": None, "agent-x1": "A", "B": None}
     assert _titles()["A"] == "Fixing the parser"
+
+
+# Summary lines of two files naming one session: a pass cut off, then resumed, titles it as
+# a fresh index of the same files does.
+
+
+def _index() -> None:
+    index_roots([RootSpec(_ROOT[0], "claude_code")])
+
+
+_ROOT: list[Path] = []
+
+
+@pytest.fixture
+def two_titles(claude_project: Path) -> Path:
+    """A, then B and C, each opening with a summary line that titles A (its leaf a2)."""
+    folder = claude_project / "-work-project"
+    for name, title in (("B", "Title from B"), ("C", "Title from C")):
+        lines = [_summary_line(title, "a2"), _claude_line(f"{name}1", None, "user", "go on", name)]
+        (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+    _ROOT[:] = [claude_project]
+    return folder
+
+
+def _fresh_index() -> tuple[dict, dict]:
+    """The titles and parents of an index made afresh from the same files."""
+    Session.objects.all().delete()
+    Source.objects.all().delete()
+    _index()
+    return _titles(), _parents()
+
+
+def _killed_at(name: str, monkeypatch) -> None:
+    """A pass, one file a group, killed as it comes to write the file `name`: the groups
+    before it are committed, their links not made."""
+    fold, write = passes._fold_new_file, passes._index_file
+
+    def killed_at(plan, batch, summary):
+        if Path(plan.work.found.key).stem == name:
+            raise Killed
+        return (fold if plan.session.id is None else write)(plan, batch, summary)
+
+    monkeypatch.setattr(passes, "GROUP_FILES", 1)
+    monkeypatch.setattr(passes, "_fold_new_file", killed_at)
+    monkeypatch.setattr(passes, "_index_file", killed_at)
+    with pytest.raises(Killed):
+        _index()
+    monkeypatch.undo()
+
+
+def test_a_pass_killed_between_the_files_of_two_titles_is_resumed_as_a_fresh_index(two_titles, monkeypatch):
+    _killed_at("C", monkeypatch)  # A and B are in, B's title not given; C waits
+    _index()
+    resumed = _titles(), _parents()
+    assert resumed[0]["A"] == "Title from C"  # the later file's, as one whole pass gives it
+    assert _fresh_index() == resumed
+
+
+def test_a_killed_pass_over_an_appended_file_does_not_give_its_old_title_again(two_titles, monkeypatch):
+    _index()
+    assert _titles()["A"] == "Title from C"
+    with open(two_titles / "B.jsonl", "a") as handle:  # B goes on, with no new summary
+        handle.write(_claude_line("B2", "B1", "assistant", "done", "B") + "\n")
+    _killed_before_its_links(_ROOT[0], monkeypatch)
+    _index()  # B's title was given by the first pass, and C's since: C's stays
+    resumed = _titles(), _parents()
+    assert resumed[0]["A"] == "Title from C"
+    assert _fresh_index() == resumed
+
+
+def test_a_title_a_killed_pass_wrote_is_given_when_its_file_is_read_on_before_the_next(
+    claude_project, monkeypatch
+):
+    folder = claude_project / "-work-project"
+    lines = [_summary_line("Title from B", "a2"), _claude_line("B1", None, "user", "go on", "B")]
+    (folder / "B.jsonl").write_text("\n".join(lines) + "\n")
+    _ROOT[:] = [claude_project]
+    _index()
+    with open(folder / "B.jsonl", "a") as handle:
+        handle.write(_summary_line("Newer title from B", "a2") + "\n")
+    _killed_before_its_links(claude_project, monkeypatch)
+    with open(folder / "B.jsonl", "a") as handle:  # and B goes on before the next pass
+        handle.write(_claude_line("B2", "B1", "assistant", "done", "B") + "\n")
+    _index()  # reads B's last line only: the killed pass's summary line is in the index
+    resumed = _titles(), _parents()
+    assert resumed[0]["A"] == "Newer title from B"
+    assert _fresh_index() == resumed

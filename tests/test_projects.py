@@ -215,6 +215,37 @@ def test_a_session_that_switched_branches_counts_on_each(client, viewer, project
     assert [(b["branch"], b["sessions"]) for b in body["branches"]] == [("feature/ünï", 1), ("main", 3)]
 
 
+def _branches_counted_afresh(qs) -> list[tuple]:
+    """(branch, sessions, last) of every branch named, read session by session."""
+    found: dict[str, list] = {}
+    for session in qs.exclude(git_branch=""):
+        for branch in {session.git_branch, *session.git_branches}:
+            row = found.setdefault(branch, [0, None])
+            row[0] += 1
+            if session.updated_at and (row[1] is None or session.updated_at > row[1]):
+                row[1] = session.updated_at
+    return sorted((branch, n, last) for branch, (n, last) in found.items())
+
+
+def test_the_branches_are_those_counted_session_by_session(project):
+    # Sessions alike and not: the same branches in another order, none kept, a quote, a
+    # backslash, the last branch among the others, one never updated.
+    first, helper, second = project["first"], project["helper"], project["second"]
+    Session.objects.filter(id=first.id).update(git_branches=["main", 'fix/"q"\\'])
+    Session.objects.filter(id=helper.id).update(git_branches=['fix/"q"\\', "main"], updated_at=None)
+    Session.objects.filter(id=second.id).update(git_branches=[])
+    for n in range(3):
+        Session.objects.create(
+            source=first.source, key=f"more-{n}", path=f"/roots/claude/more-{n}.jsonl", format="claude_code",
+            project=PROJECT, git_branch="main", git_branches=["main"],
+            updated_at=timezone.now() - timedelta(days=n),
+        )  # fmt: skip
+    sessions = projects.project_sessions(PROJECT)
+    found = [(b["branch"], b["sessions"], b["last"]) for b in projects.branches(sessions)]
+    assert sorted(found) == _branches_counted_afresh(sessions)
+    assert len(found) == 3 and found[0][0] == "main"  # the latest written first
+
+
 def test_the_git_branches_seen_are_listed_latest_first(client, viewer, project):
     body = _get(client, "api-project-detail").json()
     assert [(b["branch"], b["sessions"]) for b in body["branches"]] == [("feature/ünï", 1), ("main", 2)]

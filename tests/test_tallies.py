@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
+from importlib import import_module
 from io import StringIO
 from urllib.parse import urlencode
 
@@ -16,9 +17,10 @@ from django.core.management import call_command
 from django.db import connection
 from django.db.models import Count, Sum
 from django.http import QueryDict
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from sessionviewer import activity, filters
+from sessionviewer import activity, filters, projects
 from sessionviewer.forms import SessionListForm
 from sessionviewer.index.tally import fold_pending
 from sessionviewer.models import Session, SessionTally, Source
@@ -34,8 +36,8 @@ kept_on_postgresql = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="SQLite keeps no tally: its pages count the sessions"
 )
 
-# The facets a project's rows hold (migration 0032's IN_PROJECT).
-IN_PROJECT = ("", "kind", "jid", "agent", "channel", "peer_kind", "updated", "model", "under")
+# The facets a project's rows hold (migration 0032's IN_PROJECT, and 0036's model_cost).
+IN_PROJECT = ("", "kind", "jid", "agent", "channel", "peer_kind", "updated", "model", "under", "model_cost")
 FIGURES = ("sessions", "tokens", "messages", "cost", "priced", "unpriced_tokens", "undated")
 
 
@@ -307,3 +309,49 @@ def test_sqlite_keeps_no_tally_and_its_pages_count_the_sessions(two_machines, cl
     assert filters.tally_scope(SessionListForm.read(QueryDict(""))) is None
     body = client.get(reverse("api-session-list"), {"_flat": "1"}).json()
     assert body["count"] == Session.objects.count()
+
+
+# --- A project's page: its usage by model (migration 0036) ---------------------------------------
+
+
+def _projects() -> list[str]:
+    return sorted(set(Session.objects.exclude(project="").values_list("project", flat=True)))
+
+
+def test_a_project_pages_usage_by_model_is_the_one_counted(two_machines, client, viewer):
+    assert len(_projects()) > 1
+    for project in _projects():
+        counted = _cents(activity.usage_by_model(projects.project_sessions(project)))
+        assert counted, project
+        body = client.get(reverse("api-project-detail", args=[project])).json()
+        assert _cents(body["models"]) == counted, project
+        page = client.get(reverse("project-detail", args=[project]))
+        assert page.status_code == 200 and page.context["report"]["models"] == body["models"]
+
+
+@kept_on_postgresql
+def test_a_project_pages_usage_by_model_reads_no_session(two_machines):
+    project = Session.objects.exclude(project="").values_list("project", flat=True).first()
+    qs = projects.project_sessions(project)
+    with CaptureQueriesContext(connection) as queries:
+        models = projects.usage_by_model(qs, project, "all")
+    assert models and "model_costs" not in " ".join(q["sql"] for q in queries.captured_queries)
+    # Over a range, the tally's days are not split by model: the sessions are counted.
+    with CaptureQueriesContext(connection) as queries:
+        projects.usage_by_model(qs, project, "30")
+    assert "model_costs" in " ".join(q["sql"] for q in queries.captured_queries)
+
+
+@kept_on_postgresql
+def test_migration_0036_adds_the_project_rows_of_the_sessions_indexed_before_it(two_machines):
+    migration = import_module("sessionviewer.migrations.0036_tally_model_cost_per_project")
+    with connection.schema_editor() as editor:
+        migration.backwards(None, editor)
+    assert not SessionTally.objects.filter(facet="model_cost").exclude(project="").exists()
+    Session.objects.filter(kind="main").update(message_count=9)  # the trigger as it was: no such row
+    assert not SessionTally.objects.filter(facet="model_cost").exclude(project="").exists()
+    with connection.schema_editor() as editor:
+        migration.forwards(None, editor)
+    assert_kept_right()
+    Session.objects.filter(kind="main").update(input_tokens=5)  # and the trigger keeps them
+    assert_kept_right()

@@ -3,8 +3,9 @@ summary lines that title a session (Claude Code writes them into the next file).
 
 A session written by a pass says so (Session.links_pending) until its root's links are
 made: a pass cut off between its groups and its links leaves the mark, and the next pass
-over the root links those sessions with its own (pending_links), their summary lines read
-back from their entries.
+over the root links those sessions with its own (pending_links), in the files' order, their
+summary lines that no pass linked yet (past Session.links_after_line) read back from their
+entries. So the titles come out as one pass that was not cut off gives them.
 """
 
 from __future__ import annotations
@@ -54,19 +55,34 @@ _LINK_FIELDS = ("id", "source", "path", "kind", "parent_path", "parent", "parent
 
 def pending_links(source: Source, touched: list[Session]) -> list[Session]:
     """The root's sessions an earlier pass wrote and did not link (it was cut off first),
-    besides this pass's own: each with its summary lines, as its entries keep them."""
+    besides this pass's own: each with the summary lines it left unlinked, read from its
+    entries. A session of this pass's that such a pass had written too gets its own the same way."""
     ours = {s.id for s in touched}
     pending = Session.objects.filter(source=source, links_pending=True).exclude(id__in=ours)
-    sessions = list(pending.only(*_LINK_FIELDS, "project_dir", "summary_title", "links_pending"))
+    sessions = list(
+        pending.only(*_LINK_FIELDS, "project_dir", "summary_title", "links_pending", "links_after_line")
+    )
+    _read_summaries([*sessions, *(s for s in touched if s.new_summaries is None)])
+    return sessions
+
+
+def _read_summaries(sessions: list[Session]) -> None:
+    """Each session's summary lines past links_after_line: those before it an earlier pass
+    linked, and applied again they could bring back a title another file's line has replaced."""
+    after = {s.id: s.links_after_line for s in sessions}
     summaries: dict[int, list[SummaryLink]] = {s.id: [] for s in sessions}
-    lines = Entry.objects.filter(session_id__in=summaries, kind=readers.SUMMARY).exclude(leaf_id="")
-    for session_id, leaf_id, text in lines.order_by("session_id", "line").values_list(
-        "session_id", "leaf_id", "summary"
-    ):
-        summaries[session_id].append(SummaryLink(leaf_id, db_text(title_of(text))))
+    ids = list(summaries)
+    for start in range(0, len(ids), CHUNK):
+        lines = Entry.objects.filter(session_id__in=ids[start : start + CHUNK], kind=readers.SUMMARY)
+        for session_id, line, leaf_id, text in (
+            lines.exclude(leaf_id="")
+            .order_by("session_id", "line")
+            .values_list("session_id", "line", "leaf_id", "summary")
+        ):
+            if line > after[session_id]:
+                summaries[session_id].append(SummaryLink(leaf_id, db_text(title_of(text))))
     for session in sessions:
         session.new_summaries = summaries[session.id]
-    return sessions
 
 
 def links_made(sessions: list[Session]) -> None:

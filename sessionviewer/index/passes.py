@@ -433,6 +433,11 @@ def _write_changes(
         with summary.phases.timing("links"):
             # With those a pass cut off before its links left: their files are not read again.
             linking = touched + pending_links(source, touched)
+            if len(linking) > len(touched):
+                # In the files' order, as one pass that was not cut off links them: of two
+                # summary lines naming one session, the later file's wins.
+                order = {found.key: n for n, found in enumerate(root_pass.survey.found)}
+                linking.sort(key=lambda s: order.get(s.key, -1))
         if linking:
             with transaction.atomic(), summary.phases.timing("links"):
                 link_sessions(source, linking)
@@ -661,7 +666,12 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
     # Read whole, it may hold copies: until this pass settles them (or one after it, should
     # this one be cut off first), the session says so.
     session.copies_pending = session.copies_pending or plan.job.start_offset == 0
-    session.links_pending = True  # until its root's links are made (links.py), this pass's or the next's
+    # Its summary lines past where this pass starts wait for its root's links (links.py), this
+    # pass's or the next's; and any a pass cut off before them wrote, which it never linked.
+    start_line = plan.job.start_line
+    carried = session.links_pending and session.links_after_line < start_line
+    session.links_after_line = session.links_after_line if carried else start_line
+    session.links_pending = True
     for batch in batches:
         batch.state.copy_to(session)
         session.problem_count -= retried
@@ -678,7 +688,7 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
         elif session.id is None:
             save_session(session)  # the rows need its id
         write_files([(session, batch.rows, batch.problems, batch.findings)])
-    session.new_summaries = summaries
+    session.new_summaries = None if carried else summaries  # None: read back from its entries
     session.read_whole = plan.job.start_offset == 0  # only such a file can bring a copy (copies.py)
     return session
 

@@ -55,9 +55,13 @@ def _without_nul(column: str) -> str:
     return f"{text}::json"
 
 
-def _shares(r: str, sign: str, table: str = "") -> str:
+def _shares(
+    r: str, sign: str, table: str = "", in_project: tuple[str, ...] = IN_PROJECT, whole_index: bool = True
+) -> str:
     """The rows of one session's shares (COLUMNS, each figure times sign): r, the prefix of
-    its columns ("new.", or "r." reading every session from table for the backfill)."""
+    its columns ("new.", or "r." reading every session from table for the backfill). A later
+    migration keeps more facets per project (in_project), and backfills only those
+    (whole_index False: no row of project "")."""
     tokens = f"({r}input_tokens + {r}output_tokens + {r}cache_read_tokens + {r}cache_write_tokens)"
     cost = f"COALESCE({r}cost, 0)"
     priced = f"(CASE WHEN {r}cost IS NULL THEN 0 ELSE 1 END)"
@@ -115,10 +119,11 @@ def _shares(r: str, sign: str, table: str = "") -> str:
         f"CAST(NULL AS {t}) AS {name}" for t, name in zip(TYPES, COLUMNS.split(", "), strict=True)
     )
     selects = [f"SELECT {names} WHERE 1 = 0"]
-    for project, same in (("''", ""), (f"{r}project", f" AND p.project = {r}project")):
+    projects = (("''", ""), (f"{r}project", f" AND p.project = {r}project"))
+    for project, same in projects if whole_index else projects[1:]:
         for facet, figures, joined, where in parts:
             if project != "''":
-                if facet not in IN_PROJECT:
+                if facet not in in_project:
                     continue
                 where = " AND ".join(filter(None, (where, f"{r}project <> ''")))
             sources = ", ".join(filter(None, (table, joined)))
@@ -158,10 +163,12 @@ WATCHED = (
 )  # fmt: skip
 
 
-def _statements() -> list[str]:
-    insert = _added(_shares("NEW.", "1"))
-    delete = _added(_shares("OLD.", "-1"))
-    update = _added(_shares("OLD.", "-1") + "\nUNION ALL " + _shares("NEW.", "1"))
+def _statements(in_project: tuple[str, ...] = IN_PROJECT) -> list[str]:
+    insert = _added(_shares("NEW.", "1", in_project=in_project))
+    delete = _added(_shares("OLD.", "-1", in_project=in_project))
+    update = _added(
+        _shares("OLD.", "-1", in_project=in_project) + "\nUNION ALL " + _shares("NEW.", "1", in_project=in_project)
+    )
     # The sessions already indexed, each value in one row.
     backfill = _added(_shares("r.", "1", "sessionviewer_session r"), pending=False)
     distinct = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in WATCHED)

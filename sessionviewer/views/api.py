@@ -242,7 +242,7 @@ def project_detail(request: HttpRequest, project: str) -> HttpResponse:
     sessions = projects.project_sessions(project)
     if not sessions.exists():
         return json_error("no session ran in this project", 404)
-    report = projects.usage_to_dict(projects.usage_report(sessions, params))
+    report = projects.usage_to_dict(projects.usage_report(sessions, params, project=project))
     return json_response({"project": project, "url": links.project(project), **report})
 
 

@@ -232,7 +232,7 @@ def project_detail(request: HttpRequest, project: str) -> HttpResponse:
         raise Http404("no session ran in this project")
     context = {
         "project": project,
-        "report": projects.usage_report(sessions, params),
+        "report": projects.usage_report(sessions, params, project=project),
         "json_url": reverse("api-project-detail", args=[project]),
     }
     template_name = "projects/project.html"
