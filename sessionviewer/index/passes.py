@@ -55,7 +55,10 @@ log = logging.getLogger(__name__)
 
 BATCH = 500
 # A pass with this much to read reads in a second process while this one writes (worker.Reading).
-PARALLEL_BYTES = 16 * 1024 * 1024
+# 16 MB kept a small history (15 MB, bench/generate.py --small-history) in one process, its
+# reading, writing and thread snapshots one after the other; the worker's start-up costs
+# less than that on a second core (bench/README.md, 6 December 2026).
+PARALLEL_BYTES = 4 * 1024 * 1024
 CPUS = os.cpu_count() or 1
 
 
