@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count, Sum
 from django.http import QueryDict
 from django.test.utils import CaptureQueriesContext
@@ -345,7 +345,9 @@ def test_a_project_pages_usage_by_model_reads_no_session(two_machines):
 @kept_on_postgresql
 def test_migration_0036_adds_the_project_rows_of_the_sessions_indexed_before_it(two_machines):
     migration = import_module("sessionviewer.migrations.0036_tally_model_cost_per_project")
+    by_statement = import_module("sessionviewer.migrations.0037_tally_by_statement")
     with connection.schema_editor() as editor:
+        by_statement.backwards(None, editor)  # back to 0036's trigger, then to 0035's
         migration.backwards(None, editor)
     assert not SessionTally.objects.filter(facet="model_cost").exclude(project="").exists()
     Session.objects.filter(kind="main").update(message_count=9)  # the trigger as it was: no such row
@@ -354,4 +356,40 @@ def test_migration_0036_adds_the_project_rows_of_the_sessions_indexed_before_it(
         migration.forwards(None, editor)
     assert_kept_right()
     Session.objects.filter(kind="main").update(input_tokens=5)  # and the trigger keeps them
+    assert_kept_right()
+    with connection.schema_editor() as editor:
+        by_statement.forwards(None, editor)
+    assert_kept_right()
+
+
+@kept_on_postgresql
+def test_the_tally_kept_per_statement_counts_as_the_trigger_per_row_did(two_machines):
+    """0037 against 0036: the same writes under each trigger leave the same tally, and
+    an update of no watched column adds no row."""
+    by_statement = import_module("sessionviewer.migrations.0037_tally_by_statement")
+
+    def writes() -> dict[tuple, tuple]:
+        Session.objects.filter(kind="main").update(message_count=7, input_tokens=11)
+        Session.objects.filter(kind="subagent").update(model_costs={"m-1": {"tokens": 3, "cost": 0.5}})
+        Session.objects.filter(kind="main").update(read_offset=1)  # watched by neither
+        Session.objects.filter(kind="subagent").delete()
+        assert_kept_right()
+        return kept()
+
+    with transaction.atomic():
+        per_statement = writes()
+        transaction.set_rollback(True)
+    with connection.schema_editor() as editor:
+        by_statement.backwards(None, editor)
+    try:
+        with transaction.atomic():
+            per_row = writes()
+            transaction.set_rollback(True)
+    finally:
+        with connection.schema_editor() as editor:
+            by_statement.forwards(None, editor)
+    assert per_statement == per_row and per_statement
+    pending = SessionTally.objects.filter(pending=True).count()
+    Session.objects.update(read_offset=2)
+    assert SessionTally.objects.filter(pending=True).count() == pending
     assert_kept_right()
