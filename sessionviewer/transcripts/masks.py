@@ -1,0 +1,125 @@
+"""Possible secrets masked on the transcript page. No Django: plain strings in, plain strings out.
+
+Before a page is rendered, each value a finding names is replaced, wherever the page's entries
+hold it (text, thinking, tool arguments and output, their structured extras, summaries), by a
+placeholder of the same length: a character of Unicode's plane 16 (private use) naming the
+mask, then fillers. The same length keeps every cut, line wrap and diff where it was. Markdown,
+Pygments and escaping leave these characters alone; after rendering, swap() turns each into
+its mark (or, inside a tag, the masked text) and drops the fillers. A renderer may split a run
+between elements (Pygments' error tokens): the first character carries the mark, the fillers
+go wherever they are.
+
+The session file's own plane-16 characters would pass for placeholders: they are replaced by
+U+FFFD in every string masked here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+
+BASE = 0x100000  # the placeholder naming mask n is chr(BASE + n)
+FILLER = "\U0010fffd"
+LIMIT = 0xFFFD  # masks one page can name: one code point each below FILLER
+_PLANE16 = "\U00100000-\U0010ffff"
+_ANY_PLACEHOLDER = re.compile(f"[{_PLANE16}]")
+# A tag (escaping turns every ">" of an attribute's value into &gt;), or a placeholder character.
+_TAG_OR_PLACEHOLDER = re.compile(f"<[^>]*>|[{_PLANE16}]")
+_TAG_NAME = re.compile(r"</?([a-zA-Z][a-zA-Z0-9]*)")
+# Where a mark's button cannot go: interactive content holds no other.
+_INTERACTIVE = frozenset({"a", "button", "summary", "label", "select", "textarea"})
+
+
+@dataclass(frozen=True, slots=True)
+class Mask:
+    value: str  # what the finding found: never rendered
+    mark: str  # the HTML shown in its place in text
+    mark_inert: str  # the same without a control: inside a link, a button or a summary
+    text: str  # the masked text, escaped: inside an attribute
+
+
+def _placeholder(n: int, value: str) -> str:
+    """chr(BASE + n), then a filler for each character of value after the first; its line
+    breaks kept (a private key's lines), so that lines are where they were."""
+    return chr(BASE + n) + "".join("\n" if c == "\n" else FILLER for c in value[1:])
+
+
+class Masks:
+    """The masks of one page: apply() before rendering, swap() after."""
+
+    def __init__(self, masks: list[Mask]):
+        self.masks = masks[:LIMIT]
+        self._placeholders = {m.value: _placeholder(n, m.value) for n, m in enumerate(self.masks) if m.value}
+        # The longest first: a value that holds another is masked whole.
+        values = sorted(self._placeholders, key=len, reverse=True)
+        self._pattern = re.compile("|".join([*map(re.escape, values), f"[{_PLANE16}]"]))
+
+    def __bool__(self) -> bool:
+        return bool(self._placeholders)
+
+    def text(self, text: str) -> str:
+        """text with each value replaced by its placeholder (the file's plane-16 characters by U+FFFD)."""
+        if not self._pattern.search(text):
+            return text
+        return self._pattern.sub(lambda m: self._placeholders.get(m.group(), "\ufffd"), text)
+
+    def apply(self, value):
+        """A copy of value (strings, lists, tuples, dicts and dataclasses, nested) with every
+        string masked; the same object where nothing changed, so most of a page is not copied."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            masked = [self.apply(item) for item in value]
+            return value if all(a is b for a, b in zip(masked, value, strict=True)) else masked
+        if isinstance(value, tuple) and not hasattr(value, "_fields"):
+            masked = tuple(self.apply(item) for item in value)
+            return value if all(a is b for a, b in zip(masked, value, strict=True)) else masked
+        if isinstance(value, dict):
+            masked = {self.apply(k): self.apply(v) for k, v in value.items()}
+            same = len(masked) == len(value) and all(k in value and value[k] is v for k, v in masked.items())
+            return value if same else masked
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return self.apply_fields(value, [f.name for f in dataclasses.fields(value) if f.init])
+        return value  # numbers, dates, model instances: nothing a finding names
+
+    def apply_fields(self, value, names):
+        """A copy of the dataclass value with these fields masked (value itself if none changed)."""
+        changes = {}
+        for name in names:
+            old = getattr(value, name)
+            new = self.apply(old)
+            if new is not old:
+                changes[name] = new
+        return dataclasses.replace(value, **changes) if changes else value
+
+    def swap(self, html: str) -> str:
+        """The rendered page with each placeholder replaced by its mark: in text the mark (with
+        its control where one may go), in a tag the masked text; the fillers dropped."""
+        if not _ANY_PLACEHOLDER.search(html):
+            return html
+        open_interactive = [0]
+
+        def replace(match: re.Match) -> str:
+            found = match.group()
+            if found[0] == "<":
+                name = _TAG_NAME.match(found)
+                if name and name.group(1).lower() in _INTERACTIVE:
+                    open_interactive[0] += -1 if found[1] == "/" else 1
+                if not _ANY_PLACEHOLDER.search(found):
+                    return found
+                return _ANY_PLACEHOLDER.sub(lambda m: self._in_tag(m.group()), found)
+            mask = self._mask(found)
+            if mask is None:
+                return ""
+            return mask.mark_inert if open_interactive[0] > 0 else mask.mark
+
+        return _TAG_OR_PLACEHOLDER.sub(replace, html)
+
+    def _mask(self, char: str) -> Mask | None:
+        n = ord(char) - BASE
+        return self.masks[n] if 0 <= n < len(self.masks) else None
+
+    def _in_tag(self, char: str) -> str:
+        mask = self._mask(char)
+        return mask.text if mask is not None else ""
