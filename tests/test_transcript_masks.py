@@ -361,3 +361,13 @@ def test_a_session_without_findings_renders_as_before(tmp_path, client):
     client.force_login(make_admin())
     body = client.get(detail(session)).content.decode()
     assert 'class="secret"' not in body
+
+
+@pytest.mark.django_db
+def test_the_changes_page_masks_an_edits_values(tmp_path, client):
+    session = index_session(tmp_path, "pi")
+    client.force_login(make_admin())
+    body = client.get(reverse("session-changes", args=[session.id])).content.decode()
+    assert "sk-a*" in body  # the edit's new text is there, masked
+    assert leaks(body, SESSIONS["pi"][1]) == []
+    assert 'class="secret"' in body

@@ -152,8 +152,11 @@ def session_changes(request: HttpRequest, session_id: int) -> HttpResponse:
         files = transcripts.thread_changes(session, params["leaf"] or None)
     except transcripts.UnknownLeaf:
         return render(request, "sessions/unknown_leaf.html", {"session": session}, status=404)
+    masks = _masks(request, session)
+    if masks:  # an edit's text holds what the transcript masks
+        files = masks.apply(files)
     context = {"session": session, "files": files, "leaf": params["leaf"]}
-    return render(request, "sessions/changes.html", context)
+    return masked_response(render(request, "sessions/changes.html", context), masks)
 
 
 @require_safe
