@@ -13,6 +13,7 @@ from django.urls import reverse
 from sessionviewer.index import index_roots
 from sessionviewer.models import AuditEvent, SecretDismissal, Session
 from sessionviewer.roots import RootSpec
+from sessionviewer.transcripts.findings import transcript_masks
 from sessionviewer.transcripts.masks import BASE, FILLER, Mask, Masks
 
 from .fixture_files import CLAUDE_PROJECT, FIXTURES, index_fixture
@@ -371,3 +372,14 @@ def test_the_changes_page_masks_an_edits_values(tmp_path, client):
     assert "sk-a*" in body  # the edit's new text is there, masked
     assert leaks(body, SESSIONS["pi"][1]) == []
     assert 'class="secret"' in body
+
+
+@pytest.mark.django_db
+def test_masks_of_a_session_without_findings_cost_one_query_and_none_when_read_already(
+    tmp_path, django_assert_num_queries
+):
+    session = index_fixture(tmp_path, "claude_code", "thinking_block.jsonl", CLAUDE_PROJECT, "s1")
+    with django_assert_num_queries(1):
+        assert transcript_masks(session, can_reveal=True) is None
+    with django_assert_num_queries(0):
+        assert transcript_masks(session, [], can_reveal=True) is None
