@@ -86,11 +86,7 @@ def session_findings(session: Session) -> list[dict]:
     """The session's possible secrets in file order, masked, each with the anchor of its
     entry on the page and whether someone marked its fingerprint not a secret."""
     findings = list(session.findings.order_by("line", "block", "id"))
-    dismissed = set(
-        SecretDismissal.objects.filter(fingerprint__in={f.fingerprint for f in findings}).values_list(
-            "fingerprint", flat=True
-        )
-    )
+    dismissed = _dismissed({f.fingerprint for f in findings})
     return [
         {**f.to_dict(), "id": f.id, "anchor": anchor(f.entry_id), "dismissed": f.fingerprint in dismissed}
         for f in findings
@@ -106,11 +102,18 @@ def transcript_masks(
 
     One value per fingerprint, read again from the first entry holding it (the index keeps no
     value); it is masked wherever the page shows it. can_reveal: each mark gets its button."""
-    if findings is None:
-        findings = session_findings(session)
+    if findings is None:  # a fragment: the fields a mark needs, no anchors
+        findings = list(
+            session.findings.order_by("line", "block", "id").values(
+                "id", "line", "entry_id", "block", "kind", "masked", "fingerprint"
+            )
+        )
+        dismissed = _dismissed({f["fingerprint"] for f in findings})
+    else:
+        dismissed = {f["fingerprint"] for f in findings if f["dismissed"]}
     first: dict[str, dict] = {}
     for finding in findings:
-        if not finding["dismissed"]:
+        if finding["fingerprint"] not in dismissed:
             first.setdefault(finding["fingerprint"], finding)
     if not first:
         return None
@@ -178,6 +181,15 @@ def masked_response(response, masks: Masks | None):
         charset = response.charset or "utf-8"
         response.content = masks.swap(response.content.decode(charset)).encode(charset)
     return response
+
+
+def _dismissed(fingerprints: set[str]) -> set[str]:
+    """Those of the fingerprints someone marked not a secret (no query for none)."""
+    if not fingerprints:
+        return set()
+    return set(
+        SecretDismissal.objects.filter(fingerprint__in=fingerprints).values_list("fingerprint", flat=True)
+    )
 
 
 # How to rotate each kind: the first rule of that kind says it.

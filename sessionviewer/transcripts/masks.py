@@ -24,11 +24,13 @@ FILLER = "\U0010fffd"
 LIMIT = 0xFFFD  # masks one page can name: one code point each below FILLER
 _PLANE16 = "\U00100000-\U0010ffff"
 _ANY_PLACEHOLDER = re.compile(f"[{_PLANE16}]")
-# A tag (escaping turns every ">" of an attribute's value into &gt;), or a placeholder character.
-_TAG_OR_PLACEHOLDER = re.compile(f"<[^>]*>|[{_PLANE16}]")
-_TAG_NAME = re.compile(r"</?([a-zA-Z][a-zA-Z0-9]*)")
 # Where a mark's button cannot go: interactive content holds no other.
-_INTERACTIVE = frozenset({"a", "button", "summary", "label", "select", "textarea"})
+_INTERACTIVE = ("a", "button", "summary", "label", "select", "textarea")
+# What swap() stops at: an interactive element's tag, a tag holding a placeholder, a run of
+# placeholders. Every other tag the regex engine passes over without calling back.
+_SWAP = re.compile(
+    rf"<(/?)(?:{'|'.join(_INTERACTIVE)})\b[^>]*>|<[^>]*[{_PLANE16}][^>]*>|[{_PLANE16}]+", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,23 +100,26 @@ class Masks:
         its control where one may go), in a tag the masked text; the fillers dropped."""
         if not _ANY_PLACEHOLDER.search(html):
             return html
-        open_interactive = [0]
+        inside = 0  # interactive elements open here: a mark in one gets no control of its own
 
         def replace(match: re.Match) -> str:
+            nonlocal inside
             found = match.group()
-            if found[0] == "<":
-                name = _TAG_NAME.match(found)
-                if name and name.group(1).lower() in _INTERACTIVE:
-                    open_interactive[0] += -1 if found[1] == "/" else 1
-                if not _ANY_PLACEHOLDER.search(found):
-                    return found
-                return _ANY_PLACEHOLDER.sub(lambda m: self._in_tag(m.group()), found)
-            mask = self._mask(found)
-            if mask is None:
-                return ""
-            return mask.mark_inert if open_interactive[0] > 0 else mask.mark
+            if found[0] != "<":
+                return "".join(self._in_text(char, inside > 0) for char in found)
+            if _ANY_PLACEHOLDER.search(found):
+                found = _ANY_PLACEHOLDER.sub(lambda m: self._in_tag(m.group()), found)
+            if match.group(1) is not None:  # an interactive element's tag
+                inside = max(0, inside - 1) if match.group(1) else inside + 1
+            return found
 
-        return _TAG_OR_PLACEHOLDER.sub(replace, html)
+        return _SWAP.sub(replace, html)
+
+    def _in_text(self, char: str, inert: bool) -> str:
+        mask = self._mask(char)
+        if mask is None:
+            return ""
+        return mask.mark_inert if inert else mask.mark
 
     def _mask(self, char: str) -> Mask | None:
         n = ord(char) - BASE
