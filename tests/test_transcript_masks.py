@@ -383,3 +383,30 @@ def test_masks_of_a_session_without_findings_cost_one_query_and_none_when_read_a
         assert transcript_masks(session, can_reveal=True) is None
     with django_assert_num_queries(0):
         assert transcript_masks(session, [], can_reveal=True) is None
+
+
+@pytest.mark.django_db
+def test_a_value_cut_by_show_the_rest_shows_no_part_of_itself(tmp_path, client):
+    """A text longer than TEXT_LIMIT with a value across the cut and one after it: the page's
+    part and "show the rest" each hold a mark or nothing, never a piece of the value."""
+    from sessionviewer.transcripts import TEXT_LIMIT
+
+    text = "a line of words\n" * (TEXT_LIMIT // 16)  # lines: the page cuts a line past 10,000 characters
+    text = text[: TEXT_LIMIT - 10] + f" {ANTHROPIC}\n" + "more\n" * 2000 + f"again {ANTHROPIC} end"
+    record = {"type": "user", "uuid": "u-1", "parentUuid": None, "sessionId": "s", "cwd": "/home/user/project",
+              "timestamp": "2026-01-02T19:00:00.000Z", "message": {"role": "user", "content": text}}  # fmt: skip
+    folder = tmp_path / CLAUDE_PROJECT
+    folder.mkdir(parents=True)
+    (folder / "s1.jsonl").write_text(json.dumps(record) + "\n")
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    session = Session.objects.get()
+    assert session.findings.count() == 2
+    client.force_login(make_admin())
+    pieces = [ANTHROPIC[:9], ANTHROPIC[9:18], ANTHROPIC[18:27], ANTHROPIC[27:]]
+    first = client.get(detail(session)).content.decode()
+    assert "Show the rest" in first and "a line of words\n <mark class=\"secret\"" in first
+    rest_url = reverse("session-entry-text", args=[session.id, 1, 0])
+    rest = client.get(rest_url, {"_from": str(TEXT_LIMIT)}, HTTP_HX_REQUEST="true").content.decode()
+    assert "again <mark" in rest
+    for body in (first, rest):
+        assert leaks(body, pieces) == []
