@@ -413,3 +413,22 @@ def test_a_value_cut_by_show_the_rest_shows_no_part_of_itself(tmp_path, client):
     assert "again <mark" in rest
     for body in (first, rest):
         assert leaks(body, pieces) == []
+
+
+@pytest.mark.django_db
+def test_a_titles_own_private_use_characters_do_not_become_marks(tmp_path, client):
+    folder = tmp_path / CLAUDE_PROJECT
+    folder.mkdir(parents=True)
+    lines = (FIXTURES / "claude_code" / "secrets_in_every_block.jsonl").read_text().splitlines(keepends=True)
+    first = json.loads(lines[0])
+    first["message"]["content"] = f"planted {chr(BASE)}{FILLER} here, and {ANTHROPIC}"
+    (folder / "s1.jsonl").write_text(json.dumps(first) + "\n" + "".join(lines[1:]))
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    session = Session.objects.get()
+    client.force_login(make_admin())
+    body = client.get(detail(session)).content.decode()
+    head = body[: body.index('id="entry-list"')]
+    assert "<mark" not in head.split('id="findings"')[0]  # the title and the header: no mark
+    assert "planted \ufffd\ufffd here" in head
+    assert "planted \ufffd\ufffd here" in entries_part(body)  # in the entry too, where masks.text did it
+    assert leaks(body, [ANTHROPIC]) == []

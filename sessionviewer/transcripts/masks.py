@@ -41,6 +41,12 @@ class Mask:
     text: str  # the masked text, escaped: inside an attribute
 
 
+def without_placeholders(text: str) -> str:
+    """text with its plane-16 characters replaced by U+FFFD: for what the page shows outside
+    the masked entries (a title), which must not pass for a mark."""
+    return _ANY_PLACEHOLDER.sub("\ufffd", text) if _ANY_PLACEHOLDER.search(text) else text
+
+
 def _placeholder(n: int, value: str) -> str:
     """chr(BASE + n), then a filler for each character of value after the first; its line
     breaks kept (a private key's lines), so that lines are where they were."""
