@@ -4,6 +4,7 @@ request revealed, scanned again from the stored entry (the index never keeps a v
 from __future__ import annotations
 
 import re
+import threading
 
 from django.conf import settings
 from django.db import transaction
@@ -117,7 +118,26 @@ def transcript_masks(
             first.setdefault(finding["fingerprint"], finding)
     if not first:
         return None
-    lines = sorted({f["line"] for f in first.values()})
+    # The same page asked again (its chunks, the poller) builds the same masks: kept for the
+    # file as it was read, these findings and this person's right to reveal.
+    key = (session.id, session.read_offset, tuple((f["id"], fp) for fp, f in first.items()), can_reveal)
+    if (masks := _MASKS.get(key)) is None:
+        masks = _built_masks(session, list(first.values()), can_reveal)
+        with _MASKS_LOCK:  # a threaded server's requests share it
+            _MASKS[key] = masks
+            while len(_MASKS) > MASKS_KEPT:
+                del _MASKS[next(iter(_MASKS))]
+    return masks or None
+
+
+MASKS_KEPT = 32  # sessions' masks kept, the oldest dropped first
+_MASKS: dict[tuple, Masks] = {}
+_MASKS_LOCK = threading.Lock()
+
+
+def _built_masks(session: Session, firsts: list[dict], can_reveal: bool) -> Masks:
+    """Masks of these findings (one per fingerprint), each value read again from its entry."""
+    lines = sorted({f["line"] for f in firsts})
     entries: dict[tuple[int, str], readers.Entry] = {}
     for at in range(0, len(lines), 500):
         batch = lines[at : at + 500]
@@ -125,12 +145,12 @@ def transcript_masks(
         for entry in select_entries(f"session_id = %s AND line IN ({marks})", [session.id, *batch]):
             entries[entry.line, entry.id] = entry
     masks = []
-    for fp, finding in first.items():
+    for finding in firsts:
         entry = entries.get((finding["line"], finding["entry_id"]))
-        value = entry and _block_value(entry, finding["block"], finding["kind"], fp)
+        value = entry and _block_value(entry, finding["block"], finding["kind"], finding["fingerprint"])
         if value:
             masks.append(_mask(session, finding, value, can_reveal))
-    return Masks(masks) or None
+    return Masks(masks)
 
 
 def _mask(session: Session, finding: dict, value: str, can_reveal: bool) -> Mask:
