@@ -432,3 +432,16 @@ def test_a_titles_own_private_use_characters_do_not_become_marks(tmp_path, clien
     assert "planted \ufffd\ufffd here" in head
     assert "planted \ufffd\ufffd here" in entries_part(body)  # in the entry too, where masks.text did it
     assert leaks(body, [ANTHROPIC]) == []
+
+
+@pytest.mark.django_db
+def test_a_dismissal_after_the_page_was_seen_shows_the_value_next_time(tmp_path, client):
+    session = index_session(tmp_path, "claude_code")
+    admin = make_admin()
+    client.force_login(admin)
+    assert ANTHROPIC not in client.get(detail(session)).content.decode()  # its masks kept
+    finding = session.findings.get(line=1)
+    client.post(reverse("api-finding-dismiss", args=[session.id, finding.id]))
+    assert ANTHROPIC in entries_part(client.get(detail(session)).content.decode())
+    client.post(reverse("api-finding-dismiss", args=[session.id, finding.id]), {"undo": "1"})
+    assert ANTHROPIC not in client.get(detail(session)).content.decode()
