@@ -40,10 +40,12 @@ from django.db.models.functions import Cast, Collate, Length, Upper
 from django.db.models.lookups import Exact, GreaterThan
 
 from sessionviewer import readers
+from sessionviewer.index.findings import may_hold_secret
 from sessionviewer.index.rows import FACTS_BLOCK_TYPES, FACTS_BLOCKS_KNOWN
 from sessionviewer.models import Entry, Session
 from sessionviewer.render import render_snippet
 from sessionviewer.tokens import fold, words
+from sessionviewer.workspaces.secrets import credentials_masked
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 # A quoted phrase, or a run of anything but white space.
@@ -276,7 +278,13 @@ def match_pattern(query: ParsedQuery) -> re.Pattern | None:
 def highlight(text: str, query: str | ParsedQuery, width: int = SNIPPET_WIDTH) -> str:
     """A window of text around the first match, as HTML: render.render_snippet escapes the
     text and marks each match, so whatever the transcript holds stays text."""
-    return render_snippet(text, match_pattern(as_query(query)), width)
+    return render_snippet(_masked(text), match_pattern(as_query(query)), width)
+
+
+def _masked(text: str) -> str:
+    """A hit's text with its credentials masked, as the transcript shows them: before the
+    window is cut, so that no part of a value is left at its edge."""
+    return credentials_masked(text) if may_hold_secret(text) else text
 
 
 # --- Hits grouped by session ------------------------------------------------------------------------------
@@ -666,7 +674,7 @@ def _with_snippets(
         for row in sorted(best[i], key=lambda r: r["first"]):
             entry = entries.get((i, row["first"]))
             if entry is not None:
-                html = render_snippet(entry.text, pattern, SNIPPET_WIDTH)
+                html = render_snippet(_masked(entry.text), pattern, SNIPPET_WIDTH)
                 snippets.append(Snippet(entry, html, row["n"], what_of(entry), who_of(entry)))
         found.append(SessionHits(by_id[i], group["hits"], len(texts[i]), snippets))
     return found

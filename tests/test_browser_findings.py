@@ -155,3 +155,82 @@ def test_the_lists_possible_secrets_facet_narrows_the_list_and_is_shot(
     assert scroll_width <= inner_width
     page.screenshot(path=str(SHOTS / f"list-chosen-{width}-{scheme}.png"), full_page=True)
     assert axe_violations(page) == []
+
+
+# --- The values masked in the transcript itself (transcripts/masks.py) ---------------------------------
+
+ANTHROPIC = "sk-ant-api03-Zx8vQ2mN7pL4rT9wK3sBq7Hd"
+
+
+@pytest.fixture
+def key_twice(tmp_path):
+    """The four possible secrets, then a line holding the first one again: one fingerprint, two marks."""
+    folder = tmp_path / CLAUDE_PROJECT
+    folder.mkdir(parents=True)
+    with open(folder / "s1.jsonl", "wb") as handle:
+        for name in ("secrets_in_every_block.jsonl", "secrets_appended.jsonl"):
+            handle.write((FIXTURES / "claude_code" / name).read_bytes())
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    from sessionviewer.models import Session
+
+    return Session.objects.get()
+
+
+def test_the_transcript_shows_each_value_masked(browser_page, key_twice):
+    page = browser_page
+    open_page(page, key_twice.get_absolute_url())
+    marks = page.locator("#entry-list mark.secret")
+    expect(marks.first).to_be_visible()
+    assert ANTHROPIC not in page.locator("#entry-list").inner_text()
+    fingerprint = key_twice.findings.get(line=1).fingerprint
+    expect(page.locator(f'#entry-list mark.secret[data-fingerprint="{fingerprint}"]')).to_have_count(2)
+
+
+def test_reveal_on_a_mark_reveals_every_mark_of_its_fingerprint_and_is_audited(browser_page, key_twice):
+    from sessionviewer.models import AuditEvent
+
+    page = browser_page
+    open_page(page, key_twice.get_absolute_url())
+    fingerprint = key_twice.findings.get(line=1).fingerprint
+    same = page.locator(f'#entry-list mark.secret[data-fingerprint="{fingerprint}"]')
+    expect(same).to_have_count(2)
+    same.first.locator("button.reveal").click()
+    expect(same.nth(0)).to_have_text(ANTHROPIC)
+    expect(same.nth(1)).to_have_text(ANTHROPIC)
+    expect(page.locator(f'button.reveal[data-fingerprint="{fingerprint}"]')).to_have_count(0)
+    page.locator("#findings summary").click()
+    expect(page.locator(f'#findings li[data-fingerprint="{fingerprint}"] code.masked').first).to_have_text(
+        ANTHROPIC
+    )
+    others = page.locator("#entry-list mark.secret:not(.revealed)")
+    expect(others.first).to_be_visible()  # the other fingerprints stay masked
+    assert AuditEvent.objects.filter(action="reveal_secret").count() == 1
+
+
+def test_s_brings_the_findings_mark_into_view(browser_page, key_twice):
+    page = browser_page
+    open_page(page, key_twice.get_absolute_url())
+    page.keyboard.press("s")
+    current = page.locator("li.focused mark.secret.current")
+    expect(current).to_have_count(1)
+    expect(current).to_be_in_viewport()
+    page.keyboard.press("s")  # line 2: the thinking's token, in a row of its own
+    expect(page.locator("li.focused")).to_have_attribute("data-line", "2")
+    expect(page.locator("li.focused mark.secret.current")).to_have_count(1)
+    expect(page.locator("mark.secret.current")).to_have_count(1)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_masked_transcript_fits_passes_axe_and_is_shot(browser_page, key_twice, width, scheme):
+    """Screenshots in /tmp/findings-shots/masked-*.png; no sideways scroll; axe-core finds nothing."""
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 900})
+    page.emulate_media(color_scheme=scheme)
+    open_page(page, key_twice.get_absolute_url())
+    expect(page.locator("#entry-list mark.secret").first).to_be_visible()
+    scroll_width, inner_width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert scroll_width <= inner_width
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"masked-{width}-{scheme}.png"), full_page=True)
+    assert axe_violations(page) == []

@@ -16,6 +16,8 @@ from django.utils.safestring import SafeString, mark_safe
 from sessionviewer import links, readers, render, transcripts
 from sessionviewer.index import fold
 from sessionviewer.transcripts import layout, tools
+from sessionviewer.transcripts.masks import without_placeholders
+from sessionviewer.workspaces.secrets import credentials_masked as _credentials_masked
 
 register = template.Library()
 
@@ -108,6 +110,15 @@ def neutral(text: str) -> str:
 def spaced(name: str) -> str:
     """A record's kind as words for a label: model_change -> model change."""
     return str(name).replace("_", " ")
+
+
+@register.filter
+def credentials_masked(text: str) -> str:
+    """A session's title with the credentials it holds masked (a first prompt may paste one):
+    before neutral and title_cut, so a cut never leaves part of a value unmasked. Its own
+    private-use characters of plane 16 become U+FFFD: on the transcript they would pass for
+    the placeholders of masks.py."""
+    return without_placeholders(_credentials_masked(str(text or "")))
 
 
 @register.filter

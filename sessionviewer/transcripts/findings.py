@@ -3,13 +3,20 @@ request revealed, scanned again from the stored entry (the index never keeps a v
 
 from __future__ import annotations
 
+import re
+import threading
+
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
+from django.urls import reverse
+from django.utils.html import escape, format_html
 
+from sessionviewer import readers
 from sessionviewer.index.findings import block_secrets, entry_findings
 from sessionviewer.models import AuditEvent, SecretDismissal, Session, SessionFinding
 from sessionviewer.transcripts.entries import select_entries
+from sessionviewer.transcripts.masks import Mask, Masks
 from sessionviewer.transcripts.page import anchor
 from sessionviewer.workspaces.secrets import RULES, credentials_masked, fingerprint
 
@@ -19,13 +26,42 @@ def finding_value(finding: SessionFinding) -> str | None:
     the entry no longer holds it (the file was read again since the page was drawn)."""
     entries = select_entries("session_id = %s AND line = %s", [finding.session_id, finding.line])
     for entry in entries:
-        if entry.id != finding.entry_id or finding.block >= len(entry.blocks):
-            continue
-        high_entropy = finding.kind == "high_entropy"
-        for kind, _, value in block_secrets(entry.blocks[finding.block], high_entropy=high_entropy):
-            if kind == finding.kind and fingerprint(kind, value, settings.SECRET_KEY) == finding.fingerprint:
-                return value
+        if entry.id == finding.entry_id:
+            return _block_value(entry, finding.block, finding.kind, finding.fingerprint)
     return None
+
+
+def _block_value(entry: readers.Entry, block: int, kind: str, fp: str) -> str | None:
+    if block >= len(entry.blocks):
+        return None
+    for found_kind, _, value in block_secrets(entry.blocks[block], high_entropy=kind == "high_entropy"):
+        if found_kind == kind and fingerprint(kind, value, settings.SECRET_KEY) == fp:
+            return _whole_key(entry.blocks[block], value) if kind == "private_key" else value
+    return None
+
+
+def _whole_key(block: readers.Block, begin: str) -> str:
+    """A private key's BEGIN line (what the rule finds) with the key that follows it, to its
+    END line or the end of its text: the lines after the BEGIN line are the secret."""
+    key = re.compile(re.escape(begin) + r"[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)")
+    for text in _strings(block.arguments) if block.type == readers.TOOL_CALL else [block.text]:
+        if found := key.search(text):
+            return found.group()
+    return begin
+
+
+def _strings(value) -> list[str]:
+    """The strings of a tool call's arguments, at any depth (a JSON text as written)."""
+    found, pending = [], [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+    return found
 
 
 def reveal(finding: SessionFinding, user) -> str | None:
@@ -51,15 +87,129 @@ def session_findings(session: Session) -> list[dict]:
     """The session's possible secrets in file order, masked, each with the anchor of its
     entry on the page and whether someone marked its fingerprint not a secret."""
     findings = list(session.findings.order_by("line", "block", "id"))
-    dismissed = set(
-        SecretDismissal.objects.filter(fingerprint__in={f.fingerprint for f in findings}).values_list(
-            "fingerprint", flat=True
-        )
-    )
+    dismissed = _dismissed({f.fingerprint for f in findings})
     return [
         {**f.to_dict(), "id": f.id, "anchor": anchor(f.entry_id), "dismissed": f.fingerprint in dismissed}
         for f in findings
     ]
+
+
+def transcript_masks(
+    session: Session, findings: list[dict] | None = None, *, can_reveal: bool
+) -> Masks | None:
+    """The masks of the session's possible secrets (not those marked not a secret), for the
+    transcript page and its fragments; None when there are none, so a session without
+    findings costs one indexed query. findings: session_findings(session), when already read.
+
+    One value per fingerprint, read again from the first entry holding it (the index keeps no
+    value); it is masked wherever the page shows it. can_reveal: each mark gets its button."""
+    if findings is None:  # a fragment: the fields a mark needs, no anchors
+        findings = list(
+            session.findings.order_by("line", "block", "id").values(
+                "id", "line", "entry_id", "block", "kind", "masked", "fingerprint"
+            )
+        )
+        dismissed = _dismissed({f["fingerprint"] for f in findings})
+    else:
+        dismissed = {f["fingerprint"] for f in findings if f["dismissed"]}
+    first: dict[str, dict] = {}
+    for finding in findings:
+        if finding["fingerprint"] not in dismissed:
+            first.setdefault(finding["fingerprint"], finding)
+    if not first:
+        return None
+    # The same page asked again (its chunks, the poller) builds the same masks: kept for the
+    # file as it was read, these findings and this person's right to reveal.
+    key = (session.id, session.read_offset, tuple((f["id"], fp) for fp, f in first.items()), can_reveal)
+    if (masks := _MASKS.get(key)) is None:
+        masks = _built_masks(session, list(first.values()), can_reveal)
+        with _MASKS_LOCK:  # a threaded server's requests share it
+            _MASKS[key] = masks
+            while len(_MASKS) > MASKS_KEPT:
+                del _MASKS[next(iter(_MASKS))]
+    return masks or None
+
+
+MASKS_KEPT = 32  # sessions' masks kept, the oldest dropped first
+_MASKS: dict[tuple, Masks] = {}
+_MASKS_LOCK = threading.Lock()
+
+
+def _built_masks(session: Session, firsts: list[dict], can_reveal: bool) -> Masks:
+    """Masks of these findings (one per fingerprint), each value read again from its entry."""
+    lines = sorted({f["line"] for f in firsts})
+    entries: dict[tuple[int, str], readers.Entry] = {}
+    for at in range(0, len(lines), 500):
+        batch = lines[at : at + 500]
+        marks = ", ".join(["%s"] * len(batch))
+        for entry in select_entries(f"session_id = %s AND line IN ({marks})", [session.id, *batch]):
+            entries[entry.line, entry.id] = entry
+    masks = []
+    for finding in firsts:
+        entry = entries.get((finding["line"], finding["entry_id"]))
+        value = entry and _block_value(entry, finding["block"], finding["kind"], finding["fingerprint"])
+        if value:
+            masks.append(_mask(session, finding, value, can_reveal))
+    return Masks(masks)
+
+
+def _mask(session: Session, finding: dict, value: str, can_reveal: bool) -> Mask:
+    title = f"Possible secret ({finding['kind']}), masked"
+    shown = finding["masked"]
+    if finding["kind"] == "private_key":  # its mask is the BEGIN line: the key after it is hidden
+        shown += " (the key is masked)"
+    inert = format_html(
+        '<mark class="secret" data-finding="{}" data-fingerprint="{}" title="{}">{}</mark>',
+        finding["id"], finding["fingerprint"], title, shown,
+    )  # fmt: skip
+    mark = inert
+    if can_reveal:
+        mark = format_html(
+            '<mark class="secret" data-finding="{}" data-fingerprint="{}" title="{}">{}'
+            '<button type="button" class="reveal" hx-post="{}" hx-swap="none" data-fingerprint="{}">'
+            "reveal</button></mark>",
+            finding["id"], finding["fingerprint"], title, shown,
+            reverse("api-finding-reveal", args=[session.id, finding["id"]]), finding["fingerprint"],
+        )  # fmt: skip
+    return Mask(value=value, mark=str(mark), mark_inert=str(inert), text=str(escape(shown)))
+
+
+def masked_page(context: dict, masks: Masks | None) -> dict:
+    """The transcript page's context (page.transcript_page) with its values masked: the rows'
+    entries, blocks, results and the later lines an edit shows, the poller's late results."""
+    if not masks:
+        return context
+    for group in context.get("groups", ()):
+        for row in group.rows:
+            row.item = masks.apply(row.item)
+            row.usage_entry = masks.apply(row.usage_entry)
+            row.pieces = [
+                masks.apply_fields(piece, ("block", "result", "result_entry", "later_lines"))
+                for piece in row.pieces
+            ]
+    if context.get("thread") is not None:  # whose compaction summaries a summary line is compared with
+        context["thread"] = masks.apply_fields(context["thread"], ("compactions",))
+    context["late_results"] = [
+        masks.apply_fields(late, ("result", "result_entry")) for late in context.get("late_results", ())
+    ]
+    return context
+
+
+def masked_response(response, masks: Masks | None):
+    """A rendered page or fragment with its placeholders turned into marks."""
+    if masks and response.status_code == 200:
+        charset = response.charset or "utf-8"
+        response.content = masks.swap(response.content.decode(charset)).encode(charset)
+    return response
+
+
+def _dismissed(fingerprints: set[str]) -> set[str]:
+    """Those of the fingerprints someone marked not a secret (no query for none)."""
+    if not fingerprints:
+        return set()
+    return set(
+        SecretDismissal.objects.filter(fingerprint__in=fingerprints).values_list("fingerprint", flat=True)
+    )
 
 
 # How to rotate each kind: the first rule of that kind says it.

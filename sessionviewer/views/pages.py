@@ -37,7 +37,13 @@ from sessionviewer.forms import (
 )
 from sessionviewer.index.fold import fold_home
 from sessionviewer.models import Session, Source
-from sessionviewer.transcripts.findings import secret_groups, session_findings
+from sessionviewer.transcripts.findings import (
+    masked_page,
+    masked_response,
+    secret_groups,
+    session_findings,
+    transcript_masks,
+)
 from sessionviewer.views.http import bad_parameter_is_400, snapshot_rebuilt_is_retried
 from sessionviewer.workspace_pages import jid_links_for
 
@@ -56,6 +62,12 @@ def _download(body: str, content_type: str, filename: str) -> HttpResponse:
 
 def _get_session(session_id: int) -> Session:
     return get_object_or_404(Session.objects.select_related("source", "parent"), id=session_id)
+
+
+def _masks(request: HttpRequest, session: Session, findings: list[dict] | None = None):
+    """The masks of the session's possible secrets for this person (a reveal button if allowed)."""
+    can_reveal = request.user.has_perm("sessionviewer.reveal_secret")
+    return transcript_masks(session, findings, can_reveal=can_reveal)
 
 
 @require_safe
@@ -101,7 +113,10 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
             summary = transcripts.compaction_summary(session, params)
         except (transcripts.UnknownLeaf, transcripts.UnknownEntry):
             return render(request, "sessions/unknown_leaf.html", {"session": session}, status=404)
-        return render(request, "sessions/detail.html#compaction-summary", {"summary": summary})
+        masks = _masks(request, session)
+        summary = masks.text(summary) if masks else summary
+        response = render(request, "sessions/detail.html#compaction-summary", {"summary": summary})
+        return masked_response(response, masks)
     try:
         show_all = request.session.get(SHOW_ALL, False)
         context = transcripts.transcript_page(session, params, show_all, fragment=bool(request.htmx))
@@ -109,8 +124,11 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
         return render(request, "sessions/unknown_leaf.html", {"session": session}, status=404)
     context["session"] = session
     context["thinking_folded"] = request.session.get(FOLD_THINKING, False)
+    findings = None
     if not request.htmx:  # the header, which fragments leave out
-        context["findings"] = session_findings(session)
+        findings = context["findings"] = session_findings(session)
+    masks = _masks(request, session, findings)
+    masked_page(context, masks)
     template_name = "sessions/detail.html"
     if request.htmx:
         if params["_after"] is not None:
@@ -119,7 +137,7 @@ def session_detail(request: HttpRequest, session_id: int) -> HttpResponse:
             template_name += "#entry-earlier"
         elif params["_offset"] is not None:
             template_name += "#entry-chunk"
-    return render(request, template_name, context)
+    return masked_response(render(request, template_name, context), masks)
 
 
 @require_safe
@@ -134,8 +152,11 @@ def session_changes(request: HttpRequest, session_id: int) -> HttpResponse:
         files = transcripts.thread_changes(session, params["leaf"] or None)
     except transcripts.UnknownLeaf:
         return render(request, "sessions/unknown_leaf.html", {"session": session}, status=404)
+    masks = _masks(request, session)
+    if masks:  # an edit's text holds what the transcript masks
+        files = masks.apply(files)
     context = {"session": session, "files": files, "leaf": params["leaf"]}
-    return render(request, "sessions/changes.html", context)
+    return masked_response(render(request, "sessions/changes.html", context), masks)
 
 
 @require_safe
@@ -163,11 +184,14 @@ def entry_text(request: HttpRequest, session_id: int, line: int, block: int) -> 
     text = entry.blocks[block].text
     if not request.htmx:
         return _download(text, "text/plain", f"session-{session.id}-line-{line}-block-{block}.txt")
+    masks = _masks(request, session)
+    if masks:  # before the cut: a placeholder has its value's length, so the parts stay where they were
+        text = masks.text(text)
     start = params["_from"] or 0
     stop = start + transcripts.TEXT_LIMIT
     context = {"session": session, "text": text[start:stop], "line": line, "at": block, "stop": stop}
     context["more"] = len(text) - stop if stop < len(text) else 0
-    return render(request, "sessions/_long_text.html#long-text-rest", context)
+    return masked_response(render(request, "sessions/_long_text.html#long-text-rest", context), masks)
 
 
 def _stream(parts, content_type: str, filename: str) -> StreamingHttpResponse:

@@ -103,19 +103,45 @@
     list.setAttribute("data-at", String(at));
     var mark = document.getElementById(links[at].hash.slice(1));
     var row = mark && mark.closest("li.entry");
-    if (row && row.offsetParent !== null) focusOn(row);
-    else links[at].click();
+    if (row && row.offsetParent !== null) {
+      focusOn(row);
+      showSecret(row, links[at].closest("li").getAttribute("data-fingerprint"));
+    } else links[at].click();
     return true;
   }
 
-  // A revealed value replaces its mask, as text.
+  // The finding's mark in its row (else the row's first): opened if folded, brought into view.
+  function showSecret(row, fp) {
+    var marks = Array.prototype.slice.call(row.querySelectorAll("mark.secret"));
+    var mark = marks.find(function (m) { return m.getAttribute("data-fingerprint") === fp; }) || marks[0];
+    document.querySelectorAll("mark.secret.current").forEach(function (m) { m.classList.remove("current"); });
+    if (!mark) return;
+    for (var fold = mark.closest("details"); fold; fold = fold.parentElement.closest("details")) fold.open = true;
+    mark.classList.add("current");
+    mark.scrollIntoView({ block: "center" });
+  }
+
+  // A revealed value replaces every mask of its fingerprint, in the header's list and in the
+  // transcript, as text (never as HTML); the other reveal buttons of that fingerprint go.
   document.addEventListener("htmx:afterRequest", function (event) {
     var button = event.detail.elt;
     if (!button.classList || !button.classList.contains("reveal") || !event.detail.successful) return;
-    var masked = button.parentNode.querySelector("code.masked");
-    masked.textContent = JSON.parse(event.detail.xhr.responseText).value;
-    masked.classList.add("revealed");
-    button.remove();
+    var found = JSON.parse(event.detail.xhr.responseText);
+    var fp = found.fingerprint;
+    document.querySelectorAll("#findings li[data-fingerprint]").forEach(function (item) {
+      if (item.getAttribute("data-fingerprint") !== fp) return;
+      var masked = item.querySelector("code.masked");
+      if (masked) { masked.textContent = found.value; masked.classList.add("revealed"); }
+    });
+    document.querySelectorAll("mark.secret").forEach(function (mark) {
+      if (mark.getAttribute("data-fingerprint") !== fp) return;
+      mark.textContent = found.value;
+      mark.classList.add("revealed");
+      mark.title = "Possible secret, revealed";
+    });
+    document.querySelectorAll("button.reveal").forEach(function (other) {
+      if (other.getAttribute("data-fingerprint") === fp) other.remove();
+    });
   });
 
   // A dismissal (or its undo) applies to the fingerprint everywhere: the page is drawn again.
@@ -237,9 +263,16 @@
     return button;
   }
 
+  // An element's text without the reveal buttons in it (a mark's "reveal" is not its text).
+  function withoutButtons(el) {
+    var copy = el.cloneNode(true);
+    copy.querySelectorAll("button.reveal").forEach(function (button) { button.remove(); });
+    return copy.textContent;
+  }
+
   function messageText(entry) {
     var copy = entry.cloneNode(true);
-    copy.querySelectorAll(".entry-head, button.copy, .branches, .line-anchor").forEach(function (el) { el.remove(); });
+    copy.querySelectorAll(".entry-head, button.copy, button.reveal, .branches, .line-anchor").forEach(function (el) { el.remove(); });
     return copy.textContent.replace(/\n{3,}/g, "\n\n").trim();
   }
 
@@ -262,7 +295,7 @@
       wrap.className = "copyable";
       holder.insertBefore(wrap, block);
       wrap.appendChild(block);
-      wrap.appendChild(copyButton("Copy this block", function () { return block.textContent; }));
+      wrap.appendChild(copyButton("Copy this block", function () { return withoutButtons(block); }));
     });
   }
 
