@@ -125,19 +125,17 @@ def _redacted_parts(
 
 def _read(session: Session, redacted: redaction.Redaction | None):
     """The session, its thread, its subagents by tool call and its problems: as indexed, or
-    with every redacted value taken out of each (a thread built anew from redacted entries)."""
+    with every redacted value taken out of each (a thread built anew from redacted entries,
+    no subagent)."""
     problems = list(session.problems.order_by("line")[: transcripts.PROBLEM_LIMIT])
     if redacted is None:
         return session, transcripts.transcript_to_walk(session), _children_by_tool(session), problems
     entries = [redacted.value(entry) for entry in transcripts.load_entries(session)]
-    children = {
-        call: [_redacted_child(child, redacted) for child in found]
-        for call, found in _children_by_tool(session).items()
-    }
     for problem in problems:
         problem.message, problem.text = redacted.text(problem.message), redacted.text(problem.text)
     t = transcripts.transcript_of_entries(entries, session.format)
-    return redacted_session(session, redacted), t, children, problems
+    # No subagent under its call: a shared page or a redacted file leads nowhere else.
+    return redacted_session(session, redacted), t, {}, problems
 
 
 def redacted_session(session: Session, redacted: redaction.Redaction) -> Session:
@@ -158,14 +156,6 @@ def redacted_session(session: Session, redacted: redaction.Redaction) -> Session
 
 
 _CHILD_TEXTS = ("key", "title", "summary_title", "first_prompt", "parent_tool_id")
-
-
-def _redacted_child(child: Session, redacted: redaction.Redaction) -> Session:
-    """A subagent as its tool call shows it (transcripts.CHILD_FIELDS), redacted."""
-    copied = copy.copy(child)
-    for name in _CHILD_TEXTS:
-        setattr(copied, name, redacted.text(getattr(child, name)))
-    return copied
 
 
 def redaction_texts(session: Session) -> Iterator[str]:

@@ -169,3 +169,34 @@ def test_review_values_finds_hosts_of_urls_and_commands_not_files():
 
 def test_review_values_lists_the_machine_itself():
     assert redaction.Candidate(redaction.HOST, "laptop", "l*****") in redaction.review_values([], "laptop")
+
+
+def links_out(body: str) -> list[str]:
+    """What in an export could lead back into the app: its paths, and any link that is neither
+    an anchor of the file nor an address the session itself wrote. The styles aside: a comment
+    of theirs names templates/sessions/."""
+    body = re.sub(r"<style>.*?</style>", "", body, flags=re.S)
+    found = [path for path in ("/sessions/", "/api/", "hx-get") if path in body]
+    hrefs = re.findall(r'(?:href|src|action)="([^"]*)"', body)
+    return found + [href for href in hrefs if not href.startswith(("#", "http://", "https://", "data:"))]
+
+
+@pytest.mark.parametrize("action", ["html", "md"])
+@pytest.mark.parametrize("which", ["subagent", "parent"])
+def test_a_redacted_export_links_to_nothing_of_the_app(client, viewer, family, action, which):
+    session = family if which == "subagent" else family.parent
+    assert session.problems.exists() and (session.parent_id or session.children.exists())
+    ids = [row[0] for row in review_rows(client, session)]
+    body = export_bytes(client, session, ids, action).decode()
+    assert links_out(body) == []
+    for path in (session.path, session.source.path, family.parent.path):
+        assert path not in body
+    assert f"sessions/{session.id}" not in body and f"sessions/{family.parent_id}" not in body
+
+
+def test_a_plain_export_names_its_parent_subagents_and_problems_without_links(client, viewer, family):
+    for session in (family, family.parent):
+        url = reverse("session-export-html", args=[session.id])
+        body = b"".join(client.get(url).streaming_content).decode()
+        assert links_out(body) == []
+    assert family.display_title[:20] in body  # the parent's subagent, as text

@@ -230,3 +230,17 @@ def test_createuser_grants_share_session(db):
 
 def test_admins_may_share(admin_user):
     assert admin_user.has_perm("sessionviewer.share_session")
+
+
+@pytest.mark.parametrize("which", ["subagent", "parent"])
+def test_a_shared_page_links_to_nothing_of_the_app(client, sharer, family, which):
+    session = family if which == "subagent" else family.parent
+    assert session.problems.exists() and (session.parent_id or session.children.exists())
+    link = make_link(client, session)
+    client.logout()
+    body = re.sub(r"<style>.*?</style>", "", client.get(path_of(link)).content.decode(), flags=re.S)
+    hrefs = re.findall(r'(?:href|src|action|hx-get)="([^"]*)"', body)
+    assert [href for href in hrefs if not href.startswith(("#", "http://", "https://", "data:"))] == []
+    assert "/sessions/" not in body and "/api/" not in body
+    for path in (session.path, session.source.path, family.parent.path):
+        assert path not in body
