@@ -158,17 +158,47 @@ def redacted_session(session: Session, redacted: redaction.Redaction) -> Session
 _CHILD_TEXTS = ("key", "title", "summary_title", "first_prompt", "parent_tool_id")
 
 
-def redaction_texts(session: Session) -> Iterator[str]:
-    """Every text of the session an export shows: the values a redaction review lists come
-    from these (the index's entries; the web host has no session files)."""
+def review_candidates(session: Session, *, high_entropy: bool = False) -> list[redaction.Candidate]:
+    """The values a redaction review lists for the session: those in every text an export
+    shows, and the files its tool calls touched."""
+    entries = transcripts.load_entries(session)
+    return redaction.review_values(
+        _review_texts(session, entries),
+        session.source.machine,
+        high_entropy=high_entropy,
+        paths=_touched_paths(session, entries),
+    )
+
+
+def _review_texts(session: Session, entries: list) -> Iterator[str]:
+    """Every text of the session an export shows (the index's entries: the web host has no
+    session files)."""
     problems = [(p.message, p.text) for p in session.problems.all()]
-    yield from redaction.session_texts(session, transcripts.load_entries(session), [session.extra, problems])
+    yield from redaction.session_texts(session, entries, [session.extra, problems])
     for child in session.children.only(*transcripts.CHILD_FIELDS):
         yield from (getattr(child, name) for name in _CHILD_TEXTS)
     yield session.source.machine
     yield session.source.path
     if session.parent is not None:
         yield from redaction.session_fields(session.parent).values()
+
+
+_TOUCHING = frozenset({tools.EDIT, tools.WRITE, tools.READ})
+
+
+def _touched_paths(session: Session, entries: list) -> Iterator[str]:
+    """The session's own file, and each file a tool call read, wrote, edited or patched."""
+    yield session.path
+    for entry in entries:
+        for block in entry.blocks:
+            if block.type != readers.TOOL_CALL:
+                continue
+            arguments = tools.parsed_arguments(block.arguments)
+            kind = tools.kind_of(block.name, arguments)
+            if kind == tools.PATCH:
+                yield from (diff.path for diff in tools.describe(block).diffs)
+            elif kind in _TOUCHING and isinstance(arguments, dict):
+                yield tools.first_str(arguments, tools.PATH_KEYS) or ""
 
 
 def _html_parts(t: transcripts.Transcript, children_by_tool: dict, context: dict) -> Iterator[str]:

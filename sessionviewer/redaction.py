@@ -1,10 +1,11 @@
 """What a redacted export takes out of a session, and the taking out.
 
 Plain Python over reader entries: review_values lists what a person may want out of a session
-(the scanner's findings, paths under a home directory, e-mail addresses, host names); a
-Redaction replaces each chosen value, everywhere it occurs, with "[redacted: KIND]". Values are
-replaced in the entries and the session's fields before anything is rendered, so that a title,
-a file path, a diff and a code fence are all rendered from redacted text.
+(the scanner's findings, paths under a home directory, e-mail addresses, host names, and the
+files its tool calls touched elsewhere); a Redaction replaces each chosen value, everywhere it
+occurs, with "[redacted: KIND]". Values are replaced in the entries and the session's fields
+before anything is rendered, so that a title, a file path, a diff and a code fence are all
+rendered from redacted text.
 """
 
 from __future__ import annotations
@@ -23,9 +24,13 @@ from sessionviewer import readers
 from sessionviewer.workspaces import secrets
 
 HOME_PATH = "home_path"
+FILE_PATH = "file_path"  # a file a tool call touched, outside any home directory
 EMAIL = "email"
 HOST = "host"
 WORD = "word"  # the person's own: a client's name
+# Listed, left unchecked until the person checks them: /etc/hosts or /srv/app/config.py says
+# little about anyone, and taking each out would leave a diff without the files it changed.
+UNCHECKED = frozenset({FILE_PATH})
 
 # A path under a home directory, up to where a path usually stops in prose or code.
 _HOME = re.compile(
@@ -123,16 +128,32 @@ def values_in(text: str, *, high_entropy: bool = False) -> Iterator[Candidate]:
             yield Candidate(HOST, host, _mask(host))
 
 
-def review_values(texts: Iterable[str], machine: str = "", *, high_entropy: bool = False) -> list[Candidate]:
+def _path_masked(path: str) -> str:
+    """A path with its first folder and its file's name, the folders between masked: enough to
+    tell /srv/app/config.py from /etc/hosts, not to read a client's name in /srv/clientcorp/."""
+    parts = path.split("/")
+    if len(parts) <= 3:
+        return path
+    return "/".join([*parts[:2], *(_mask(part) if part else part for part in parts[2:-1]), parts[-1]])
+
+
+def review_values(
+    texts: Iterable[str], machine: str = "", *, high_entropy: bool = False, paths: Iterable[str] = ()
+) -> list[Candidate]:
     """Every candidate in the texts, once each, the scanner's findings first, then by kind.
-    The one place a session's values are collected: it could read stored findings instead."""
+    paths: the files the session's tool calls touched; those outside a home directory (which
+    are home paths already) are file paths."""
     found: dict[tuple[str, str], Candidate] = {}
     for text in texts:
         for candidate in values_in(text, high_entropy=high_entropy):
             found.setdefault((candidate.kind, candidate.value), candidate)
+    for path in paths:
+        path = path.strip()
+        if path and not _HOME.search(path):
+            found.setdefault((FILE_PATH, path), Candidate(FILE_PATH, path, _path_masked(path)))
     if machine:
         found.setdefault((HOST, machine), Candidate(HOST, machine, _mask(machine)))
-    order = {HOME_PATH: 1, EMAIL: 2, HOST: 3}
+    order = {HOME_PATH: 1, FILE_PATH: 2, EMAIL: 3, HOST: 4}
     return sorted(found.values(), key=lambda c: (order.get(c.kind, 0), c.kind, c.masked))
 
 

@@ -200,3 +200,54 @@ def test_a_plain_export_names_its_parent_subagents_and_problems_without_links(cl
         body = b"".join(client.get(url).streaming_content).decode()
         assert links_out(body) == []
     assert family.display_title[:20] in body  # the parent's subagent, as text
+
+
+SERVER_FILES = ("/srv/clientcorp/app/config.py", "/etc/nginx/sites-enabled/clientcorp.conf")
+
+
+@pytest.fixture
+def outside_home(tmp_path, viewer):
+    return index_fixture(
+        tmp_path, "claude_code", "paths_outside_home.jsonl", "projects/-home-alice-shop", "s1"
+    )
+
+
+def all_rows(client, session) -> list[tuple[str, bool, str, str]]:
+    """(id, checked, kind, masked) of every checkbox of the review page."""
+    page = client.get(reverse("session-redact", args=[session.id])).content.decode()
+    pattern = r'name="values" value="(\w+)"( checked)?> <span class="redact-kind">([^<]+)</span> <code>([^<]*)</code>'
+    return [(row_id, bool(on), kind, masked) for row_id, on, kind, masked in re.findall(pattern, page)]
+
+
+def test_files_outside_home_are_listed_masked_and_unchecked(client, outside_home):
+    rows = all_rows(client, outside_home)
+    files = {masked: checked for _, checked, kind, masked in rows if kind == "file path"}
+    # The session's own file (under the test's temporary folder) is one too.
+    assert len(files) == 3 and not any(files.values())
+    assert {"/srv/cli*****rp/a**/config.py", "/etc/n****/sit********ed/clientcorp.conf"} < set(files)
+    assert all(checked for _, checked, kind, _ in rows if kind == "home path")
+
+
+def test_a_checked_file_path_is_taken_out_everywhere(client, outside_home):
+    rows = all_rows(client, outside_home)
+    ids = [row_id for row_id, checked, kind, _ in rows if checked or kind == "file path"]
+    for action in ("html", "md"):
+        body = export_bytes(client, outside_home, ids, action).decode()
+        for value in SERVER_FILES:
+            for form in forms_of(value):
+                assert form not in body, f"{form!r} left in the {action} export"
+        assert "[redacted: file_path]" in body
+
+
+def test_an_unchecked_file_path_stays(client, outside_home):
+    ids = [row_id for row_id, checked, _, _ in all_rows(client, outside_home) if checked]
+    body = export_bytes(client, outside_home, ids, "md").decode()
+    assert all(value in body for value in SERVER_FILES)
+
+
+def test_review_values_lists_touched_files_outside_home_only():
+    found = redaction.review_values([], paths=["/home/bo/x.py", "/srv/app/x.py", "", "x.py"])
+    assert [(c.kind, c.value) for c in found] == [
+        (redaction.FILE_PATH, "/srv/app/x.py"),
+        (redaction.FILE_PATH, "x.py"),
+    ]
