@@ -14,16 +14,22 @@ import hashlib
 import html
 import json
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
 from django.conf import settings
+from django.db.models import Count, Max
 from django.template.loader import get_template, render_to_string
 
 from sessionviewer import readers, redaction, render, transcripts
+from sessionviewer.index import findings
 from sessionviewer.models import Session
+from sessionviewer.row_codec import stored_id
 from sessionviewer.templatetags.transcript import summary_in_banner
 from sessionviewer.transcripts import layout, tools
+from sessionviewer.transcripts.snapshots import session_version
 
 _STYLES = ("css/app.css", "css/tools.css", "css/pygments.css", "css/transcript.css", "css/print.css")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -158,16 +164,73 @@ def redacted_session(session: Session, redacted: redaction.Redaction) -> Session
 _CHILD_TEXTS = ("key", "title", "summary_title", "first_prompt", "parent_tool_id")
 
 
+# The reviews made last, by what they were made from: the review page and the export or link
+# it posts right after ask for the same one, and a rescan costs a second per 10,000 entries.
+_REVIEWS: OrderedDict[tuple, list[redaction.Candidate]] = OrderedDict()
+_REVIEWS_KEPT = 16
+_REVIEWS_LOCK = threading.Lock()
+
+
 def review_candidates(session: Session, *, high_entropy: bool = False) -> list[redaction.Candidate]:
     """The values a redaction review lists for the session: those in every text an export
-    shows, and the files its tool calls touched."""
+    shows, the index's findings, and the files its tool calls touched. Made once for each
+    version of the session and of what its export shows beside it (its parent's fields, its
+    subagents' titles, its machine)."""
+    key = _review_key(session, high_entropy)
+    with _REVIEWS_LOCK:
+        if key in _REVIEWS:
+            _REVIEWS.move_to_end(key)
+            return _REVIEWS[key]
     entries = transcripts.load_entries(session)
-    return redaction.review_values(
+    found = redaction.review_values(
         _review_texts(session, entries),
         session.source.machine,
         high_entropy=high_entropy,
         paths=_touched_paths(session, entries),
+        findings=_indexed_findings(session, entries, high_entropy),
+        may_hold_credential=findings.may_hold_secret,
     )
+    with _REVIEWS_LOCK:
+        _REVIEWS[key] = found
+        while len(_REVIEWS) > _REVIEWS_KEPT:
+            _REVIEWS.popitem(last=False)
+    return found
+
+
+def _review_key(session: Session, high_entropy: bool) -> tuple:
+    children = session.children.aggregate(count=Count("id"), last=Max("indexed_at"))
+    parent = session.parent
+    return (
+        session_version(session),
+        high_entropy,
+        session.source.machine,
+        session.source.path,
+        # A title may change without a new version: renamed.
+        tuple(redaction.session_fields(session).values()),
+        session_version(parent) if parent is not None else None,
+        tuple(redaction.session_fields(parent).values()) if parent is not None else None,
+        children["count"],
+        children["last"],
+    )
+
+
+def clear_reviews() -> None:
+    with _REVIEWS_LOCK:
+        _REVIEWS.clear()
+
+
+def _indexed_findings(session: Session, entries: list, high_entropy: bool) -> Iterator[tuple[str, str, str]]:
+    """(kind, masked, value) of what the index found in the blocks its finding rows name,
+    found again (the rows keep no value): a credential under a JSON key's name among them,
+    which the review's scan of each string alone would not see."""
+    where = set(session.findings.values_list("entry_id", "block"))
+    if not where:
+        return
+    for entry in entries:
+        entry_id = stored_id(entry.id)
+        for number, block in enumerate(entry.blocks):
+            if (entry_id, number) in where:
+                yield from findings.block_secrets(block, high_entropy=high_entropy)
 
 
 def _review_texts(session: Session, entries: list) -> Iterator[str]:

@@ -17,7 +17,7 @@ import html
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from sessionviewer import readers
@@ -110,9 +110,21 @@ def _hosts(text: str) -> Iterator[str]:
             first = False
 
 
-def values_in(text: str, *, high_entropy: bool = False) -> Iterator[Candidate]:
-    """The candidates of one text: findings, home paths, e-mail addresses and host names."""
-    for finding, value in secrets.secret_values(text, high_entropy=high_entropy):
+# The scanner's rules without a literal prefix to look for first (e-mail, phone, card, IBAN):
+# they read every text; the credential rules only a text that may hold a credential.
+PERSONAL_RULES = tuple(rule for rule in secrets.RULES if not rule.secret)
+
+
+def values_in(
+    text: str, *, high_entropy: bool = False, may_hold_credential: Callable[[str], bool] | None = None
+) -> Iterator[Candidate]:
+    """The candidates of one text: findings, home paths, e-mail addresses and host names.
+    may_hold_credential: False for a text no credential rule can match (the index's
+    prefilter); the credential rules are then not run over it."""
+    rules = None  # every rule, high_entropy's as asked
+    if may_hold_credential is not None and not high_entropy and not may_hold_credential(text):
+        rules = PERSONAL_RULES
+    for finding, value in secrets.secret_values(text, high_entropy=high_entropy, rules=rules):
         if finding.kind == EMAIL:  # the scanner's mask keeps the domain, often the client's name
             local, _, domain = value.partition("@")
             yield Candidate(EMAIL, value, f"{_mask(local)}@{_mask(domain)}")
@@ -137,16 +149,60 @@ def _path_masked(path: str) -> str:
     return "/".join([*parts[:2], *(_mask(part) if part else part for part in parts[2:-1]), parts[-1]])
 
 
+def _NEVER(text: str) -> bool:
+    return False
+
+
+# Texts are scanned joined, a batch at a time: most of a session's strings are short (an id, a
+# role, a model's name), and a call per string cost more than its scan. A blank line between
+# two texts keeps them apart: no pattern here, nor any of the scanner's (one line at a time),
+# reads across one.
+_BATCH = 1 << 20
+
+
+def _batches(texts: Iterable[str], may_hold_credential) -> Iterator[tuple[str, bool]]:
+    """(texts joined, whether the credential rules are run over them): apart, those the
+    prefilter passes and those it does not (all of them passing without a prefilter)."""
+    pending: dict[bool, list[str]] = {True: [], False: []}
+    sizes = {True: 0, False: 0}
+    for text in texts:
+        if not text:
+            continue
+        credential = may_hold_credential is None or may_hold_credential(text)
+        pending[credential].append(text)
+        sizes[credential] += len(text)
+        if sizes[credential] >= _BATCH:
+            yield "\n\n".join(pending[credential]), credential
+            pending[credential], sizes[credential] = [], 0
+    for credential, waiting in pending.items():
+        if waiting:
+            yield "\n\n".join(waiting), credential
+
+
 def review_values(
-    texts: Iterable[str], machine: str = "", *, high_entropy: bool = False, paths: Iterable[str] = ()
+    texts: Iterable[str],
+    machine: str = "",
+    *,
+    high_entropy: bool = False,
+    paths: Iterable[str] = (),
+    findings: Iterable[tuple[str, str, str]] = (),
+    may_hold_credential: Callable[[str], bool] | None = None,
 ) -> list[Candidate]:
     """Every candidate in the texts, once each, the scanner's findings first, then by kind.
     paths: the files the session's tool calls touched; those outside a home directory (which
-    are home paths already) are file paths."""
+    are home paths already) are file paths. findings: (kind, masked, value) of what the index
+    found in the session's blocks, a secret under a JSON key's name among them.
+    may_hold_credential: as values_in's."""
     found: dict[tuple[str, str], Candidate] = {}
-    for text in texts:
-        for candidate in values_in(text, high_entropy=high_entropy):
-            found.setdefault((candidate.kind, candidate.value), candidate)
+    for kind, masked, value in findings:
+        found.setdefault((kind, value), Candidate(kind, value, masked))
+    listed = {value for _, value in found}  # a finding is listed once, as the index named it
+    for text, credential in _batches(texts, None if high_entropy else may_hold_credential):
+        for candidate in values_in(
+            text, high_entropy=high_entropy, may_hold_credential=None if credential else _NEVER
+        ):
+            if candidate.value not in listed:
+                found.setdefault((candidate.kind, candidate.value), candidate)
     for path in paths:
         path = path.strip()
         if path and not _HOME.search(path):

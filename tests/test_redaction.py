@@ -8,11 +8,14 @@ import hashlib
 import html
 import json
 import re
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
-from sessionviewer import redaction
+from sessionviewer import export, redaction
+from sessionviewer.index import findings, index_roots
+from sessionviewer.roots import RootSpec
 
 from .fixture_files import index_fixture
 
@@ -251,3 +254,70 @@ def test_review_values_lists_touched_files_outside_home_only():
         (redaction.FILE_PATH, "/srv/app/x.py"),
         (redaction.FILE_PATH, "x.py"),
     ]
+
+
+def test_a_secret_the_index_found_under_a_json_key_is_listed_and_taken_out(client, tmp_path, viewer):
+    # {"password": "..."} in a tool call: neither string alone is a secret; the index reads
+    # them as password=... and keeps a finding row, which the review follows.
+    session = index_fixture(
+        tmp_path, "claude_code", "secret_under_a_json_key.jsonl", "projects/-home-alice-shop", "s1"
+    )
+    assert session.findings.filter(kind="secret_assignment").exists()
+    rows = review_rows(client, session)
+    assert any(kind == "secret assignment" for _, kind, _ in rows)
+    for action in ("html", "md"):
+        body = export_bytes(client, session, [row[0] for row in rows], action).decode()
+        assert "Qw8Er5Ty2Ui9Op4As7Df" not in body
+        assert "[redacted: secret_assignment]" in body
+
+
+def test_a_review_is_made_once_for_the_page_and_the_export_it_posts(client, session, monkeypatch):
+    made = []
+    review_values = redaction.review_values
+    monkeypatch.setattr(redaction, "review_values", lambda *a, **k: made.append(1) or review_values(*a, **k))
+    export.clear_reviews()
+    ids = [row[0] for row in review_rows(client, session)]
+    review_rows(client, session)
+    export_bytes(client, session, ids, "html")
+    assert len(made) == 1
+
+
+def emails(client, session) -> list[str]:
+    return [masked for _, kind, masked in review_rows(client, session) if kind == "email"]
+
+
+def test_a_line_appended_since_is_in_the_next_review(client, session):
+    late = "c****@lat************le"  # carol@latecomer.example, masked
+    assert late not in emails(client, session)
+    line = json.loads(Path(session.path).read_text(encoding="utf-8").splitlines()[0])
+    with open(session.path, "a", encoding="utf-8") as file:
+        line.update(uuid="u-late", parentUuid=None)
+        line["message"] = {"role": "user", "content": "Also tell carol@latecomer.example"}
+        file.write(json.dumps(line) + "\n")
+    index_roots([RootSpec(Path(session.source.path), "claude_code")])
+    assert late in emails(client, session)
+
+
+def test_review_values_finds_in_texts_together_what_it_finds_in_each_apart():
+    texts = [
+        "ssh",
+        "web01",
+        "carol@",
+        "acme.example",
+        "+33 6 12 34",
+        "56 78",
+        "/home/",
+        "bo/x",
+        "a@b.example",
+    ]
+    together = set(redaction.review_values(texts))
+    apart = {candidate for text in texts for candidate in redaction.review_values([text])}
+    assert together == apart == {redaction.Candidate(redaction.EMAIL, "a@b.example", "a@b.e****le")}
+
+
+def test_the_prefilter_leaves_the_review_as_it_was():
+    texts = ["key: ghp_Zq7Lm2Xv9Rt4Yp8Wk3Nb6Hc1Jd5Fg0Sa2Qe7", "password = Qw8Er5Ty2Ui9Op4As7Df", "no secret"]
+    assert redaction.review_values(texts) == redaction.review_values(
+        texts, may_hold_credential=findings.may_hold_secret
+    )
+    assert {c.kind for c in redaction.review_values(texts)} == {"github_token", "secret_assignment"}
