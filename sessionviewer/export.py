@@ -186,7 +186,8 @@ def review_candidates(session: Session, *, high_entropy: bool = False) -> list[r
         _review_texts(session, entries),
         session.source.machine,
         high_entropy=high_entropy,
-        paths=_touched_paths(session, entries),
+        paths=_touched_paths(entries),
+        own_file=session.path,
         findings=_indexed_findings(session, entries, high_entropy),
         may_hold_credential=findings.may_hold_secret,
     )
@@ -249,9 +250,8 @@ def _review_texts(session: Session, entries: list) -> Iterator[str]:
 _TOUCHING = frozenset({tools.EDIT, tools.WRITE, tools.READ})
 
 
-def _touched_paths(session: Session, entries: list) -> Iterator[str]:
-    """The session's own file, and each file a tool call read, wrote, edited or patched."""
-    yield session.path
+def _touched_paths(entries: list) -> Iterator[str]:
+    """Each file a tool call read, wrote, edited or patched."""
     for entry in entries:
         for block in entry.blocks:
             if block.type != readers.TOOL_CALL:

@@ -25,6 +25,7 @@ from sessionviewer.workspaces import secrets
 
 HOME_PATH = "home_path"
 FILE_PATH = "file_path"  # a file a tool call touched, outside any home directory
+SESSION_FILE = "session_file"  # the session's own file, outside any home directory
 EMAIL = "email"
 HOST = "host"
 WORD = "word"  # the person's own: a client's name
@@ -185,12 +186,14 @@ def review_values(
     *,
     high_entropy: bool = False,
     paths: Iterable[str] = (),
+    own_file: str = "",
     findings: Iterable[tuple[str, str, str]] = (),
     may_hold_credential: Callable[[str], bool] | None = None,
 ) -> list[Candidate]:
     """Every candidate in the texts, once each, the scanner's findings first, then by kind.
     paths: the files the session's tool calls touched; those outside a home directory (which
-    are home paths already) are file paths. findings: (kind, masked, value) of what the index
+    are home paths already) are file paths; own_file, the session's file, too, of its own kind
+    (listed checked: it tells where the sessions are kept, nothing about the work). findings: (kind, masked, value) of what the index
     found in the session's blocks, a secret under a JSON key's name among them.
     may_hold_credential: as values_in's."""
     found: dict[tuple[str, str], Candidate] = {}
@@ -203,13 +206,15 @@ def review_values(
         ):
             if candidate.value not in listed:
                 found.setdefault((candidate.kind, candidate.value), candidate)
+    if own_file and not _HOME.search(own_file):
+        found.setdefault((SESSION_FILE, own_file), Candidate(SESSION_FILE, own_file, _path_masked(own_file)))
     for path in paths:
         path = path.strip()
-        if path and not _HOME.search(path):
+        if path and path != own_file and not _HOME.search(path):
             found.setdefault((FILE_PATH, path), Candidate(FILE_PATH, path, _path_masked(path)))
     if machine:
         found.setdefault((HOST, machine), Candidate(HOST, machine, _mask(machine)))
-    order = {HOME_PATH: 1, FILE_PATH: 2, EMAIL: 3, HOST: 4}
+    order = {HOME_PATH: 1, SESSION_FILE: 2, FILE_PATH: 3, EMAIL: 4, HOST: 5}
     return sorted(found.values(), key=lambda c: (order.get(c.kind, 0), c.kind, c.masked))
 
 
@@ -259,6 +264,10 @@ class Redaction:
     def __init__(self, values: dict[str, str]):
         self.values = {value: kind for value, kind in values.items() if value}
         self.counts = dict(sorted(Counter(self.values.values()).items()))
+        for value, kind in list(self.values.items()):
+            if kind == HOME_PATH:
+                for form in _home_forms(value):
+                    self.values.setdefault(form, kind)
         self._pattern = _alternation(self.values)
         # The forms a value takes once rendered: HTML-escaped, JSON-escaped (either way), both.
         self._forms: dict[str, str] = {}
@@ -304,11 +313,28 @@ class Redaction:
         """What the export's header says was taken out."""
         if not self.counts:
             return "Nothing was redacted."
-        parts = [
-            f"{count} {kind.replace('_', ' ')}{'' if count == 1 else 's'}"
-            for kind, count in self.counts.items()
-        ]
-        return "Redacted: " + ", ".join(parts) + "."
+        return f"Redacted: {counts_text(self.counts)}."
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    """How many values of each kind: "9 home paths, 1 host"."""
+    return ", ".join(
+        f"{count} {kind.replace('_', ' ')}{'' if count == 1 else 's'}" for kind, count in counts.items()
+    )
+
+
+def _home_forms(path: str) -> list[str]:
+    """The other ways a session writes a path under a home directory: as a project, the home
+    as "~" (~/projects/shop, index.fold.fold_home); as Claude Code's project folder, each
+    character not a letter or digit as "-" (-home-alice-projects-shop)."""
+    match = _HOME.fullmatch(path)
+    if match is None:
+        return []
+    forms = [re.sub(r"[^A-Za-z0-9]", "-", path)]
+    rest = (match["rest"] or "").replace("\\", "/")
+    if rest.strip("/"):
+        forms.append("~" + rest)
+    return forms
 
 
 def _forms_of(value: str) -> set[str]:

@@ -192,7 +192,7 @@ def test_a_redacted_export_links_to_nothing_of_the_app(client, viewer, family, a
     ids = [row[0] for row in review_rows(client, session)]
     body = export_bytes(client, session, ids, action).decode()
     assert links_out(body) == []
-    for path in (session.path, session.source.path, family.parent.path):
+    for path in (session.path, session.source.path, family.parent.path, session.project):
         assert path not in body
     assert f"sessions/{session.id}" not in body and f"sessions/{family.parent_id}" not in body
 
@@ -225,10 +225,28 @@ def all_rows(client, session) -> list[tuple[str, bool, str, str]]:
 def test_files_outside_home_are_listed_masked_and_unchecked(client, outside_home):
     rows = all_rows(client, outside_home)
     files = {masked: checked for _, checked, kind, masked in rows if kind == "file path"}
-    # The session's own file (under the test's temporary folder) is one too.
-    assert len(files) == 3 and not any(files.values())
-    assert {"/srv/cli*****rp/a**/config.py", "/etc/n****/sit********ed/clientcorp.conf"} < set(files)
+    assert files == {
+        "/srv/cli*****rp/a**/config.py": False,
+        "/etc/n****/sit********ed/clientcorp.conf": False,
+    }
     assert all(checked for _, checked, kind, _ in rows if kind == "home path")
+
+
+def test_the_sessions_own_file_outside_home_is_listed_checked(client, outside_home):
+    # Here under the test's temporary folder; on a server, wherever its sessions are kept.
+    rows = all_rows(client, outside_home)
+    assert [checked for _, checked, kind, _ in rows if kind == "session file"] == [True]
+    body = export_bytes(client, outside_home, [r[0] for r in rows if r[1]], "html").decode()
+    assert outside_home.path not in body and "[redacted: session_file]" in body
+
+
+def test_a_home_path_goes_as_a_project_and_as_claude_codes_folder_too():
+    redacted = redaction.Redaction({"/home/alice/clientcorp": redaction.HOME_PATH})
+    text = "in ~/clientcorp, from -home-alice-clientcorp/s1.jsonl, at /home/alice/clientcorp/x.py"
+    assert redacted.text(text) == (
+        "in [redacted: home_path], from [redacted: home_path]/s1.jsonl, at [redacted: home_path]/x.py"
+    )
+    assert redacted.counts == {"home_path": 1}
 
 
 def test_a_checked_file_path_is_taken_out_everywhere(client, outside_home):

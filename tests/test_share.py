@@ -242,5 +242,13 @@ def test_a_shared_page_links_to_nothing_of_the_app(client, sharer, family, which
     hrefs = re.findall(r'(?:href|src|action|hx-get)="([^"]*)"', body)
     assert [href for href in hrefs if not href.startswith(("#", "http://", "https://", "data:"))] == []
     assert "/sessions/" not in body and "/api/" not in body
-    for path in (session.path, session.source.path, family.parent.path):
+    for path in (session.path, session.source.path, family.parent.path, session.project):
         assert path not in body
+
+
+def test_the_review_lists_each_link_with_what_it_took_out_in_words(client, sharer, session):
+    make_link(client, session)
+    page = client.get(reverse("session-redact", args=[session.id])).content.decode()
+    listed = re.search(r'<ul class="share-list">(.*?)</ul>', page, re.S).group(1)
+    assert "1 github token" in listed and "1 word" in listed and "home paths" in listed
+    assert "_" not in re.search(r"redacted: ([^<]*)", listed).group(1)
