@@ -128,6 +128,8 @@ def values_in(
     for finding, value in secrets.secret_values(text, high_entropy=high_entropy, rules=rules):
         if finding.kind == EMAIL:  # the scanner's mask keeps the domain, often the client's name
             local, _, domain = value.partition("@")
+            if not any(c.isalnum() for c in local):
+                continue  # a decorator on a diff's line (+@app.get), no one's address
             yield Candidate(EMAIL, value, f"{_mask(local)}@{_mask(domain)}")
         else:
             yield Candidate(finding.kind, value, finding.masked)

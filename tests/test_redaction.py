@@ -339,3 +339,8 @@ def test_the_prefilter_leaves_the_review_as_it_was():
         texts, may_hold_credential=findings.may_hold_secret
     )
     assert {c.kind for c in redaction.review_values(texts)} == {"github_token", "secret_assignment"}
+
+
+def test_a_decorator_on_a_diff_line_is_no_address():
+    found = redaction.review_values(['+@app.get("/cart")', "-@pytest.fixture", "+bo@shop.example"])
+    assert [(c.kind, c.value) for c in found] == [(redaction.EMAIL, "+bo@shop.example")]
