@@ -14,16 +14,22 @@ import hashlib
 import html
 import json
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
 from django.conf import settings
+from django.db.models import Count, Max
 from django.template.loader import get_template, render_to_string
 
 from sessionviewer import readers, redaction, render, transcripts
+from sessionviewer.index import findings
 from sessionviewer.models import Session
+from sessionviewer.row_codec import stored_id
 from sessionviewer.templatetags.transcript import summary_in_banner
 from sessionviewer.transcripts import layout, tools
+from sessionviewer.transcripts.snapshots import session_version
 
 _STYLES = ("css/app.css", "css/tools.css", "css/pygments.css", "css/transcript.css", "css/print.css")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -125,19 +131,17 @@ def _redacted_parts(
 
 def _read(session: Session, redacted: redaction.Redaction | None):
     """The session, its thread, its subagents by tool call and its problems: as indexed, or
-    with every redacted value taken out of each (a thread built anew from redacted entries)."""
+    with every redacted value taken out of each (a thread built anew from redacted entries,
+    no subagent)."""
     problems = list(session.problems.order_by("line")[: transcripts.PROBLEM_LIMIT])
     if redacted is None:
         return session, transcripts.transcript_to_walk(session), _children_by_tool(session), problems
     entries = [redacted.value(entry) for entry in transcripts.load_entries(session)]
-    children = {
-        call: [_redacted_child(child, redacted) for child in found]
-        for call, found in _children_by_tool(session).items()
-    }
     for problem in problems:
         problem.message, problem.text = redacted.text(problem.message), redacted.text(problem.text)
     t = transcripts.transcript_of_entries(entries, session.format)
-    return redacted_session(session, redacted), t, children, problems
+    # No subagent under its call: a shared page or a redacted file leads nowhere else.
+    return redacted_session(session, redacted), t, {}, problems
 
 
 def redacted_session(session: Session, redacted: redaction.Redaction) -> Session:
@@ -160,25 +164,104 @@ def redacted_session(session: Session, redacted: redaction.Redaction) -> Session
 _CHILD_TEXTS = ("key", "title", "summary_title", "first_prompt", "parent_tool_id")
 
 
-def _redacted_child(child: Session, redacted: redaction.Redaction) -> Session:
-    """A subagent as its tool call shows it (transcripts.CHILD_FIELDS), redacted."""
-    copied = copy.copy(child)
-    for name in _CHILD_TEXTS:
-        setattr(copied, name, redacted.text(getattr(child, name)))
-    return copied
+# The reviews made last, by what they were made from: the review page and the export or link
+# it posts right after ask for the same one, and a rescan costs a second per 10,000 entries.
+_REVIEWS: OrderedDict[tuple, list[redaction.Candidate]] = OrderedDict()
+_REVIEWS_KEPT = 16
+_REVIEWS_LOCK = threading.Lock()
 
 
-def redaction_texts(session: Session) -> Iterator[str]:
-    """Every text of the session an export shows: the values a redaction review lists come
-    from these (the index's entries; the web host has no session files)."""
+def review_candidates(session: Session, *, high_entropy: bool = False) -> list[redaction.Candidate]:
+    """The values a redaction review lists for the session: those in every text an export
+    shows, the index's findings, and the files its tool calls touched. Made once for each
+    version of the session and of what its export shows beside it (its parent's fields, its
+    subagents' titles, its machine)."""
+    key = _review_key(session, high_entropy)
+    with _REVIEWS_LOCK:
+        if key in _REVIEWS:
+            _REVIEWS.move_to_end(key)
+            return _REVIEWS[key]
+    entries = transcripts.load_entries(session)
+    found = redaction.review_values(
+        _review_texts(session, entries),
+        session.source.machine,
+        high_entropy=high_entropy,
+        paths=_touched_paths(entries),
+        own_file=session.path,
+        findings=_indexed_findings(session, entries, high_entropy),
+        may_hold_credential=findings.may_hold_secret,
+    )
+    with _REVIEWS_LOCK:
+        _REVIEWS[key] = found
+        while len(_REVIEWS) > _REVIEWS_KEPT:
+            _REVIEWS.popitem(last=False)
+    return found
+
+
+def _review_key(session: Session, high_entropy: bool) -> tuple:
+    children = session.children.aggregate(count=Count("id"), last=Max("indexed_at"))
+    parent = session.parent
+    return (
+        session_version(session),
+        high_entropy,
+        session.source.machine,
+        session.source.path,
+        # A title may change without a new version: renamed.
+        tuple(redaction.session_fields(session).values()),
+        session_version(parent) if parent is not None else None,
+        tuple(redaction.session_fields(parent).values()) if parent is not None else None,
+        children["count"],
+        children["last"],
+    )
+
+
+def clear_reviews() -> None:
+    with _REVIEWS_LOCK:
+        _REVIEWS.clear()
+
+
+def _indexed_findings(session: Session, entries: list, high_entropy: bool) -> Iterator[tuple[str, str, str]]:
+    """(kind, masked, value) of what the index found in the blocks its finding rows name,
+    found again (the rows keep no value): a credential under a JSON key's name among them,
+    which the review's scan of each string alone would not see."""
+    where = set(session.findings.values_list("entry_id", "block"))
+    if not where:
+        return
+    for entry in entries:
+        entry_id = stored_id(entry.id)
+        for number, block in enumerate(entry.blocks):
+            if (entry_id, number) in where:
+                yield from findings.block_secrets(block, high_entropy=high_entropy)
+
+
+def _review_texts(session: Session, entries: list) -> Iterator[str]:
+    """Every text of the session an export shows (the index's entries: the web host has no
+    session files)."""
     problems = [(p.message, p.text) for p in session.problems.all()]
-    yield from redaction.session_texts(session, transcripts.load_entries(session), [session.extra, problems])
+    yield from redaction.session_texts(session, entries, [session.extra, problems])
     for child in session.children.only(*transcripts.CHILD_FIELDS):
         yield from (getattr(child, name) for name in _CHILD_TEXTS)
     yield session.source.machine
     yield session.source.path
     if session.parent is not None:
         yield from redaction.session_fields(session.parent).values()
+
+
+_TOUCHING = frozenset({tools.EDIT, tools.WRITE, tools.READ})
+
+
+def _touched_paths(entries: list) -> Iterator[str]:
+    """Each file a tool call read, wrote, edited or patched."""
+    for entry in entries:
+        for block in entry.blocks:
+            if block.type != readers.TOOL_CALL:
+                continue
+            arguments = tools.parsed_arguments(block.arguments)
+            kind = tools.kind_of(block.name, arguments)
+            if kind == tools.PATCH:
+                yield from (diff.path for diff in tools.describe(block).diffs)
+            elif kind in _TOUCHING and isinstance(arguments, dict):
+                yield tools.first_str(arguments, tools.PATH_KEYS) or ""
 
 
 def _html_parts(t: transcripts.Transcript, children_by_tool: dict, context: dict) -> Iterator[str]:

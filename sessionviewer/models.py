@@ -13,7 +13,7 @@ from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
-from sessionviewer import prices
+from sessionviewer import prices, redaction
 from sessionviewer.roots import is_inside_roots
 from sessionviewer.row_codec import ENTRY_FIELDS as ENTRY_FIELDS  # the column order, written once there
 from sessionviewer.row_codec import json_text
@@ -979,6 +979,10 @@ class SharedSession(models.Model):
         if self.revoked_at is not None:
             return "revoked"
         return "expired" if self.expires_at <= timezone.now() else "active"
+
+    @property
+    def redacted_text(self) -> str:
+        return redaction.counts_text(self.redacted) or "nothing"
 
     def open_within_limit(self, limit: int) -> bool:
         """Count one opening in this minute's row; False past limit. In the database, so that

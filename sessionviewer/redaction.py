@@ -1,10 +1,11 @@
 """What a redacted export takes out of a session, and the taking out.
 
 Plain Python over reader entries: review_values lists what a person may want out of a session
-(the scanner's findings, paths under a home directory, e-mail addresses, host names); a
-Redaction replaces each chosen value, everywhere it occurs, with "[redacted: KIND]". Values are
-replaced in the entries and the session's fields before anything is rendered, so that a title,
-a file path, a diff and a code fence are all rendered from redacted text.
+(the scanner's findings, paths under a home directory, e-mail addresses, host names, and the
+files its tool calls touched elsewhere); a Redaction replaces each chosen value, everywhere it
+occurs, with "[redacted: KIND]". Values are replaced in the entries and the session's fields
+before anything is rendered, so that a title, a file path, a diff and a code fence are all
+rendered from redacted text.
 """
 
 from __future__ import annotations
@@ -16,16 +17,21 @@ import html
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from sessionviewer import readers
 from sessionviewer.workspaces import secrets
 
 HOME_PATH = "home_path"
+FILE_PATH = "file_path"  # a file a tool call touched, outside any home directory
+SESSION_FILE = "session_file"  # the session's own file, outside any home directory
 EMAIL = "email"
 HOST = "host"
 WORD = "word"  # the person's own: a client's name
+# Listed, left unchecked until the person checks them: /etc/hosts or /srv/app/config.py says
+# little about anyone, and taking each out would leave a diff without the files it changed.
+UNCHECKED = frozenset({FILE_PATH})
 
 # A path under a home directory, up to where a path usually stops in prose or code.
 _HOME = re.compile(
@@ -105,11 +111,25 @@ def _hosts(text: str) -> Iterator[str]:
             first = False
 
 
-def values_in(text: str, *, high_entropy: bool = False) -> Iterator[Candidate]:
-    """The candidates of one text: findings, home paths, e-mail addresses and host names."""
-    for finding, value in secrets.secret_values(text, high_entropy=high_entropy):
+# The scanner's rules without a literal prefix to look for first (e-mail, phone, card, IBAN):
+# they read every text; the credential rules only a text that may hold a credential.
+PERSONAL_RULES = tuple(rule for rule in secrets.RULES if not rule.secret)
+
+
+def values_in(
+    text: str, *, high_entropy: bool = False, may_hold_credential: Callable[[str], bool] | None = None
+) -> Iterator[Candidate]:
+    """The candidates of one text: findings, home paths, e-mail addresses and host names.
+    may_hold_credential: False for a text no credential rule can match (the index's
+    prefilter); the credential rules are then not run over it."""
+    rules = None  # every rule, high_entropy's as asked
+    if may_hold_credential is not None and not high_entropy and not may_hold_credential(text):
+        rules = PERSONAL_RULES
+    for finding, value in secrets.secret_values(text, high_entropy=high_entropy, rules=rules):
         if finding.kind == EMAIL:  # the scanner's mask keeps the domain, often the client's name
             local, _, domain = value.partition("@")
+            if not any(c.isalnum() for c in local):
+                continue  # a decorator on a diff's line (+@app.get), no one's address
             yield Candidate(EMAIL, value, f"{_mask(local)}@{_mask(domain)}")
         else:
             yield Candidate(finding.kind, value, finding.masked)
@@ -123,16 +143,80 @@ def values_in(text: str, *, high_entropy: bool = False) -> Iterator[Candidate]:
             yield Candidate(HOST, host, _mask(host))
 
 
-def review_values(texts: Iterable[str], machine: str = "", *, high_entropy: bool = False) -> list[Candidate]:
-    """Every candidate in the texts, once each, the scanner's findings first, then by kind.
-    The one place a session's values are collected: it could read stored findings instead."""
-    found: dict[tuple[str, str], Candidate] = {}
+def _path_masked(path: str) -> str:
+    """A path with its first folder and its file's name, the folders between masked: enough to
+    tell /srv/app/config.py from /etc/hosts, not to read a client's name in /srv/clientcorp/."""
+    parts = path.split("/")
+    if len(parts) <= 3:
+        return path
+    return "/".join([*parts[:2], *(_mask(part) if part else part for part in parts[2:-1]), parts[-1]])
+
+
+def _NEVER(text: str) -> bool:
+    return False
+
+
+# Texts are scanned joined, a batch at a time: most of a session's strings are short (an id, a
+# role, a model's name), and a call per string cost more than its scan. A blank line between
+# two texts keeps them apart: no pattern here, nor any of the scanner's (one line at a time),
+# reads across one.
+_BATCH = 1 << 20
+
+
+def _batches(texts: Iterable[str], may_hold_credential) -> Iterator[tuple[str, bool]]:
+    """(texts joined, whether the credential rules are run over them): apart, those the
+    prefilter passes and those it does not (all of them passing without a prefilter)."""
+    pending: dict[bool, list[str]] = {True: [], False: []}
+    sizes = {True: 0, False: 0}
     for text in texts:
-        for candidate in values_in(text, high_entropy=high_entropy):
-            found.setdefault((candidate.kind, candidate.value), candidate)
+        if not text:
+            continue
+        credential = may_hold_credential is None or may_hold_credential(text)
+        pending[credential].append(text)
+        sizes[credential] += len(text)
+        if sizes[credential] >= _BATCH:
+            yield "\n\n".join(pending[credential]), credential
+            pending[credential], sizes[credential] = [], 0
+    for credential, waiting in pending.items():
+        if waiting:
+            yield "\n\n".join(waiting), credential
+
+
+def review_values(
+    texts: Iterable[str],
+    machine: str = "",
+    *,
+    high_entropy: bool = False,
+    paths: Iterable[str] = (),
+    own_file: str = "",
+    findings: Iterable[tuple[str, str, str]] = (),
+    may_hold_credential: Callable[[str], bool] | None = None,
+) -> list[Candidate]:
+    """Every candidate in the texts, once each, the scanner's findings first, then by kind.
+    paths: the files the session's tool calls touched; those outside a home directory (which
+    are home paths already) are file paths; own_file, the session's file, too, of its own kind
+    (listed checked: it tells where the sessions are kept, nothing about the work). findings: (kind, masked, value) of what the index
+    found in the session's blocks, a secret under a JSON key's name among them.
+    may_hold_credential: as values_in's."""
+    found: dict[tuple[str, str], Candidate] = {}
+    for kind, masked, value in findings:
+        found.setdefault((kind, value), Candidate(kind, value, masked))
+    listed = {value for _, value in found}  # a finding is listed once, as the index named it
+    for text, credential in _batches(texts, None if high_entropy else may_hold_credential):
+        for candidate in values_in(
+            text, high_entropy=high_entropy, may_hold_credential=None if credential else _NEVER
+        ):
+            if candidate.value not in listed:
+                found.setdefault((candidate.kind, candidate.value), candidate)
+    if own_file and not _HOME.search(own_file):
+        found.setdefault((SESSION_FILE, own_file), Candidate(SESSION_FILE, own_file, _path_masked(own_file)))
+    for path in paths:
+        path = path.strip()
+        if path and path != own_file and not _HOME.search(path):
+            found.setdefault((FILE_PATH, path), Candidate(FILE_PATH, path, _path_masked(path)))
     if machine:
         found.setdefault((HOST, machine), Candidate(HOST, machine, _mask(machine)))
-    order = {HOME_PATH: 1, EMAIL: 2, HOST: 3}
+    order = {HOME_PATH: 1, SESSION_FILE: 2, FILE_PATH: 3, EMAIL: 4, HOST: 5}
     return sorted(found.values(), key=lambda c: (order.get(c.kind, 0), c.kind, c.masked))
 
 
@@ -182,6 +266,10 @@ class Redaction:
     def __init__(self, values: dict[str, str]):
         self.values = {value: kind for value, kind in values.items() if value}
         self.counts = dict(sorted(Counter(self.values.values()).items()))
+        for value, kind in list(self.values.items()):
+            if kind == HOME_PATH:
+                for form in _home_forms(value):
+                    self.values.setdefault(form, kind)
         self._pattern = _alternation(self.values)
         # The forms a value takes once rendered: HTML-escaped, JSON-escaped (either way), both.
         self._forms: dict[str, str] = {}
@@ -227,11 +315,28 @@ class Redaction:
         """What the export's header says was taken out."""
         if not self.counts:
             return "Nothing was redacted."
-        parts = [
-            f"{count} {kind.replace('_', ' ')}{'' if count == 1 else 's'}"
-            for kind, count in self.counts.items()
-        ]
-        return "Redacted: " + ", ".join(parts) + "."
+        return f"Redacted: {counts_text(self.counts)}."
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    """How many values of each kind: "9 home paths, 1 host"."""
+    return ", ".join(
+        f"{count} {kind.replace('_', ' ')}{'' if count == 1 else 's'}" for kind, count in counts.items()
+    )
+
+
+def _home_forms(path: str) -> list[str]:
+    """The other ways a session writes a path under a home directory: as a project, the home
+    as "~" (~/projects/shop, index.fold.fold_home); as Claude Code's project folder, each
+    character not a letter or digit as "-" (-home-alice-projects-shop)."""
+    match = _HOME.fullmatch(path)
+    if match is None:
+        return []
+    forms = [re.sub(r"[^A-Za-z0-9]", "-", path)]
+    rest = (match["rest"] or "").replace("\\", "/")
+    if rest.strip("/"):
+        forms.append("~" + rest)
+    return forms
 
 
 def _forms_of(value: str) -> set[str]:

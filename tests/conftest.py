@@ -241,6 +241,28 @@ def fork(tmp_path):
 
 
 @pytest.fixture
+def family(tmp_path, settings):
+    """The demo's Claude Code session with a subagent (started by a Task call), each file ending
+    in a line that cannot be read, under a home directory: the subagent, indexed."""
+    from sessionviewer.index import index_roots
+    from sessionviewer.models import Session
+    from sessionviewer.roots import RootSpec
+
+    name = "dac5371b-4027-41bb-ae97-46bef1dafaf2"
+    demo = Path(settings.BASE_DIR) / "demo" / "claude" / "projects" / "-home-demo-projects-webshop"
+    root = tmp_path / "home" / "alice" / ".claude" / "projects"
+    project = root / "-home-demo-projects-webshop"
+    project.mkdir(parents=True)
+    shutil.copy(demo / f"{name}.jsonl", project)
+    shutil.copytree(demo / name, project / name)
+    for path in project.rglob("*.jsonl"):
+        with path.open("a", encoding="utf-8") as file:
+            file.write('{"type": "user", "truncated\n')
+    index_roots([RootSpec(root, "claude_code")])
+    return Session.objects.get(kind="subagent")
+
+
+@pytest.fixture
 def compacted_by_command(tmp_path):
     """A /compact typed by the person: Claude Code writes the boundary (c-1), its summary
     (s-1), a caveat (m-1), then the command (cmd-1) and its output (out-1)."""

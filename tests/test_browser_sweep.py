@@ -253,6 +253,15 @@ def test_the_redaction_review_and_a_shared_page_fit_pass_axe_and_keep_the_policy
     shared.open(link)
     assert shared.page.locator("#redaction-summary").is_visible()
     found += problems(shared, axe_source, f"shared page [{width} {scheme}]")
+    # A subagent's: its parent named in plain text, no link into the app.
+    watched.open(
+        reverse("session-redact", args=[Session.objects.get(kind="subagent", format="claude_code").id])
+    )
+    page.get_by_role("button", name="Make a share link").click()
+    page.wait_for_selector("#share-made")
+    shared.open(page.input_value(".share-link"))
+    assert shared.page.locator("p.parent a").count() == 0
+    found += problems(shared, axe_source, f"shared subagent [{width} {scheme}]")
     stranger.close()
     context.close()
     assert not found, "\n".join(found)

@@ -8,11 +8,14 @@ import hashlib
 import html
 import json
 import re
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
-from sessionviewer import redaction
+from sessionviewer import export, redaction
+from sessionviewer.index import findings, index_roots
+from sessionviewer.roots import RootSpec
 
 from .fixture_files import index_fixture
 
@@ -169,3 +172,175 @@ def test_review_values_finds_hosts_of_urls_and_commands_not_files():
 
 def test_review_values_lists_the_machine_itself():
     assert redaction.Candidate(redaction.HOST, "laptop", "l*****") in redaction.review_values([], "laptop")
+
+
+def links_out(body: str) -> list[str]:
+    """What in an export could lead back into the app: its paths, and any link that is neither
+    an anchor of the file nor an address the session itself wrote. The styles aside: a comment
+    of theirs names templates/sessions/."""
+    body = re.sub(r"<style>.*?</style>", "", body, flags=re.S)
+    found = [path for path in ("/sessions/", "/api/", "hx-get") if path in body]
+    hrefs = re.findall(r'(?:href|src|action)="([^"]*)"', body)
+    return found + [href for href in hrefs if not href.startswith(("#", "http://", "https://", "data:"))]
+
+
+@pytest.mark.parametrize("action", ["html", "md"])
+@pytest.mark.parametrize("which", ["subagent", "parent"])
+def test_a_redacted_export_links_to_nothing_of_the_app(client, viewer, family, action, which):
+    session = family if which == "subagent" else family.parent
+    assert session.problems.exists() and (session.parent_id or session.children.exists())
+    ids = [row[0] for row in review_rows(client, session)]
+    body = export_bytes(client, session, ids, action).decode()
+    assert links_out(body) == []
+    for path in (session.path, session.source.path, family.parent.path, session.project):
+        assert path not in body
+    assert f"sessions/{session.id}" not in body and f"sessions/{family.parent_id}" not in body
+
+
+def test_a_plain_export_names_its_parent_subagents_and_problems_without_links(client, viewer, family):
+    for session in (family, family.parent):
+        url = reverse("session-export-html", args=[session.id])
+        body = b"".join(client.get(url).streaming_content).decode()
+        assert links_out(body) == []
+    assert family.display_title[:20] in body  # the parent's subagent, as text
+
+
+SERVER_FILES = ("/srv/clientcorp/app/config.py", "/etc/nginx/sites-enabled/clientcorp.conf")
+
+
+@pytest.fixture
+def outside_home(tmp_path, viewer):
+    return index_fixture(
+        tmp_path, "claude_code", "paths_outside_home.jsonl", "projects/-home-alice-shop", "s1"
+    )
+
+
+def all_rows(client, session) -> list[tuple[str, bool, str, str]]:
+    """(id, checked, kind, masked) of every checkbox of the review page."""
+    page = client.get(reverse("session-redact", args=[session.id])).content.decode()
+    pattern = r'name="values" value="(\w+)"( checked)?> <span class="redact-kind">([^<]+)</span> <code>([^<]*)</code>'
+    return [(row_id, bool(on), kind, masked) for row_id, on, kind, masked in re.findall(pattern, page)]
+
+
+def test_files_outside_home_are_listed_masked_and_unchecked(client, outside_home):
+    rows = all_rows(client, outside_home)
+    files = {masked: checked for _, checked, kind, masked in rows if kind == "file path"}
+    assert files == {
+        "/srv/cli*****rp/a**/config.py": False,
+        "/etc/n****/sit********ed/clientcorp.conf": False,
+    }
+    assert all(checked for _, checked, kind, _ in rows if kind == "home path")
+
+
+def test_the_sessions_own_file_outside_home_is_listed_checked(client, outside_home):
+    # Here under the test's temporary folder; on a server, wherever its sessions are kept.
+    rows = all_rows(client, outside_home)
+    assert [checked for _, checked, kind, _ in rows if kind == "session file"] == [True]
+    body = export_bytes(client, outside_home, [r[0] for r in rows if r[1]], "html").decode()
+    assert outside_home.path not in body and "[redacted: session_file]" in body
+
+
+def test_a_home_path_goes_as_a_project_and_as_claude_codes_folder_too():
+    redacted = redaction.Redaction({"/home/alice/clientcorp": redaction.HOME_PATH})
+    text = "in ~/clientcorp, from -home-alice-clientcorp/s1.jsonl, at /home/alice/clientcorp/x.py"
+    assert redacted.text(text) == (
+        "in [redacted: home_path], from [redacted: home_path]/s1.jsonl, at [redacted: home_path]/x.py"
+    )
+    assert redacted.counts == {"home_path": 1}
+
+
+def test_a_checked_file_path_is_taken_out_everywhere(client, outside_home):
+    rows = all_rows(client, outside_home)
+    ids = [row_id for row_id, checked, kind, _ in rows if checked or kind == "file path"]
+    for action in ("html", "md"):
+        body = export_bytes(client, outside_home, ids, action).decode()
+        for value in SERVER_FILES:
+            for form in forms_of(value):
+                assert form not in body, f"{form!r} left in the {action} export"
+        assert "[redacted: file_path]" in body
+
+
+def test_an_unchecked_file_path_stays(client, outside_home):
+    ids = [row_id for row_id, checked, _, _ in all_rows(client, outside_home) if checked]
+    body = export_bytes(client, outside_home, ids, "md").decode()
+    assert all(value in body for value in SERVER_FILES)
+
+
+def test_review_values_lists_touched_files_outside_home_only():
+    found = redaction.review_values([], paths=["/home/bo/x.py", "/srv/app/x.py", "", "x.py"])
+    assert [(c.kind, c.value) for c in found] == [
+        (redaction.FILE_PATH, "/srv/app/x.py"),
+        (redaction.FILE_PATH, "x.py"),
+    ]
+
+
+def test_a_secret_the_index_found_under_a_json_key_is_listed_and_taken_out(client, tmp_path, viewer):
+    # {"password": "..."} in a tool call: neither string alone is a secret; the index reads
+    # them as password=... and keeps a finding row, which the review follows.
+    session = index_fixture(
+        tmp_path, "claude_code", "secret_under_a_json_key.jsonl", "projects/-home-alice-shop", "s1"
+    )
+    assert session.findings.filter(kind="secret_assignment").exists()
+    rows = review_rows(client, session)
+    assert any(kind == "secret assignment" for _, kind, _ in rows)
+    for action in ("html", "md"):
+        body = export_bytes(client, session, [row[0] for row in rows], action).decode()
+        assert "Qw8Er5Ty2Ui9Op4As7Df" not in body
+        assert "[redacted: secret_assignment]" in body
+
+
+def test_a_review_is_made_once_for_the_page_and_the_export_it_posts(client, session, monkeypatch):
+    made = []
+    review_values = redaction.review_values
+    monkeypatch.setattr(redaction, "review_values", lambda *a, **k: made.append(1) or review_values(*a, **k))
+    export.clear_reviews()
+    ids = [row[0] for row in review_rows(client, session)]
+    review_rows(client, session)
+    export_bytes(client, session, ids, "html")
+    assert len(made) == 1
+
+
+def emails(client, session) -> list[str]:
+    return [masked for _, kind, masked in review_rows(client, session) if kind == "email"]
+
+
+def test_a_line_appended_since_is_in_the_next_review(client, session):
+    late = "c****@lat************le"  # carol@latecomer.example, masked
+    assert late not in emails(client, session)
+    line = json.loads(Path(session.path).read_text(encoding="utf-8").splitlines()[0])
+    with open(session.path, "a", encoding="utf-8") as file:
+        line.update(uuid="u-late", parentUuid=None)
+        line["message"] = {"role": "user", "content": "Also tell carol@latecomer.example"}
+        file.write(json.dumps(line) + "\n")
+    index_roots([RootSpec(Path(session.source.path), "claude_code")])
+    assert late in emails(client, session)
+
+
+def test_review_values_finds_in_texts_together_what_it_finds_in_each_apart():
+    texts = [
+        "ssh",
+        "web01",
+        "carol@",
+        "acme.example",
+        "+33 6 12 34",
+        "56 78",
+        "/home/",
+        "bo/x",
+        "a@b.example",
+    ]
+    together = set(redaction.review_values(texts))
+    apart = {candidate for text in texts for candidate in redaction.review_values([text])}
+    assert together == apart == {redaction.Candidate(redaction.EMAIL, "a@b.example", "a@b.e****le")}
+
+
+def test_the_prefilter_leaves_the_review_as_it_was():
+    texts = ["key: ghp_Zq7Lm2Xv9Rt4Yp8Wk3Nb6Hc1Jd5Fg0Sa2Qe7", "password = Qw8Er5Ty2Ui9Op4As7Df", "no secret"]
+    assert redaction.review_values(texts) == redaction.review_values(
+        texts, may_hold_credential=findings.may_hold_secret
+    )
+    assert {c.kind for c in redaction.review_values(texts)} == {"github_token", "secret_assignment"}
+
+
+def test_a_decorator_on_a_diff_line_is_no_address():
+    found = redaction.review_values(['+@app.get("/cart")', "-@pytest.fixture", "+bo@shop.example"])
+    assert [(c.kind, c.value) for c in found] == [(redaction.EMAIL, "+bo@shop.example")]

@@ -230,3 +230,25 @@ def test_createuser_grants_share_session(db):
 
 def test_admins_may_share(admin_user):
     assert admin_user.has_perm("sessionviewer.share_session")
+
+
+@pytest.mark.parametrize("which", ["subagent", "parent"])
+def test_a_shared_page_links_to_nothing_of_the_app(client, sharer, family, which):
+    session = family if which == "subagent" else family.parent
+    assert session.problems.exists() and (session.parent_id or session.children.exists())
+    link = make_link(client, session)
+    client.logout()
+    body = re.sub(r"<style>.*?</style>", "", client.get(path_of(link)).content.decode(), flags=re.S)
+    hrefs = re.findall(r'(?:href|src|action|hx-get)="([^"]*)"', body)
+    assert [href for href in hrefs if not href.startswith(("#", "http://", "https://", "data:"))] == []
+    assert "/sessions/" not in body and "/api/" not in body
+    for path in (session.path, session.source.path, family.parent.path, session.project):
+        assert path not in body
+
+
+def test_the_review_lists_each_link_with_what_it_took_out_in_words(client, sharer, session):
+    make_link(client, session)
+    page = client.get(reverse("session-redact", args=[session.id])).content.decode()
+    listed = re.search(r'<ul class="share-list">(.*?)</ul>', page, re.S).group(1)
+    assert "1 github token" in listed and "1 word" in listed and "home paths" in listed
+    assert "_" not in re.search(r"redacted: ([^<]*)", listed).group(1)

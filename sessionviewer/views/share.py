@@ -51,11 +51,7 @@ class RedactForm(forms.Form):
 def _candidates(session: Session) -> list[redaction.Candidate]:
     """The values a person may take out of the session, recomputed on every request: the page
     names them by opaque ids, never by value."""
-    return redaction.review_values(
-        export.redaction_texts(session),
-        session.source.machine,
-        high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY,
-    )
+    return export.review_candidates(session, high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY)
 
 
 def _review(
@@ -68,7 +64,7 @@ def _review(
             "id": c.id(key),
             "label": c.kind.replace("_", " "),
             "masked": c.masked,
-            "checked": checked is None or c.id(key) in checked,
+            "checked": c.kind not in redaction.UNCHECKED if checked is None else c.id(key) in checked,
         }
         for c in candidates
     ]

@@ -131,6 +131,10 @@ class Rule:
     check: Callable[[str], bool] | None = None
     secret: bool = True
 
+    def may_match(self, text: str) -> bool:
+        """False: the rule matches on no line of text (one search of it all)."""
+        return self.regex.search(text) is not None
+
     def finditer(self, line: str, starts: Iterable[int] | None = None) -> Iterator[re.Match]:
         """The rule's matches in line, in order, none overlapping; starts: where its prefixes
         start (found here when not given)."""
@@ -162,6 +166,9 @@ class EmailRule(Rule):
     """
 
     __slots__ = ()
+
+    def may_match(self, text: str) -> bool:
+        return "@" in text  # the regex itself, run as is, would cost the square of a run of "%"
 
     def finditer(self, line: str, starts: Iterable[int] | None = None) -> Iterator[re.Match]:
         if "@" not in line:
@@ -504,9 +511,14 @@ def secret_values(
     ignored = {item.casefold() for item in ignore}
     if rules is None:
         rules = RULES if high_entropy else _USUAL_RULES
+    # A rule without prefixes reads every line: one search of the whole text first says whether
+    # it can match on any (no rule's pattern reads across a line's end, and "\r" or "\n" after
+    # a match is what its end of line is to it), which most texts' lines then skip.
+    rules = tuple(rule for rule in rules if rule.prefixes or rule.may_match(text))
+    prefixed = any(rule.prefixes for rule in rules)  # else no line's prefixes are looked for
     for number, line in enumerate(text.split("\n"), start=1):
         line = line.removesuffix("\r")
-        starts = PREFIX_INDEX.starts(line)
+        starts = PREFIX_INDEX.starts(line) if prefixed else {}
         taken: list[tuple[int, int]] = []  # the spans found so far, in order, none overlapping
         found = []
         for rule in rules:
