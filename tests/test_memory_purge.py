@@ -299,4 +299,8 @@ def test_a_timeline_excerpt_of_the_turn_hides_a_purged_value_the_transcript_keep
     assert KEY not in page
     assert "Remember my key [purged] please" in page and "Noted: [purged]." in page
     [turn] = re.findall(r'class="turn-link" href="([^"]+)"', page)
-    assert KEY in client.get(html.unescape(turn)).content.decode()  # the transcript keeps it
+    transcript = client.get(html.unescape(turn)).content.decode()
+    assert KEY not in transcript and 'class="secret"' in transcript  # masked on the page (masks.py)
+    session_id = int(re.search(r"/sessions/(\d+)/", turn)[1])
+    detail = client.get(reverse("api-session-detail", args=[session_id])).content.decode()
+    assert KEY in detail  # the transcript keeps it: its JSON, unmasked

@@ -134,6 +134,8 @@ QUERIES = {
     "app.py": [S + ":2", S + ":12"],
     "src/app.py": [S + ":2", S + ":12"],
     "app py": [
+        "claude_code/paths_outside_home.jsonl:2",
+        "claude_code/paths_outside_home.jsonl:6",
         "claude_code/tool_views.jsonl:2",
         "claude_code/tool_views.jsonl:3",
         "claude_code/tool_views.jsonl:6",
