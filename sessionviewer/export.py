@@ -40,6 +40,12 @@ def filename(session: Session, extension: str) -> str:
     return f"{stem}.{extension}"
 
 
+def redacted_filename(session: Session, extension: str) -> str:
+    """A redacted export's name: by the session's id alone. Its file's name and its title may
+    hold a value taken out, and redacted they name only that ("redacted-session_file")."""
+    return f"redacted-session-{session.id}.{extension}"
+
+
 def _styles() -> str:
     static = Path(settings.BASE_DIR) / "static"
     return "\n".join((static / name).read_text(encoding="utf-8") for name in _STYLES)

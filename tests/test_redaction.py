@@ -260,6 +260,21 @@ def test_a_checked_file_path_is_taken_out_everywhere(client, outside_home):
         assert "[redacted: file_path]" in body
 
 
+@pytest.mark.parametrize("action", ["html", "md"])
+def test_a_redacted_download_is_named_by_the_session_id_not_by_a_redacted_value(client, outside_home, action):
+    # The session's own file is checked: its name, redacted, was "redacted-redacted-session_file".
+    rows = all_rows(client, outside_home)
+    url = reverse("session-redact", args=[outside_home.id])
+    response = client.post(url, {"values": [r[0] for r in rows if r[1]], "action": action})
+    disposition = response["Content-Disposition"]
+    assert disposition == f'attachment; filename="redacted-session-{outside_home.id}.{action}"'
+    candidates = export.review_candidates(outside_home)
+    checked = [c.value for c in candidates if c.kind not in redaction.UNCHECKED]
+    assert outside_home.path in checked
+    for value in (*checked, Path(outside_home.path).stem, "session_file"):
+        assert value not in disposition
+
+
 def test_an_unchecked_file_path_stays(client, outside_home):
     ids = [row_id for row_id, checked, _, _ in all_rows(client, outside_home) if checked]
     body = export_bytes(client, outside_home, ids, "md").decode()

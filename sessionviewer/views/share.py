@@ -116,8 +116,8 @@ def session_redact(request: HttpRequest, session_id: int) -> HttpResponse:
     )
     content_type = "text/html" if action == "html" else "text/markdown"
     response = StreamingHttpResponse(parts, content_type=f"{content_type}; charset=utf-8")
-    name = export.filename(export.redacted_session(session, chosen), action)
-    response["Content-Disposition"] = f'attachment; filename="redacted-{name}"'
+    name = export.redacted_filename(session, action)
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     if action == "html":
         response["Content-Security-Policy"] = export.content_security_policy()
     return response
