@@ -53,6 +53,11 @@ def export(session_id: int, extension: str, show_all: bool = False) -> str:
     return _url(reverse(f"session-export-{extension}", args=[session_id]), {"_all": 1 if show_all else None})
 
 
+def redact(session_id: int) -> str:
+    """A session's redaction review: its values to take out, its exports and share links."""
+    return reverse("session-redact", args=[session_id])
+
+
 def session_list(**filters) -> str:
     """The session list with these filters, as forms.SessionListForm reads them."""
     return _url(reverse("session-list"), filters)

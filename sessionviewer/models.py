@@ -984,6 +984,20 @@ class SharedSession(models.Model):
     def redacted_text(self) -> str:
         return redaction.counts_text(self.redacted) or "nothing"
 
+    def to_dict(self) -> dict:
+        """The link as the review lists it: never its token, which only its maker saw once."""
+        return {
+            "id": self.id,
+            "state": self.state,
+            "created_at": self.created_at,
+            "created_by": self.created_by.get_username() if self.created_by else None,
+            "expires_at": self.expires_at,
+            "revoked_at": self.revoked_at,
+            "redacted": self.redacted,  # kind -> how many values were taken out
+            "redacted_text": self.redacted_text,
+            "page_bytes": self.page_bytes,
+        }
+
     def open_within_limit(self, limit: int) -> bool:
         """Count one opening in this minute's row; False past limit. In the database, so that
         the limit holds across web servers: the row's count rises by one in one statement."""

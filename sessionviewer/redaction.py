@@ -220,6 +220,28 @@ def review_values(
     return sorted(found.values(), key=lambda c: (order.get(c.kind, 0), c.kind, c.masked))
 
 
+def review_rows(
+    candidates: Iterable[Candidate], key: str, checked: Iterable[str] | None = None
+) -> list[dict]:
+    """The review's list as its page shows it and its JSON twin gives it: each candidate's id,
+    kind, label and masked text (never its value), and whether it is checked. checked: the ids
+    the person sent; None: the defaults, every kind checked but UNCHECKED's."""
+    sent = None if checked is None else set(checked)
+    rows = []
+    for candidate in candidates:
+        row_id = candidate.id(key)
+        rows.append(
+            {
+                "id": row_id,
+                "kind": candidate.kind,
+                "label": candidate.kind.replace("_", " "),
+                "masked": candidate.masked,
+                "checked": candidate.kind not in UNCHECKED if sent is None else row_id in sent,
+            }
+        )
+    return rows
+
+
 def session_texts(session, entries: Iterable[readers.Entry], extras: Iterable = ()) -> Iterator[str]:
     """The strings of a session row (its text fields) and of its entries."""
     yield from session_fields(session).values()

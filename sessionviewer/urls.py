@@ -29,6 +29,7 @@ urlpatterns = [
     path("shared/<str:token>/", share.shared_page, name="shared-page"),
     path("api/sessions/<whole:session_id>", api.session_detail, name="api-session-detail"),
     path("api/sessions/<whole:session_id>/raw", api.session_raw, name="api-session-raw"),
+    path("api/sessions/<whole:session_id>/redact", api.session_redact, name="api-session-redact"),
     path("sessions/<whole:session_id>/cost/", pages.session_cost, name="session-cost"),
     path(
         "sessions/<whole:session_id>/lines/<whole:line>/blocks/<whole:block>/text",

@@ -8,6 +8,7 @@ import hashlib
 import html
 import json
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -359,3 +360,79 @@ def test_the_prefilter_leaves_the_review_as_it_was():
 def test_a_decorator_on_a_diff_line_is_no_address():
     found = redaction.review_values(['+@app.get("/cart")', "-@pytest.fixture", "+bo@shop.example"])
     assert [(c.kind, c.value) for c in found] == [(redaction.EMAIL, "+bo@shop.example")]
+
+
+# The review's JSON twin (/api/sessions/<id>/redact): the page's list, masked, never a value.
+
+
+def twin(client, session):
+    response = client.get(reverse("api-session-redact", args=[session.id]))
+    assert response.status_code == 200
+    return response
+
+
+@pytest.mark.parametrize("fixture", ["session", "outside_home"])
+def test_the_review_twin_lists_what_the_page_lists(client, request, fixture):
+    session = request.getfixturevalue(fixture)
+    values = twin(client, session).json()["values"]
+    page = [
+        (row_id, checked, kind, html.unescape(masked))
+        for row_id, checked, kind, masked in all_rows(client, session)
+    ]
+    assert page
+    assert [(v["id"], v["checked"], v["label"], v["masked"]) for v in values] == page
+
+
+def test_the_review_twin_counts_the_values_of_each_kind(client, session):
+    data = twin(client, session).json()
+    on_page = Counter(kind.replace(" ", "_") for _, _, kind, _ in all_rows(client, session))
+    assert data["counts"] == on_page and data["count"] == sum(on_page.values())
+    assert data["counts"]["github_token"] == 1
+
+
+def test_the_review_twin_says_which_values_are_left_unchecked(client, outside_home):
+    values = twin(client, outside_home).json()["values"]
+    assert {v["kind"]: v["checked"] for v in values if v["kind"] in ("file_path", "session_file")} == {
+        "file_path": False,
+        "session_file": True,
+    }
+
+
+def json_forms(value: str) -> set[bytes]:
+    """A value as a JSON text may hold it: as is, escaped to ASCII or not, "/" escaped."""
+    escaped = {json.dumps(value, ensure_ascii=ascii)[1:-1] for ascii in (True, False)}
+    return {form.encode() for form in {value, *escaped, *(f.replace("/", "\\/") for f in escaped)}}
+
+
+@pytest.mark.parametrize("fixture", ["session", "outside_home"])
+def test_the_review_twin_holds_no_value_in_any_form(client, request, fixture):
+    session = request.getfixturevalue(fixture)
+    # A machine named as a host's own name may be short enough to be in an id: one of its own.
+    session.source.machine = "clientcorp-build-07"
+    session.source.save(update_fields=("machine",))
+    planted = {session.path, session.source.machine, *(CHECKED if fixture == "session" else SERVER_FILES)}
+    # Every value the review found, but the short paths it shows whole (/etc/hosts says no name).
+    values = {c.value for c in export.review_candidates(session) if c.masked != c.value}
+    assert planted <= values
+    body = twin(client, session).content
+    for value in values:
+        for form in json_forms(value):
+            assert form not in body, f"{form!r} in the review's JSON"
+
+
+def test_the_review_page_links_its_twin(client, session):
+    page = client.get(reverse("session-redact", args=[session.id])).content.decode()
+    assert f'<a href="/api/sessions/{session.id}/redact">JSON</a>' in page
+
+
+def test_the_review_twin_needs_view_session(client, session, django_user_model):
+    client.force_login(django_user_model.objects.create_user("nobody-here"))
+    response = client.get(reverse("api-session-redact", args=[session.id]))
+    assert response.status_code == 403 and response.json()["status"] == 403
+    client.logout()
+    assert client.get(reverse("api-session-redact", args=[session.id])).status_code == 401
+
+
+@pytest.mark.parametrize("name", ["session-redact", "api-session-redact"])
+def test_the_review_of_an_unknown_session_is_a_404(client, viewer, name):
+    assert client.get(reverse(name, args=[424242])).status_code == 404

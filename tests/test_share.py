@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.core.management import call_command
@@ -252,3 +252,49 @@ def test_the_review_lists_each_link_with_what_it_took_out_in_words(client, share
     listed = re.search(r'<ul class="share-list">(.*?)</ul>', page, re.S).group(1)
     assert "1 github token" in listed and "1 word" in listed and "home paths" in listed
     assert "_" not in re.search(r"redacted: ([^<]*)", listed).group(1)
+
+
+def twin(client, session) -> dict:
+    response = client.get(reverse("api-session-redact", args=[session.id]))
+    assert response.status_code == 200
+    return response.json()
+
+
+def test_the_review_twin_lists_each_link_as_the_page_does(client, sharer, session):
+    make_link(client, session)
+    share = SharedSession.objects.get()
+    data = twin(client, session)
+    assert data["may_share"] is True
+    [listed] = data["shares"]
+    assert (listed["id"], listed["state"], listed["created_by"]) == (share.id, "active", "vera")
+    assert datetime.fromisoformat(listed["created_at"]) == share.created_at
+    assert datetime.fromisoformat(listed["expires_at"]) == share.expires_at
+    assert listed["redacted"] == share.redacted and listed["redacted"]["word"] == 1
+    page = client.get(reverse("session-redact", args=[session.id])).content.decode()
+    assert f"redacted: {listed['redacted_text']}" in page
+    assert listed["may_revoke"] is True
+
+
+def test_the_review_twin_never_holds_a_links_token(client, sharer, session):
+    link = make_link(client, session)
+    raw = client.get(reverse("api-session-redact", args=[session.id])).content.decode()
+    signed = token_of(link)
+    for secret in (signed, signed.split(":")[0], SharedSession.objects.get().token_hash):
+        assert secret not in raw
+
+
+def test_a_revoked_link_is_revoked_in_the_twin(client, sharer, session):
+    make_link(client, session)
+    share = SharedSession.objects.get()
+    client.post(reverse("share-revoke", args=[share.id]))
+    [listed] = twin(client, session)["shares"]
+    assert listed["state"] == "revoked" and listed["revoked_at"] is not None
+    assert listed["may_revoke"] is False
+
+
+def test_the_review_twin_shows_no_links_without_share_session(client, sharer, session):
+    make_link(client, session)
+    client.force_login(make_user("viola", "viewers"))
+    data = twin(client, session)
+    assert (data["may_share"], data["shares"]) == (False, None)
+    assert b'id="shares"' not in client.get(reverse("session-redact", args=[session.id])).content

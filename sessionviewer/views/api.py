@@ -18,6 +18,7 @@ from sessionviewer.filters import filter_sessions, nested, session_page
 from sessionviewer.forms import ActivityForm, ProjectForm, SessionListForm, SessionSecretsForm, TranscriptForm
 from sessionviewer.models import SecretDismissal, Session, SessionFinding
 from sessionviewer.transcripts.findings import reveal, secret_groups, session_findings
+from sessionviewer.views import share
 from sessionviewer.views.http import (
     api_permission_required,
     bad_parameter_is_400,
@@ -137,6 +138,36 @@ def _raw_elsewhere(request: HttpRequest, session: Session, reason: str) -> HttpR
         context = {"session": session, "machine": machine, "reason": reason}
         return render(request, "sessions/raw_elsewhere.html", context, status=404)
     return json_response({"error": message, "status": 404, "machine": machine, "path": session.path}, 404)
+
+
+@require_safe
+@api_login_required
+@snapshot_rebuilt_is_retried
+def session_redact(request: HttpRequest, session_id: int) -> HttpResponse:
+    """The redaction review's list: each value masked (never the value), its kind and whether
+    the page checks it; for someone with share_session, the session's share links."""
+    session = _get_session(session_id)
+    if session is None:
+        return json_error(f"no session {session_id}", 404)
+    shown = share.review(request, session, share.candidates_of(session))
+    shares = shown["shares"]
+    if shares is not None:  # may_revoke: the page shows a Revoke button, on an active link
+        shares = [
+            s.to_dict() | {"may_revoke": s.state == "active" and share.may_revoke(request.user, s)}
+            for s in shares
+        ]
+    return json_response(
+        {
+            "session": session.id,
+            "title": shown["title"],
+            "url": links.redact(session.id),
+            "count": len(shown["rows"]),
+            "counts": shown["counts"],
+            "values": shown["rows"],
+            "may_share": shown["may_share"],
+            "shares": shares,
+        }
+    )
 
 
 @require_safe

@@ -4,6 +4,7 @@ and share links (/shared/<token>/), which serve the redacted page stored when th
 from __future__ import annotations
 
 import secrets
+from collections import Counter
 from datetime import timedelta
 
 import zstandard
@@ -48,38 +49,44 @@ class RedactForm(forms.Form):
         return self.cleaned_data["words"].splitlines()
 
 
-def _candidates(session: Session) -> list[redaction.Candidate]:
+def candidates_of(session: Session) -> list[redaction.Candidate]:
     """The values a person may take out of the session, recomputed on every request: the page
     names them by opaque ids, never by value."""
     return export.review_candidates(session, high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY)
 
 
+def review(request: HttpRequest, session: Session, candidates, checked=None) -> dict:
+    """What the review shows, for its page and its JSON twin alike: the title (every value
+    taken out of it), the values masked, how many of each kind, and the session's share
+    links to someone with share_session (None to anyone else: the page shows none).
+    checked: the ids the person sent (None: the defaults)."""
+    rows = redaction.review_rows(candidates, settings.SECRET_KEY, checked)
+    may_share = _may_share(request)
+    shares = session.shares.select_related("created_by").order_by("-created_at") if may_share else None
+    # The title as the default choice redacts it: the page shows no value unmasked.
+    everything = redaction.Redaction({c.value: c.kind for c in candidates})
+    return {
+        "title": everything.text(session.display_title),
+        "rows": rows,
+        "counts": dict(Counter(row["kind"] for row in rows)),
+        "shares": shares,
+        "may_share": may_share,
+    }
+
+
+def may_revoke(user, share: SharedSession) -> bool:
+    """Whether user may revoke the link: its maker (with share_session) or an admin."""
+    return user.is_superuser or (share.created_by_id == user.id and user.has_perm(SHARE_PERMISSION))
+
+
 def _review(
     request: HttpRequest, session: Session, candidates, form, status: int = 200, **extra
 ) -> HttpResponse:
-    key = settings.SECRET_KEY
-    checked = set(form.cleaned_data["values"]) if form.is_bound and form.is_valid() else None
-    rows = [
-        {
-            "id": c.id(key),
-            "label": c.kind.replace("_", " "),
-            "masked": c.masked,
-            "checked": c.kind not in redaction.UNCHECKED if checked is None else c.id(key) in checked,
-        }
-        for c in candidates
-    ]
-    shares = (
-        session.shares.select_related("created_by").order_by("-created_at") if _may_share(request) else []
-    )
-    # The title as the default choice redacts it: the page shows no value unmasked.
-    everything = redaction.Redaction({c.value: c.kind for c in candidates})
+    checked = form.cleaned_data["values"] if form.is_bound and form.is_valid() else None
     context = {
         "session": session,
-        "title": everything.text(session.display_title),
-        "rows": rows,
+        **review(request, session, candidates, checked),
         "form": form,
-        "shares": shares,
-        "may_share": _may_share(request),
         "default_days": settings.SESSIONVIEWER_SHARE_DAYS,
         "max_days": settings.SESSIONVIEWER_SHARE_MAX_DAYS,
         **extra,
@@ -97,7 +104,7 @@ def _may_share(request: HttpRequest) -> bool:
 @snapshot_rebuilt_is_retried
 def session_redact(request: HttpRequest, session_id: int) -> HttpResponse:
     session = get_object_or_404(Session.objects.select_related("source", "parent"), id=session_id)
-    candidates = _candidates(session)
+    candidates = candidates_of(session)
     if request.method != "POST":
         return _review(request, session, candidates, RedactForm(candidates=candidates))
     form = RedactForm(request.POST, candidates=candidates)
@@ -170,7 +177,7 @@ def _audit(user, action: str, share: SharedSession, **detail) -> None:
 @login_required
 def share_revoke(request: HttpRequest, share_id: int) -> HttpResponse:
     share = get_object_or_404(SharedSession.objects.select_related("session__source"), id=share_id)
-    if not (request.user.is_superuser or (share.created_by_id == request.user.id and _may_share(request))):
+    if not may_revoke(request.user, share):
         raise PermissionDenied("only the link's maker or an admin may revoke it")
     if share.revoked_at is None:
         share.revoked_at, share.revoked_by = timezone.now(), request.user
