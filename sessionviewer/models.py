@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 import orjson
@@ -718,6 +719,14 @@ class SecretDismissal(models.Model):
         if created:
             AuditEvent.record(user, "dismiss_secret", "", "", machine="", fingerprint=fingerprint, kind=kind)
         return dismissal
+
+    @classmethod
+    def dismissed(cls, fingerprints: Iterable[str]) -> set[str]:
+        """Those of the fingerprints someone marked not a secret (no query for none)."""
+        fingerprints = set(fingerprints)
+        if not fingerprints:
+            return set()
+        return set(cls.objects.filter(fingerprint__in=fingerprints).values_list("fingerprint", flat=True))
 
     @classmethod
     def undo(cls, user, fingerprint: str) -> bool:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import reduce
 from operator import add, or_
 
+from django.conf import settings
 from django.contrib.postgres.search import SearchQueryField, SearchVectorField
 from django.core.paginator import Page, Paginator
 from django.db import connection, transaction
@@ -42,10 +43,10 @@ from django.db.models.lookups import Exact, GreaterThan
 from sessionviewer import readers
 from sessionviewer.index.findings import may_hold_secret
 from sessionviewer.index.rows import FACTS_BLOCK_TYPES, FACTS_BLOCKS_KNOWN
-from sessionviewer.models import Entry, Session
+from sessionviewer.models import Entry, SecretDismissal, Session
 from sessionviewer.render import render_snippet
 from sessionviewer.tokens import fold, words
-from sessionviewer.workspaces.secrets import credentials_masked
+from sessionviewer.workspaces.secrets import credentials_in, fingerprint, with_masks
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 # A quoted phrase, or a run of anything but white space.
@@ -278,13 +279,24 @@ def match_pattern(query: ParsedQuery) -> re.Pattern | None:
 def highlight(text: str, query: str | ParsedQuery, width: int = SNIPPET_WIDTH) -> str:
     """A window of text around the first match, as HTML: render.render_snippet escapes the
     text and marks each match, so whatever the transcript holds stays text."""
-    return render_snippet(_masked(text), match_pattern(as_query(query)), width)
+    return render_snippet(masked_texts([text])[0], match_pattern(as_query(query)), width)
 
 
-def _masked(text: str) -> str:
-    """A hit's text with its credentials masked, as the transcript shows them: before the
-    window is cut, so that no part of a value is left at its edge."""
-    return credentials_masked(text) if may_hold_secret(text) else text
+def masked_texts(texts: list[str]) -> list[str]:
+    """Hits' texts with their credentials masked as the transcript shows them: before the
+    window is cut, so that no part of a value is left at its edge, and a value someone marked
+    not a secret (its fingerprint, as the findings make it) in full. One query for them all,
+    none where no text holds a credential."""
+    found = [credentials_in(text) if may_hold_secret(text) else [] for text in texts]
+    key = settings.SECRET_KEY
+    prints = [[fingerprint(finding.kind, value, key) for finding, value in pairs] for pairs in found]
+    dismissed = SecretDismissal.dismissed(fp for fps in prints for fp in fps)
+    return [
+        with_masks(text, [pair for pair, fp in zip(pairs, fps, strict=True) if fp not in dismissed])
+        if pairs
+        else text
+        for text, pairs, fps in zip(texts, found, prints, strict=True)
+    ]
 
 
 # --- Hits grouped by session ------------------------------------------------------------------------------
@@ -666,6 +678,7 @@ def _with_snippets(
         .order_by("session_id", "line")
     }
     by_id = Session.objects.only(*HIT_SESSION_FIELDS).in_bulk(ids)
+    masked = dict(zip(entries, masked_texts([e.text for e in entries.values()]), strict=True))
     pattern = match_pattern(query)
     found = []
     for group in groups:
@@ -674,7 +687,7 @@ def _with_snippets(
         for row in sorted(best[i], key=lambda r: r["first"]):
             entry = entries.get((i, row["first"]))
             if entry is not None:
-                html = render_snippet(_masked(entry.text), pattern, SNIPPET_WIDTH)
+                html = render_snippet(masked[i, row["first"]], pattern, SNIPPET_WIDTH)
                 snippets.append(Snippet(entry, html, row["n"], what_of(entry), who_of(entry)))
         found.append(SessionHits(by_id[i], group["hits"], len(texts[i]), snippets))
     return found

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.db.models import F
 from django.test.utils import CaptureQueriesContext
@@ -19,7 +20,7 @@ from django.urls import reverse
 from sessionviewer.filters import PROBE_LINES, filter_sessions, matching_session_ids
 from sessionviewer.index import index_roots
 from sessionviewer.index.rows import FACTS_BLOCKS_KNOWN
-from sessionviewer.models import Entry, Session
+from sessionviewer.models import Entry, SecretDismissal, Session
 from sessionviewer.readers import argument_strings
 from sessionviewer.roots import RootSpec
 from sessionviewer.search import (
@@ -28,13 +29,17 @@ from sessionviewer.search import (
     first_matches,
     highlight,
     index_order_matches,
+    masked_texts,
     matching_entries,
     parse_query,
     query_tokens,
     search_hits,
 )
+from sessionviewer.workspaces.secrets import credentials_in, fingerprint
 
 from .claude_files import write_tool_turn
+from .fixture_files import CLAUDE_PROJECT, index_fixture
+from .users import make_admin
 
 HEADER = '{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"alice@example.com"}\n'
 TEXTS = [
@@ -795,3 +800,54 @@ def test_a_capped_first_read_is_not_taken_for_fewer_sessions(crowded):
     few = Session.objects.filter(key__endswith="few.jsonl")
     results = search_hits(query, few, first=first_matches(query), narrowed=True)
     assert (results.count, results.capped, titles(results)) == (2, False, ["few.jsonl"])
+
+
+# --- Snippets mask credentials as the transcript does: a value marked not a secret in full -------
+
+ANTHROPIC = "sk-ant-api03-Zx8vQ2mN7pL4rT9wK3sBq7Hd"  # in secrets_in_every_block.jsonl's first line
+ANTHROPIC_MASKED = "sk-a*******************************Hd"
+GHP = "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngAbCdEf12"
+
+
+@pytest.fixture
+def with_secret(tmp_path, db):
+    return index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
+
+
+def snippets_for(client, prefix: str, q: str) -> str:
+    """The search's snippets: the page's <p class="snippet"> elements, or the twin's snippet_html."""
+    if prefix:
+        return "".join(
+            hit["snippet_html"] for hit in client.get(reverse("api-search"), {"q": q}).json()["hits"]
+        )
+    body = client.get(reverse("session-list"), {"q": q}).content.decode()
+    return "".join(re.findall(r'<p class="snippet">(.*?)</p>', body, re.S))
+
+
+@pytest.mark.parametrize("prefix", ["", "/api"])
+def test_a_snippet_shows_a_value_marked_not_a_secret_in_full_and_masks_it_again_on_undo(
+    client, with_secret, prefix
+):
+    client.force_login(make_admin())
+    finding = with_secret.findings.get(line=1)
+    dismiss = reverse("api-finding-dismiss", args=[with_secret.id, finding.id])
+    masked = snippets_for(client, prefix, "deploy")
+    assert ANTHROPIC_MASKED in masked and ANTHROPIC not in masked
+    assert client.post(dismiss).json()["dismissed"] is True
+    shown = snippets_for(client, prefix, "deploy")
+    assert ANTHROPIC in shown and ANTHROPIC_MASKED not in shown
+    assert client.post(dismiss, {"undo": "1"}).json()["dismissed"] is False
+    assert snippets_for(client, prefix, "deploy") == masked
+
+
+def test_a_dismissal_shows_only_its_own_value_in_full(db):
+    text = f"deploy with ANTHROPIC_API_KEY={ANTHROPIC} and {GHP}"
+    [(anthropic, value), _] = credentials_in(text)
+    SecretDismissal.dismiss(None, fingerprint(anthropic.kind, value, settings.SECRET_KEY), anthropic.kind)
+    [masked] = masked_texts([text])
+    assert ANTHROPIC in masked and GHP not in masked and "ghp_" in masked
+
+
+def test_texts_without_a_credential_are_masked_without_a_query():
+    # No database here: a query would raise.
+    assert masked_texts(["deploy the app", "no key here"]) == ["deploy the app", "no key here"]

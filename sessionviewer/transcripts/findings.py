@@ -87,7 +87,7 @@ def session_findings(session: Session) -> list[dict]:
     """The session's possible secrets in file order, masked, each with the anchor of its
     entry on the page and whether someone marked its fingerprint not a secret."""
     findings = list(session.findings.order_by("line", "block", "id"))
-    dismissed = _dismissed({f.fingerprint for f in findings})
+    dismissed = SecretDismissal.dismissed({f.fingerprint for f in findings})
     return [
         {**f.to_dict(), "id": f.id, "anchor": anchor(f.entry_id), "dismissed": f.fingerprint in dismissed}
         for f in findings
@@ -109,7 +109,7 @@ def transcript_masks(
                 "id", "line", "entry_id", "block", "kind", "masked", "fingerprint"
             )
         )
-        dismissed = _dismissed({f["fingerprint"] for f in findings})
+        dismissed = SecretDismissal.dismissed({f["fingerprint"] for f in findings})
     else:
         dismissed = {f["fingerprint"] for f in findings if f["dismissed"]}
     first: dict[str, dict] = {}
@@ -203,15 +203,6 @@ def masked_response(response, masks: Masks | None):
     return response
 
 
-def _dismissed(fingerprints: set[str]) -> set[str]:
-    """Those of the fingerprints someone marked not a secret (no query for none)."""
-    if not fingerprints:
-        return set()
-    return set(
-        SecretDismissal.objects.filter(fingerprint__in=fingerprints).values_list("fingerprint", flat=True)
-    )
-
-
 # How to rotate each kind: the first rule of that kind says it.
 ROTATE = {rule.kind: rule.rotate for rule in reversed(RULES)}
 
@@ -239,9 +230,7 @@ def secret_groups(kind="", project="", machine="", since=None, until=None, limit
         .order_by("-sessions", "fingerprint")[:limit]
     )
     groups = {row["fingerprint"]: {**row, "places": []} for row in counted}
-    dismissed = set(
-        SecretDismissal.objects.filter(fingerprint__in=groups).values_list("fingerprint", flat=True)
-    )
+    dismissed = SecretDismissal.dismissed(groups)
     places = findings.filter(fingerprint__in=groups).select_related("session__source")
     for finding in places.order_by("session__started_at", "session_id", "line", "block"):
         group = groups[finding.fingerprint]

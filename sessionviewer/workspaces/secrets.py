@@ -551,11 +551,19 @@ def secret_values(
 def credentials_masked(text: str) -> str:
     """text with every credential the rules find in it replaced by its mask: for a title or a
     first prompt shown where the findings are listed, which must not show what they mask."""
-    if not text:
-        return text
-    for finding, value in sorted(
-        secret_values(text, rules=CREDENTIAL_RULES), key=lambda pair: len(pair[1]), reverse=True
-    ):
+    return with_masks(text, credentials_in(text))
+
+
+def credentials_in(text: str) -> list[tuple[SecretFinding, str]]:
+    """The credentials the rules find in text, each with its value: for a fingerprint, never
+    to be shown or kept."""
+    return list(secret_values(text, rules=CREDENTIAL_RULES)) if text else []
+
+
+def with_masks(text: str, found: Iterable[tuple[SecretFinding, str]]) -> str:
+    """text with each value found replaced by its finding's mask, the longest first (a value
+    holding another is masked whole)."""
+    for finding, value in sorted(found, key=lambda pair: len(pair[1]), reverse=True):
         text = text.replace(value, finding.masked)
     return text
 
