@@ -296,14 +296,48 @@ def _entry_value(column: str, vendor: str) -> str:
 
 
 def update_sessions(sessions: list[Session], attnames: tuple[str, ...]) -> None:
-    """Write these fields (attnames) of these sessions in one executemany: a save() per
-    session cost a cold index more than the queries that found the links, and
-    bulk_update's CASE expressions took as long to compile."""
+    """Write these fields (attnames) of these sessions: a save() per session cost a cold
+    index more than the queries that found the links, and bulk_update's CASE expressions
+    took as long to compile.
+
+    On SQLite, one executemany: a statement per row costs it no round trip. On PostgreSQL,
+    one UPDATE ... FROM (VALUES ...) per UPDATE_ROWS rows: an executemany there is a
+    statement per row, each parsed, planned and answered (bench/README.md, issue 28)."""
     if not sessions:
         return
     quote, mark = connection.ops.quote_name, placeholder(connection.vendor)
     to_db = dict(statements_for(connection.vendor).session_values)  # as the session saves send them
-    columns = ", ".join(f"{quote(Session._meta.get_field(name).column)} = {mark}" for name in attnames)
-    rows = [[*(to_db[name](s, name) for name in attnames), s.id] for s in sessions]
+    table = quote(Session._meta.db_table)
+    # One row per session, its last: of two for one row, PostgreSQL would apply either.
+    rows = list({s.id: [*(to_db[name](s, name) for name in attnames), s.id] for s in sessions}.values())
     with driver_cursor() as cursor:
-        cursor.executemany(f"UPDATE {quote(Session._meta.db_table)} SET {columns} WHERE id = {mark}", rows)  # noqa: S608
+        if connection.vendor != "postgresql":
+            columns = ", ".join(
+                f"{quote(Session._meta.get_field(name).column)} = {mark}" for name in attnames
+            )
+            cursor.executemany(f"UPDATE {table} SET {columns} WHERE id = {mark}", rows)  # noqa: S608
+            return
+        fields = [Session._meta.get_field(name) for name in attnames]
+        # The values' types are the columns' own (a VALUES list would take text for a string
+        # or a NULL); a string column's is text, so an over-long value fails as it did.
+        types = [
+            "text" if f.db_type(connection).startswith("varchar") else f.db_type(connection) for f in fields
+        ]
+        assignments = ", ".join(
+            f"{quote(f.column)} = v.c{n}::{db_type}"
+            for n, (f, db_type) in enumerate(zip(fields, types, strict=True))
+        )
+        names = ", ".join(f"c{n}" for n in range(len(fields)))
+        per_statement = max(1, UPDATE_PARAMETERS // (len(fields) + 1))
+        for start in range(0, len(rows), per_statement):
+            chunk = rows[start : start + per_statement]
+            values = ", ".join([f"({', '.join([mark] * (len(fields) + 1))})"] * len(chunk))
+            cursor.execute(
+                f"UPDATE {table} SET {assignments} FROM (VALUES {values}) AS v({names}, id) "  # noqa: S608
+                f"WHERE {table}.id = v.id::bigint",
+                [value for row in chunk for value in row],
+            )
+
+
+# Parameters per UPDATE ... FROM (VALUES ...) on PostgreSQL: well under its limit of 65,535.
+UPDATE_PARAMETERS = 20_000
