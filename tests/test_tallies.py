@@ -22,6 +22,7 @@ from django.urls import reverse
 
 from sessionviewer import activity, filters, projects
 from sessionviewer.forms import SessionListForm
+from sessionviewer.index import statements
 from sessionviewer.index.tally import fold_pending
 from sessionviewer.models import Session, SessionTally, Source
 from sessionviewer.row_codec import db_text
@@ -171,6 +172,40 @@ def test_changes_are_folded_into_one_row_per_value_after_a_pass(two_machines):
     assert not SessionTally.objects.filter(pending=True).exists()
     per_value = SessionTally.objects.values("facet", "project", "source_id", "format", "value")
     assert not per_value.annotate(rows=Count("id")).filter(rows__gt=1).exists()
+    assert_kept_right()
+
+
+@kept_on_postgresql
+def test_the_indexers_batched_updates_tally_their_rows_as_the_trigger_would(two_machines, monkeypatch):
+    """update_sessions tallies the rows it changes in its own statement (migration 0038), the
+    row trigger told to leave them: counted afresh, the tally must be what the trigger gives,
+    for parents set, taken away and moved, totals, costs and models, a row written twice."""
+    monkeypatch.setattr(statements, "UPDATE_PARAMETERS", 3 * 8)  # a few rows a statement
+    subagents = list(Session.objects.filter(kind="subagent").exclude(parent=None).order_by("id"))
+    mains = list(Session.objects.filter(kind="main").order_by("id"))
+    assert len(subagents) >= 2 and len(mains) >= 3
+    before = kept()
+    for n, session in enumerate(subagents):
+        session.parent_id = None if n % 2 else mains[n % len(mains)].id  # taken away, or moved
+        session.parent_tool_id = f"toolu_{n}"
+    statements.update_sessions(subagents, ("parent_id", "parent_tool_id"))
+    assert_kept_right()
+    for n, session in enumerate(mains):
+        session.input_tokens += 1000 * n
+        session.cost = None if n % 3 == 0 else 0.5 * n
+        session.unpriced_tokens = n
+        session.model_costs = {f"model-{n}": {"tokens": n, "cost": None if n % 2 else 0.25}}
+    statements.update_sessions([mains[0], *mains], ("input_tokens", "cost", "unpriced_tokens", "model_costs"))
+    assert_kept_right()
+    assert kept() != before
+    # A write the statement does not tally (a session's project) is the trigger's, as before.
+    mains[1].project = "/elsewhere"
+    statements.update_sessions([mains[1]], ("project",))
+    assert_kept_right()
+    with connection.cursor() as cursor:  # and the trigger is not left switched off
+        cursor.execute("SELECT current_setting('sessionviewer.tally', true)")
+        assert cursor.fetchone()[0] in (None, "")
+    Session.objects.filter(id=mains[2].id).update(message_count=99)
     assert_kept_right()
 
 

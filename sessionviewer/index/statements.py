@@ -18,6 +18,7 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 
 from sessionviewer import readers
+from sessionviewer.index import tally
 from sessionviewer.index.findings import Finding
 from sessionviewer.models import Entry, OrjsonField, Problem, Session, SessionFinding
 from sessionviewer.row_codec import (
@@ -301,43 +302,64 @@ def update_sessions(sessions: list[Session], attnames: tuple[str, ...]) -> None:
     took as long to compile.
 
     On SQLite, one executemany: a statement per row costs it no round trip. On PostgreSQL,
-    one UPDATE ... FROM (VALUES ...) per UPDATE_ROWS rows: an executemany there is a
-    statement per row, each parsed, planned and answered (bench/README.md, issue 28)."""
+    one UPDATE ... FROM (VALUES ...) per UPDATE_PARAMETERS: an executemany there is a
+    statement per row, each parsed, planned and answered, and each row whose counted
+    columns changed called the tally's trigger; the statement tallies them itself
+    (bench/README.md, issue 28)."""
     if not sessions:
         return
     quote, mark = connection.ops.quote_name, placeholder(connection.vendor)
     to_db = dict(statements_for(connection.vendor).session_values)  # as the session saves send them
-    table = quote(Session._meta.db_table)
     # One row per session, its last: of two for one row, PostgreSQL would apply either.
     rows = list({s.id: [*(to_db[name](s, name) for name in attnames), s.id] for s in sessions}.values())
+    if connection.vendor == "postgresql":
+        with transaction.atomic(savepoint=False):  # the tally's mark lasts as long as its transaction
+            _update_on_postgresql([Session._meta.get_field(name) for name in attnames], rows)
+        return
+    columns = ", ".join(f"{quote(Session._meta.get_field(name).column)} = {mark}" for name in attnames)
     with driver_cursor() as cursor:
-        if connection.vendor != "postgresql":
-            columns = ", ".join(
-                f"{quote(Session._meta.get_field(name).column)} = {mark}" for name in attnames
-            )
-            cursor.executemany(f"UPDATE {table} SET {columns} WHERE id = {mark}", rows)  # noqa: S608
-            return
-        fields = [Session._meta.get_field(name) for name in attnames]
-        # The values' types are the columns' own (a VALUES list would take text for a string
-        # or a NULL); a string column's is text, so an over-long value fails as it did.
-        types = [
-            "text" if f.db_type(connection).startswith("varchar") else f.db_type(connection) for f in fields
-        ]
-        assignments = ", ".join(
-            f"{quote(f.column)} = v.c{n}::{db_type}"
-            for n, (f, db_type) in enumerate(zip(fields, types, strict=True))
-        )
-        names = ", ".join(f"c{n}" for n in range(len(fields)))
-        per_statement = max(1, UPDATE_PARAMETERS // (len(fields) + 1))
+        cursor.executemany(f"UPDATE {quote(Session._meta.db_table)} SET {columns} WHERE id = {mark}", rows)  # noqa: S608
+
+
+def _update_on_postgresql(fields: list[models.Field], rows: list[list]) -> None:
+    quote, table = connection.ops.quote_name, connection.ops.quote_name(Session._meta.db_table)
+    # The values' types are the columns' own (a VALUES list would take text for a string
+    # or a NULL); a string column's is text, so an over-long value fails as it did.
+    types = [f.db_type(connection) for f in fields]
+    types = ["text" if db_type.startswith("varchar") else db_type for db_type in types]
+    assignments = ", ".join(f"{quote(f.column)} = v.c{n}::{types[n]}" for n, f in enumerate(fields))
+    names = ", ".join(f"c{n}" for n in range(len(fields)))
+    columns = {f.column for f in fields}
+    # A counted column changes: the rows' tally in the statement, not a trigger call per row.
+    counted = bool(columns & set(tally.COUNTED)) and not columns & _PLACED
+    old = ", ".join(f"o.{quote(column)} AS old_{column}" for column in tally.COUNTED)
+    returning = [f"{table}.{quote(column)}" for column in tally.COUNTED]
+    returning += [f"v.old_{column}" for column in tally.COUNTED]
+    per_statement = max(1, UPDATE_PARAMETERS // (len(fields) + 1))
+    with driver_cursor() as cursor:
+        if counted:
+            cursor.execute(tally.BY_STATEMENT, ["statement"])
         for start in range(0, len(rows), per_statement):
             chunk = rows[start : start + per_statement]
-            values = ", ".join([f"({', '.join([mark] * (len(fields) + 1))})"] * len(chunk))
-            cursor.execute(
-                f"UPDATE {table} SET {assignments} FROM (VALUES {values}) AS v({names}, id) "  # noqa: S608
-                f"WHERE {table}.id = v.id::bigint",
-                [value for row in chunk for value in row],
-            )
+            new = f"(VALUES {', '.join(['(' + ', '.join(['%s'] * (len(fields) + 1)) + ')'] * len(chunk))}) AS v({names}, id)"
+            params = [value for row in chunk for value in row]
+            if not counted:
+                sql = f"UPDATE {table} SET {assignments} FROM {new} WHERE {table}.id = v.id::bigint"  # noqa: S608
+            else:  # each row locked as it is read: its old values are the ones the update replaces
+                sql = (
+                    f"WITH changed AS (UPDATE {table} SET {assignments} "  # noqa: S608
+                    f"FROM (SELECT o.id, {old}, {names} FROM {table} o JOIN {new} ON o.id = v.id::bigint "
+                    f"FOR UPDATE OF o) AS v WHERE {table}.id = v.id RETURNING {', '.join(returning)}) "
+                    + tally.changed_rows("changed")
+                )
+            cursor.execute(sql, params)
+        if counted:
+            cursor.execute(tally.BY_STATEMENT, [""])
 
+
+# A row's shares of the tally read its parent's source, format and project as the statement
+# finds them: an update of those is left to the row trigger.
+_PLACED = {"source_id", "format", "project"}
 
 # Parameters per UPDATE ... FROM (VALUES ...) on PostgreSQL: well under its limit of 65,535.
 UPDATE_PARAMETERS = 20_000
