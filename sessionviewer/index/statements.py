@@ -332,9 +332,7 @@ def _update_on_postgresql(fields: list[models.Field], rows: list[list]) -> None:
     columns = {f.column for f in fields}
     # A counted column changes: the rows' tally in the statement, not a trigger call per row.
     counted = bool(columns & set(tally.COUNTED)) and not columns & _PLACED
-    old = ", ".join(f"o.{quote(column)} AS old_{column}" for column in tally.COUNTED)
-    returning = [f"{table}.{quote(column)}" for column in tally.COUNTED]
-    returning += [f"v.old_{column}" for column in tally.COUNTED]
+    counted_columns = ", ".join(quote(column) for column in tally.COUNTED)
     per_statement = max(1, UPDATE_PARAMETERS // (len(fields) + 1))
     with driver_cursor() as cursor:
         if counted:
@@ -343,16 +341,22 @@ def _update_on_postgresql(fields: list[models.Field], rows: list[list]) -> None:
             chunk = rows[start : start + per_statement]
             new = f"(VALUES {', '.join(['(' + ', '.join(['%s'] * (len(fields) + 1)) + ')'] * len(chunk))}) AS v({names}, id)"
             params = [value for row in chunk for value in row]
+            update = f"UPDATE {table} SET {assignments} FROM {new} WHERE {table}.id = v.id::bigint"  # noqa: S608
             if not counted:
-                sql = f"UPDATE {table} SET {assignments} FROM {new} WHERE {table}.id = v.id::bigint"  # noqa: S608
-            else:  # each row locked as it is read: its old values are the ones the update replaces
-                sql = (
-                    f"WITH changed AS (UPDATE {table} SET {assignments} "  # noqa: S608
-                    f"FROM (SELECT o.id, {old}, {names} FROM {table} o JOIN {new} ON o.id = v.id::bigint "
-                    f"FOR UPDATE OF o) AS v WHERE {table}.id = v.id RETURNING {', '.join(returning)}) "
-                    + tally.changed_rows("changed")
-                )
-            cursor.execute(sql, params)
+                cursor.execute(update, params)
+                continue
+            # The rows locked first: the old values the statement reads are the ones it replaces.
+            # Old and new shares go in apart, and cancel where a value did not change. Each
+            # table is found by its ids alone: PostgreSQL plans these before it has statistics
+            # of the sessions (a first index), and a join of the two looped over every session.
+            ids = [row[-1] for row in chunk]
+            cursor.execute(f"SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR UPDATE", [ids])  # noqa: S608
+            cursor.execute(
+                f"WITH old_rows AS (SELECT {counted_columns} FROM {table} WHERE id = ANY(%s)), "  # noqa: S608
+                f"new_rows AS ({update} RETURNING {', '.join(f'{table}.{quote(c)}' for c in tally.COUNTED)}) "
+                + tally.changed_rows("old_rows", "new_rows"),
+                [ids, *params],
+            )
         if counted:
             cursor.execute(tally.BY_STATEMENT, [""])
 

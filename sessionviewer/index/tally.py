@@ -63,11 +63,10 @@ def fold_pending() -> None:
 
 
 @functools.cache
-def changed_rows(rows: str) -> str:
+def changed_rows(old: str, new: str) -> str:
     """An INSERT adding the shares of updated sessions to the tally, as the row trigger
-    would: each row's old shares taken away and its new ones added, summed by value, those
-    that change nothing left out. rows: a table of the updated rows (COUNTED, their new
-    values), each old value beside its new one, named with "old_" before it. PostgreSQL."""
-    old = _shares_sql._shares("r.old_", "-1", f"{rows} r", in_project=_IN_PROJECT)
-    new = _shares_sql._shares("r.", "1", f"{rows} r", in_project=_IN_PROJECT)
-    return _shares_sql._added(f"{old}\nUNION ALL {new}")
+    would: the old rows' shares taken away and the new rows' added, summed by value, those
+    that change nothing left out. old, new: tables of the rows before and after (COUNTED). PostgreSQL."""
+    taken = _shares_sql._shares("r.", "-1", f"{old} r", in_project=_IN_PROJECT)
+    added = _shares_sql._shares("r.", "1", f"{new} r", in_project=_IN_PROJECT)
+    return _shares_sql._added(f"{taken}\nUNION ALL {added}")
