@@ -381,8 +381,10 @@ def test_a_project_pages_usage_by_model_reads_no_session(two_machines):
 def test_migration_0036_adds_the_project_rows_of_the_sessions_indexed_before_it(two_machines):
     migration = import_module("sessionviewer.migrations.0036_tally_model_cost_per_project")
     by_statement = import_module("sessionviewer.migrations.0037_tally_by_statement")
+    by_update = import_module("sessionviewer.migrations.0038_tally_by_update_statement")
     with connection.schema_editor() as editor:
-        by_statement.backwards(None, editor)  # back to 0036's trigger, then to 0035's
+        by_update.backwards(None, editor)  # back to 0037's trigger, 0036's, then to 0035's
+        by_statement.backwards(None, editor)
         migration.backwards(None, editor)
     assert not SessionTally.objects.filter(facet="model_cost").exclude(project="").exists()
     Session.objects.filter(kind="main").update(message_count=9)  # the trigger as it was: no such row
@@ -394,6 +396,12 @@ def test_migration_0036_adds_the_project_rows_of_the_sessions_indexed_before_it(
     assert_kept_right()
     with connection.schema_editor() as editor:
         by_statement.forwards(None, editor)
+        by_update.forwards(None, editor)
+    assert_kept_right()
+    sessions = list(Session.objects.filter(kind="main"))
+    for session in sessions:
+        session.input_tokens += 3
+    statements.update_sessions(sessions, ("input_tokens",))  # tallied by the statement, once
     assert_kept_right()
 
 
@@ -414,7 +422,9 @@ def test_the_tally_kept_per_statement_counts_as_the_trigger_per_row_did(two_mach
     with transaction.atomic():
         per_statement = writes()
         transaction.set_rollback(True)
+    by_update = import_module("sessionviewer.migrations.0038_tally_by_update_statement")
     with connection.schema_editor() as editor:
+        by_update.backwards(None, editor)
         by_statement.backwards(None, editor)
     try:
         with transaction.atomic():
@@ -423,6 +433,7 @@ def test_the_tally_kept_per_statement_counts_as_the_trigger_per_row_did(two_mach
     finally:
         with connection.schema_editor() as editor:
             by_statement.forwards(None, editor)
+            by_update.forwards(None, editor)
     assert per_statement == per_row and per_statement
     pending = SessionTally.objects.filter(pending=True).count()
     Session.objects.update(read_offset=2)
