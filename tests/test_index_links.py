@@ -178,6 +178,42 @@ def test_a_pass_that_links_its_sessions_leaves_no_mark(claude_project):
     assert not Session.objects.filter(links_pending=True).exists()
 
 
+def test_a_pass_killed_after_its_links_before_its_copies_is_linked_alike_by_the_next(
+    claude_project, monkeypatch
+):
+    """A links' mark goes with the copies' (copies.count_once_pending, one UPDATE for both):
+    a pass killed between its links and its copies leaves its sessions marked, linked; the
+    next pass links them again to what one pass gives, and leaves no mark."""
+    _subagent(claude_project)
+
+    def killed(read_whole, linked=()):
+        raise Killed
+
+    monkeypatch.setattr(passes.copies, "count_once_pending", killed)
+    with pytest.raises(Killed):
+        index_roots([RootSpec(claude_project, "claude_code")])
+    monkeypatch.undo()
+    assert set(Session.objects.values_list("links_pending", "copies_pending")) == {(True, True)}
+    assert _parents()["agent-x1"] == "A" and _titles()["A"] == "Fixing the parser"
+    summary = index_roots([RootSpec(claude_project, "claude_code")])
+    assert summary.opened == 0
+    assert _parents()["agent-x1"] == "A" and _titles()["A"] == "Fixing the parser"
+    assert set(Session.objects.values_list("links_pending", "copies_pending")) == {(False, False)}
+
+
+def test_links_are_unmarked_when_settling_the_copies_fails(claude_project, monkeypatch):
+    _subagent(claude_project)
+
+    def failing(sessions):
+        raise RuntimeError("settling failed")
+
+    monkeypatch.setattr(passes.copies, "count_once", failing)
+    summary = index_roots([RootSpec(claude_project, "claude_code")])
+    assert any("copied" in error for error in summary.errors)
+    assert set(Session.objects.values_list("links_pending", "copies_pending")) == {(False, True)}
+    assert _parents()["agent-x1"] == "A" and _titles()["A"] == "Fixing the parser"
+
+
 def test_a_later_summary_of_a_killed_pass_still_wins(claude_project, monkeypatch):
     _subagent(claude_project)
     index_roots([RootSpec(claude_project, "claude_code")])

@@ -170,3 +170,46 @@ def test_rows_copied_on_postgresql_read_back_and_a_refused_one_is_djangos_error(
     refused = [*row[:1], -1, *row[2:]]  # a line number below 0: the CHECK refuses it
     with pytest.raises(IntegrityError), transaction.atomic(), statements.driver_cursor() as cursor:
         statements.copy_rows(cursor, sql.copy_entries, [refused])
+
+
+def test_update_sessions_writes_what_a_save_per_session_would(root, monkeypatch):
+    """update_sessions writes many sessions' fields in few statements (on PostgreSQL one
+    UPDATE ... FROM (VALUES ...) per chunk): each row must come out as the ORM's save of
+    that session gives it, whatever the field's type, NULLs and a repeated session too."""
+    run(root)
+    source = Session.objects.get().source
+    parent = Session.objects.get()
+    by_orm = [_session_with_every_kind_of_value(source, f"by-orm-{n}", parent) for n in range(5)]
+    by_rows = [_session_with_every_kind_of_value(source, f"by-rows-{n}", parent) for n in range(5)]
+    for session in [*by_orm, *by_rows]:
+        session.save()
+    fields = (
+        "title",
+        "parent_id",
+        "started_at",
+        "input_tokens",
+        "cost",
+        "models_used",
+        "extra",
+        "links_pending",
+    )
+    for n, (one, other) in enumerate(zip(by_orm, by_rows, strict=True)):
+        for session in (one, other):
+            session.title = f"Titre n° {n} \U0001f4c5" if n % 2 else ""
+            session.parent = None if n % 2 else parent
+            session.started_at = None if n == 3 else datetime(2025, 3, n + 1, 8, 0, 0, 123, tzinfo=UTC)
+            session.input_tokens = 2**41 + n
+            session.cost = None if n == 2 else 0.125 * n
+            session.models_used = [] if n == 1 else ["gpt-5", f"model-{n}"]
+            session.extra = {"n": n, "text": "tab\there \\ 'quoted'"}
+            session.links_pending = bool(n % 2)
+        one.save(update_fields=[name.removesuffix("_id") for name in fields])
+    monkeypatch.setattr(statements, "UPDATE_PARAMETERS", 2 * (len(fields) + 1))  # two rows a statement
+    repeated = _session_with_every_kind_of_value(source, "stale", parent)
+    repeated.id, repeated.title = by_rows[0].id, "an earlier value, given first"
+    statements.update_sessions([repeated, *by_rows], fields)
+    for one, other in zip(by_orm, by_rows, strict=True):
+        orm_row, rows_row = _stored_row(one.id), _stored_row(other.id)
+        for row in (orm_row, rows_row):
+            del row["id"], row["key"], row["path"]
+        assert rows_row == orm_row

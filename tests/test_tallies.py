@@ -22,6 +22,7 @@ from django.urls import reverse
 
 from sessionviewer import activity, filters, projects
 from sessionviewer.forms import SessionListForm
+from sessionviewer.index import statements
 from sessionviewer.index.tally import fold_pending
 from sessionviewer.models import Session, SessionTally, Source
 from sessionviewer.row_codec import db_text
@@ -171,6 +172,40 @@ def test_changes_are_folded_into_one_row_per_value_after_a_pass(two_machines):
     assert not SessionTally.objects.filter(pending=True).exists()
     per_value = SessionTally.objects.values("facet", "project", "source_id", "format", "value")
     assert not per_value.annotate(rows=Count("id")).filter(rows__gt=1).exists()
+    assert_kept_right()
+
+
+@kept_on_postgresql
+def test_the_indexers_batched_updates_tally_their_rows_as_the_trigger_would(two_machines, monkeypatch):
+    """update_sessions tallies the rows it changes in its own statement (migration 0038), the
+    row trigger told to leave them: counted afresh, the tally must be what the trigger gives,
+    for parents set, taken away and moved, totals, costs and models, a row written twice."""
+    monkeypatch.setattr(statements, "UPDATE_PARAMETERS", 3 * 8)  # a few rows a statement
+    subagents = list(Session.objects.filter(kind="subagent").exclude(parent=None).order_by("id"))
+    mains = list(Session.objects.filter(kind="main").order_by("id"))
+    assert len(subagents) >= 2 and len(mains) >= 3
+    before = kept()
+    for n, session in enumerate(subagents):
+        session.parent_id = None if n % 2 else mains[n % len(mains)].id  # taken away, or moved
+        session.parent_tool_id = f"toolu_{n}"
+    statements.update_sessions(subagents, ("parent_id", "parent_tool_id"))
+    assert_kept_right()
+    for n, session in enumerate(mains):
+        session.input_tokens += 1000 * n
+        session.cost = None if n % 3 == 0 else 0.5 * n
+        session.unpriced_tokens = n
+        session.model_costs = {f"model-{n}": {"tokens": n, "cost": None if n % 2 else 0.25}}
+    statements.update_sessions([mains[0], *mains], ("input_tokens", "cost", "unpriced_tokens", "model_costs"))
+    assert_kept_right()
+    assert kept() != before
+    # A write the statement does not tally (a session's project) is the trigger's, as before.
+    mains[1].project = "/elsewhere"
+    statements.update_sessions([mains[1]], ("project",))
+    assert_kept_right()
+    with connection.cursor() as cursor:  # and the trigger is not left switched off
+        cursor.execute("SELECT current_setting('sessionviewer.tally', true)")
+        assert cursor.fetchone()[0] in (None, "")
+    Session.objects.filter(id=mains[2].id).update(message_count=99)
     assert_kept_right()
 
 
@@ -346,8 +381,10 @@ def test_a_project_pages_usage_by_model_reads_no_session(two_machines):
 def test_migration_0036_adds_the_project_rows_of_the_sessions_indexed_before_it(two_machines):
     migration = import_module("sessionviewer.migrations.0036_tally_model_cost_per_project")
     by_statement = import_module("sessionviewer.migrations.0037_tally_by_statement")
+    by_update = import_module("sessionviewer.migrations.0038_tally_by_update_statement")
     with connection.schema_editor() as editor:
-        by_statement.backwards(None, editor)  # back to 0036's trigger, then to 0035's
+        by_update.backwards(None, editor)  # back to 0037's trigger, 0036's, then to 0035's
+        by_statement.backwards(None, editor)
         migration.backwards(None, editor)
     assert not SessionTally.objects.filter(facet="model_cost").exclude(project="").exists()
     Session.objects.filter(kind="main").update(message_count=9)  # the trigger as it was: no such row
@@ -359,6 +396,12 @@ def test_migration_0036_adds_the_project_rows_of_the_sessions_indexed_before_it(
     assert_kept_right()
     with connection.schema_editor() as editor:
         by_statement.forwards(None, editor)
+        by_update.forwards(None, editor)
+    assert_kept_right()
+    sessions = list(Session.objects.filter(kind="main"))
+    for session in sessions:
+        session.input_tokens += 3
+    statements.update_sessions(sessions, ("input_tokens",))  # tallied by the statement, once
     assert_kept_right()
 
 
@@ -379,7 +422,9 @@ def test_the_tally_kept_per_statement_counts_as_the_trigger_per_row_did(two_mach
     with transaction.atomic():
         per_statement = writes()
         transaction.set_rollback(True)
+    by_update = import_module("sessionviewer.migrations.0038_tally_by_update_statement")
     with connection.schema_editor() as editor:
+        by_update.backwards(None, editor)
         by_statement.backwards(None, editor)
     try:
         with transaction.atomic():
@@ -388,6 +433,7 @@ def test_the_tally_kept_per_statement_counts_as_the_trigger_per_row_did(two_mach
     finally:
         with connection.schema_editor() as editor:
             by_statement.forwards(None, editor)
+            by_update.forwards(None, editor)
     assert per_statement == per_row and per_statement
     pending = SessionTally.objects.filter(pending=True).count()
     Session.objects.update(read_offset=2)

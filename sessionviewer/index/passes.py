@@ -137,6 +137,7 @@ def index_roots(
             reading.send_jobs()  # to read while the next root is planned
         reading.close_jobs()
         read_whole: list[Session] = []  # the files read from their first line: they may hold copies
+        linked: list[Session] = []  # the sessions whose links are made: their mark goes with the copies
         with checkpointing(big=reading.worker is not None) as checkpointer:
             for root_pass in passes:
                 with summary.phases.timing("write"):
@@ -149,9 +150,10 @@ def index_roots(
                         checkpointer,
                         read_whole,
                         idle=idle,
+                        linked=linked,
                     )
     with summary.phases.timing("copies"):
-        _count_copies_once(read_whole, summary)
+        _count_copies_once(read_whole, summary, linked)
     with summary.phases.timing("tally"):
         _fold_tally()
     with summary.phases.timing("memory"):
@@ -166,14 +168,16 @@ def index_roots(
 COPIES_ATTEMPTS = 3
 
 
-def _count_copies_once(read_whole: list[Session], summary: IndexSummary) -> None:
+def _count_copies_once(read_whole: list[Session], summary: IndexSummary, linked: list[Session]) -> None:
     """Once a pass, after every root: a copy may sit in another root, and looking for
-    shared replies went over the whole reply index once per root."""
+    shared replies went over the whole reply index once per root. The sessions whose links
+    the pass made lose their mark (Session.links_pending) in the same statements as their
+    copies' (copies.count_once_pending); if settling fails, on their own."""
     try:
         for attempt in range(COPIES_ATTEMPTS):
             try:
                 with transaction.atomic():
-                    copies.count_once_pending(read_whole)
+                    copies.count_once_pending(read_whole, linked)
                 break
             except OperationalError as error:
                 # Stopped by the database to end a deadlock with another indexer's append: no
@@ -185,6 +189,11 @@ def _count_copies_once(read_whole: list[Session], summary: IndexSummary) -> None
         summary.errors.append(f"finding replies copied between files failed: {error!r}")
         summary.refused += isinstance(error, DatabaseError)
         log.error("finding the copied replies failed", exc_info=error)
+        try:
+            with transaction.atomic():
+                links_made(linked)
+        except DatabaseError as error:  # the next pass links them again, as after a pass cut off
+            log.warning("clearing the sessions' links marks failed", exc_info=error)
 
 
 def _fold_tally() -> None:
@@ -382,7 +391,9 @@ def _write_changes(
     total: int,
     checkpointer: WalCheckpointer | None = None,
     read_whole: list[Session] | None = None,
+    *,
     idle: IdleWork | None = None,
+    linked: list[Session],
 ) -> None:
     """Write a root's changed files as they are read, drop its vanished ones, link what changed."""
     source = root_pass.survey.source
@@ -444,7 +455,10 @@ def _write_changes(
         if linking:
             with transaction.atomic(), summary.phases.timing("links"):
                 link_sessions(source, linking)
-                links_made(linking)
+            # Their mark goes after the copies, with theirs (_count_copies_once): on PostgreSQL
+            # a flag rewrites the whole row, and a cold index wrote each session twice. A pass
+            # cut off before then links them again next time, as one cut off before its links.
+            linked += linking
     except Exception as error:  # noqa: BLE001 - the sessions are in; their links wait for the next pass
         summary.errors.append(f"{source.path}: linking its sessions failed: {error!r}")
         summary.refused += isinstance(error, DatabaseError)

@@ -18,6 +18,7 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 
 from sessionviewer import readers
+from sessionviewer.index import tally
 from sessionviewer.index.findings import Finding
 from sessionviewer.models import Entry, OrjsonField, Problem, Session, SessionFinding
 from sessionviewer.row_codec import (
@@ -296,14 +297,73 @@ def _entry_value(column: str, vendor: str) -> str:
 
 
 def update_sessions(sessions: list[Session], attnames: tuple[str, ...]) -> None:
-    """Write these fields (attnames) of these sessions in one executemany: a save() per
-    session cost a cold index more than the queries that found the links, and
-    bulk_update's CASE expressions took as long to compile."""
+    """Write these fields (attnames) of these sessions: a save() per session cost a cold
+    index more than the queries that found the links, and bulk_update's CASE expressions
+    took as long to compile.
+
+    On SQLite, one executemany: a statement per row costs it no round trip. On PostgreSQL,
+    one UPDATE ... FROM (VALUES ...) per UPDATE_PARAMETERS: an executemany there is a
+    statement per row, each parsed, planned and answered, and each row whose counted
+    columns changed called the tally's trigger; the statement tallies them itself
+    (bench/README.md, issue 28)."""
     if not sessions:
         return
     quote, mark = connection.ops.quote_name, placeholder(connection.vendor)
     to_db = dict(statements_for(connection.vendor).session_values)  # as the session saves send them
+    # One row per session, its last: of two for one row, PostgreSQL would apply either.
+    rows = list({s.id: [*(to_db[name](s, name) for name in attnames), s.id] for s in sessions}.values())
+    if connection.vendor == "postgresql":
+        with transaction.atomic(savepoint=False):  # the tally's mark lasts as long as its transaction
+            _update_on_postgresql([Session._meta.get_field(name) for name in attnames], rows)
+        return
     columns = ", ".join(f"{quote(Session._meta.get_field(name).column)} = {mark}" for name in attnames)
-    rows = [[*(to_db[name](s, name) for name in attnames), s.id] for s in sessions]
     with driver_cursor() as cursor:
         cursor.executemany(f"UPDATE {quote(Session._meta.db_table)} SET {columns} WHERE id = {mark}", rows)  # noqa: S608
+
+
+def _update_on_postgresql(fields: list[models.Field], rows: list[list]) -> None:
+    quote, table = connection.ops.quote_name, connection.ops.quote_name(Session._meta.db_table)
+    # The values' types are the columns' own (a VALUES list would take text for a string
+    # or a NULL); a string column's is text, so an over-long value fails as it did.
+    types = [f.db_type(connection) for f in fields]
+    types = ["text" if db_type.startswith("varchar") else db_type for db_type in types]
+    assignments = ", ".join(f"{quote(f.column)} = v.c{n}::{types[n]}" for n, f in enumerate(fields))
+    names = ", ".join(f"c{n}" for n in range(len(fields)))
+    columns = {f.column for f in fields}
+    # A counted column changes: the rows' tally in the statement, not a trigger call per row.
+    counted = bool(columns & set(tally.COUNTED)) and not columns & _PLACED
+    counted_columns = ", ".join(quote(column) for column in tally.COUNTED)
+    per_statement = max(1, UPDATE_PARAMETERS // (len(fields) + 1))
+    with driver_cursor() as cursor:
+        if counted:
+            cursor.execute(tally.BY_STATEMENT, ["statement"])
+        for start in range(0, len(rows), per_statement):
+            chunk = rows[start : start + per_statement]
+            new = f"(VALUES {', '.join(['(' + ', '.join(['%s'] * (len(fields) + 1)) + ')'] * len(chunk))}) AS v({names}, id)"
+            params = [value for row in chunk for value in row]
+            update = f"UPDATE {table} SET {assignments} FROM {new} WHERE {table}.id = v.id::bigint"  # noqa: S608
+            if not counted:
+                cursor.execute(update, params)
+                continue
+            # The rows locked first: the old values the statement reads are the ones it replaces.
+            # Old and new shares go in apart, and cancel where a value did not change. Each
+            # table is found by its ids alone: PostgreSQL plans these before it has statistics
+            # of the sessions (a first index), and a join of the two looped over every session.
+            ids = [row[-1] for row in chunk]
+            cursor.execute(f"SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR UPDATE", [ids])  # noqa: S608
+            cursor.execute(
+                f"WITH old_rows AS (SELECT {counted_columns} FROM {table} WHERE id = ANY(%s)), "  # noqa: S608
+                f"new_rows AS ({update} RETURNING {', '.join(f'{table}.{quote(c)}' for c in tally.COUNTED)}) "
+                + tally.changed_rows("old_rows", "new_rows"),
+                [ids, *params],
+            )
+        if counted:
+            cursor.execute(tally.BY_STATEMENT, [""])
+
+
+# A row's shares of the tally read its parent's source, format and project as the statement
+# finds them: an update of those is left to the row trigger.
+_PLACED = {"source_id", "format", "project"}
+
+# Parameters per UPDATE ... FROM (VALUES ...) on PostgreSQL: well under its limit of 65,535.
+UPDATE_PARAMETERS = 20_000

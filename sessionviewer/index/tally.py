@@ -9,10 +9,24 @@ tally (migration 0032): its pages count the sessions.
 
 from __future__ import annotations
 
+import functools
+from importlib import import_module
+
 from django.db import connection, transaction
 
 from sessionviewer.index.locks import take_turn
 from sessionviewer.models import SessionTally
+
+# The trigger's own SQL (migrations 0032, 0036): a statement that tallies its rows itself
+# adds exactly what the trigger would.
+_shares_sql = import_module("sessionviewer.migrations.0032_session_tally")
+_IN_PROJECT = import_module("sessionviewer.migrations.0036_tally_model_cost_per_project").IN_PROJECT
+# The session columns a row's shares read (0032's WATCHED): an update that changes none of
+# them changes no count.
+COUNTED = _shares_sql.WATCHED
+# Set for its transaction by a statement that tallies its rows itself: the row trigger
+# leaves them alone (migration 0038).
+BY_STATEMENT = "SELECT set_config('sessionviewer.tally', %s, true)"
 
 _TABLE = SessionTally._meta.db_table
 _KEY = ("facet", "project", "source_id", "format", "value")
@@ -46,3 +60,13 @@ def fold_pending() -> None:
         take_turn("tally")
         with connection.cursor() as cursor:
             cursor.execute(FOLD)
+
+
+@functools.cache
+def changed_rows(old: str, new: str) -> str:
+    """An INSERT adding the shares of updated sessions to the tally, as the row trigger
+    would: the old rows' shares taken away and the new rows' added, summed by value, those
+    that change nothing left out. old, new: tables of the rows before and after (COUNTED). PostgreSQL."""
+    taken = _shares_sql._shares("r.", "-1", f"{old} r", in_project=_IN_PROJECT)
+    added = _shares_sql._shares("r.", "1", f"{new} r", in_project=_IN_PROJECT)
+    return _shares_sql._added(f"{taken}\nUNION ALL {added}")
