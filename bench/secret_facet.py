@@ -73,6 +73,7 @@ def seed(args: argparse.Namespace) -> None:
         findings = [
             SessionFinding(
                 session=session,
+                source_id=session.source_id,
                 line=line,
                 entry_id=f"e{line}",
                 block=0,

@@ -667,6 +667,12 @@ class SessionFinding(models.Model):
     keep it). The value itself is never stored: a reveal scans the entry's block again."""
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="findings", db_index=False)
+    # The session's source, kept beside its findings: the list's "possible secrets" facet
+    # filtered by a machine or root counts the findings of its sources alone, not an EXISTS
+    # per session of the filter (filters.count_with_possible_secrets, migration 0039). No
+    # foreign key, as the tally's: a session never changes source (a root a machine claims
+    # keeps its Source row, index/passes.py _claimed_source), and goes with its findings.
+    source_id = models.BigIntegerField()
     line = models.PositiveIntegerField()  # the entry's line in its file
     entry_id = models.CharField(max_length=256)  # the entry's id as the index stores it
     block = models.PositiveIntegerField()  # the index of the block in the entry's blocks
@@ -678,6 +684,7 @@ class SessionFinding(models.Model):
         indexes = [
             models.Index(fields=["session", "line"], name="finding_session_line"),
             models.Index(fields=["fingerprint"], name="finding_fingerprint"),
+            models.Index(fields=["source_id", "session"], name="finding_source_session"),
         ]
         permissions = [
             ("reveal_secret", "Can reveal a possible secret's value on a transcript"),

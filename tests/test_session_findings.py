@@ -4,18 +4,22 @@ the dismissals and their audit, and the scan the indexer runs as it reads each e
 from __future__ import annotations
 
 import shutil
+from importlib import import_module
 from io import StringIO
+from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from sessionviewer import readers
 from sessionviewer.index import index_roots
 from sessionviewer.index.findings import CREDENTIAL_RULES, block_secrets, may_hold_secret
-from sessionviewer.models import AuditEvent, SecretDismissal, Session, SessionFinding
+from sessionviewer.models import AuditEvent, SecretDismissal, Session, SessionFinding, Source
 from sessionviewer.roots import RootSpec
 from sessionviewer.workspaces.secrets import fingerprint, secret_values
 
@@ -76,6 +80,7 @@ def test_findings_go_with_their_session(tmp_path):
     session = index_fixture(tmp_path, "claude_code", "thinking_block.jsonl", CLAUDE_PROJECT, "s1")
     SessionFinding.objects.create(
         session=session,
+        source_id=session.source_id,
         line=1,
         entry_id="e1",
         block=0,
@@ -566,6 +571,95 @@ def test_the_facet_is_left_out_when_no_session_has_a_possible_secret(client, vie
     assert facet_of(client, "possible_secrets", project="/nowhere") == {}
 
 
+@pytest.fixture
+def two_machines(settings, tmp_path) -> dict[str, Session]:
+    """The same Claude Code root (a session with four possible secrets, one with none) indexed
+    by a laptop and by a CI runner, and a Codex root (three possible secrets) by the laptop only."""
+    folder = tmp_path / CLAUDE_PROJECT
+    folder.mkdir(parents=True)
+    shutil.copy(FIXTURES / "claude_code" / "secrets_in_every_block.jsonl", folder / "leaky.jsonl")
+    shutil.copy(FIXTURES / "claude_code" / "thinking_block.jsonl", folder / "clean.jsonl")
+    codex = tmp_path / "sessions" / "2025" / "11" / "03"
+    codex.mkdir(parents=True)
+    shutil.copy(FIXTURES / "codex" / "secrets_in_arguments_and_output.jsonl", codex / "rollout-s1.jsonl")
+    settings.SESSIONVIEWER_MACHINE = "laptop"
+    index_roots([RootSpec(tmp_path / "projects", "claude_code"), RootSpec(tmp_path / "sessions", "codex")])
+    settings.SESSIONVIEWER_MACHINE = "ci-runner"
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    return {"projects": str(tmp_path / "projects")}
+
+
+def counted_one_by_one(**params) -> int:
+    """The sessions with a finding not dismissed among those the machine or root selects,
+    session by session in Python."""
+    sessions = Session.objects.all()
+    if machine := params.get("machine"):
+        sessions = sessions.filter(source__machine=machine)
+    if root := params.get("root"):
+        sessions = sessions.filter(source_id=root) if root.isdigit() else sessions.filter(source__path=root)
+    dismissed = set(SecretDismissal.objects.values_list("fingerprint", flat=True))
+    return sum(
+        any(fp not in dismissed for fp in session.findings.values_list("fingerprint", flat=True))
+        for session in sessions
+    )
+
+
+def test_each_finding_keeps_its_sessions_source(two_machines):
+    findings = SessionFinding.objects.select_related("session")
+    assert {f.session.source.machine for f in findings} == {"laptop", "ci-runner"}
+    assert all(f.source_id == f.session.source_id for f in findings)
+
+
+def test_the_facet_by_machine_or_root_counts_as_each_session_does(client, viewer, two_machines):
+    # The Codex session's GitHub token is dismissed; its AWS key is not: it still counts.
+    admin = make_admin()
+    token = Session.objects.get(format="codex").findings.filter(kind="github_token").first()
+    SecretDismissal.dismiss(admin, token.fingerprint, token.kind)
+    laptop = Source.objects.get(machine="laptop", path=two_machines["projects"])
+    path = two_machines["projects"]
+    cases = [  # the filter, and the sessions it counts: the leaky one per machine, the Codex one
+        ({"machine": "laptop"}, 2),
+        ({"machine": "ci-runner"}, 1),
+        ({"root": str(laptop.id)}, 1),
+        ({"root": path}, 2),  # its path: on both machines
+        ({"machine": "ci-runner", "root": path}, 1),
+        ({"machine": "nowhere"}, 0),
+    ]
+    for params, expected in cases:
+        assert counted_one_by_one(**params) == expected, params
+        assert facet_of(client, "possible_secrets", **params) == ({"1": expected} if expected else {}), params
+    # The AWS key dismissed too: the Codex session holds nothing else; the leaky ones still do.
+    aws = Session.objects.get(format="codex").findings.get(kind="aws_access_key")
+    SecretDismissal.dismiss(admin, aws.fingerprint, aws.kind)
+    for params, _ in cases:
+        counted = counted_one_by_one(**params)
+        assert facet_of(client, "possible_secrets", **params) == ({"1": counted} if counted else {}), params
+    assert facet_of(client, "possible_secrets", machine="laptop") == {"1": 1}
+    assert facet_of(client, "possible_secrets", root=path) == {"1": 2}
+
+
+def test_the_facet_by_machine_is_counted_from_the_findings_alone(client, viewer, two_machines):
+    with CaptureQueriesContext(connection) as queries:
+        assert facet_of(client, "possible_secrets", machine="laptop") == {"1": 2}
+    reading = [q["sql"] for q in queries.captured_queries if "sessionviewer_sessionfinding" in q["sql"]]
+    assert len(reading) == 1 and 'sessionviewer_session"' not in reading[0].replace("sessionfinding", "")
+    assert '"sessionviewer_sessionfinding"."source_id" IN' in reading[0]
+    with CaptureQueriesContext(connection) as queries:  # another filter: an EXISTS per session
+        assert facet_of(client, "possible_secrets", machine="laptop", format="codex") == {"1": 1}
+    reading = [q["sql"] for q in queries.captured_queries if "sessionviewer_sessionfinding" in q["sql"]]
+    assert len(reading) == 1 and "EXISTS" in reading[0] and 'sessionviewer_session"' in reading[0]
+
+
+def test_migration_0039_gives_the_findings_indexed_before_it_their_sessions_source(two_machines):
+    migration = import_module("sessionviewer.migrations.0039_finding_source")
+    SessionFinding.objects.update(source_id=0)  # NOT NULL: 0 for "none", no source has it
+    migration.forwards(None, SimpleNamespace(connection=connection))  # it runs on the connection only
+    findings = SessionFinding.objects.select_related("session")
+    assert len(findings) == 4 + 4 + 3  # the leaky session on each machine, the Codex session
+    assert all(f.source_id == f.session.source_id for f in findings)
+    assert len({f.source_id for f in findings}) == 3
+
+
 def test_the_page_shows_the_facet_and_its_link_toggles_the_filter(client, viewer, three_sessions):
     body = client.get(reverse("session-list")).content.decode()
     facet = body[body.index('data-facet="possible_secrets"') :]
@@ -645,3 +739,4 @@ def test_scanfindings_finds_what_the_index_would_have_in_a_session_indexed_befor
     assert "Scanned 1 sessions" in out.getvalue() and "4 possible secrets" in out.getvalue()
     call_command("scanfindings", stdout=StringIO())  # again: replaced, not added twice
     assert len(findings_of(session)) == 4
+    assert set(session.findings.values_list("source_id", flat=True)) == {session.source_id}

@@ -175,10 +175,10 @@ def write_files(files: list[tuple[Session, list[list], list[readers.Problem], li
     """The rows, problems and possible secrets of several saved sessions, in one statement each."""
     every_row, every_problem, every_finding = [], [], []
     for session, rows, problems, findings in files:
-        session_id = session.id
+        session_id, source_id = session.id, session.source_id
         every_finding += [
-            SessionFinding(session_id=session_id, line=line, entry_id=entry_id, block=block, kind=kind,
-                           masked=masked, fingerprint=fp)
+            SessionFinding(session_id=session_id, source_id=source_id, line=line, entry_id=entry_id,
+                           block=block, kind=kind, masked=masked, fingerprint=fp)
             for line, entry_id, block, kind, masked, fp in findings
         ]  # fmt: skip
         for row in rows:

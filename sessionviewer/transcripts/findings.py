@@ -271,8 +271,8 @@ def scan_again(session: Session) -> int:
     with transaction.atomic():
         session.findings.all().delete()
         SessionFinding.objects.bulk_create(
-            SessionFinding(session=session, line=line, entry_id=entry_id, block=block, kind=kind,
-                           masked=masked, fingerprint=fp)
+            SessionFinding(session=session, source_id=session.source_id, line=line, entry_id=entry_id,
+                           block=block, kind=kind, masked=masked, fingerprint=fp)
             for line, entry_id, block, kind, masked, fp in found
         )  # fmt: skip
     return len(found)
