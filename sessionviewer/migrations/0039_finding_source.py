@@ -14,7 +14,7 @@ from django.db import migrations, models
 
 def forwards(apps, schema_editor):
     """Each finding's source_id from its session's: every finding, none has one before."""
-    if schema_editor.connection.vendor == "postgresql":  # and by its cursor: the tests run it in a transaction
+    if schema_editor.connection.vendor == "postgresql":
         statement = (
             "UPDATE sessionviewer_sessionfinding f SET source_id = s.source_id "
             "FROM sessionviewer_session s WHERE s.id = f.session_id"
@@ -25,6 +25,8 @@ def forwards(apps, schema_editor):
             "SELECT s.source_id FROM sessionviewer_session s "
             "WHERE s.id = sessionviewer_sessionfinding.session_id)"
         )
+    # On the connection's cursor: the tests run it inside their transaction, where SQLite's
+    # schema editor cannot open.
     with schema_editor.connection.cursor() as cursor:
         cursor.execute(statement)
 
