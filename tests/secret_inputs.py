@@ -188,3 +188,20 @@ RULE_CASES = [
     ("phone", "call +33 6 12 34 56 78", "+33 6 12 34 56 78", "call +33 6 12"),
     ("phone", "call 415-555-2671", "415-555-2671", "released on 2025-06-01"),
 ]  # fmt: skip
+
+
+# The values the fixtures plant (tests/fixtures/<format>/secrets_in_every_block.*,
+# claude_code/secrets_appended.jsonl, codex/secrets_in_arguments_and_output.jsonl), for the
+# index's findings and the transcript's masks alike.
+ANTHROPIC = "sk-ant-api03-Zx8vQ2mN7pL4rT9wK3sBq7Hd"
+GHP = "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngAbCdEf12"
+AWS_KEY = "AKIAZ7Q4RT2MPL9WX3KD"
+NPM_CLAUDE = "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+STRIPE = "sk_live_51HxQk2eZvKYlo2C8aB3dE9fG"
+SLACK = "xoxb-2048163201-4096327702-Qm8vR2nT5wK9pL3x"
+GHS = "ghs_Q7mZ2vK9pL4rT8wX3nB6cD1fG5hJ0kS2aE"
+NPM = "npm_Q7mZ2vK9pL4rT8wX3nB6cD1fG5hJ0kS2aE4y"
+PAT = "github_pat_11ABCDEFG0aBcDeFgHiJkLmN_oPqRsTuVwXyZ0123456789"
+HF = "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"
+AWS_ID = "AKIAQ7MZ2VK9PL4RT8WX"
+ANTHROPIC_PI = "sk-ant-api03-Q7mZ2vK9pL4rT8wX3nB6cD1f"

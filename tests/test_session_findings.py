@@ -26,7 +26,19 @@ from sessionviewer.workspaces.secrets import fingerprint, secret_values
 from .fixture_files import CLAUDE_PROJECT, FIXTURES, index_fixture
 from .opencode_files import fixture as opencode_fixture
 from .opencode_files import write_storage
-from .secret_inputs import ADVERSARIAL, RULE_CASES
+from .secret_inputs import (
+    ADVERSARIAL,
+    ANTHROPIC,
+    ANTHROPIC_PI,
+    AWS_ID,
+    GHS,
+    HF,
+    NPM,
+    PAT,
+    RULE_CASES,
+    SLACK,
+    STRIPE,
+)
 from .users import ADMIN, VIEWER, make_admin, make_user
 
 pytestmark = pytest.mark.django_db
@@ -100,9 +112,6 @@ def findings_of(session: Session) -> list[tuple]:
     return list(rows.values_list("line", "entry_id", "block", "kind", "masked"))
 
 
-ANTHROPIC = "sk-ant-api03-Zx8vQ2mN7pL4rT9wK3sBq7Hd"
-
-
 def test_claude_code_secrets_are_found_in_every_kind_of_block(tmp_path):
     session = index_fixture(tmp_path, "claude_code", "secrets_in_every_block.jsonl", CLAUDE_PROJECT, "s1")
     assert findings_of(session) == [
@@ -135,14 +144,6 @@ def test_a_finding_keeps_the_memory_findings_fingerprint_and_never_the_value(tmp
 # planted where that agent leaks it, and near misses (placeholders, providers' documented
 # examples) on lines of their own, which must give nothing.
 
-STRIPE = "sk_live_51HxQk2eZvKYlo2C8aB3dE9fG"
-SLACK = "xoxb-2048163201-4096327702-Qm8vR2nT5wK9pL3x"
-GHS = "ghs_Q7mZ2vK9pL4rT8wX3nB6cD1fG5hJ0kS2aE"
-NPM = "npm_Q7mZ2vK9pL4rT8wX3nB6cD1fG5hJ0kS2aE4y"
-PAT = "github_pat_11ABCDEFG0aBcDeFgHiJkLmN_oPqRsTuVwXyZ0123456789"
-HF = "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"
-AWS_ID = "AKIAQ7MZ2VK9PL4RT8WX"
-ANTHROPIC_PI = "sk-ant-api03-Q7mZ2vK9pL4rT8wX3nB6cD1f"
 
 # (line, entry id, block, kind, value) of every finding, in file order.
 GO_FINDINGS = [

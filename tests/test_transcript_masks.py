@@ -19,6 +19,20 @@ from sessionviewer.transcripts.masks import BASE, FILLER, Mask, Masks
 from .fixture_files import CLAUDE_PROJECT, FIXTURES, index_fixture
 from .opencode_files import fixture as opencode_fixture
 from .opencode_files import write_storage
+from .secret_inputs import (
+    ANTHROPIC,
+    ANTHROPIC_PI,
+    AWS_ID,
+    AWS_KEY,
+    GHP,
+    GHS,
+    HF,
+    NPM,
+    NPM_CLAUDE,
+    PAT,
+    SLACK,
+    STRIPE,
+)
 from .users import VIEWER, make_admin, make_user
 
 # --- The masks themselves: no database ------------------------------------------------------------
@@ -86,19 +100,6 @@ def test_a_value_holding_another_is_masked_whole():
 
 # --- The pages ----------------------------------------------------------------------------------------
 
-
-ANTHROPIC = "sk-ant-api03-Zx8vQ2mN7pL4rT9wK3sBq7Hd"
-GHP = "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngAbCdEf12"
-AWS_KEY = "AKIAZ7Q4RT2MPL9WX3KD"
-NPM_CLAUDE = "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-STRIPE = "sk_live_51HxQk2eZvKYlo2C8aB3dE9fG"
-SLACK = "xoxb-2048163201-4096327702-Qm8vR2nT5wK9pL3x"
-GHS = "ghs_Q7mZ2vK9pL4rT8wX3nB6cD1fG5hJ0kS2aE"
-NPM = "npm_Q7mZ2vK9pL4rT8wX3nB6cD1fG5hJ0kS2aE4y"
-PAT = "github_pat_11ABCDEFG0aBcDeFgHiJkLmN_oPqRsTuVwXyZ0123456789"
-HF = "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"
-AWS_ID = "AKIAQ7MZ2VK9PL4RT8WX"
-ANTHROPIC_PI = "sk-ant-api03-Q7mZ2vK9pL4rT8wX3nB6cD1f"
 
 # Each fixture: how to index it, and the values planted in it.
 SESSIONS = {

@@ -3,8 +3,9 @@ request revealed, scanned again from the stored entry (the index never keeps a v
 
 from __future__ import annotations
 
+import functools
 import re
-import threading
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import transaction
@@ -112,55 +113,59 @@ def transcript_masks(
         dismissed = SecretDismissal.dismissed({f["fingerprint"] for f in findings})
     else:
         dismissed = {f["fingerprint"] for f in findings if f["dismissed"]}
-    first: dict[str, dict] = {}
+    first: dict[str, _Masked] = {}
     for finding in findings:
         if finding["fingerprint"] not in dismissed:
-            first.setdefault(finding["fingerprint"], finding)
+            first.setdefault(finding["fingerprint"], _Masked(*(finding[name] for name in _Masked._fields)))
     if not first:
         return None
-    # The same page asked again (its chunks, the poller) builds the same masks: kept for the
-    # file as it was read, these findings and this person's right to reveal.
-    key = (session.id, session.read_offset, tuple((f["id"], fp) for fp, f in first.items()), can_reveal)
-    if (masks := _MASKS.get(key)) is None:
-        masks = _built_masks(session, list(first.values()), can_reveal)
-        with _MASKS_LOCK:  # a threaded server's requests share it
-            _MASKS[key] = masks
-            while len(_MASKS) > MASKS_KEPT:
-                del _MASKS[next(iter(_MASKS))]
-    return masks or None
+    return _built_masks(session.id, session.read_offset, tuple(first.values()), can_reveal) or None
 
 
-MASKS_KEPT = 32  # sessions' masks kept, the oldest dropped first
-_MASKS: dict[tuple, Masks] = {}
-_MASKS_LOCK = threading.Lock()
+class _Masked(NamedTuple):
+    """What a mark needs of a finding (a SessionFinding's fields)."""
+
+    id: int
+    line: int
+    entry_id: str
+    block: int
+    kind: str
+    masked: str
+    fingerprint: str
 
 
-def _built_masks(session: Session, firsts: list[dict], can_reveal: bool) -> Masks:
-    """Masks of these findings (one per fingerprint), each value read again from its entry."""
-    lines = sorted({f["line"] for f in firsts})
+MASKS_KEPT = 32  # sessions' masks kept, the least used dropped first
+
+
+@functools.lru_cache(maxsize=MASKS_KEPT)
+def _built_masks(session_id: int, read_offset: int, firsts: tuple[_Masked, ...], can_reveal: bool) -> Masks:
+    """Masks of these findings (one per fingerprint), each value read again from its entry.
+    The same page asked again (its chunks, the poller) builds the same masks: kept for the
+    file as it was read (read_offset, a key only), these findings and the right to reveal."""
+    lines = sorted({f.line for f in firsts})
     entries: dict[tuple[int, str], readers.Entry] = {}
     for at in range(0, len(lines), 500):
         batch = lines[at : at + 500]
         marks = ", ".join(["%s"] * len(batch))
-        for entry in select_entries(f"session_id = %s AND line IN ({marks})", [session.id, *batch]):
+        for entry in select_entries(f"session_id = %s AND line IN ({marks})", [session_id, *batch]):
             entries[entry.line, entry.id] = entry
     masks = []
     for finding in firsts:
-        entry = entries.get((finding["line"], finding["entry_id"]))
-        value = entry and _block_value(entry, finding["block"], finding["kind"], finding["fingerprint"])
+        entry = entries.get((finding.line, finding.entry_id))
+        value = entry and _block_value(entry, finding.block, finding.kind, finding.fingerprint)
         if value:
-            masks.append(_mask(session, finding, value, can_reveal))
+            masks.append(_mask(session_id, finding, value, can_reveal))
     return Masks(masks)
 
 
-def _mask(session: Session, finding: dict, value: str, can_reveal: bool) -> Mask:
-    title = f"Possible secret ({finding['kind']}), masked"
-    shown = finding["masked"]
-    if finding["kind"] == "private_key":  # its mask is the BEGIN line: the key after it is hidden
+def _mask(session_id: int, finding: _Masked, value: str, can_reveal: bool) -> Mask:
+    title = f"Possible secret ({finding.kind}), masked"
+    shown = finding.masked
+    if finding.kind == "private_key":  # its mask is the BEGIN line: the key after it is hidden
         shown += " (the key is masked)"
     inert = format_html(
         '<mark class="secret" data-finding="{}" data-fingerprint="{}" title="{}">{}</mark>',
-        finding["id"], finding["fingerprint"], title, shown,
+        finding.id, finding.fingerprint, title, shown,
     )  # fmt: skip
     mark = inert
     if can_reveal:
@@ -168,8 +173,8 @@ def _mask(session: Session, finding: dict, value: str, can_reveal: bool) -> Mask
             '<mark class="secret" data-finding="{}" data-fingerprint="{}" title="{}">{}'
             '<button type="button" class="reveal" hx-post="{}" hx-swap="none" data-fingerprint="{}">'
             "reveal</button></mark>",
-            finding["id"], finding["fingerprint"], title, shown,
-            reverse("api-finding-reveal", args=[session.id, finding["id"]]), finding["fingerprint"],
+            finding.id, finding.fingerprint, title, shown,
+            reverse("api-finding-reveal", args=[session_id, finding.id]), finding.fingerprint,
         )  # fmt: skip
     return Mask(value=value, mark=str(mark), mark_inert=str(inert), text=str(escape(shown)))
 

@@ -151,11 +151,8 @@ def session_redact(request: HttpRequest, session_id: int) -> HttpResponse:
         return json_error(f"no session {session_id}", 404)
     shown = share.review(request, session, share.candidates_of(session))
     shares = shown["shares"]
-    if shares is not None:  # may_revoke: the page shows a Revoke button, on an active link
-        shares = [
-            s.to_dict() | {"may_revoke": s.state == "active" and share.may_revoke(request.user, s)}
-            for s in shares
-        ]
+    if shares is not None:
+        shares = [s.to_dict() | {"may_revoke": s.may_revoke} for s in shares]
     return json_response(
         {
             "session": session.id,

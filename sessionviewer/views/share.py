@@ -50,8 +50,8 @@ class RedactForm(forms.Form):
 
 
 def candidates_of(session: Session) -> list[redaction.Candidate]:
-    """The values a person may take out of the session, recomputed on every request: the page
-    names them by opaque ids, never by value."""
+    """The values a person may take out of the session (export.review_candidates, made once
+    per version of it): the page names them by opaque ids, never by value."""
     return export.review_candidates(session, high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY)
 
 
@@ -62,7 +62,11 @@ def review(request: HttpRequest, session: Session, candidates, checked=None) -> 
     checked: the ids the person sent (None: the defaults)."""
     rows = redaction.review_rows(candidates, settings.SECRET_KEY, checked)
     may_share = _may_share(request)
-    shares = session.shares.select_related("created_by").order_by("-created_at") if may_share else None
+    shares = None
+    if may_share:
+        shares = list(session.shares.select_related("created_by").order_by("-created_at"))
+        for share in shares:  # the page's Revoke button, and its twin's may_revoke
+            share.may_revoke = share.state == "active" and may_revoke(request.user, share)
     # The title as the default choice redacts it: the page shows no value unmasked.
     everything = redaction.Redaction({c.value: c.kind for c in candidates})
     return {
