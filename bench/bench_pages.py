@@ -304,6 +304,29 @@ def bench_client():
     return client
 
 
+def timed_page(client, url: str, runs: int) -> tuple[float, list[dict]]:
+    """The median time of runs requests of url (one first, untimed), in ms, and the
+    statements the last one sent (Django's CaptureQueriesContext)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    assert client.get(url).status_code == 200, url
+    times = []
+    for _ in range(runs):
+        with CaptureQueriesContext(connection) as queries:
+            started = time.perf_counter()
+            response = client.get(url)
+            times.append(time.perf_counter() - started)
+        assert response.status_code == 200, url
+    return statistics.median(times) * 1000, queries.captured_queries
+
+
+def slowest_statement(queries: list[dict], width: int) -> str:
+    """The slowest of these statements: its ms and the start of its SQL."""
+    slowest = max(queries, key=lambda q: float(q["time"]), default={"time": 0, "sql": ""})
+    return f"{float(slowest['time']) * 1000:.0f}: {' '.join(slowest['sql'].split())[:width]}"
+
+
 # Before each timed request: nothing (warm), the in-process thread cache and rendered HTML
 # (render.MEMO) emptied (cold: a server restart, another worker), or that and the session's
 # stored thread snapshot removed too

@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_pages import bench_client, setup_django  # bench/ is the script's folder, on the path
+from bench_pages import (  # bench/ is the script's folder, on the path
+    bench_client,
+    setup_django,
+    slowest_statement,
+    timed_page,
+)
 
 
 def pages() -> dict[str, str]:
@@ -66,29 +69,12 @@ def main() -> None:
     args = parser.parse_args()
     database = Path(args.database).resolve() if args.database else os.environ.get("DATABASE_URL")
     setup_django(database or sys.exit("set DATABASE_URL or --database"))
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     client = bench_client()
     print(f"{'page':34} {'median ms':>9} {'SQL ms':>6} {'statements':>10}  slowest statement (ms)")
     for label, url in pages().items():
-        assert client.get(url).status_code == 200, url
-        times = []
-        for _ in range(args.runs):
-            with CaptureQueriesContext(connection) as queries:
-                started = time.perf_counter()
-                response = client.get(url)
-                times.append(time.perf_counter() - started)
-            assert response.status_code == 200, url
-        slowest = max(
-            queries.captured_queries, key=lambda q: float(q["time"]), default={"time": 0, "sql": ""}
-        )
-        sql = " ".join(slowest["sql"].split())[:70]
-        median = statistics.median(times) * 1000
-        in_sql = sum(float(q["time"]) for q in queries.captured_queries) * 1000
-        print(
-            f"{label:34} {median:9.1f} {in_sql:6.1f} {len(queries):10}  {float(slowest['time']) * 1000:.0f}: {sql}"
-        )
+        median, queries = timed_page(client, url, args.runs)
+        in_sql = sum(float(q["time"]) for q in queries) * 1000
+        print(f"{label:34} {median:9.1f} {in_sql:6.1f} {len(queries):10}  {slowest_statement(queries, 70)}")
 
 
 if __name__ == "__main__":

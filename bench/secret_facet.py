@@ -20,7 +20,6 @@ import argparse
 import os
 import random
 import re
-import statistics
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -28,7 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_pages import bench_client, setup_django  # bench/ is the script's folder, on the path
+from bench_pages import (  # bench/ is the script's folder, on the path
+    bench_client,
+    setup_django,
+    slowest_statement,
+    timed_page,
+)
 
 FORMATS = ("claude_code", "codex", "openclaw", "go_agent")
 KINDS = ("github_token", "aws_access_key", "anthropic_key", "npm_token")
@@ -102,7 +106,6 @@ def seed(args: argparse.Namespace) -> None:
 
 def explain(args: argparse.Namespace) -> None:
     from django.db import connection
-    from django.test.utils import CaptureQueriesContext
     from django.urls import reverse
 
     client = bench_client()
@@ -121,20 +124,9 @@ def explain(args: argparse.Namespace) -> None:
     seen: set[str] = set()
     print(f"{'page':36} {'median ms':>9} {'statements':>10}  slowest statement (ms)")
     for label, url in pages.items():
-        assert client.get(url).status_code == 200, url
-        times = []
-        for _ in range(args.runs):
-            with CaptureQueriesContext(connection) as queries:
-                started = time.perf_counter()
-                response = client.get(url)
-                times.append(time.perf_counter() - started)
-            assert response.status_code == 200, url
-        slowest = max(queries.captured_queries, key=lambda q: float(q["time"]))
-        print(
-            f"{label:36} {statistics.median(times) * 1000:9.1f} {len(queries):10}  "
-            f"{float(slowest['time']) * 1000:.0f}: {' '.join(slowest['sql'].split())[:60]}"
-        )
-        for query in queries.captured_queries:
+        median, queries = timed_page(client, url, args.runs)
+        print(f"{label:36} {median:9.1f} {len(queries):10}  {slowest_statement(queries, 60)}")
+        for query in queries:
             # One plan per statement shape: the same statement for other ids or another page
             # is planned alike.
             shape = re.sub(r"\d+", "N", query["sql"])
