@@ -116,15 +116,11 @@ def _hosts(text: str) -> Iterator[str]:
 PERSONAL_RULES = tuple(rule for rule in secrets.RULES if not rule.secret)
 
 
-def values_in(
-    text: str, *, high_entropy: bool = False, may_hold_credential: Callable[[str], bool] | None = None
-) -> Iterator[Candidate]:
+def values_in(text: str, *, high_entropy: bool = False, credentials: bool = True) -> Iterator[Candidate]:
     """The candidates of one text: findings, home paths, e-mail addresses and host names.
-    may_hold_credential: False for a text no credential rule can match (the index's
-    prefilter); the credential rules are then not run over it."""
-    rules = None  # every rule, high_entropy's as asked
-    if may_hold_credential is not None and not high_entropy and not may_hold_credential(text):
-        rules = PERSONAL_RULES
+    credentials False: the text can hold none (the index's prefilter said so), and the
+    credential rules are not run over it."""
+    rules = None if credentials or high_entropy else PERSONAL_RULES  # None: every rule, as asked
     for finding, value in secrets.secret_values(text, high_entropy=high_entropy, rules=rules):
         if finding.kind == EMAIL:  # the scanner's mask keeps the domain, often the client's name
             local, _, domain = value.partition("@")
@@ -150,10 +146,6 @@ def _path_masked(path: str) -> str:
     if len(parts) <= 3:
         return path
     return "/".join([*parts[:2], *(_mask(part) if part else part for part in parts[2:-1]), parts[-1]])
-
-
-def _NEVER(text: str) -> bool:
-    return False
 
 
 # Texts are scanned joined, a batch at a time: most of a session's strings are short (an id, a
@@ -197,15 +189,14 @@ def review_values(
     are home paths already) are file paths; own_file, the session's file, too, of its own kind
     (listed checked: it tells where the sessions are kept, nothing about the work). findings: (kind, masked, value) of what the index
     found in the session's blocks, a secret under a JSON key's name among them.
-    may_hold_credential: as values_in's."""
+    may_hold_credential: False for a text no credential rule can match (the index's
+    prefilter, which this module may not import); None: every text is scanned for them."""
     found: dict[tuple[str, str], Candidate] = {}
     for kind, masked, value in findings:
         found.setdefault((kind, value), Candidate(kind, value, masked))
     listed = {value for _, value in found}  # a finding is listed once, as the index named it
     for text, credential in _batches(texts, None if high_entropy else may_hold_credential):
-        for candidate in values_in(
-            text, high_entropy=high_entropy, may_hold_credential=None if credential else _NEVER
-        ):
+        for candidate in values_in(text, high_entropy=high_entropy, credentials=credential):
             if candidate.value not in listed:
                 found.setdefault((candidate.kind, candidate.value), candidate)
     if own_file and not _HOME.search(own_file):
