@@ -73,9 +73,8 @@ class Masks:
     def text(self, text: str) -> str:
         """text with each value replaced by its placeholder (the file's plane-16 characters by U+FFFD)."""
         found = self._values.find_matches_as_indexes(text) if self._values is not None else []
-        if _ANY_PLACEHOLDER.search(text):
-            text = _ANY_PLACEHOLDER.sub("\ufffd", text)  # one code point for one: the places hold
-        elif not found:
+        text = without_placeholders(text)  # one code point for one: the places found hold
+        if not found:
             return text
         parts, at = [], 0
         for n, start, end in found:
