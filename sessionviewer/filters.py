@@ -232,7 +232,7 @@ def filter_sessions(
     q = params.get("q") or None
     if q is not None and by_text:
         matched = matching_session_ids(q, first, narrowed) if matched is None else matched
-        qs = qs.filter(id__in=matched)
+        qs = qs.filter(id__among=matched)
     sort = params.get("_sort") or "updated"
     default = "1" if sort in ("updated", "started", "messages", "tokens", "cost") else "0"
     descending = (params.get("_sort_desc") or default) == "1"
