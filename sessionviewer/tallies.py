@@ -14,9 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from django.db import connection
 from django.db.models import QuerySet, Sum
 
-from sessionviewer.models import SessionTally
+from sessionviewer.models import SessionTally, SessionTallyTotal
 
 # Between a place's project, JID and agent in its value (the trigger's chr(31)).
 PLACE_SEPARATOR = "\x1f"
@@ -54,6 +55,46 @@ def _summed(rows: QuerySet[SessionTally], *by: str, figures: tuple[str, ...] = (
     return rows.values(*by).annotate(**sums).filter(sessions__gt=0)
 
 
+def _sums(
+    facet: str | list[str],
+    scope: Scope,
+    by: tuple[str, ...],
+    figures: tuple[str, ...] = (),
+    order: tuple[str, ...] = (),
+) -> list[dict]:
+    """A facet's (or several facets') rows in the scope, summed by the columns `by` (none: one
+    row), as dicts of `by` and sessions and figures; a value that holds no session left out
+    when summed by something; in order (`-name`: descending).
+
+    Summed over every source and format, they are read from the total (models.SessionTallyTotal):
+    a row per value, and the tally's rows still pending. Else from the tally's rows."""
+    names = ("sessions", *figures)
+    if scope.sources is not None or scope.format or {"source_id", "format"} & set(by):
+        rows = _rows(facet, scope)
+        if not by:
+            return [rows.aggregate(**{name: Sum(name) for name in names})]
+        summed = _summed(rows, *by, figures=figures)
+        return list(summed.order_by(*order) if order else summed)
+    facets = facet if isinstance(facet, list) else [facet]
+    columns = ", ".join((*by, *names))
+    where = "project = %s AND facet = ANY(%s)"
+    # Integer sums are numeric in PostgreSQL: back to bigint, as the ORM's Sum gives them.
+    sums = ", ".join(f"SUM({n})" + ("" if n == "cost" else "::bigint") + f" AS {n}" for n in names)
+    sql = (
+        f"SELECT {', '.join((*by, sums))} FROM ("  # noqa: S608 - column names of this module
+        f"SELECT {columns} FROM {SessionTallyTotal._meta.db_table} WHERE {where} "
+        f"UNION ALL SELECT {columns} FROM {SessionTally._meta.db_table} WHERE pending AND {where}) AS rows"
+    )
+    if by:
+        sql += f" GROUP BY {', '.join(by)} HAVING SUM(sessions) > 0"
+    if order:
+        sql += " ORDER BY " + ", ".join(f"{o[1:]} DESC" if o.startswith("-") else o for o in order)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [scope.project, facets, scope.project, facets])
+        found = [dict(zip((*by, *names), row, strict=True)) for row in cursor.fetchall()]
+    return found
+
+
 def format_counts(scope: Scope) -> list[tuple[str, int]]:
     """Sessions per format, the most first."""
     found = _summed(_rows("", scope).exclude(format=""), "format").order_by("-sessions", "format")
@@ -68,11 +109,10 @@ VALUE_FACETS = ("project", "jid", "agent", "channel", "peer_kind", "kind", "mode
 def facet_values(facets: list[str], scope: Scope, limit: int) -> dict[str, list[tuple[str, int]]]:
     """Each facet's first values as (value, sessions), in one statement; "" left out but
     for a model (the list counts a blank model name as one)."""
-    rows = _rows(facets, scope)
     found: dict[str, list[tuple[str, int]]] = {facet: [] for facet in facets}
     # In the database's order, as a facet counted from the sessions is (its collation).
-    ordered = _summed(rows, "facet", "value").order_by("facet", "-sessions", "value")
-    for facet, value, n in ordered.values_list("facet", "value", "sessions"):
+    for row in _sums(facets, scope, ("facet", "value"), order=("facet", "-sessions", "value")):
+        facet, value, n = row["facet"], row["value"], row["sessions"]
         if value or facet == "model":
             found[facet].append((value, n))
     if "updated" in found:
@@ -90,11 +130,11 @@ def by_source(scope: Scope) -> dict[int, int]:
 def sessions(scope: Scope, nested: bool) -> int:
     """How many sessions; nested: less the subagents listed under their parent, those whose
     parent is in the scope too (filters.nested)."""
-    total = _rows("", scope).aggregate(n=Sum("sessions"))["n"] or 0
+    total = _sums("", scope, ())[0]["sessions"] or 0
     if not nested:
         return total
-    under = _summed(_rows("under", scope), "value").values_list("value", "sessions")
-    for parent, n in under:
+    for row in _sums("under", scope, ("value",)):
+        parent, n = row["value"], row["sessions"]
         source_id, _, fmt = parent.partition(" ")
         if scope.holds(int(source_id), fmt):
             total -= n
@@ -105,7 +145,7 @@ def totals(scope: Scope) -> dict:
     """Sessions, tokens, messages, cost, unpriced tokens and undated sessions, as
     activity.totals_of counts them (without "last")."""
     names = ("sessions", "tokens", "messages", "cost", "unpriced_tokens", "undated")
-    found = _rows("", scope).aggregate(**{name: Sum(name) for name in names})
+    found = _sums("", scope, (), figures=names[1:])[0]
     figures = {name: found[name] or 0 for name in names}
     figures["cost"] = float(figures["cost"])
     return figures
@@ -113,7 +153,7 @@ def totals(scope: Scope) -> dict:
 
 def by_day(scope: Scope) -> dict[date, dict]:
     """Sessions, tokens and cost by the UTC day the sessions started."""
-    found = _summed(_rows("day", scope), "value", figures=("tokens", "cost", "priced"))
+    found = _sums("day", scope, ("value",), figures=("tokens", "cost", "priced"))
     return {
         date.fromisoformat(row["value"]): {
             "sessions": row["sessions"],
@@ -127,7 +167,7 @@ def by_day(scope: Scope) -> dict[date, dict]:
 def places(scope: Scope) -> list[dict]:
     """Sessions, tokens and cost per project, JID and agent, as activity.report groups them:
     project, jid, agent, n, t, c."""
-    found = _summed(_rows("place", scope), "value", figures=("tokens", "cost", "priced"))
+    found = _sums("place", scope, ("value",), figures=("tokens", "cost", "priced"))
     rows = []
     for row in found:
         project, jid, agent = row["value"].split(PLACE_SEPARATOR, 2)
@@ -164,9 +204,7 @@ def formats(scope: Scope) -> list[dict]:
 def model_usage(scope: Scope) -> dict[str, dict]:
     """Per model of the sessions' turns (Session.model_costs): the sessions using it, its
     tokens, its cost (None: no token of it priced) and its unpriced tokens."""
-    found = _summed(
-        _rows("model_cost", scope), "value", figures=("tokens", "cost", "priced", "unpriced_tokens")
-    )
+    found = _sums("model_cost", scope, ("value",), figures=("tokens", "cost", "priced", "unpriced_tokens"))
     return {
         row["value"]: {
             "model": row["value"] or "(no model)",

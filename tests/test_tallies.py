@@ -24,7 +24,7 @@ from sessionviewer import activity, filters, projects
 from sessionviewer.forms import SessionListForm
 from sessionviewer.index import statements
 from sessionviewer.index.tally import fold_pending
-from sessionviewer.models import Session, SessionTally, Source
+from sessionviewer.models import Session, SessionTally, SessionTallyTotal, Source
 from sessionviewer.row_codec import db_text
 from tests.claude_files import write_sessions
 from tests.demo_index import DEMO
@@ -107,8 +107,31 @@ def _cents(value):
     return value
 
 
+def totalled() -> dict[tuple, tuple]:
+    """What pages over every source read (tallies._sums): the total's rows
+    (models.SessionTallyTotal) and the tally's pending ones, summed by (project, facet, value)."""
+    found: dict[tuple, list] = defaultdict(lambda: [0] * len(FIGURES))
+    key = ("project", "facet", "value")
+    for rows in (SessionTallyTotal.objects.all(), SessionTally.objects.filter(pending=True)):
+        for row in rows.values_list(*key, *FIGURES):
+            for n, figure in enumerate(row[3:]):
+                found[row[:3]][n] += figure
+    return {k: tuple(_cents(row)) for k, row in found.items() if any(_cents(row))}
+
+
+def over_every_source(per_source: dict[tuple, tuple]) -> dict[tuple, tuple]:
+    """A tally's values keyed (source, format, project, facet, value), summed by (project, facet, value)."""
+    found: dict[tuple, list] = defaultdict(lambda: [0] * len(FIGURES))
+    for (_source, _format, *key), figures in per_source.items():
+        for n, figure in enumerate(figures):
+            found[tuple(key)][n] += figure
+    return {k: tuple(_cents(row)) for k, row in found.items() if any(_cents(row))}
+
+
 def assert_kept_right() -> None:
-    assert kept() == counted_afresh()
+    afresh = counted_afresh()
+    assert kept() == afresh
+    assert totalled() == over_every_source(afresh)
 
 
 def index(settings, machine: str, *roots: str) -> None:
@@ -439,3 +462,27 @@ def test_the_tally_kept_per_statement_counts_as_the_trigger_per_row_did(two_mach
     Session.objects.update(read_offset=2)
     assert SessionTally.objects.filter(pending=True).count() == pending
     assert_kept_right()
+
+
+@kept_on_postgresql
+def test_migration_0040_sums_the_folded_rows_and_pages_over_every_source_read_them(two_machines):
+    migration = import_module("sessionviewer.migrations.0040_tally_total")
+    Session.objects.filter(kind="main").update(message_count=7)  # pending rows, not folded
+    assert SessionTally.objects.filter(pending=True).exists()
+    SessionTallyTotal.objects.all().delete()
+    with connection.schema_editor() as editor:
+        migration.forwards(None, editor)  # the folded rows only: the pending ones are read apart
+    assert_kept_right()
+    fold_pending()
+    assert not SessionTally.objects.filter(pending=True).exists()
+    assert_kept_right()
+    # The list and Activity over every source read the facets' values from the total, not
+    # from the tally's rows per source (34,000 of them for the list's facets at 400,000
+    # sessions on 40 roots); only the totals per format and per source read those rows.
+    for params in ({}, {"_range": "all"}):
+        with CaptureQueriesContext(connection) as queries:
+            _pages(params)
+        tallied = [q["sql"] for q in queries if "sessionviewer_sessiontally" in q["sql"]]
+        per_source = [sql for sql in tallied if "sessionviewer_sessiontallytotal" not in sql]
+        assert len(tallied) > len(per_source) > 0
+        assert all("\"facet\" = ''" in sql for sql in per_source), per_source

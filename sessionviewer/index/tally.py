@@ -15,7 +15,7 @@ from importlib import import_module
 from django.db import connection, transaction
 
 from sessionviewer.index.locks import take_turn
-from sessionviewer.models import SessionTally
+from sessionviewer.models import SessionTally, SessionTallyTotal
 
 # The trigger's own SQL (migrations 0032, 0036): a statement that tallies its rows itself
 # adds exactly what the trigger would.
@@ -29,7 +29,9 @@ COUNTED = _shares_sql.WATCHED
 BY_STATEMENT = "SELECT set_config('sessionviewer.tally', %s, true)"
 
 _TABLE = SessionTally._meta.db_table
+_TOTAL = SessionTallyTotal._meta.db_table
 _KEY = ("facet", "project", "source_id", "format", "value")
+_TOTAL_KEY = ("facet", "project", "value")  # models.SessionTallyTotal's unique constraint
 _FIGURES = ("sessions", "tokens", "messages", "cost", "priced", "unpriced_tokens", "undated")
 
 
@@ -38,12 +40,19 @@ def _fold() -> str:
     joined = " AND ".join(f"t.{name} = k.{name}" for name in _KEY)
     sums = ", ".join(f"SUM({name})" for name in _FIGURES)
     changed = " OR ".join(f"SUM({name}) <> 0" for name in _FIGURES)
+    total_key = ", ".join(_TOTAL_KEY)
+    added = ", ".join(f"{name} = {_TOTAL}.{name} + EXCLUDED.{name}" for name in _FIGURES)
     # Every row of each value with a pending one goes, and the value's sum comes back as
     # its one row (none when nothing is left). The rows a writer adds meanwhile are not
-    # seen, and stay pending for the next turn.
+    # seen, and stay pending for the next turn. The pending rows folded are added to the
+    # total over every source and format (models.SessionTallyTotal) in the same statement,
+    # so that a reader sees each change once: pending, or in the total.
     return (
         f"WITH pending AS (SELECT DISTINCT {key} FROM {_TABLE} WHERE pending), "  # noqa: S608 - constants
-        f"folded AS (DELETE FROM {_TABLE} t USING pending k WHERE {joined} RETURNING t.*) "
+        f"folded AS (DELETE FROM {_TABLE} t USING pending k WHERE {joined} RETURNING t.*), "
+        f"totalled AS (INSERT INTO {_TOTAL} ({total_key}, {figures}) "
+        f"SELECT {total_key}, {sums} FROM folded WHERE pending GROUP BY {total_key} HAVING {changed} "
+        f"ON CONFLICT ({total_key}) DO UPDATE SET {added}) "
         f"INSERT INTO {_TABLE} ({key}, {figures}, pending) "
         f"SELECT {key}, {sums}, FALSE FROM folded GROUP BY {key} HAVING {changed}"
     )
