@@ -246,6 +246,7 @@ def run(args: argparse.Namespace) -> None:
         OUT.mkdir(exist_ok=True)
         prefix = OUT / "load"
         load_before = os.getloadavg()
+        cpu = CpuWatch(url.rsplit("/", 1)[1])
         subprocess.run(
             [
                 str(locust), "-f", str(BENCH / "locustfile.py"), "--headless", "--users", str(args.users),
@@ -263,6 +264,12 @@ def run(args: argparse.Namespace) -> None:
             check=False,
         )  # fmt: skip
         stop.set()
+        parts = {
+            "web": [p.pid for p in pieces[: len(WEB_PORTS)]],
+            "indexers": [p.pid for p in pieces[len(WEB_PORTS) :]],
+            "this script (appends)": [os.getpid()],
+        }
+        cpu_seconds = cpu.stop(parts)
         figures = _figures(Path(f"{prefix}_stats.csv"))
         result = {
             "users": args.users,
@@ -273,6 +280,7 @@ def run(args: argparse.Namespace) -> None:
             "cpus": os.cpu_count(),
             "pages": figures,
             "after_logins": _after_logins(OUT / "load_requests.csv"),
+            "cpu_seconds": cpu_seconds,
         }
         (OUT / "load.json").write_text(json.dumps(result, indent=2))
         print(report(result))
@@ -280,6 +288,93 @@ def run(args: argparse.Namespace) -> None:
         stop.set()
         for process in pieces:
             cluster.stop_group(process.pid, process.args)
+
+
+class CpuWatch:
+    """Where the machine's CPU went while locust ran: every process's user and system time
+    (/proc/PID/stat), read each half second so that processes that end are counted too, then
+    summed by part: the web processes, the indexers and this script (each with every process
+    under it), PostgreSQL's server (its backends of other databases apart), locust, and
+    anything else running on the machine."""
+
+    def __init__(self, database: str) -> None:
+        self.database = database  # the bench's, by name
+        self.titles: dict[int, str] = {}  # a PostgreSQL process's title, which names its database
+        self.tick = os.sysconf("SC_CLK_TCK")
+        self.first: dict[int, float] = {}
+        self.last: dict[int, tuple[str, int, float]] = {}  # pid: name, parent, CPU seconds
+        self.started = time.monotonic()
+        self._sample(first=True)
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _sample(self, first: bool = False) -> None:
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat") as stat:
+                    head, tail = stat.read().rsplit(")", 1)
+            except OSError:  # it ended meanwhile
+                continue
+            fields = tail.split()
+            pid, seconds = int(entry.name), (int(fields[11]) + int(fields[12])) / self.tick
+            if first:
+                self.first[pid] = seconds
+            name = head.split("(", 1)[1]
+            self.last[pid] = (name, int(fields[1]), seconds)
+            if name.startswith("postgres") and pid not in self.titles:
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as title:
+                        self.titles[pid] = title.read().replace(b"\0", b" ").decode(errors="replace")
+                except OSError:
+                    pass
+
+    def _watch(self) -> None:
+        while not self.done.wait(0.5):
+            self._sample()
+
+    def _server_part(self, pid: int, name: str) -> str:
+        """A PostgreSQL backend's title names its database ("postgres: USER DB HOST ..."): the
+        bench's, or another's (other jobs on the machine); the server's own processes count
+        as the bench's."""
+        if not name.startswith("postgres"):
+            return "other"
+        title = self.titles.get(pid, "").split()
+        if (
+            len(title) >= 3
+            and title[0] == "postgres:"
+            and "process" not in title
+            and title[2] != self.database
+        ):
+            return "PostgreSQL, other databases"
+        return "PostgreSQL"
+
+    def stop(self, parts: dict[str, list[int]]) -> dict[str, float]:
+        self.done.set()
+        self.thread.join()
+        self._sample()
+        wall = time.monotonic() - self.started
+        owner = {pid: name for name, pids in parts.items() for pid in pids}
+
+        def part_of(pid: int) -> str:
+            seen = set()
+            while pid > 1 and pid not in seen:
+                if pid in owner:
+                    return owner[pid]
+                seen.add(pid)
+                pid = self.last[pid][1] if pid in self.last else 0
+            return ""
+
+        found = dict.fromkeys([*parts, "PostgreSQL", "PostgreSQL, other databases", "locust", "other"], 0.0)
+        for pid, (name, _parent, seconds) in self.last.items():
+            used = seconds - self.first.get(pid, 0.0)
+            # locust runs under this script, so by its name first
+            part = "locust" if "locust" in name else part_of(pid) or self._server_part(pid, name)
+            found[part] += used
+        found["wall"] = wall
+        return found
 
 
 def _start(argv: list[str], url: str, log: Path, **env: str) -> subprocess.Popen:
@@ -405,6 +500,11 @@ def report(result: dict) -> str:
         f"load average {load} on {result['cpus']} CPUs",
         f"{'page':26}{'requests':>10}{'failures':>10}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}",
     ]
+    if cpu := result.get("cpu_seconds"):
+        wall, cores = cpu["wall"], result["cpus"] or 1
+        shares = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in cpu.items() if name != "wall")
+        used = sum(seconds for name, seconds in cpu.items() if name != "wall")
+        lines.insert(1, f"CPU over {wall:.0f} s ({used / (wall * cores):.0%} of {cores} cores): {shares}")
     for title, part in (("the whole run", "pages"), ("after the last login", "after_logins")):
         lines.append(title)
         for name, row in result.get(part, {}).items():
