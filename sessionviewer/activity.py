@@ -115,16 +115,26 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
         names = [name for name in tallies.VALUE_FACETS if scopes[name] == scope]
         if names:
             tallied |= tallies.facet_values(names, scope, FACET_LIMIT)
-    for name, label, field in FACETS:
+    counted_sessions = {
+        name: filter_sessions(
+            _without(filters, *_own(name)), matched=matched, sources=sources
+        ).queryset.order_by()
+        for name, _, _ in FACETS
+        if scopes[name] is None
+    }
+    # The facets of a column each (a project, a JID...) counted from the sessions: in one
+    # statement, not one each (a search's facets were 7 statements over its 1,000 sessions).
+    columns = {
+        name: (counted_sessions[name], field)
+        for name, _, field in FACETS
+        if name in counted_sessions and field is not None
+    }
+    by_value = _values_counted(columns)
+    for name, label, _field in FACETS:
         own = _own(name)
         scope = scopes[name]
         unfiltered = _without(filters, *own)
-        qs = (
-            None
-            if scope is not None
-            else filter_sessions(unfiltered, matched=matched, sources=sources).queryset
-        )
-        qs = qs if qs is None else qs.order_by()
+        qs = counted_sessions.get(name)
         if name in ("machine", "root"):
             # Both count by source, on the same sessions unless one of them is filtered:
             # counted once then, and without joining the sources to every session.
@@ -178,8 +188,7 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
             found = tallied[name] if name in tallied else tallies.format_counts(scope)[:FACET_LIMIT]
             rows = [(value, value, n) for value, n in found]
         else:
-            found = qs.exclude(**{field: ""}).values(field).annotate(n=Count("id")).order_by("-n", field)
-            rows = [(r[field], r[field], r["n"]) for r in found[:FACET_LIMIT]]
+            rows = [(value, value, n) for value, n in by_value[name]]
         values = []
         for value, text, count in rows:
             if name == "updated":
@@ -202,6 +211,30 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
         if values:
             result.append({"name": name, "label": label, "values": values})
     return result
+
+
+def _values_counted(columns: dict[str, tuple]) -> dict[str, list[tuple[str, int]]]:
+    """Each facet's first FACET_LIMIT values and their sessions, the most first (then by
+    value, in the database's collation), "" left out: columns maps a facet to its sessions
+    (a queryset) and its column. One statement for all of them."""
+    if not columns:
+        return {}
+    parts, params = [], []
+    for n, (qs, field) in enumerate(columns.values()):
+        counted = qs.exclude(**{field: ""}).values(field).annotate(n=Count("id")).order_by("-n", field)
+        sql, part_params = counted[:FACET_LIMIT].query.sql_with_params()
+        column = connection.ops.quote_name(field)
+        parts.append(f"SELECT {n} AS part, counted.{column} AS value, counted.n AS n FROM ({sql}) AS counted")  # noqa: S608 - the ORM's SQL
+        params += part_params
+    # The same order as each part's own: the parts' ORDER BY holds inside their LIMIT only.
+    statement = " UNION ALL ".join(parts) + " ORDER BY part, n DESC, value"
+    found: dict[str, list[tuple[str, int]]] = {name: [] for name in columns}
+    names = list(columns)
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        for part, value, n in cursor.fetchall():
+            found[names[part]].append((value, n))
+    return found
 
 
 def _counts_by_source(qs) -> dict[int, int]:
