@@ -26,7 +26,7 @@ LAYERS = (
     # plain Python over entries, words, prices and the Fluux memory files
     ("threads", "tokens", "render", "prices", "row_codec", "workspaces", "redaction"),
     # the settings, the roots to index, and the tables
-    ("settings", "roots", "models", "sqlite"),
+    ("settings", "roots", "lookups", "models", "sqlite"),
     # the only code that calls the readers and writes rows
     ("index",),
     # what the pages show: threads from the index, search, lists, memory over time, links
