@@ -90,11 +90,18 @@ def chromium():
     # Playwright's sync API runs an event loop in this thread; Django's ORM calls made
     # by the test itself (not the live server's threads) are still synchronous.
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from django.db import connections
     from playwright.sync_api import sync_playwright
 
+    # While that loop runs, Django keeps this thread's connections apart from the ones it had
+    # before (asgiref's Local holds them per context once a loop runs): each side's are closed
+    # before the other takes over, or the first side's stays open to the end of the run and
+    # PostgreSQL refuses to drop the test database.
+    connections.close_all()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
+        connections.close_all()
         browser.close()
 
 
