@@ -370,6 +370,48 @@ def fifo():
     thread.join()
 
 
+# --- No connection left open (PostgreSQL) --------------------------------------------------------
+
+# Whether this process's test database is set up: the checks below never create it, nor read
+# the development database it is named after.
+_test_database = {"ready": False}
+
+
+def _fail_if_left_open(what: str, django_db_blocker) -> None:
+    """Fail when a connection to the test database other than this thread's is open
+    (tests/open_connections.py): PostgreSQL would refuse to drop the database at the end of
+    the run, with only a warning to show for it. One query, and only on PostgreSQL."""
+    from django.db import connection
+
+    if not _test_database["ready"] or connection.vendor != "postgresql":
+        return
+    from .open_connections import describe, left_open
+
+    with django_db_blocker.unblock():
+        rows = left_open()
+    if rows:
+        pytest.fail(f"{what} left connections to the test database open:\n{describe(rows)}")
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's (the test database, created once per process and dropped at the end),
+    checked for connections left open by the session's fixtures before the drop."""
+    _test_database["ready"] = True
+    yield
+    try:
+        _fail_if_left_open("the session's fixtures", django_db_blocker)
+    finally:
+        _test_database["ready"] = False
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_connection_left_open(request, django_db_blocker):
+    """Each test module, checked when its tests are done: the failure names the module."""
+    yield
+    _fail_if_left_open(request.module.__name__, django_db_blocker)
+
+
 # --- Which tests run on PostgreSQL -----------------------------------------------------------------
 
 # A test that asks for none of these touches no database: it reads files, parses, renders or
