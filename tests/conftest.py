@@ -90,11 +90,18 @@ def chromium():
     # Playwright's sync API runs an event loop in this thread; Django's ORM calls made
     # by the test itself (not the live server's threads) are still synchronous.
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from django.db import connections
     from playwright.sync_api import sync_playwright
 
+    # While that loop runs, Django keeps this thread's connections apart from the ones it had
+    # before (asgiref's Local holds them per context once a loop runs): each side's are closed
+    # before the other takes over, or the first side's stays open to the end of the run and
+    # PostgreSQL refuses to drop the test database.
+    connections.close_all()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
+        connections.close_all()
         browser.close()
 
 
@@ -361,6 +368,48 @@ def fifo():
     yield make
     stop.set()
     thread.join()
+
+
+# --- No connection left open (PostgreSQL) --------------------------------------------------------
+
+# Whether this process's test database is set up: the checks below never create it, nor read
+# the development database it is named after.
+_test_database = {"ready": False}
+
+
+def _fail_if_left_open(what: str, django_db_blocker) -> None:
+    """Fail when a connection to the test database other than this thread's is open
+    (tests/open_connections.py): PostgreSQL would refuse to drop the database at the end of
+    the run, with only a warning to show for it. One query, and only on PostgreSQL."""
+    from django.db import connection
+
+    if not _test_database["ready"] or connection.vendor != "postgresql":
+        return
+    from .open_connections import describe, left_open
+
+    with django_db_blocker.unblock():
+        rows = left_open()
+    if rows:
+        pytest.fail(f"{what} left connections to the test database open:\n{describe(rows)}")
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's (the test database, created once per process and dropped at the end),
+    checked for connections left open by the session's fixtures before the drop."""
+    _test_database["ready"] = True
+    yield
+    try:
+        _fail_if_left_open("the session's fixtures", django_db_blocker)
+    finally:
+        _test_database["ready"] = False
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_connection_left_open(request, django_db_blocker):
+    """Each test module, checked when its tests are done: the failure names the module."""
+    yield
+    _fail_if_left_open(request.module.__name__, django_db_blocker)
 
 
 # --- Which tests run on PostgreSQL -----------------------------------------------------------------
