@@ -247,3 +247,52 @@ def test_the_list_shows_each_session_as_the_row_template_did(client, demo, viewe
     assert len(shown) == Session.objects.count()
     for session in shown:
         assert as_template(session, nested=False, machines=False) in body
+
+
+# The same for a facet's value: main's <li> and its _facet_label.html, inlined.
+FACET_ITEM_TEMPLATE = Path(__file__).parent / "fixtures" / "templates" / "facet_item_before_python.html"
+
+
+def facet_values() -> list[tuple[dict, dict]]:
+    """(facet, value) pairs taking every branch of a facet's item, hostile labels among them."""
+    long = "a-very-long-branch-name-" * 4
+    pairs = [
+        ("format", {"value": "claude_code", "label": "claude_code"}),
+        ("format", {"value": HOSTILE, "label": HOSTILE}),
+        (
+            "root",
+            {
+                "value": "3",
+                "label": f"{HOSTILE}: /home/me/.claude",
+                "machine": HOSTILE,
+                "path": "/home/me/.claude",
+            },
+        ),
+        ("root", {"value": "4", "label": "/home/me/src/very/deep/sessions", "machine": "", "path": "/x"}),
+        ("project", {"value": HOSTILE, "label": HOSTILE}),
+        (
+            "project",
+            {
+                "value": "/home/me/src/spotter-worktrees/spotter-4te",
+                "label": "/home/me/src/spotter-worktrees/spotter-4te",
+            },
+        ),
+        ("agent", {"value": long, "label": long}),
+        ("channel", {"value": HOSTILE * 3, "label": HOSTILE * 3}),
+        ("updated", {"value": "2026-03-01", "label": "2026-03"}),
+    ]
+    return [
+        ({"name": name}, {**value, "count": count, "selected": selected, "link": f"?{name}=a&b=<c>"})
+        for name, value in pairs
+        for count, selected in ((1, False), (1_234_567, True))
+    ]
+
+
+@pytest.mark.parametrize(("facet", "value"), facet_values())
+def test_a_facet_value_is_what_its_template_made(facet, value):
+    context = {"facet": facet, "v": value}
+    expected = engines["django"].from_string(FACET_ITEM_TEMPLATE.read_text()).render(context)
+    assert (
+        engines["django"].from_string("{% load display %}{% facet_item facet v %}").render(context)
+        == expected
+    )
