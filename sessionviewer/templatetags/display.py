@@ -20,7 +20,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.template import Context
 from django.template.defaultfilters import date as format_date
-from django.template.defaultfilters import truncatechars
+from django.template.defaultfilters import join, truncatechars
 from django.templatetags.static import static
 from django.utils import timezone
 from django.utils.dates import MONTHS_3
@@ -517,3 +517,52 @@ def _cost(session) -> SafeString | str:
         unpriced = mark_safe(' <span class="unpriced">+ no price</span>') if session.unpriced_tokens else ""
         return _html("{}{}", usd(session.cost), unpriced)
     return "no price" if session.total_tokens else ""
+
+
+# --- A project's (or a JID's) sessions -------------------------------------------------------------
+
+_USAGE_ROW = (
+    '<tr class="depth-{}">\n'
+    '        <td>{}<a href="{}">{}</a>{}</td>\n'
+    '        <td data-label="Kind">{}</td>\n'
+    '        <td data-label="Branch">{}</td>\n'
+    '        <td data-label="Models">{}</td>\n'
+    '        <td data-label="Started">{}</td>\n'
+    '        <td data-label="Updated">{}</td>\n'
+    '        <td data-label="Messages" class="num">{}</td>\n'
+    '        <td data-label="Tokens" class="num" title="{}">{}</td>\n'
+    '        <td data-label="Cost" class="num">{}</td>\n'
+    "        {}\n"
+    "      </tr>"
+)
+
+
+@register.simple_tag(takes_context=True)
+def usage_row(context: Context, row: dict, machines: list) -> SafeString:
+    """A row of a project's or a JID's sessions (projects._nest: a session and its depth
+    under its parent): title, kind, branch, models, times, counts, cost, and its machine
+    when the sessions are on two. In Python for the reason session_row is; tests/test_projects.py
+    compares it with the template it replaced."""
+    page = _RowPage.of(context)
+    session, depth = row["session"], row["depth"]
+    tokens = getattr(session, "token_total", "")  # annotated by the report's query
+    return _html(
+        _USAGE_ROW,
+        min(depth, 3),
+        _NEST if depth else "",
+        page.session_path(session.id),
+        title_cut(neutral(credentials_masked(session.display_title)), 100),
+        _html(' <span class="badge">{}</span>', session.status) if session.status != "active" else "",
+        session.kind,
+        _html("<code>{}</code>", neutral(session.git_branch)) if session.git_branch else "",
+        join(session.models_used, ", ", autoescape=True),
+        _when(session.started_at, page.zone, page.now) if session.started_at else "",
+        _when(session.updated_at, page.zone, page.now) if session.updated_at else "",
+        page.count(session.message_count),
+        page.count(tokens) if tokens != "" else "",
+        compact(tokens) if tokens else "",
+        cost_text(session),
+        _html('<td data-label="Machine">{}</td>', neutral(session.source.machine))
+        if len(machines) > 1
+        else "",
+    )
