@@ -58,9 +58,12 @@ def project_paths() -> Callable[[str], str]:
     return cache(lambda key: reverse("project-detail", args=[key]))
 
 
-def entry(session_id: int, entry_id: str, q: str = "") -> str:
-    """An entry's permalink: the transcript opened at the entry, scrolled to it."""
-    path = reverse("session-detail", args=[session_id])
+def entry(
+    session_id: int, entry_id: str, q: str = "", session_path: Callable[[int], str] | None = None
+) -> str:
+    """An entry's permalink: the transcript opened at the entry, scrolled to it. session_path:
+    session_paths()'s, for a page of many entries' links."""
+    path = session_path(session_id) if session_path else reverse("session-detail", args=[session_id])
     return _url(path, {"entry": entry_id, "q": q}, anchor(entry_id))
 
 

@@ -30,7 +30,13 @@ from django.utils.safestring import SafeString, mark_safe
 
 from sessionviewer import links, prices, readers, render
 from sessionviewer.index import fold
-from sessionviewer.templatetags.transcript import compact, credentials_masked, neutral, title_cut
+from sessionviewer.templatetags.transcript import (
+    compact,
+    credentials_masked,
+    neutral,
+    snippet_html,
+    title_cut,
+)
 
 register = template.Library()
 
@@ -517,6 +523,38 @@ def _cost(session) -> SafeString | str:
         unpriced = mark_safe(' <span class="unpriced">+ no price</span>') if session.unpriced_tokens else ""
         return _html("{}{}", usd(session.cost), unpriced)
     return "no price" if session.total_tokens else ""
+
+
+# --- The search's hits ------------------------------------------------------------------------------
+
+_HIT = (
+    '<li class="hit">\n'
+    '          <a class="hit-link" href="{}">{}</a>\n'
+    '          <span class="meta">line {}{}{}</span>\n'
+    '          <p class="snippet">{}</p>\n'
+    "        </li>"
+)
+_REPEAT = (
+    ' · <span class="repeat" title="{0} hits of this session have exactly this text">×{0} identical</span>'
+)
+
+
+@register.simple_tag(takes_context=True)
+def hit_item(context: Context, session_id: int, hit, q: str) -> SafeString:
+    """A hit of a session on the search page (search.Snippet): a link to its entry, its line,
+    when it was written, how many hits have the same text, and its snippet. In Python for
+    the reason session_row is; tests/test_search.py compares it with the template it replaced."""
+    page = _RowPage.of(context)
+    entry = hit.entry
+    return _html(
+        _HIT,
+        links.entry(session_id, entry.entry_id, q, page.session_path),
+        hit.label,
+        page.count(entry.line),
+        _html(" · {}", _when(entry.timestamp, page.zone, page.now)) if entry.timestamp else "",
+        _html(_REPEAT, page.count(hit.count)) if hit.count > 1 else "",
+        snippet_html(hit.html),
+    )
 
 
 # --- A project's (or a JID's) sessions -------------------------------------------------------------
