@@ -396,8 +396,9 @@ def facet_label(facet: str, value: dict) -> SafeString | str:
 
 @dataclass(frozen=True, slots=True)
 class _RowPage:
-    """What every row of one rendered page shares, made at its first row: the zone, the
-    moment "3 hours ago" is counted from, and the paths of its sessions and projects."""
+    """What every row of one rendered template shares, made at its first row and kept in its
+    render context (an include has its own): the zone, the moment "3 hours ago" is counted
+    from, how a count is written, and the paths of its sessions and projects."""
 
     zone: tzinfo
     now: datetime
