@@ -358,6 +358,8 @@ def shorten_left(label: str, limit: int = 30) -> str:
 
 # --- The filters' values ---------------------------------------------------------------------------
 
+_SELECTED = mark_safe(' class="selected"')
+
 
 @register.simple_tag
 def facet_item(facet: dict, value: dict) -> SafeString:
@@ -374,9 +376,6 @@ def facet_item(facet: dict, value: dict) -> SafeString:
         facet_label(facet.get("name"), value),
         localize(value.get("count", "")),
     )
-
-
-_SELECTED = mark_safe(' class="selected"')
 
 
 def facet_label(facet: str, value: dict) -> SafeString | str:
@@ -451,8 +450,8 @@ def session_row(context: Context, session, nested: bool = False) -> SafeString:
     agent, times, counts, cost, and its machine once the index has two ("machines").
 
     Built here rather than in a template: a page has 50 to 100 rows, and the template took
-    about 230 µs of CPU a row, 60% of the page's rendering (bench/README.md, "The list's
-    rows in Python"). Everything from the session file goes through format_html's escaping,
+    about 230 µs of CPU a row, 60% of the page's rendering (bench/README.md, "The rows a
+    page repeats, made in Python"). Everything from the session file goes through format_html's escaping,
     as the template's autoescape did; tests/test_list.py compares the two."""
     page = _RowPage.of(context)
     url = page.session_path(session.id)
@@ -504,7 +503,7 @@ def _title_badges(session, url: str, count: Callable[[int], str]) -> SafeString:
                 truncatechars(neutral(session.index_error), 200),
             )
         )
-    return mark_safe("".join(badges))  # noqa: S308 - each made by format_html
+    return mark_safe("".join(badges))  # noqa: S308 - each made by _html
 
 
 def _models(models: list[str] | None) -> SafeString:
