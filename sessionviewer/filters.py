@@ -325,7 +325,7 @@ def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
     return query
 
 
-# What a row of the list page shows (templates/sessions/_session_row.html), and nothing else:
+# What a row of the list page shows (templatetags/display.py session_row), and nothing else:
 # not the JSON it does not show (usage_lines, model_costs, git_branches), parsed for every row.
 ROW_FIELDS = (
     "id",

@@ -1,9 +1,11 @@
 """The activity page: charts as inline SVG with their numbers, filters as on the list, a JSON twin."""
 
 from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
 
 import orjson
 import pytest
+from django.template import engines
 from django.urls import reverse
 from django.utils import timezone
 
@@ -217,3 +219,32 @@ def test_ticks_by_month_over_several_years_say_the_month_and_year():
     chart = activity.column_chart("Sessions", rows, "sessions", bucket="month")
     assert chart["ticks"][0]["text"] == "2024-01"
     assert all(len(t["text"]) == 7 for t in chart["ticks"])
+
+
+# The chart template before its columns were drawn by display.chart_columns, kept as main had
+# it: a chart must come out the same, byte for byte.
+CHART_TEMPLATE = Path(__file__).parent / "fixtures" / "templates" / "chart_before_python.html"
+HOSTILE = '<script>alert("x")</script> & \u202e'
+
+
+def charts() -> list[dict]:
+    days = [(f"2026-03-{n:02d}", n * 7 % 5) for n in range(1, 31)]
+    return [
+        column_chart("Sessions per day", days, "sessions"),
+        column_chart("Cost per day", [(d, n * 0.0123) for d, n in days] + [("2026-04-01", 0.00001)], "USD"),
+        column_chart(
+            HOSTILE, [(HOSTILE, 3), ("2026-01-01", 1.5), ("2026-01-02", 0)], HOSTILE, bucket="month"
+        ),
+        column_chart("Nothing", [], "tokens"),
+        bar_chart(
+            "Tokens per model", [(HOSTILE, 12_345), ("claude-opus-4-6", 7)], "tokens", ["/?a=1&b=2", None]
+        ),
+        bar_chart("Cost per model", [("m", 0.5), ("n", 0.0)], "USD"),
+    ]
+
+
+@pytest.mark.parametrize("chart", charts(), ids=lambda chart: chart["title"][:12])
+def test_a_chart_is_what_its_template_made(chart):
+    context = {"key": "k", "chart": chart}
+    expected = engines["django"].from_string(CHART_TEMPLATE.read_text()).render(context)
+    assert engines["django"].get_template("activity/_chart.html").render(context) == expected

@@ -23,6 +23,19 @@ def test_session_link_without_a_search_has_no_query_string():
     assert links.session(7) == "/sessions/7/"
 
 
+def test_session_paths_are_the_reversed_ones_for_every_id():
+    path = links.session_paths()
+    for session_id in (1, 7, 987654321, 10**12):
+        assert path(session_id) == links.session(session_id)
+
+
+def test_project_paths_are_the_reversed_ones_for_every_project():
+    path = links.project_paths()
+    for project in ("~/app", "/home/me/my app", HOSTILE, "C:\\Users\\me"):
+        assert path(project) == links.project(project)
+        assert resolve(path(project)).kwargs == {"project": project}
+
+
 def test_session_link_asks_for_a_subagents_chunk():
     assert links.session(7, _offset=0, _inline=1) == "/sessions/7/?_offset=0&_inline=1"
 

@@ -1,17 +1,22 @@
 """The session list, mended: the title sort, an inclusive end date, the Kind facet, and
-subagents nested under their parents."""
+subagents nested under their parents; its rows, built in Python, as the row template made them."""
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
+from django.http import QueryDict
+from django.template import engines
 from django.urls import reverse
 from django.utils import timezone
 
 from sessionviewer import filters
 from sessionviewer.filters import SORTS
-from sessionviewer.models import Session
+from sessionviewer.forms import SessionListForm
+from sessionviewer.models import Session, Source
 
 from .pages import page
 
@@ -153,3 +158,141 @@ def test_every_column_of_the_list_sorts_by_a_key_the_form_accepts():
     assert {key for _, key in filters.columns(machines=True)} <= set(SORTS)
     assert filters.columns(machines=True)[-1] == filters.MACHINE_COLUMN  # last: the CSS places it there
     assert filters.MACHINE_COLUMN not in filters.columns(machines=False)
+
+
+# The row template the list used before its rows were built in Python (display.session_row),
+# kept as main had it: the rows must come out the same, byte for byte.
+ROW_TEMPLATE = Path(__file__).parent / "fixtures" / "templates" / "session_row_before_python.html"
+HOSTILE = '<script>alert("x")</script> & \u202e\x07'
+KEY = "sk-ant-api03-Zx8vQ2mN7pL4rT9wK3sB"  # as tests/secret_inputs.py writes one
+
+
+def as_template(session, nested: bool, machines: bool) -> str:
+    template = engines["django"].from_string(ROW_TEMPLATE.read_text())
+    return template.render({"session": session, "nested_row": nested, "machines": machines})
+
+
+def as_tag(session, nested: bool, machines: bool) -> str:
+    template = engines["django"].from_string("{% load display %}{% session_row session nested=nested_row %}")
+    return template.render({"session": session, "nested_row": nested, "machines": machines})
+
+
+def row_sessions() -> list[Session]:
+    """Sessions taking every branch of a row, hostile values where a session file puts text."""
+    now = timezone.now()
+    plain = {
+        "format": "claude_code",
+        "kind": "main",
+        "status": "active",
+        "key": "k",
+        "project": "/home/me/app",
+    }
+    variants = [
+        {},
+        {"title": HOSTILE, "agent": HOSTILE, "channel": HOSTILE, "peer_kind": HOSTILE, "project": HOSTILE},
+        {"summary_title": "word " * 40, "kind": "subagent", "status": "idle"},
+        {"first_prompt": f"ANTHROPIC_API_KEY={KEY} deploy it", "format": "someday<agent>"},
+        {"key": "only-a-key", "project": "", "jid": "dev@conference.example.com", "format": "fluux_xmpp"},
+        {"project": "", "jid": HOSTILE, "channel": "telegram", "peer_kind": "group"},
+        {"agent": "main", "peer_kind": "direct", "kind": HOSTILE, "status": HOSTILE},
+        {"project": "/home/me/src/spotter-worktrees/spotter-4te", "extra": {"unknown_entries": {"a": 1}}},
+        {"project": "C:\\Users\\me\\src\\far\\away", "extra": {"unknown_entries": {"a": 2, "b": "x"}}},
+        {"index_error": HOSTILE * 20, "possible_secrets": 1},
+        {"possible_secrets": 3, "models_used": [HOSTILE, "claude-sonnet-4-5"], "input_tokens": 12_345},
+        {"models_used": None, "output_tokens": 7, "cost": 0.5, "unpriced_tokens": 0},
+        {"input_tokens": 2_000_000, "cost": None, "unpriced_tokens": 2_000_000},
+        {"input_tokens": 10, "cost": 0.00001, "unpriced_tokens": 5, "cache_read_tokens": 3},
+        {"cost": 0, "input_tokens": 1, "cache_write_tokens": 1_500_000_000, "message_count": 1_234_567},
+        {"started_at": now - timedelta(hours=3, minutes=30), "updated_at": now - timedelta(days=3, hours=1)},
+        {"started_at": datetime(2024, 2, 29, 23, 59, 59, 999_999, tzinfo=UTC), "updated_at": None},
+    ]
+    sessions = []
+    for number, variant in enumerate(variants, start=1):
+        session = Session(id=number, source=Source(machine=HOSTILE if number % 2 else "laptop"))
+        for name, value in {**plain, **variant}.items():
+            setattr(session, name, value)
+        sessions.append(session)
+    return sessions
+
+
+@pytest.mark.parametrize("machines", [False, True])
+@pytest.mark.parametrize("nested", [False, True])
+@pytest.mark.parametrize("session", row_sessions(), ids=lambda s: f"session-{s.id}")
+def test_a_row_is_what_the_row_template_made(session, nested, machines):
+    assert as_tag(session, nested, machines) == as_template(session, nested, machines)
+
+
+def test_a_row_groups_its_counts_as_the_template_did_when_the_setting_says_so(settings):
+    settings.USE_THOUSAND_SEPARATOR = True
+    session = row_sessions()[14]  # 1,234,567 messages
+    assert "1,234,567" in as_tag(session, nested=False, machines=False)
+    assert as_tag(session, nested=False, machines=False) == as_template(session, nested=False, machines=False)
+
+
+def test_a_row_escapes_what_the_session_file_wrote():
+    row = as_tag(row_sessions()[1], nested=False, machines=True)
+    assert "<script>" not in row
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; \\u202e\\u0007" in row
+
+
+def test_a_row_masks_a_credential_in_its_title():
+    row = as_tag(row_sessions()[3], nested=False, machines=False)
+    assert KEY not in row and "deploy it" in row
+
+
+def test_the_list_shows_each_session_as_the_row_template_did(client, demo, viewer):
+    body = page(client, reverse("session-list"), _flat="1", _size="100")
+    params = SessionListForm.read(QueryDict("_flat=1&_size=100"))
+    shown = filters.session_page(filters.nested(filters.filter_sessions(params), params)).object_list
+    assert len(shown) == Session.objects.count()
+    for session in shown:
+        assert as_template(session, nested=False, machines=False) in body
+
+
+# The same for a facet's value: main's <li> and its _facet_label.html, inlined.
+FACET_ITEM_TEMPLATE = Path(__file__).parent / "fixtures" / "templates" / "facet_item_before_python.html"
+
+
+def facet_values() -> list[tuple[dict, dict]]:
+    """(facet, value) pairs taking every branch of a facet's item, hostile labels among them."""
+    long = "a-very-long-branch-name-" * 4
+    pairs = [
+        ("format", {"value": "claude_code", "label": "claude_code"}),
+        ("format", {"value": HOSTILE, "label": HOSTILE}),
+        (
+            "root",
+            {
+                "value": "3",
+                "label": f"{HOSTILE}: /home/me/.claude",
+                "machine": HOSTILE,
+                "path": "/home/me/.claude",
+            },
+        ),
+        ("root", {"value": "4", "label": "/home/me/src/very/deep/sessions", "machine": "", "path": "/x"}),
+        ("project", {"value": HOSTILE, "label": HOSTILE}),
+        (
+            "project",
+            {
+                "value": "/home/me/src/spotter-worktrees/spotter-4te",
+                "label": "/home/me/src/spotter-worktrees/spotter-4te",
+            },
+        ),
+        ("agent", {"value": long, "label": long}),
+        ("channel", {"value": HOSTILE * 3, "label": HOSTILE * 3}),
+        ("updated", {"value": "2026-03-01", "label": "2026-03"}),
+    ]
+    return [
+        ({"name": name}, {**value, "count": count, "selected": selected, "link": f"?{name}=a&b=<c>"})
+        for name, value in pairs
+        for count, selected in ((1, False), (1_234_567, True))
+    ]
+
+
+@pytest.mark.parametrize(("facet", "value"), facet_values())
+def test_a_facet_value_is_what_its_template_made(facet, value):
+    context = {"facet": facet, "v": value}
+    expected = engines["django"].from_string(FACET_ITEM_TEMPLATE.read_text()).render(context)
+    assert (
+        engines["django"].from_string("{% load display %}{% facet_item facet v %}").render(context)
+        == expected
+    )

@@ -3,8 +3,10 @@
 import builtins
 import html
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
+from django.template import engines
 from django.urls import reverse
 from django.utils import timezone
 
@@ -429,3 +431,53 @@ def test_a_renamed_tool_is_counted_under_its_new_name(client, viewer, project):
     names = {t["name"]: t["calls"] for t in _get(client, "api-project-detail").json()["tools"]}
     assert names["Agent"] == 2
     assert "Task" not in names
+
+
+# A row of the sessions table as _usage.html made it before display.usage_row, kept as main
+# had it: the rows must come out the same, byte for byte.
+USAGE_ROW_TEMPLATE = Path(__file__).parent / "fixtures" / "templates" / "usage_row_before_python.html"
+HOSTILE = '<script>alert("x")</script> & \u202e\x07'
+
+
+def usage_rows() -> list[dict]:
+    """Rows taking every branch of usage_row, hostile values where a session file puts text."""
+    now = timezone.now()
+    variants = [
+        {},
+        {
+            "title": HOSTILE,
+            "kind": HOSTILE,
+            "status": HOSTILE,
+            "git_branch": HOSTILE,
+            "models_used": [HOSTILE, "b"],
+        },
+        {"summary_title": "word " * 40, "status": "idle", "models_used": None, "token_total": 0},
+        {"first_prompt": "STRIPE_SECRET_KEY=sk_live_51Hq2mN7pL4rT9wK3sBxY please", "git_branch": "main"},
+        {"token_total": 1_234_567, "cost": 0.25, "unpriced_tokens": 10, "message_count": 12_345},
+        {"started_at": now - timedelta(minutes=90), "updated_at": datetime(2024, 2, 29, 23, 59, tzinfo=UTC)},
+    ]
+    rows = []
+    for number, variant in enumerate(variants, start=1):
+        session = Session(id=number, key="k", kind="main", status="active", format="claude_code")
+        session.source = Source(machine=HOSTILE if number % 2 else "laptop")
+        session.token_total = 321
+        for name, value in variant.items():
+            setattr(session, name, value)
+        rows += [{"session": session, "depth": depth} for depth in (0, 1, 3, 5)]
+    return rows
+
+
+@pytest.mark.parametrize("machines", [["one"], ["one", "two"]])
+@pytest.mark.parametrize("row", usage_rows())
+def test_a_usage_row_is_what_its_template_made(row, machines):
+    context = {"row": row, "report": {"machines": machines}}
+    expected = engines["django"].from_string(USAGE_ROW_TEMPLATE.read_text()).render(context)
+    tag = engines["django"].from_string("{% load display %}{% usage_row row machines=report.machines %}")
+    assert "\n      " + tag.render(context) == expected
+
+
+def test_a_usage_row_masks_a_credential_and_escapes_the_rest():
+    row = engines["django"].from_string("{% load display %}{% usage_row row machines=m %}")
+    assert "sk_live_" not in row.render({"row": usage_rows()[12], "m": []})
+    hostile = row.render({"row": usage_rows()[4], "m": ["a", "b"]})
+    assert "<script>" not in hostile and "&lt;script&gt;" in hostile

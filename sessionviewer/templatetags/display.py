@@ -7,23 +7,36 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
 from functools import lru_cache
 from math import floor, log10
 
 from django import template
+from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+from django.template import Context
 from django.template.defaultfilters import date as format_date
+from django.template.defaultfilters import join, stringformat, truncatechars
 from django.templatetags.static import static
 from django.utils import timezone
 from django.utils.dates import MONTHS_3
+from django.utils.formats import localize
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from sessionviewer import prices, readers, render
+from sessionviewer import links, prices, readers, render
 from sessionviewer.index import fold
-from sessionviewer.templatetags.transcript import compact
+from sessionviewer.templatetags.transcript import (
+    compact,
+    credentials_masked,
+    neutral,
+    snippet_html,
+    title_cut,
+)
 
 register = template.Library()
 
@@ -31,6 +44,14 @@ register = template.Library()
 PATH_CHARS = 20
 PATH_PARTS = 2
 NBSP = "\u00a0"
+
+
+def _html(template: str, *values) -> SafeString:
+    """format_html(template, *values), as fast as it can be: each value escaped unless safe,
+    as conditional_escape does, and the result marked safe, without the wrappers for lazy
+    strings of conditional_escape and mark_safe (half a list row's time)."""
+    escaped = (v.__html__() if hasattr(v, "__html__") else html.escape(str(v)) for v in values)
+    return SafeString(template.format(*escaped))  # every value escaped above
 
 
 @register.filter
@@ -113,12 +134,17 @@ def when(moment: datetime | None) -> SafeString | str:
     if not moment:
         return ""
     zone = timezone.get_current_timezone()
+    return _when(moment, zone, timezone.now().astimezone(zone))
+
+
+def _when(moment: datetime, zone: tzinfo, now: datetime) -> SafeString:
+    """when(), for a moment seen from now, which is already in zone."""
     local = moment.astimezone(zone)
-    return format_html(
+    return _html(
         '<time datetime="{}" title="{}">{}</time>',
         moment.replace(microsecond=0).isoformat(),
         _exact(local),
-        _relative(local, timezone.now().astimezone(zone)),
+        _relative(local, now),
     )
 
 
@@ -328,3 +354,302 @@ def shorten_left(label: str, limit: int = 30) -> str:
     model's name tells entries apart; the whole of it is in the chart's hover title."""
     text = str(label)
     return text if len(text) <= limit else "…" + text[-(limit - 1) :]
+
+
+# --- The filters' values ---------------------------------------------------------------------------
+
+_SELECTED = mark_safe(' class="selected"')
+
+
+@register.simple_tag
+def facet_item(facet: dict, value: dict) -> SafeString:
+    """A value of a facet (activity.facets, with its link): an item linking to the list with
+    it selected ("✕" before it when it is, the link then taking it off), and its count.
+
+    A tag rather than an include: the list and Activity show 40 to 90 values a page."""
+    selected = value.get("selected")
+    return _html(
+        '<li{0}><a href="{1}" hx-get="{1}">{2}{3}</a> <span class="n">{4}</span></li>',
+        _SELECTED if selected else "",
+        value.get("link", ""),
+        "✕ " if selected else "",
+        facet_label(facet.get("name"), value),
+        localize(value.get("count", "")),
+    )
+
+
+def facet_label(facet: str, value: dict) -> SafeString | str:
+    """What a facet's value shows: a format's mark and name; a root's machine and its path
+    shortened, or a project's or a root's path shortened; else its label, cut at 48."""
+    if facet == "format":
+        return format_label(value.get("value", ""))
+    if value.get("machine"):
+        return _html("{}: {}", neutral(value["machine"]), short_path(value.get("path", "")))
+    if facet in ("project", "root"):
+        return short_path(value.get("label", ""))
+    return truncatechars(neutral(value.get("label", "")), 48)
+
+
+# --- The session list's rows -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _RowPage:
+    """What every row of one rendered template shares, made at its first row and kept in its
+    render context (an include has its own): the zone, the moment "3 hours ago" is counted
+    from, how a count is written, and the paths of its sessions and projects."""
+
+    zone: tzinfo
+    now: datetime
+    session_path: Callable[[int], str]
+    project_path: Callable[[str], str]
+    # A count as {{ count }} writes it: digits, grouped only when USE_THOUSAND_SEPARATOR is on.
+    count: Callable[[int], str]
+
+    @classmethod
+    def of(cls, context: Context) -> _RowPage:
+        page = context.render_context.get(cls)
+        if page is None:
+            zone = timezone.get_current_timezone()
+            now = timezone.now().astimezone(zone)
+            count = localize if settings.USE_THOUSAND_SEPARATOR else str
+            page = cls(zone, now, links.session_paths(), links.project_paths(), count)
+            context.render_context[cls] = page
+        return page
+
+
+_ROW = (
+    "<tr{}>\n"
+    '        <td>{}<a href="{}">{}</a>{}</td>\n'
+    '        <td data-label="Format">{}</td>\n'
+    '        <td data-label="{}">{}</td>\n'
+    '        <td data-label="Agent">{}</td>\n'
+    '        <td data-label="Started">{}</td>\n'
+    '        <td data-label="Updated">{}</td>\n'
+    '        <td data-label="Messages" class="num">{}</td>\n'
+    '        <td data-label="Models">{}</td>\n'
+    '        <td data-label="Tokens" class="num" title="{}">{}</td>\n'
+    '        <td data-label="Cost" class="num"{}>{}</td>\n'
+    "        {}\n"
+    "      </tr>\n"
+)
+_NEST = mark_safe('<span class="nest" aria-hidden="true">↳ </span>')
+_UNKNOWN = (
+    ' <span class="badge unknown" title="Lines of a type the reader does not know, shown as raw JSON">'
+    "{} unknown entr{}</span>"
+)
+_SECRETS = (
+    ' <a class="badge secrets" href="{}#findings" title="Possible secrets in this session, masked on its page">'
+    "{} possible secret{}</a>"
+)
+
+
+@register.simple_tag(takes_context=True)
+def session_row(context: Context, session, nested: bool = False) -> SafeString:
+    """A row of the session list's table: its title and badges, format, project (or JID),
+    agent, times, counts, cost, and its machine once the index has two ("machines").
+
+    Built here rather than in a template: a page has 50 to 100 rows, and the template took
+    about 230 µs of CPU a row, 60% of the page's rendering (bench/README.md, "The rows a
+    page repeats, made in Python"). Everything from the session file goes through format_html's escaping,
+    as the template's autoescape did; tests/test_list.py compares the two."""
+    page = _RowPage.of(context)
+    url = page.session_path(session.id)
+    return _html(
+        _ROW,
+        mark_safe(' class="nested"') if nested else "",
+        _NEST if nested else "",
+        url,
+        title_cut(neutral(credentials_masked(session.display_title)), 100),
+        _title_badges(session, url, page.count),
+        format_label(session.format),
+        "Project" if session.project else "JID",
+        _project_or_jid(session, page.project_path),
+        " · ".join(
+            part for part in (neutral(session.agent), neutral(session.channel), session.peer_kind) if part
+        ),
+        _when(session.started_at, page.zone, page.now) if session.started_at else "",
+        _when(session.updated_at, page.zone, page.now) if session.updated_at else "",
+        page.count(session.message_count),
+        _models(session.models_used),
+        page.count(session.total_tokens),
+        compact(session.total_tokens) if session.total_tokens else "",
+        _html(' title="{}"', cost_text(session)) if session.unpriced_tokens else "",
+        _cost(session),
+        _html(
+            '<td data-label="Machine" class="machine" title="{0}">{0}</td>', neutral(session.source.machine)
+        )
+        if context.get("machines")
+        else "",
+    )
+
+
+def _title_badges(session, url: str, count: Callable[[int], str]) -> SafeString:
+    """What follows a row's title: its kind and status when not the usual, its unknown lines,
+    its possible secrets (a link to them), and why it was not indexed."""
+    badges = []
+    if session.kind != "main":
+        badges.append(_html(' <span class="badge">{}</span>', session.kind))
+    if session.status != "active":
+        badges.append(_html(' <span class="badge">{}</span>', session.status))
+    if unknown := session.unknown_entry_count:
+        badges.append(_html(_UNKNOWN, count(unknown), "y" if unknown == 1 else "ies"))
+    if secrets := getattr(session, "possible_secrets", 0):  # filters.session_page counts them
+        badges.append(_html(_SECRETS, url, count(secrets), "" if secrets == 1 else "s"))
+    if session.index_error:
+        badges.append(
+            _html(
+                '<p class="index-error"><span class="badge error">not indexed</span> {}</p>',
+                truncatechars(neutral(session.index_error), 200),
+            )
+        )
+    return mark_safe("".join(badges))  # noqa: S308 - each made by _html
+
+
+def _models(models: list[str] | None) -> SafeString:
+    return mark_safe(", ".join(_html('<span class="model">{}</span>', model) for model in models or ()))  # noqa: S308 - each escaped
+
+
+def _project_or_jid(session, project_path: Callable[[str], str]) -> SafeString:
+    if session.project:
+        return _html('<a href="{}">{}</a>', project_path(session.project), short_path(session.project))
+    return breakable_jid(session.jid)
+
+
+def _cost(session) -> SafeString | str:
+    """The cost cell: dollars (and "+ no price" for tokens without one), "no price" when none
+    of its tokens has one, nothing without tokens."""
+    if session.cost is not None:
+        unpriced = mark_safe(' <span class="unpriced">+ no price</span>') if session.unpriced_tokens else ""
+        return _html("{}{}", usd(session.cost), unpriced)
+    return "no price" if session.total_tokens else ""
+
+
+# --- The search's hits ------------------------------------------------------------------------------
+
+_HIT = (
+    '<li class="hit">\n'
+    '          <a class="hit-link" href="{}">{}</a>\n'
+    '          <span class="meta">line {}{}{}</span>\n'
+    '          <p class="snippet">{}</p>\n'
+    "        </li>"
+)
+_REPEAT = (
+    ' · <span class="repeat" title="{0} hits of this session have exactly this text">×{0} identical</span>'
+)
+
+
+@register.simple_tag(takes_context=True)
+def hit_item(context: Context, session_id: int, hit, q: str) -> SafeString:
+    """A hit of a session on the search page (search.Snippet): a link to its entry, its line,
+    when it was written, how many hits have the same text, and its snippet. In Python for
+    the reason session_row is; tests/test_search.py compares it with the template it replaced."""
+    page = _RowPage.of(context)
+    entry = hit.entry
+    return _html(
+        _HIT,
+        links.entry(session_id, entry.entry_id, q, page.session_path),
+        hit.label,
+        page.count(entry.line),
+        _html(" · {}", _when(entry.timestamp, page.zone, page.now)) if entry.timestamp else "",
+        _html(_REPEAT, page.count(hit.count)) if hit.count > 1 else "",
+        snippet_html(hit.html),
+    )
+
+
+# --- A project's (or a JID's) sessions -------------------------------------------------------------
+
+_USAGE_ROW = (
+    '<tr class="depth-{}">\n'
+    '        <td>{}<a href="{}">{}</a>{}</td>\n'
+    '        <td data-label="Kind">{}</td>\n'
+    '        <td data-label="Branch">{}</td>\n'
+    '        <td data-label="Models">{}</td>\n'
+    '        <td data-label="Started">{}</td>\n'
+    '        <td data-label="Updated">{}</td>\n'
+    '        <td data-label="Messages" class="num">{}</td>\n'
+    '        <td data-label="Tokens" class="num" title="{}">{}</td>\n'
+    '        <td data-label="Cost" class="num">{}</td>\n'
+    "        {}\n"
+    "      </tr>"
+)
+
+
+@register.simple_tag(takes_context=True)
+def usage_row(context: Context, row: dict, machines: list) -> SafeString:
+    """A row of a project's or a JID's sessions (projects._nest: a session and its depth
+    under its parent): title, kind, branch, models, times, counts, cost, and its machine
+    when the sessions are on two. In Python for the reason session_row is; tests/test_projects.py
+    compares it with the template it replaced."""
+    page = _RowPage.of(context)
+    session, depth = row["session"], row["depth"]
+    tokens = getattr(session, "token_total", "")  # annotated by the report's query
+    return _html(
+        _USAGE_ROW,
+        min(depth, 3),
+        _NEST if depth else "",
+        page.session_path(session.id),
+        title_cut(neutral(credentials_masked(session.display_title)), 100),
+        _html(' <span class="badge">{}</span>', session.status) if session.status != "active" else "",
+        session.kind,
+        _html("<code>{}</code>", neutral(session.git_branch)) if session.git_branch else "",
+        join(session.models_used, ", ", autoescape=True),
+        _when(session.started_at, page.zone, page.now) if session.started_at else "",
+        _when(session.updated_at, page.zone, page.now) if session.updated_at else "",
+        page.count(session.message_count),
+        page.count(tokens) if tokens != "" else "",
+        compact(tokens) if tokens else "",
+        cost_text(session),
+        _html('<td data-label="Machine">{}</td>', neutral(session.source.machine))
+        if len(machines) > 1
+        else "",
+    )
+
+
+# --- Charts over time (activity.column_chart) ------------------------------------------------------
+
+
+def _amount(value, unit: str) -> SafeString | str:
+    """A column's value as its title and the numbers table say it: dollars, else the number."""
+    return usd(value) if unit == "USD" else localize(value)
+
+
+@register.simple_tag
+def chart_columns(chart: dict) -> SafeString:
+    """The columns of a chart over time, each with its label and value on hover: a chart has
+    60 to 90 of them, and the template's loop took about 1 ms a chart."""
+    unit, bar = chart["unit"], localize(chart["bar"])
+    suffix = "" if unit == "USD" else " " + unit
+    return SafeString(
+        "".join(
+            _html(
+                '<rect class="bar" x="{}" y="{}" width="{}" height="{}"><title>{}: {}{}</title></rect>',
+                localize(c["x"]),
+                _one_decimal(c["y"]),
+                bar,
+                _one_decimal(c["height"]),
+                c["label"],
+                _amount(c["value"], unit),
+                suffix,
+            )
+            for c in chart["columns"]
+        )
+    )
+
+
+@register.simple_tag
+def chart_column_rows(chart: dict) -> SafeString:
+    """The numbers table's rows under a chart over time: the columns with a value."""
+    unit = chart["unit"]
+    return SafeString(
+        "".join(
+            _html('<tr><td>{}</td><td class="num">{}</td></tr>', c["label"], _amount(c["value"], unit))
+            for c in chart["columns"]
+            if c["value"]
+        )
+    )
+
+
+def _one_decimal(value) -> str:
+    """stringformat:'.1f', as the chart's template wrote its coordinates."""
+    return stringformat(value, ".1f")
