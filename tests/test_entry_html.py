@@ -1,0 +1,95 @@
+"""The transcript's entries render to the same HTML as the templates did before they were made
+cheaper (bench/README.md, "A transcript's entries"): every entry of the demo's sessions, the
+hostile fixtures and the Claude Code, Go agent and OpenClaw fixture files, each page with and
+without its noise, compared with HTML saved once from those templates.
+
+A deliberate change to what an entry shows changes the saved HTML too: write it anew with
+UPDATE_ENTRY_HTML=1, and read the diff before committing it."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from sessionviewer import transcripts
+from sessionviewer.index import index_roots
+from sessionviewer.models import Session
+from sessionviewer.roots import RootSpec
+
+from .demo_index import DEMO_SPECS
+from .fixture_files import CLAUDE_PROJECT, FIXTURES
+from .pages import detail_url, page, whole_page
+
+pytestmark = pytest.mark.django_db
+
+SAVED = FIXTURES / "entry_html" / "entries.html.gz"
+
+
+def _copy_fixture_files(tmp_path: Path) -> list[RootSpec]:
+    """The fixture files of three formats, each in the folder layout its format's discovery
+    expects, and the hostile fixtures as they are."""
+    claude = tmp_path / "claude" / CLAUDE_PROJECT
+    claude.mkdir(parents=True)
+    for n, path in enumerate(sorted((FIXTURES / "claude_code").glob("*.jsonl"))):
+        shutil.copy(path, claude / f"00000000-0000-4000-8000-{n:012d}.jsonl")
+    go = tmp_path / "go" / "sessions"
+    go.mkdir(parents=True)
+    for path in sorted((FIXTURES / "go_agent").glob("*.jsonl")):
+        shutil.copy(path, go / path.name)
+    openclaw = tmp_path / "openclaw" / "agents" / "main" / "sessions"
+    openclaw.mkdir(parents=True)
+    for path in sorted((FIXTURES / "openclaw").glob("*.jsonl")):
+        shutil.copy(path, openclaw / path.name)
+    shutil.copytree(FIXTURES / "hostile", tmp_path / "hostile")
+    return [
+        RootSpec(tmp_path / "claude" / "projects", "claude_code"),
+        RootSpec(tmp_path / "go" / "sessions", "go_agent"),
+        RootSpec(tmp_path / "openclaw" / "agents", "openclaw"),
+        RootSpec(tmp_path / "hostile" / "go", "go_agent"),
+        RootSpec(tmp_path / "hostile" / "fluux", "fluux_xmpp"),
+        RootSpec(tmp_path / "hostile" / "claude", "claude_code"),
+    ]
+
+
+def _entries(client, session: Session, **params) -> str:
+    """The session's entry list, every chunk loaded, with what differs from run to run (the
+    session ids in links, the temporary folder) put in words."""
+    url = detail_url(session)
+    body = whole_page(client, url, page(client, url, **params))
+    entries = body[body.index('<ol id="entry-list"') :]
+    entries = entries.replace(str(settings.BASE_DIR), "BASE_DIR")
+    return re.sub(r"/sessions/\d+/", "/sessions/N/", entries)
+
+
+def _label(session: Session, tmp_path: Path) -> str:
+    return f"{session.format} {session.path.replace(str(tmp_path), '').replace(str(settings.BASE_DIR), '')}"
+
+
+def test_entries_render_as_they_did(client, viewer, tmp_path, settings):
+    specs = DEMO_SPECS + _copy_fixture_files(tmp_path)
+    settings.SESSIONVIEWER_ROOTS = [f"{spec.format}={spec.path}" for spec in specs]
+    transcripts.clear_cache()
+    index_roots(specs)
+    sessions = sorted(Session.objects.all(), key=lambda s: _label(s, tmp_path))
+    assert len(sessions) > 60
+    rendered = "".join(
+        f"\n===== {_label(session, tmp_path)} {shown}\n{_entries(client, session, **params)}"
+        for session in sessions
+        for shown, params in (("default", {}), ("all", {"_all": "1"}))
+    )
+    if os.environ.get("UPDATE_ENTRY_HTML"):
+        SAVED.parent.mkdir(exist_ok=True)
+        SAVED.write_bytes(gzip.compress(rendered.encode(), mtime=0))
+    saved = gzip.decompress(SAVED.read_bytes()).decode()
+    if rendered != saved:  # the first session that differs, and where, rather than megabytes
+        for now, before in zip(rendered.split("\n===== "), saved.split("\n===== "), strict=False):
+            if now != before:
+                at = next(i for i, (a, b) in enumerate(zip(now, before, strict=False)) if a != b)
+                assert now[max(0, at - 300) : at + 300] == before[max(0, at - 300) : at + 300]
+        assert rendered == saved
