@@ -9,6 +9,7 @@ UPDATE_ENTRY_HTML=1, and read the diff before committing it."""
 from __future__ import annotations
 
 import gzip
+import html
 import os
 import re
 import shutil
@@ -21,6 +22,7 @@ from sessionviewer import transcripts
 from sessionviewer.index import index_roots
 from sessionviewer.models import Session
 from sessionviewer.roots import RootSpec
+from sessionviewer.templatetags.entries import permalink_query
 
 from .demo_index import DEMO_SPECS
 from .fixture_files import CLAUDE_PROJECT, FIXTURES
@@ -93,3 +95,26 @@ def test_entries_render_as_they_did(client, viewer, tmp_path, settings):
                 at = next(i for i, (a, b) in enumerate(zip(now, before, strict=False)) if a != b)
                 assert now[max(0, at - 300) : at + 300] == before[max(0, at - 300) : at + 300]
         assert rendered == saved
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "_all=1",
+        "entry=old&_offset=50",
+        "q=caf%C3%A9&entry=x&_all=1&q=%3Cb%3E&_before=3&_read=9",
+        "_offset=0&_after=12&leaf=a%20b&entry=",
+    ],
+)
+def test_the_permalink_keeps_the_query_string_as_querystring_did(rf, query):
+    """entries.permalink_query against Django's {% querystring %}, which the template used."""
+    from django.template import engines
+
+    request = rf.get("/sessions/1/?" + query)
+    tag = engines["django"].from_string(
+        "{% querystring entry=entry_id _offset=None _before=None _after=None _read=None %}"
+    )
+    for entry_id in ("a-1", "line:7", "x&y=<z>", "ü"):
+        expected = html.unescape(tag.render({"entry_id": entry_id}, request))
+        assert permalink_query(request.GET, entry_id) == expected
