@@ -13,6 +13,7 @@ import html
 import os
 import re
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from sessionviewer import transcripts
 from sessionviewer.index import index_roots
 from sessionviewer.models import Session
 from sessionviewer.roots import RootSpec
-from sessionviewer.templatetags.entries import permalink_query
+from sessionviewer.templatetags.entries import date_text, permalink_query
 
 from .demo_index import DEMO_SPECS
 from .fixture_files import CLAUDE_PROJECT, FIXTURES
@@ -118,3 +119,17 @@ def test_the_permalink_keeps_the_query_string_as_querystring_did(rf, query):
     for entry_id in ("a-1", "line:7", "x&y=<z>", "ü"):
         expected = html.unescape(tag.render({"entry_id": entry_id}, request))
         assert permalink_query(request.GET, entry_id) == expected
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Paris", "America/St_Johns"])
+def test_the_entry_time_reads_as_the_date_filter_wrote_it(zone):
+    """The head's <time> in the page's time zone, as {{ e.timestamp|date:... }} made it."""
+    from django.template import engines
+    from django.test import override_settings
+    from django.utils.timezone import template_localtime
+
+    with override_settings(TIME_ZONE=zone):
+        tag = engines["django"].from_string("{{ t|date:'c' }} {{ t|date:'Y-m-d H:i:s' }}")
+        for moment in (datetime(2025, 3, 30, 1, 30, 5, 123456, tzinfo=UTC), datetime(999, 1, 2, 3, 4, 5)):
+            local = template_localtime(moment)
+            assert f"{date_text(local, 'c')} {date_text(local, 'Y-m-d H:i:s')}" == tag.render({"t": moment})

@@ -116,7 +116,9 @@ def _head(context, row, h: dict | None, kind: str) -> SafeString:
     time = ""
     if entry.timestamp:
         local = template_localtime(entry.timestamp, context.use_tz)
-        time = format_html('<time datetime="{}">{}</time>', _date(local, "c"), _date(local, "Y-m-d H:i:s"))
+        time = format_html(
+            '<time datetime="{}">{}</time>', date_text(local, "c"), date_text(local, "Y-m-d H:i:s")
+        )
     copied = ""
     copies_until = context.get("fork_copies_until")
     if copies_until and entry.line <= copies_until and entry.kind == "message" and not export:
@@ -157,7 +159,7 @@ def _who(row, h: dict | None, kind: str) -> str:
     return role
 
 
-def _date(value, fmt: str) -> str:
+def date_text(value, fmt: str) -> str:
     """The date filter's output for a datetime in the page's time zone, without its lookups."""
     if not isinstance(value, datetime):
         return format_date(value, fmt)
