@@ -187,6 +187,8 @@ def test_beside_the_writer_a_piece_that_fails_is_logged_and_the_next_runs(caplog
     with caplog.at_level(logging.WARNING), idle.beside():
         idle.later(fails)
         idle.later(lambda: (AuditEvent.objects.create(action="second piece", root="y"), second.set()))
+        assert len(idle.queued) == 2  # the thread starts at the pass's first commit
+        idle.committed()
         assert second.wait(PATIENCE)
     assert list(AuditEvent.objects.values_list("action", flat=True)) == ["second piece"]
     assert idle.done == 1

@@ -50,14 +50,21 @@ class IdleWork:
         if (piece := self.on_written(session)) is None:
             return
         if self._beside is not None:
-            transaction.on_commit(lambda: self.later(piece))
+            transaction.on_commit(lambda: (self.later(piece), self.committed()))
         else:
             self.later(piece)
 
     def later(self, piece: Piece) -> None:
         """Queue a piece of work the pass does either while it waits or after it."""
         self.queued.append(piece)
-        if self._beside is not None:
+        if self._beside is not None and self._beside.thread is not None:
+            self._beside.wake()
+
+    def committed(self) -> None:
+        """A group of the pass is committed: beside the writer, the thread starts on what
+        waits. Not before: until then the writer surveys the roots and plans their files,
+        in Python, and the thread would only slow it down (the memory snapshots did)."""
+        if self._beside is not None and self.queued:
             self._beside.wake()
 
     def run_while(self, waiting: Callable[[], bool]) -> None:
@@ -69,9 +76,9 @@ class IdleWork:
 
     @contextmanager
     def beside(self) -> Iterator[None]:
-        """While the block runs, queued pieces run in a thread beside it, as they come. When it
-        ends, the thread finishes the piece it is running and stops; the others stay queued,
-        for after the pass."""
+        """While the block runs, queued pieces run in a thread beside it, as they come, from the
+        pass's first commit (committed). When it ends, the thread finishes the piece it is
+        running and stops; the others stay queued, for after the pass."""
         beside = _Beside(self)
         self._beside = beside
         try:
@@ -91,7 +98,7 @@ class IdleWork:
 
 
 class _Beside:
-    """The thread IdleWork.beside runs the pieces in, started at the first piece."""
+    """The thread IdleWork.beside runs the pieces in, started at the pass's first commit."""
 
     def __init__(self, idle: IdleWork):
         self.idle = idle

@@ -464,6 +464,8 @@ def _write_changes(
             new_rows.index_text()
         if checkpointer is not None:
             checkpointer.request()  # the group is committed: its pages can go into the database
+        if idle is not None:
+            idle.committed()
         _fold_tally()  # a first index's pending rows folded as it goes, not millions at its end
     gone = root_pass.survey.known - {f.key for f in root_pass.survey.found}
     gone = {key for key in gone if not key.startswith(tuple(root_pass.survey.kept))}
