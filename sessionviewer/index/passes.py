@@ -109,15 +109,43 @@ def index_roots(
 ) -> IndexSummary:
     """Bring the index up to date with every root; roots not listed are left alone. memory:
     the Fluux memory roots whose memory and persona files to snapshot (index/memory.py).
-    idle: work to do while the writer waits for the reading worker (index/idle.py)."""
+    idle: work to do while the writer waits for the reading worker (index/idle.py), or on
+    PostgreSQL beside it (_beside)."""
     started = time.perf_counter()
     summary = IndexSummary()
     memory = list(memory)
     memory_done: list[MemorySummary] = []  # by the writer while it waited for its reader (idle)
-    if idle is not None and memory:
-        idle.later(lambda: memory_done.append(snapshot_roots(memory)))
+    read_whole: list[Session] = []  # the files read from their first line: they may hold copies
+    linked: list[Session] = []  # the sessions whose links are made: their mark goes with the copies
+    with _beside(idle):
+        if idle is not None and memory:
+            idle.later(lambda: memory_done.append(snapshot_roots(memory)))
+        with _heap_frozen():
+            _read_and_write(specs, summary, progress, idle, read_whole, linked)
+        with summary.phases.timing("copies"):
+            _count_copies_once(read_whole, summary, linked)
+        with summary.phases.timing("tally"):
+            _fold_tally()
+    with summary.phases.timing("memory"):
+        summary.memory = memory_done[0] if memory_done else snapshot_roots(memory)
+    summary.errors += summary.memory.errors
+    with summary.phases.timing("prices"):
+        prices.keep_rates()  # what the library was asked, for the next process
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _read_and_write(
+    specs: Iterable[RootSpec],
+    summary: IndexSummary,
+    progress: Progress | None,
+    idle: IdleWork | None,
+    read_whole: list[Session],
+    linked: list[Session],
+) -> None:
+    """Survey and plan every root, then write each changed file as the reading worker reads it."""
     parallel_from = PARALLEL_BYTES if CPUS > 1 else None
-    with _heap_frozen(), worker.Reading(parallel_from=parallel_from, read_while_starting=True) as reading:
+    with worker.Reading(parallel_from=parallel_from, read_while_starting=True) as reading:
         surveys = []
         for spec in specs:
             with summary.phases.timing("scan"):
@@ -136,8 +164,6 @@ def index_roots(
                 plan.number = reading.add(plan.job)
             reading.send_jobs()  # to read while the next root is planned
         reading.close_jobs()
-        read_whole: list[Session] = []  # the files read from their first line: they may hold copies
-        linked: list[Session] = []  # the sessions whose links are made: their mark goes with the copies
         with checkpointing(big=reading.worker is not None) as checkpointer:
             for root_pass in passes:
                 with summary.phases.timing("write"):
@@ -152,17 +178,19 @@ def index_roots(
                         idle=idle,
                         linked=linked,
                     )
-    with summary.phases.timing("copies"):
-        _count_copies_once(read_whole, summary, linked)
-    with summary.phases.timing("tally"):
-        _fold_tally()
-    with summary.phases.timing("memory"):
-        summary.memory = memory_done[0] if memory_done else snapshot_roots(memory)
-    summary.errors += summary.memory.errors
-    with summary.phases.timing("prices"):
-        prices.keep_rates()  # what the library was asked, for the next process
-    summary.seconds = time.perf_counter() - started
-    return summary
+
+
+@contextmanager
+def _beside(idle: IdleWork | None) -> Iterator[None]:
+    """On PostgreSQL the writer waits for the server, not for its reader: the idle work (the
+    long sessions' threads, the memory snapshots) runs in a thread beside it, from the first
+    group's commit to the end of the copies (bench/README.md, `pgoverlap`). Not when the pass
+    runs inside a transaction (a test's): the thread's own connection could not see its rows."""
+    if idle is None or connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield
+        return
+    with idle.beside():
+        yield
 
 
 COPIES_ATTEMPTS = 3
@@ -436,6 +464,8 @@ def _write_changes(
             new_rows.index_text()
         if checkpointer is not None:
             checkpointer.request()  # the group is committed: its pages can go into the database
+        if idle is not None:
+            idle.committed()
         _fold_tally()  # a first index's pending rows folded as it goes, not millions at its end
     gone = root_pass.survey.known - {f.key for f in root_pass.survey.found}
     gone = {key for key in gone if not key.startswith(tuple(root_pass.survey.kept))}
