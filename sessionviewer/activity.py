@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import date, timedelta
 
 from django.conf import settings
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import Count, F, Max, Q, Sum
 from django.db.models.functions import Substr, TruncDate, TruncMonth
@@ -222,13 +223,18 @@ def _values_counted(columns: dict[str, tuple]) -> dict[str, list[tuple[str, int]
     parts, params = [], []
     for n, (qs, field) in enumerate(columns.values()):
         counted = qs.exclude(**{field: ""}).values(field).annotate(n=Count("id")).order_by("-n", field)
-        sql, part_params = counted[:FACET_LIMIT].query.sql_with_params()
+        try:
+            sql, part_params = counted[:FACET_LIMIT].query.sql_with_params()
+        except EmptyResultSet:  # no session can match (SQLite's `IN ()`): the facet has no value
+            continue
         column = connection.ops.quote_name(field)
         parts.append(f"SELECT {n} AS part, counted.{column} AS value, counted.n AS n FROM ({sql}) AS counted")  # noqa: S608 - the ORM's SQL
         params += part_params
     # The same order as each part's own: the parts' ORDER BY holds inside their LIMIT only.
     statement = " UNION ALL ".join(parts) + " ORDER BY part, n DESC, value"
     found: dict[str, list[tuple[str, int]]] = {name: [] for name in columns}
+    if not parts:
+        return found
     names = list(columns)
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
