@@ -32,7 +32,7 @@ from pathlib import Path
 
 import generate
 from bench_index import parse_floor, session_files
-from whole_command import fresh, index, median_phases, migrate, phase_line, sessions_by_format
+from whole_command import fresh, index, median_phases, migrate, phase_line, process_cpu, sessions_by_format
 
 TREE = Path(__file__).resolve().parents[1]
 ENGINES = ("sqlite", "postgresql")
@@ -122,16 +122,11 @@ def _watch_backends(url: str, backends: dict[int, float], done: threading.Event)
     import psycopg
 
     server, name = url.rsplit("/", 1)
-    tick = os.sysconf("SC_CLK_TCK")
     with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
         while not done.wait(0.05):
             for (pid,) in connection.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", [name]):
-                try:
-                    with open(f"/proc/{pid}/stat") as stat:
-                        fields = stat.read().rsplit(")", 1)[1].split()
-                except OSError:  # it ended, or the server is not on this machine
-                    continue
-                backends[pid] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+                if (found := process_cpu(pid)) is not None:  # None: it ended, or the server is elsewhere
+                    backends[pid] = found[2]
 
 
 def report(args: argparse.Namespace, corpus: dict, result: dict) -> str:

@@ -300,7 +300,6 @@ class CpuWatch:
     def __init__(self, database: str) -> None:
         self.database = database  # the bench's, by name
         self.titles: dict[int, str] = {}  # a PostgreSQL process's title, which names its database
-        self.tick = os.sysconf("SC_CLK_TCK")
         self.first: dict[int, float] = {}
         self.last: dict[int, tuple[str, int, float]] = {}  # pid: name, parent, CPU seconds
         self.started = time.monotonic()
@@ -313,17 +312,13 @@ class CpuWatch:
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit():
                 continue
-            try:
-                with open(f"/proc/{entry.name}/stat") as stat:
-                    head, tail = stat.read().rsplit(")", 1)
-            except OSError:  # it ended meanwhile
+            pid = int(entry.name)
+            if (found := whole_command.process_cpu(pid)) is None:  # it ended meanwhile
                 continue
-            fields = tail.split()
-            pid, seconds = int(entry.name), (int(fields[11]) + int(fields[12])) / self.tick
+            name, _parent, seconds = found
             if first:
                 self.first[pid] = seconds
-            name = head.split("(", 1)[1]
-            self.last[pid] = (name, int(fields[1]), seconds)
+            self.last[pid] = found
             if name.startswith("postgres") and pid not in self.titles:
                 try:
                     with open(f"/proc/{pid}/cmdline", "rb") as title:

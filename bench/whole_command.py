@@ -42,6 +42,21 @@ class Run:
     phases: dict[str, float] = field(default_factory=dict)  # empty for a tree that prints none
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu(pid: int) -> tuple[str, int, float] | None:
+    """A process's name, its parent's pid and the CPU it has taken (user and system seconds),
+    from /proc/PID/stat; None once it has ended (or on a machine without /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            head, tail = stat.read().rsplit(")", 1)
+    except OSError:
+        return None
+    fields = tail.split()
+    return head.split("(", 1)[1], int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICK
+
+
 def formats_of(tree: Path) -> set[str]:
     """The session formats a tree reads: one module each in sessionviewer/readers/."""
     return {path.stem for path in (tree / "sessionviewer" / "readers").glob("*.py")}

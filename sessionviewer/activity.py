@@ -230,11 +230,11 @@ def _values_counted(columns: dict[str, tuple]) -> dict[str, list[tuple[str, int]
         column = connection.ops.quote_name(field)
         parts.append(f"SELECT {n} AS part, counted.{column} AS value, counted.n AS n FROM ({sql}) AS counted")  # noqa: S608 - the ORM's SQL
         params += part_params
-    # The same order as each part's own: the parts' ORDER BY holds inside their LIMIT only.
-    statement = " UNION ALL ".join(parts) + " ORDER BY part, n DESC, value"
     found: dict[str, list[tuple[str, int]]] = {name: [] for name in columns}
     if not parts:
         return found
+    # The same order as each part's own: the parts' ORDER BY holds inside their LIMIT only.
+    statement = " UNION ALL ".join(parts) + " ORDER BY part, n DESC, value"
     names = list(columns)
     with connection.cursor() as cursor:
         cursor.execute(statement, params)

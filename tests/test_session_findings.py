@@ -506,10 +506,9 @@ def test_the_lists_count_leaves_out_dismissed_fingerprints(tmp_path, client):
 # The list's "possible secrets" facet and filter
 
 
-@pytest.fixture
-def three_sessions(tmp_path) -> dict[str, Session]:
-    """Two Claude Code sessions, one holding four possible secrets and one none, and a Codex
-    session holding three, indexed as two roots."""
+def _leaky_and_clean_files(tmp_path) -> None:
+    """Two Claude Code sessions under tmp_path/projects (one with four possible secrets, one
+    with none) and a Codex session with three under tmp_path/sessions."""
     folder = tmp_path / CLAUDE_PROJECT
     folder.mkdir(parents=True)
     shutil.copy(FIXTURES / "claude_code" / "secrets_in_every_block.jsonl", folder / "leaky.jsonl")
@@ -517,6 +516,13 @@ def three_sessions(tmp_path) -> dict[str, Session]:
     codex = tmp_path / "sessions" / "2025" / "11" / "03"
     codex.mkdir(parents=True)
     shutil.copy(FIXTURES / "codex" / "secrets_in_arguments_and_output.jsonl", codex / "rollout-s1.jsonl")
+
+
+@pytest.fixture
+def three_sessions(tmp_path) -> dict[str, Session]:
+    """Two Claude Code sessions, one holding four possible secrets and one none, and a Codex
+    session holding three, indexed as two roots."""
+    _leaky_and_clean_files(tmp_path)
     index_roots([RootSpec(tmp_path / "projects", "claude_code"), RootSpec(tmp_path / "sessions", "codex")])
     return {
         "leaky": Session.objects.get(path__endswith="leaky.jsonl"),
@@ -576,13 +582,7 @@ def test_the_facet_is_left_out_when_no_session_has_a_possible_secret(client, vie
 def two_machines(settings, tmp_path) -> dict[str, Session]:
     """The same Claude Code root (a session with four possible secrets, one with none) indexed
     by a laptop and by a CI runner, and a Codex root (three possible secrets) by the laptop only."""
-    folder = tmp_path / CLAUDE_PROJECT
-    folder.mkdir(parents=True)
-    shutil.copy(FIXTURES / "claude_code" / "secrets_in_every_block.jsonl", folder / "leaky.jsonl")
-    shutil.copy(FIXTURES / "claude_code" / "thinking_block.jsonl", folder / "clean.jsonl")
-    codex = tmp_path / "sessions" / "2025" / "11" / "03"
-    codex.mkdir(parents=True)
-    shutil.copy(FIXTURES / "codex" / "secrets_in_arguments_and_output.jsonl", codex / "rollout-s1.jsonl")
+    _leaky_and_clean_files(tmp_path)
     settings.SESSIONVIEWER_MACHINE = "laptop"
     index_roots([RootSpec(tmp_path / "projects", "claude_code"), RootSpec(tmp_path / "sessions", "codex")])
     settings.SESSIONVIEWER_MACHINE = "ci-runner"

@@ -9,9 +9,11 @@ Stop every indexer before migrating: an indexer of the old code would fold witho
 here. PostgreSQL only, as the tally; the table is made on both engines and stays empty on SQLite.
 """
 
+from importlib import import_module
+
 from django.db import migrations, models
 
-FIGURES = ("sessions", "tokens", "messages", "cost", "priced", "unpriced_tokens", "undated")
+FIGURES = import_module("sessionviewer.migrations.0032_session_tally").FIGURES
 BACKFILL = (
     f"INSERT INTO sessionviewer_sessiontallytotal (project, facet, value, {', '.join(FIGURES)}) "
     f"SELECT project, facet, value, {', '.join(f'SUM({name})' for name in FIGURES)} "
