@@ -60,7 +60,8 @@ class Source(models.Model):
     def machines(cls) -> list[str]:
         """The machines that have claimed a root, by name: the list shows its Machine column,
         and a project its sessions per machine, once there are two."""
-        return sorted(set(cls.objects.exclude(machine="").values_list("machine", flat=True)))
+        named = cls.objects.exclude(machine="").values_list("machine", flat=True)
+        return sorted(named.order_by().distinct())
 
     def to_dict(self) -> dict:
         return {

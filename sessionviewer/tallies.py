@@ -69,12 +69,31 @@ def _sums(
     Summed over every source and format, they are read from the total (models.SessionTallyTotal):
     a row per value, and the tally's rows still pending. Else from the tally's rows."""
     names = ("sessions", *figures)
-    if scope.sources is not None or scope.format or {"source_id", "format"} & set(by):
+    if not _from_total(scope, by):
         rows = _rows(facet, scope)
         if not by:
             return [rows.aggregate(**{name: Sum(name) for name in names})]
         summed = _summed(rows, *by, figures=figures)
         return list(summed.order_by(*order) if order else summed)
+    sql, params = _total_sums(facet, scope, by, names)
+    if order:
+        sql += " ORDER BY " + _order_by(order)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        found = [dict(zip((*by, *names), row, strict=True)) for row in cursor.fetchall()]
+    return found
+
+
+def _from_total(scope: Scope, by: tuple[str, ...]) -> bool:
+    """Whether these sums are read from the total (every source and format)."""
+    return scope.sources is None and not scope.format and not {"source_id", "format"} & set(by)
+
+
+def _total_sums(
+    facet: str | list[str], scope: Scope, by: tuple[str, ...], names: tuple[str, ...]
+) -> tuple[str, list]:
+    """The statement summing a facet's (or several facets') rows of the total and the
+    tally's rows still pending, by the columns `by`, and its parameters."""
     facets = facet if isinstance(facet, list) else [facet]
     columns = ", ".join((*by, *names))
     where = "project = %s AND facet = ANY(%s)"
@@ -87,12 +106,11 @@ def _sums(
     )
     if by:
         sql += f" GROUP BY {', '.join(by)} HAVING SUM(sessions) > 0"
-    if order:
-        sql += " ORDER BY " + ", ".join(f"{o[1:]} DESC" if o.startswith("-") else o for o in order)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [scope.project, facets, scope.project, facets])
-        found = [dict(zip((*by, *names), row, strict=True)) for row in cursor.fetchall()]
-    return found
+    return sql, [scope.project, facets, scope.project, facets]
+
+
+def _order_by(order: tuple[str, ...]) -> str:
+    return ", ".join(f"{o[1:]} DESC" if o.startswith("-") else o for o in order)
 
 
 def format_counts(scope: Scope) -> list[tuple[str, int]]:
@@ -111,7 +129,10 @@ def facet_values(facets: list[str], scope: Scope, limit: int) -> dict[str, list[
     for a model (the list counts a blank model name as one)."""
     found: dict[str, list[tuple[str, int]]] = {facet: [] for facet in facets}
     # In the database's order, as a facet counted from the sessions is (its collation).
-    for row in _sums(facets, scope, ("facet", "value"), order=("facet", "-sessions", "value")):
+    order = ("facet", "-sessions", "value")
+    for row in _first_values(facets, scope, limit, order) or _sums(
+        facets, scope, ("facet", "value"), order=order
+    ):
         facet, value, n = row["facet"], row["value"], row["sessions"]
         if value or facet == "model":
             found[facet].append((value, n))
@@ -120,6 +141,30 @@ def facet_values(facets: list[str], scope: Scope, limit: int) -> dict[str, list[
     for values in found.values():
         del values[limit:]
     return found
+
+
+def _first_values(facets: list[str], scope: Scope, limit: int, order: tuple[str, ...]) -> list[dict]:
+    """facet_values' rows from the total, only the first `limit` of each facet: the total
+    holds hundreds of projects and JIDs, and the list shows twelve of each. [] when the
+    scope is not the total's (the tally's rows of a few sources are read whole)."""
+    by = ("facet", "value")
+    if not _from_total(scope, by):
+        return []
+    summed, params = _total_sums(facets, scope, by, ("sessions",))
+    # The months the latest first, the others the most sessions first (as facet_values
+    # sorts them); "" left out but for a model, before they are numbered.
+    first = (
+        "row_number() OVER (PARTITION BY facet ORDER BY CASE WHEN facet = 'updated' THEN value END "
+        "DESC NULLS LAST, sessions DESC, value)"
+    )
+    sql = (
+        f"SELECT facet, value, sessions FROM (SELECT facet, value, sessions, {first} AS n "  # noqa: S608 - this module's SQL
+        f"FROM ({summed}) AS summed WHERE value <> '' OR facet = 'model') AS numbered "
+        f"WHERE n <= %s ORDER BY {_order_by(order)}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, limit])
+        return [{"facet": f, "value": v, "sessions": n} for f, v, n in cursor.fetchall()]
 
 
 def by_source(scope: Scope) -> dict[int, int]:

@@ -345,6 +345,19 @@ def test_a_page_from_the_tally_is_the_page_counted(two_machines, monkeypatch, pa
         assert _cents(figures) == _cents(live_report[part]), part
 
 
+@kept_on_postgresql
+@pytest.mark.parametrize("limit", [1, 2])
+def test_the_first_values_of_a_facet_from_the_total_are_those_counted(two_machines, monkeypatch, limit):
+    """The total gives each facet's first values only (tallies._first_values): the same
+    ones, in the same order, as counting the sessions keeps, the months the latest first."""
+    monkeypatch.setattr(activity, "FACET_LIMIT", limit)
+    facets = _pages({})[0]
+    cut = [f["name"] for f in facets if len(f["values"]) == limit]
+    assert {"project", "updated"} <= set(cut), cut  # the limit cuts these, or the test shows nothing
+    _counted_live(monkeypatch)
+    assert facets == _pages({})[0]
+
+
 def test_every_session_is_listed_once_over_the_pages(two_machines, client, viewer):
     for params in ({}, {"_flat": "1"}, {"machine": "laptop"}):
         seen, pages = [], None
