@@ -8,6 +8,8 @@ from pathlib import Path
 import orjson
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from sessionviewer import prices, readers
 from sessionviewer.index import copies, fold, index_roots
@@ -319,6 +321,55 @@ def test_a_first_index_of_both_files_counts_each_copied_reply_once(tmp_path, mon
     assert sum(s.cost for s in sessions) == pytest.approx(MAIN_COST + CLONE_OWN_COST)
     assert sum(s.output_tokens for s in sessions) == 500 + 50 + 40
     assert sum(s.copied_usage.count() for s in sessions) == 2
+
+
+def _settled_as_they_are() -> tuple:
+    rows = sorted(CopiedUsage.objects.values_list("id", "session_id", "message_id", "counted_in_id"))
+    totals = sorted(Session.objects.values_list("id", "output_tokens", "cost", "usage_lines"))
+    return rows, totals
+
+
+def test_settling_again_what_is_settled_writes_nothing(tmp_path):
+    root = without_subagents(tmp_path)
+    write_clone(root)
+    index_roots([RootSpec(root, "claude_code")])
+    before = _settled_as_they_are()
+    assert len(before[0]) == 2
+    with transaction.atomic(), CaptureQueriesContext(connection) as statements:
+        copies.settle(CopiedUsage.objects.values_list("message_id", flat=True))
+    written = [
+        q["sql"] for q in statements.captured_queries if q["sql"].startswith(("INSERT", "DELETE", "UPDATE"))
+    ]
+    assert written == []
+    assert _settled_as_they_are() == before  # the same rows, not deleted and made again
+
+
+def test_a_pass_beside_a_larger_index_settles_only_the_replies_it_read(tmp_path, monkeypatch):
+    """Past LOOKUPS sessions read whole a pass looks at every reply of the index at once,
+    but only when they are most of it: a machine's first pass beside others' sessions
+    settled all of theirs again."""
+    root = without_subagents(tmp_path)
+    write_clone(root)
+    index_roots([RootSpec(root, "claude_code")])
+    before = _settled_as_they_are()
+    other = tmp_path / "go"
+    other.mkdir()
+    (other / "20260226-143012-44444444.jsonl").write_text(
+        '{"type":"session","id":"44444444","version":1,"timestamp":"2026-02-26T14:30:12Z","cwd":"/q"}\n'
+        '{"type":"message","id":"dddd0001","parent_id":"","timestamp":"2026-02-26T14:30:13Z","role":"user",'
+        '"message":{"role":"user","content":[{"type":"text","text":"Hello"}]}}\n'
+        '{"type":"message","id":"dddd0002","parent_id":"dddd0001","timestamp":"2026-02-26T14:31:13Z",'
+        '"role":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Hi."}],'
+        '"model":"claude-sonnet-4-5","provider":"anthropic","usage":{"input":10,"output":5}}}\n'
+    )
+    monkeypatch.setattr(copies, "LOOKUPS", 0)
+    settled: list[str] = []
+    settle = copies.settle
+    monkeypatch.setattr(copies, "settle", lambda ids: settle(settled.extend(ids) or ids))
+    index_roots([RootSpec(other, "go_agent")])
+    assert Session.objects.count() == 3
+    assert settled == []  # not the claude sessions' msg_1 and msg_2
+    assert _settled_as_they_are()[0] == before[0]
 
 
 def test_appending_to_both_files_keeps_the_copies_counted_once(tmp_path):

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from contextlib import suppress
 from datetime import datetime
 
+import orjson
 from django.db import connection
 from django.db.models import Count, F, Max, Min, QuerySet
 from django.db.models.expressions import RawSQL
@@ -88,7 +89,10 @@ def count_once(read_whole: Iterable[Session]) -> None:
     reply at once would both give its copies back and both take them off again."""
     take_turn("copies")
     session_ids = [s.id for s in read_whole]
-    whole_index = len(session_ids) > LOOKUPS
+    # One pass over every reply costs less than looking many sessions' replies up, when
+    # they are most of the index (a first index). Beside other machines' sessions it read
+    # all of theirs, and settled every reply they share again (bench/README.md, issue 28).
+    whole_index = len(session_ids) > LOOKUPS and 2 * len(session_ids) >= Session.objects.count()
     # Asked in as few statements as the parameters allow (one, up to CHUNK sessions): most
     # passes find no reply held twice, and that answer should cost a single query.
     asked: list[QuerySet] = [_held_twice(_replies())] if whole_index else []
@@ -193,10 +197,6 @@ def _settle_chunk(message_ids: list[str]) -> None:
             held[entry.session_id] = entry
     shared = {mid: found for mid, found in counted_lines.items() if len(found) > 1}
     sessions = _load({row.session_id for row in old} | {sid for found in shared.values() for sid in found})
-    for row in old:
-        if row.session_id in sessions:
-            _add(sessions[row.session_id], row.line_key, row.tokens, 1)
-    CopiedUsage.objects.filter(id__in=[row.id for row in old]).delete()
     new_rows = []
     for message_id, found in shared.items():
         # A copy keeps its reply's usage and time: holders that differ are not copies of one
@@ -212,7 +212,6 @@ def _settle_chunk(message_ids: list[str]) -> None:
                 if entry is owner:
                     continue
                 key, tokens = turn_line(entry)
-                _add(sessions[entry.session_id], key, tokens, -1)
                 new_rows.append(
                     CopiedUsage(
                         session_id=entry.session_id,
@@ -222,8 +221,26 @@ def _settle_chunk(message_ids: list[str]) -> None:
                         tokens=tokens,
                     )
                 )
-    CopiedUsage.objects.bulk_create(new_rows)
+    # A copy settled as it was stays as it is: no row written, no session's totals
+    # touched. A pass that read a whole machine's files settles every reply they share
+    # again, and most are settled already.
+    kept = {_settled(row) for row in old} & {_settled(row) for row in new_rows}
+    gone = [row for row in old if _settled(row) not in kept]
+    for row in gone:
+        if row.session_id in sessions:
+            _add(sessions[row.session_id], row.line_key, row.tokens, 1)
+    CopiedUsage.objects.filter(id__in=[row.id for row in gone]).delete()
+    added = [row for row in new_rows if _settled(row) not in kept]
+    for row in added:
+        _add(sessions[row.session_id], row.line_key, row.tokens, -1)
+    CopiedUsage.objects.bulk_create(added)
     _save(sessions.values())
+
+
+def _settled(row: CopiedUsage) -> tuple:
+    """What a CopiedUsage row says: a row saying the same again changes nothing."""
+    tokens = orjson.dumps(row.tokens, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    return (row.session_id, row.message_id, row.counted_in_id, row.line_key, tokens)
 
 
 _TURN_FIELDS = ("session_id", "line", "usage", "model", "timestamp", "extra")  # what turn_line reads
