@@ -129,10 +129,13 @@ def facet_values(facets: list[str], scope: Scope, limit: int) -> dict[str, list[
     for a model (the list counts a blank model name as one)."""
     found: dict[str, list[tuple[str, int]]] = {facet: [] for facet in facets}
     # In the database's order, as a facet counted from the sessions is (its collation).
-    order = ("facet", "-sessions", "value")
-    for row in _first_values(facets, scope, limit, order) or _sums(
-        facets, scope, ("facet", "value"), order=order
-    ):
+    by, order = ("facet", "value"), ("facet", "-sessions", "value")
+    rows = (
+        _first_values(facets, scope, limit, order)
+        if _from_total(scope, by)
+        else _sums(facets, scope, by, order=order)
+    )
+    for row in rows:
         facet, value, n = row["facet"], row["value"], row["sessions"]
         if value or facet == "model":
             found[facet].append((value, n))
@@ -145,12 +148,8 @@ def facet_values(facets: list[str], scope: Scope, limit: int) -> dict[str, list[
 
 def _first_values(facets: list[str], scope: Scope, limit: int, order: tuple[str, ...]) -> list[dict]:
     """facet_values' rows from the total, only the first `limit` of each facet: the total
-    holds hundreds of projects and JIDs, and the list shows twelve of each. [] when the
-    scope is not the total's (the tally's rows of a few sources are read whole)."""
-    by = ("facet", "value")
-    if not _from_total(scope, by):
-        return []
-    summed, params = _total_sums(facets, scope, by, ("sessions",))
+    holds hundreds of projects and JIDs, and the list shows twelve of each."""
+    summed, params = _total_sums(facets, scope, ("facet", "value"), ("sessions",))
     # The months the latest first, the others the most sessions first (as facet_values
     # sorts them); "" left out but for a model, before they are numbered.
     first = (

@@ -224,13 +224,15 @@ def _settle_chunk(message_ids: list[str]) -> None:
     # A copy settled as it was stays as it is: no row written, no session's totals
     # touched. A pass that read a whole machine's files settles every reply they share
     # again, and most are settled already.
-    kept = {_settled(row) for row in old} & {_settled(row) for row in new_rows}
-    gone = [row for row in old if _settled(row) not in kept]
+    old_said = [(_settled(row), row) for row in old]
+    new_said = [(_settled(row), row) for row in new_rows]
+    kept = {said for said, _ in old_said} & {said for said, _ in new_said}
+    gone = [row for said, row in old_said if said not in kept]
     for row in gone:
         if row.session_id in sessions:
             _add(sessions[row.session_id], row.line_key, row.tokens, 1)
     CopiedUsage.objects.filter(id__in=[row.id for row in gone]).delete()
-    added = [row for row in new_rows if _settled(row) not in kept]
+    added = [row for said, row in new_said if said not in kept]
     for row in added:
         _add(sessions[row.session_id], row.line_key, row.tokens, -1)
     CopiedUsage.objects.bulk_create(added)
