@@ -44,13 +44,13 @@ ADMIN = ["python", "manage.py", "ensureadmin"]
 INDEXER = ["python", "manage.py", "index", "--watch"]
 
 
-def web_command(bind: str, workers: int = 3) -> list[str]:
+def web_command(bind: str, workers: int = 3, threads: int = 4) -> list[str]:
     """A web process as `make run` and the Dockerfile serve (gthread workers, 300 s), but
     without gunicorn's control socket: every master of a user takes ~/.gunicorn/gunicorn.ctl
     by default, and two web processes on one host would take it from each other."""
     return [
         "gunicorn", "sessionviewer.wsgi", "--bind", bind, "--workers", str(workers),
-        "--worker-class", "gthread", "--threads", "4", "--timeout", "300", "--access-logfile", "-",
+        "--worker-class", "gthread", "--threads", str(threads), "--timeout", "300", "--access-logfile", "-",
         "--no-control-socket",
     ]  # fmt: skip
 

@@ -229,7 +229,11 @@ def run(args: argparse.Namespace) -> None:
     try:
         for port in WEB_PORTS:
             pieces.append(
-                _start(cluster.web_command(f"127.0.0.1:{port}", args.workers), url, logs / f"web-{port}")
+                _start(
+                    cluster.web_command(f"127.0.0.1:{port}", args.workers, args.threads),
+                    url,
+                    logs / f"web-{port}",
+                )
             )
         live = []
         for n in range(args.appenders):
@@ -275,6 +279,8 @@ def run(args: argparse.Namespace) -> None:
             "users": args.users,
             "seconds": args.seconds,
             "appenders": args.appenders,
+            "workers": args.workers,
+            "threads": args.threads,
             "appended": appending_count[0],
             "load": [load_before, os.getloadavg()],
             "cpus": os.cpu_count(),
@@ -490,7 +496,8 @@ def _after_logins(requests: Path) -> dict[str, dict]:
 def report(result: dict) -> str:
     load = " then ".join(" ".join(f"{x:.2f}" for x in triple) for triple in result["load"])
     lines = [
-        f"{result['users']} users for {result['seconds']} s over {len(WEB_PORTS)} web processes, "
+        f"{result['users']} users for {result['seconds']} s over {len(WEB_PORTS)} web processes "
+        f"({result.get('workers', 3)} workers of {result.get('threads', 4)} threads each), "
         f"{result['appenders']} indexers reading {result['appended']:,} appended turns; "
         f"load average {load} on {result['cpus']} CPUs",
         f"{'page':26}{'requests':>10}{'failures':>10}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}",
@@ -524,6 +531,7 @@ def main() -> None:
     running.add_argument("--appenders", type=int, default=4)
     running.add_argument("--append-every", type=float, default=0.5, help="seconds between two appended turns")
     running.add_argument("--workers", type=int, default=3, help="gunicorn workers per web process")
+    running.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
     running.set_defaults(handler=run)
     args = parser.parse_args()
     args.handler(args)

@@ -21,6 +21,7 @@ from django.utils.functional import cached_property
 
 from sessionviewer import search, tallies
 from sessionviewer.index.fold import fold_home
+from sessionviewer.lookups import Ids
 from sessionviewer.models import Entry, SecretDismissal, Session, SessionFinding, Source
 from sessionviewer.search import Matches, ParsedQuery, as_query, index_order_matches, matching_entries
 
@@ -76,11 +77,10 @@ class SessionQuery:
 PROBE_LINES = 20
 
 
-def matching_session_ids(
-    q: str | ParsedQuery, first: Matches | None = None, narrowed: bool = False
-) -> list[int]:
+def matching_session_ids(q: str | ParsedQuery, first: Matches | None = None, narrowed: bool = False) -> Ids:
     """The sessions with an entry matching q, searched once: the list's facets each
-    filter by it too, and repeating the full-text query for each would cost 9 times.
+    filter by it too, and repeating the full-text query for each would cost 9 times (Ids: their
+    array literal written once for all of them).
 
     One pass over every match: on SQLite, starting from the FTS table, about 0.1 s for a
     million (bench/bench_search.py); on PostgreSQL 0.5 s through the GIN index, each match's
@@ -96,17 +96,17 @@ def matching_session_ids(
     hits are (search.search_hits)."""
     q = as_query(q)
     if first is not None and not (first.capped and narrowed):
-        return first.session_ids
+        return Ids(first.session_ids)
     matches = index_order_matches(q).order_by().values_list("session_id", flat=True)
     if connection.vendor == "postgresql":
         if first is None:
             first_ids = list(matches[: search.HIT_CAP + 1])
             if len(first_ids) <= search.HIT_CAP:
-                return list(dict.fromkeys(first_ids))
+                return Ids(dict.fromkeys(first_ids))
         found = _probed_sessions(q)
         if found is not None:
-            return found
-    return list(matches.distinct())
+            return Ids(found)
+    return Ids(matches.distinct())
 
 
 def _probed_sessions(q: ParsedQuery) -> list[int] | None:

@@ -90,21 +90,29 @@ def session_list(**filters) -> str:
 def filtered(query: QueryDict, **values: str | None) -> str:
     """The page's own query string with values set (None: taken out), from its first page:
     a facet's link, relative to the page it is on."""
-    changed = query.copy()
-    for name in ("_page", "_hits_page", *values):
-        changed.pop(name, None)
-    for name, value in values.items():
-        if value is not None:
-            changed[name] = value
-    return "?" + changed.urlencode()
+    return _filtered(_pairs(query), values)
+
+
+def _pairs(query: QueryDict) -> list[tuple[str, str]]:
+    return [(name, value) for name, sent in query.lists() for value in sent]
+
+
+def _filtered(pairs: list[tuple[str, str]], values: Mapping[str, str | None]) -> str:
+    """filtered() from the query string's pairs: as QueryDict's copy, pop, set and urlencode
+    would make it, without copying the QueryDict (a deep copy) for each of a page's 100 links."""
+    dropped = {"_page", "_hits_page", *values}
+    kept = [pair for pair in pairs if pair[0] not in dropped]
+    kept += [(name, value) for name, value in values.items() if value is not None]
+    return "?" + urlencode(kept)
 
 
 def with_facet_links(facets: list[dict], query: QueryDict) -> list[dict]:
     """activity.facets with each value's "toggle" (the parameters clicking it sets) made its
     link on the page the query string is from."""
+    pairs = _pairs(query)
     for facet in facets:
         for value in facet["values"]:
-            value["link"] = filtered(query, **value.pop("toggle"))
+            value["link"] = _filtered(pairs, value.pop("toggle"))
     return facets
 
 

@@ -175,3 +175,18 @@ def test_json_twin_link_carries_the_pages_query_string_as_sent():
 
 def test_json_twin_link_of_a_page_without_a_query_string_has_none():
     assert links.json_twin("workspace-memory-changes", {}, QueryDict("")) == "/api/workspaces/memory-changes"
+
+
+def test_filtered_link_keeps_every_value_of_a_repeated_parameter_and_replaces_a_set_one():
+    query = QueryDict("model=a&model=b&format=pi&q=caf%C3%A9&_page=2")
+    assert links.filtered(query, format="codex") == "?model=a&model=b&q=caf%C3%A9&format=codex"
+    assert links.filtered(query, model="c") == "?format=pi&q=caf%C3%A9&model=c"
+
+
+def test_facet_links_are_the_filtered_links_of_their_toggles():
+    query = QueryDict("format=pi&model=a&model=b&_page=4")
+    toggles = [{"format": "codex"}, {"format": None}, {"agent": "main", "model": None}]
+    facets = [{"values": [{"toggle": dict(toggle)} for toggle in toggles]}]
+    made = [value["link"] for value in links.with_facet_links(facets, query)[0]["values"]]
+    assert made == [links.filtered(query, **toggle) for toggle in toggles]
+    assert made[2] == "?format=pi&agent=main"

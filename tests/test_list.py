@@ -288,6 +288,33 @@ def facet_values() -> list[tuple[dict, dict]]:
     ]
 
 
+# The filters' sections as the list's template looped over them before facet_sections.
+FACET_LOOP = """{% load display %}{% for facet in facets %}
+    <section class="facet" data-facet="{{ facet.name }}">
+      <h2>{{ facet.label }}</h2>
+      <ul>
+      {% for v in facet.values %}
+        {% facet_item facet v %}
+      {% endfor %}
+      </ul>
+    </section>
+    {% endfor %}"""
+
+
+def test_the_filters_sections_are_what_the_template_loop_made():
+    pairs = facet_values()
+    facets = [
+        {"name": HOSTILE, "label": f"Label {HOSTILE}", "values": [value for facet, value in pairs[:6]]},
+        {"name": "updated", "label": "Updated", "values": [value for facet, value in pairs[6:]]},
+        {"name": "empty", "label": "Nothing", "values": []},
+    ]
+    context = {"facets": facets}
+    looped = engines["django"].from_string(FACET_LOOP).render(context)
+    made = engines["django"].from_string("{% load display %}{% facet_sections facets %}").render(context)
+    assert " ".join(made.split()) == " ".join(looped.split())
+    assert HOSTILE not in made and made.count("<li") == len(pairs)
+
+
 @pytest.mark.parametrize(("facet", "value"), facet_values())
 def test_a_facet_value_is_what_its_template_made(facet, value):
     context = {"facet": facet, "v": value}
