@@ -465,7 +465,7 @@ def search_hits(
         first = first_matches(query, sessions if narrowed else None)
     elif narrowed:
         found = {hit.session_id for hit in first.hits}
-        allowed = set(sessions.order_by().filter(id__in=found).values_list("id", flat=True))
+        allowed = set(sessions.order_by().filter(id__among=found).values_list("id", flat=True))
     hits = first.hits[:HIT_CAP]
     # The hits shown (what and who applied), and the samples each facet counts (the other applied).
     shown, by_what, by_who = (
@@ -477,7 +477,7 @@ def search_hits(
         per_session.setdefault(hit.session_id, []).append(hit)
     updated = {
         s["id"]: (s["updated_at"] is not None, s["updated_at"] or 0, s["id"])
-        for s in Session.objects.filter(id__in=per_session).values("id", "updated_at")
+        for s in Session.objects.filter(id__among=list(per_session)).values("id", "updated_at")
     }
     groups = [{"session_id": i, "hits": len(found)} for i, found in per_session.items()]
     groups.sort(key=lambda g: updated[g["session_id"]], reverse=True)
@@ -659,7 +659,7 @@ def _with_snippets(
     # Grouped by the text itself, but only its length is read back: a long tool output is
     # loaded once below, for the few texts shown. Only the hits read (at most HIT_CAP).
     rows = (
-        Entry.objects.filter(id__in=[hit.id for i in ids for hit in per_session[i]])
+        Entry.objects.filter(id__among=[hit.id for i in ids for hit in per_session[i]])
         .order_by()
         .values("session_id", "text")
         .annotate(n=Count("id"), first=Min("line"), size=Length("text"))
