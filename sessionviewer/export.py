@@ -411,14 +411,13 @@ def _row_markdown(row: transcripts.Row, t: transcripts.Transcript) -> str:
         return "\n".join(["---", "", f"## Compaction{when}{facts}", "", summary, "", "---", "", ""])
     line = layout.harness_line(e, t.rules)
     if line is not None:
-        who = {"command": "command", "output": "command output", "interrupt": "interrupted"}
         if line["kind"] == "command":
             body = _code(line["line"])
         elif line["kind"] == "interrupt":
             body = "*Stopped by the person.*"
         else:
             body = _fence(line["text"])
-        return f"## {who.get(line['kind'], 'harness note')}{when}\n\n{body}\n\n"
+        return f"## {layout.harness_who(line['kind'])}{when}\n\n{body}\n\n"
     if row.role_class == "compact-summary":
         if summary_in_banner(e, t.thread):
             return f"## compaction summary{when}\n\n*The summary the model continued from, shown under its compaction above.*\n\n"

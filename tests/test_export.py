@@ -9,7 +9,10 @@ from django.urls import reverse
 
 from sessionviewer import export as exports
 from sessionviewer import render, transcripts
+from sessionviewer.index import index_roots
 from sessionviewer.models import Session
+from sessionviewer.roots import RootSpec
+from sessionviewer.transcripts import layout
 from sessionviewer.transcripts import page as transcript_page
 
 from .fixture_files import index_fixture
@@ -124,6 +127,32 @@ def test_markdown_export_shows_an_empty_error_turn(client, tmp_path, viewer):
         "9a9a9a9a-0000-4000-8000-00000000000a",
     )
     assert "**Error:** fetch failed" in export(client, session, "md")
+
+
+# A meta line of the harness that is none of its commands, outputs, caveats or interruptions.
+HARNESS_META = (
+    '{"parentUuid":"u-5","isSidechain":false,"type":"user","isMeta":true,"uuid":"u-6",'
+    '"sessionId":"11111111-1111-4111-8111-111111111111","timestamp":"2026-02-10T23:00:04.000Z",'
+    '"message":{"role":"user","content":"<system-reminder>Plan mode is on.</system-reminder>"}}\n'
+)
+
+
+def test_a_harness_line_is_named_alike_on_the_page_and_in_the_markdown_export(client, tmp_path, viewer):
+    session = index_fixture(
+        tmp_path,
+        "claude_code",
+        "local_command_wrappers.jsonl",
+        "projects/-home-user-project",
+        "11111111-1111-4111-8111-111111111111",
+    )
+    with open(session.path, "a") as file:
+        file.write(HARNESS_META)
+    index_roots([RootSpec(tmp_path / "projects", "claude_code")])
+    headings = re.findall(r"^## (.+?) · 2026-", export(client, session, "md", _all="1"), re.M)
+    shown = page(client, detail_url(session), _all="1")
+    for kind in ("command", "output", "caveat", "meta"):
+        assert layout.harness_who(kind) in headings, kind
+        assert f">{layout.harness_who(kind)}<" in shown, kind
 
 
 # --- What the page shows, and everything on request ---------------------------------------------------

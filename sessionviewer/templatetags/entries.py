@@ -25,16 +25,11 @@ from django.utils.timezone import template_localtime
 from sessionviewer import links
 from sessionviewer.templatetags.display import turn_cost, usd
 from sessionviewer.templatetags.transcript import compact, harness, neutral, spaced, summary_in_banner
+from sessionviewer.transcripts import layout
 
 register = template.Library()
 
 # The harness lines' labels in the head, by their kind (harness message for any other).
-_HARNESS_WHO = {
-    "command": "command",
-    "output": "command output",
-    "caveat": "harness note",
-    "interrupt": "interrupted",
-}
 _LABELLED_ROLES = {"compaction": "compaction", "compact-summary": "compaction summary"}
 # The harness lines with a body of their own; any other shows its text folded ("harness").
 _HARNESS_BODIES = frozenset({"command", "interrupt", "output"})
@@ -148,7 +143,7 @@ def _who(row, h: dict | None, kind: str) -> str:
     if entry.sender:
         return neutral(entry.sender)
     if h:
-        return _HARNESS_WHO.get(kind, "harness message")
+        return layout.harness_who(kind)
     role = row.role_class
     if role in _LABELLED_ROLES:
         return _LABELLED_ROLES[role]

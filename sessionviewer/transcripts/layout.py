@@ -55,6 +55,20 @@ def _harness_kind(entry: readers.Entry, facts: int, rules: readers.Format) -> st
     return None if harness is None else harness["kind"]
 
 
+# Who a harness line is from, by its kind (harness_line's): the page's label and the
+# export's heading say the same. A kind not named here ("meta": another tag) is a "harness message".
+HARNESS_WHO = {
+    "command": "command",
+    "output": "command output",
+    "caveat": "harness note",
+    "interrupt": "interrupted",
+}
+
+
+def harness_who(kind: str) -> str:
+    return HARNESS_WHO.get(kind, "harness message")
+
+
 def harness_line(entry: readers.Entry, rules: readers.Format) -> dict | None:
     """What a user line the session's harness wrote is (readers.Format.harness_line), or None."""
     return rules.harness_line(entry) if rules.harness_line is not None else None
