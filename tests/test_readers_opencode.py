@@ -441,8 +441,8 @@ def test_the_thread_is_the_session_in_message_order(tmp_path):
 
 
 def test_search_finds_a_tool_output_and_a_reply(indexed):
-    assert matching_session_ids("discount") == [indexed.id]
-    assert matching_session_ids('"subtracts the discount"') == [indexed.id]
+    assert list(matching_session_ids("discount")) == [indexed.id]
+    assert list(matching_session_ids('"subtracts the discount"')) == [indexed.id]
 
 
 def test_the_session_page_shows_the_tools_the_error_and_the_cost(client, indexed, viewer):
