@@ -29,7 +29,7 @@ from sessionviewer.transcripts import layout
 
 register = template.Library()
 
-# The harness lines' labels in the head, by their kind (harness message for any other).
+# The labels in the head of the roles that are not a speaker (a harness line's: layout.harness_who).
 _LABELLED_ROLES = {"compaction": "compaction", "compact-summary": "compaction summary"}
 # The harness lines with a body of their own; any other shows its text folded ("harness").
 _HARNESS_BODIES = frozenset({"command", "interrupt", "output"})
