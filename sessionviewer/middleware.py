@@ -1,9 +1,12 @@
 """What every response needs before it leaves for a network: no shared cache keeps it, and the
-address login throttling counts is the client's, not the proxy's."""
+address login throttling counts is the client's, not the proxy's. And what every request
+shares: the tally's version, read once."""
 
 from django.conf import settings
 from django.http import HttpRequest
 from django.utils.cache import patch_cache_control
+
+from sessionviewer import tallies
 
 
 def private_cache(get_response):
@@ -15,6 +18,17 @@ def private_cache(get_response):
         response = get_response(request)
         patch_cache_control(response, private=True)
         return response
+
+    return middleware
+
+
+def tally_counts_per_request(get_response):
+    """The tally's session counts (the list's facets and count) read at most once per request
+    and kept by this process until they change (tallies.counts_kept_for_request)."""
+
+    def middleware(request: HttpRequest):
+        with tallies.counts_kept_for_request():
+            return get_response(request)
 
     return middleware
 

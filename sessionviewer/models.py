@@ -398,6 +398,18 @@ class SessionTallyTotal(models.Model):
         return f"{self.facet}={self.value!r} in every source: {self.sessions}"
 
 
+class TallyFolds(models.Model):
+    """How many times the tally's pending rows have been folded (index/tally.py adds one in
+    the fold's transaction). With the pending rows' session counts it says whether any
+    session count the tally answers has changed since (tallies.counts_version): a web
+    process keeps what it read until then. One row, id 1. PostgreSQL only, as the tally."""
+
+    folds = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"the tally folded {self.folds} times"
+
+
 class Entry(models.Model):
     """One line of a session file, as the reader normalised it."""
 

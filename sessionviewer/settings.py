@@ -113,6 +113,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "sessionviewer.middleware.tally_counts_per_request",
     # Last, as django-axes asks: it turns a refused login into the locked-out page.
     "axes.middleware.AxesMiddleware",
 ]

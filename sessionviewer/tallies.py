@@ -11,13 +11,17 @@ themselves, as before. What it returns has the shapes activity.py and filters.py
 
 from __future__ import annotations
 
+import functools
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 
 from django.db import connection
 from django.db.models import QuerySet, Sum
 
-from sessionviewer.models import SessionTally, SessionTallyTotal
+from sessionviewer.models import SessionTally, SessionTallyTotal, TallyFolds
 
 # Between a place's project, JID and agent in its value (the trigger's chr(31)).
 PLACE_SEPARATOR = "\x1f"
@@ -36,6 +40,84 @@ class Scope:
     def holds(self, source_id: int, fmt: str) -> bool:
         in_sources = self.sources is None or source_id in self.sources
         return in_sources and (not self.format or fmt == self.format)
+
+
+# --- Session counts kept between requests -----------------------------------------------------------
+# What the list's facets, its count and a project's facets read (facet_values, by_source,
+# sessions, format_counts) are session counts. They change when a session is added, deleted
+# or moves to another value, not when an indexer appends a turn: that changes its tokens,
+# messages and cost only, and the trigger's rows for it count no session. So a web process
+# keeps what it read until counts_version() changes, read once per request
+# (middleware.tally_counts_per_request). Out of a request (the indexer, a command) nothing is
+# kept.
+
+_VERSION_SQL = (
+    f"SELECT (SELECT folds FROM {TallyFolds._meta.db_table} WHERE id = 1), COUNT(*), MAX(id) "  # noqa: S608 - constants
+    f"FROM {SessionTally._meta.db_table} WHERE pending AND sessions <> 0"
+)
+KEPT_MAX = 256  # kept answers per process: a few per page and filter; past it, all forgotten
+_NOT_READ = object()
+_request = threading.local()
+_kept: dict[tuple, tuple[tuple, object]] = {}
+
+
+def counts_version() -> tuple:
+    """What changes whenever a session count the tally answers may have: how many times its
+    pending rows were folded (index/tally.py counts each fold in the fold's transaction), and
+    how many pending rows count a session. Between two folds pending rows are only added
+    (the fold alone deletes them), so a version never comes back. The last pending row's id
+    too, which no emptied table gives again (its sequence goes on)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_VERSION_SQL)
+        return tuple(cursor.fetchone())
+
+
+@contextmanager
+def counts_kept_for_request() -> Iterator[None]:
+    """Within it (one request), the session counts below are answered from what this process
+    read at the same counts_version, read once, at the first of them."""
+    _request.version = _NOT_READ
+    try:
+        yield
+    finally:
+        _request.version = None
+
+
+def forget_kept_counts() -> None:
+    """Forget every kept answer (a test's database is emptied under the process)."""
+    _kept.clear()
+
+
+def _copied(value):
+    """A kept answer as its caller may change it: its dict and lists new."""
+    if isinstance(value, dict):
+        return {key: list(v) if isinstance(v, list) else v for key, v in value.items()}
+    return list(value) if isinstance(value, list) else value
+
+
+def _kept_between_requests(function: Callable) -> Callable:
+    """function's answers kept per process and counts_version, in a request."""
+
+    @functools.wraps(function)
+    def answer(*args):
+        version = getattr(_request, "version", None)
+        if version is None:
+            return function(*args)
+        if version is _NOT_READ:
+            # Before the counts: one written between the two is then in the answer kept
+            # under the older version, which no later request reads again.
+            version = _request.version = counts_version()
+        key = (function.__name__, *(tuple(a) if isinstance(a, list) else a for a in args))
+        found = _kept.get(key)
+        if found is not None and found[0] == version:
+            return _copied(found[1])
+        value = function(*args)
+        if len(_kept) >= KEPT_MAX:
+            _kept.clear()
+        _kept[key] = (version, value)
+        return _copied(value)
+
+    return answer
 
 
 def _rows(facet: str | list[str], scope: Scope) -> QuerySet[SessionTally]:
@@ -113,6 +195,7 @@ def _order_by(order: tuple[str, ...]) -> str:
     return ", ".join(f"{o[1:]} DESC" if o.startswith("-") else o for o in order)
 
 
+@_kept_between_requests
 def format_counts(scope: Scope) -> list[tuple[str, int]]:
     """Sessions per format, the most first."""
     found = _summed(_rows("", scope).exclude(format=""), "format").order_by("-sessions", "format")
@@ -124,6 +207,7 @@ def format_counts(scope: Scope) -> list[tuple[str, int]]:
 VALUE_FACETS = ("project", "jid", "agent", "channel", "peer_kind", "kind", "model", "updated")
 
 
+@_kept_between_requests
 def facet_values(facets: list[str], scope: Scope, limit: int) -> dict[str, list[tuple[str, int]]]:
     """Each facet's first values as (value, sessions), in one statement; "" left out but
     for a model (the list counts a blank model name as one)."""
@@ -166,11 +250,13 @@ def _first_values(facets: list[str], scope: Scope, limit: int, order: tuple[str,
         return [{"facet": f, "value": v, "sessions": n} for f, v, n in cursor.fetchall()]
 
 
+@_kept_between_requests
 def by_source(scope: Scope) -> dict[int, int]:
     """Sessions per source."""
     return {row["source_id"]: row["sessions"] for row in _summed(_rows("", scope), "source_id")}
 
 
+@_kept_between_requests
 def sessions(scope: Scope, nested: bool) -> int:
     """How many sessions; nested: less the subagents listed under their parent, those whose
     parent is in the scope too (filters.nested)."""

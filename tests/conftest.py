@@ -22,6 +22,16 @@ def _no_findings_from_another_test():
     secrets.FINDINGS.clear()
 
 
+@pytest.fixture(autouse=True)
+def _no_tally_counts_from_another_test():
+    """A web process keeps the tally's session counts while its version stays (tallies.py):
+    a version is never seen twice in one database's life, but each test's database is emptied
+    under the process, so each test starts without them."""
+    from sessionviewer import tallies
+
+    tallies.forget_kept_counts()
+
+
 @pytest.fixture
 def sample(tmp_path):
     """A writable copy of the shared sample memory tree (workspace_files.SAMPLES)."""

@@ -20,7 +20,7 @@ from django.http import QueryDict
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from sessionviewer import activity, filters, projects
+from sessionviewer import activity, filters, projects, tallies
 from sessionviewer.forms import SessionListForm
 from sessionviewer.index import statements
 from sessionviewer.index.tally import fold_pending
@@ -499,3 +499,99 @@ def test_migration_0040_sums_the_folded_rows_and_pages_over_every_source_read_th
         per_source = [sql for sql in tallied if "sessionviewer_sessiontallytotal" not in sql]
         assert len(tallied) > len(per_source) > 0
         assert all("\"facet\" = ''" in sql for sql in per_source), per_source
+
+
+# --- Session counts kept between requests (tallies.counts_version) ------------------------------------
+
+
+def _listed_and_facets(client, params: dict) -> tuple[int, list]:
+    """What a web process answers for the list's count and facets, in two requests."""
+    count = client.get(reverse("api-session-list"), params).json()["count"]
+    return count, client.get(reverse("api-session-facets"), params).json()["facets"]
+
+
+def _tally_statements(client, params: dict) -> list[str]:
+    """The statements the two requests send that read the tally or its total."""
+    with CaptureQueriesContext(connection) as sent:
+        _listed_and_facets(client, params)
+    return [q["sql"] for q in sent.captured_queries if "sessiontally" in q["sql"]]
+
+
+def _assert_kept_is_fresh(client, params: dict) -> None:
+    """What the process kept answers as reading the tally again does."""
+    kept_answer = _listed_and_facets(client, params)
+    tallies.forget_kept_counts()
+    assert kept_answer == _listed_and_facets(client, params), params
+
+
+@kept_on_postgresql
+@pytest.mark.parametrize("params", [{}, {"machine": "laptop"}, {"format": "claude_code", "_flat": "1"}])
+def test_kept_counts_are_read_once_and_show_every_session_added_or_gone(two_machines, client, viewer, params):
+    _listed_and_facets(client, params)
+    # Read once: the next requests send only the version's statement each.
+    assert len(_tally_statements(client, params)) == 2
+    _assert_kept_is_fresh(client, params)
+    session = Session.objects.filter(kind="main", source__machine="laptop", format="claude_code").first()
+    version = tallies.counts_version()
+    # A turn appended (tokens, messages, cost, the time): no session count changes, and none is read again.
+    Session.objects.filter(id=session.id).update(
+        input_tokens=session.input_tokens + 500, message_count=session.message_count + 2, cost=9.5,
+        updated_at=session.updated_at + timedelta(seconds=1),
+    )  # fmt: skip
+    assert tallies.counts_version() == version
+    assert len(_tally_statements(client, params)) == 2
+    _assert_kept_is_fresh(client, params)
+    # A session added, with a model no other has: the next request shows it.
+    count, facets = _listed_and_facets(client, params)
+    added = Session.objects.get(id=session.id)
+    added.pk, added.key, added.models_used = None, "added-by-the-test", ["model-only-here"]
+    added.save()
+    assert tallies.counts_version() != version
+    after_add = _listed_and_facets(client, params)
+    assert after_add[0] == count + 1
+    models = next(f for f in after_add[1] if f["name"] == "model")["values"]
+    assert "model-only-here" in [v["value"] for v in models]
+    _assert_kept_is_fresh(client, params)
+    # Folded: the same counts, read under the fold's version.
+    fold_pending()
+    assert _listed_and_facets(client, params) == after_add
+    _assert_kept_is_fresh(client, params)
+    # Gone, and the same session written again (a file read again): every step shows.
+    added.delete()
+    assert _listed_and_facets(client, params)[0] == count
+    _assert_kept_is_fresh(client, params)
+    fold_pending()
+    added.pk = None
+    added.save()
+    assert _listed_and_facets(client, params) == after_add
+    fold_pending()
+    assert _listed_and_facets(client, params) == after_add
+    _assert_kept_is_fresh(client, params)
+
+
+@kept_on_postgresql
+def test_a_version_never_comes_back(two_machines):
+    """Each write that moves a session count, and each fold, even one whose rows cancel out
+    (a session deleted and written again), gives a version not seen before."""
+    seen = [tallies.counts_version()]
+    session = Session.objects.filter(kind="main").first()
+    for step in range(3):
+        session.delete()
+        seen.append(tallies.counts_version())
+        session.pk = None
+        session.save()
+        seen.append(tallies.counts_version())
+        fold_pending()  # the two cancel out: nothing is folded back, yet the fold is counted
+        seen.append(tallies.counts_version())
+        assert not SessionTally.objects.filter(pending=True, sessions__gt=0).exists(), step
+    assert len(set(seen)) == len(seen), seen
+
+
+@kept_on_postgresql
+def test_out_of_a_request_the_counts_are_read_each_time(two_machines):
+    """The indexer and commands read the tally as it is: nothing is kept out of a request."""
+    scope = tallies.Scope(None, "")
+    with CaptureQueriesContext(connection) as sent:
+        first = tallies.facet_values(["model", "project"], scope, 5)
+        assert tallies.facet_values(["model", "project"], scope, 5) == first
+    assert len(sent.captured_queries) == 2

@@ -15,7 +15,7 @@ from importlib import import_module
 from django.db import connection, transaction
 
 from sessionviewer.index.locks import take_turn
-from sessionviewer.models import SessionTally, SessionTallyTotal
+from sessionviewer.models import SessionTally, SessionTallyTotal, TallyFolds
 
 # The trigger's own SQL (migrations 0032, 0036): a statement that tallies its rows itself
 # adds exactly what the trigger would.
@@ -59,6 +59,13 @@ def _fold() -> str:
 
 
 FOLD = _fold()
+# Counted in the fold's transaction: a web process keeps the counts it read from the tally
+# while this and the pending rows' counts stay as they were (tallies.counts_version).
+_FOLDS = TallyFolds._meta.db_table
+COUNT_FOLD = (
+    f"INSERT INTO {_FOLDS} (id, folds) VALUES (1, 1) "  # noqa: S608 - constants
+    f"ON CONFLICT (id) DO UPDATE SET folds = {_FOLDS}.folds + 1"
+)
 
 
 def fold_pending() -> None:
@@ -69,6 +76,7 @@ def fold_pending() -> None:
         take_turn("tally")
         with connection.cursor() as cursor:
             cursor.execute(FOLD)
+            cursor.execute(COUNT_FOLD)
 
 
 @functools.cache
