@@ -35,6 +35,9 @@ _TOTAL_KEY = ("facet", "project", "value")  # models.SessionTallyTotal's unique 
 _FIGURES = ("sessions", "tokens", "messages", "cost", "priced", "unpriced_tokens", "undated")
 
 
+_FOLDS = TallyFolds._meta.db_table  # the folds that took away a session count (tallies.counts_version)
+
+
 def _fold() -> str:
     key, figures = ", ".join(_KEY), ", ".join(_FIGURES)
     joined = " AND ".join(f"t.{name} = k.{name}" for name in _KEY)
@@ -46,10 +49,16 @@ def _fold() -> str:
     # its one row (none when nothing is left). The rows a writer adds meanwhile are not
     # seen, and stay pending for the next turn. The pending rows folded are added to the
     # total over every source and format (models.SessionTallyTotal) in the same statement,
-    # so that a reader sees each change once: pending, or in the total.
+    # so that a reader sees each change once: pending, or in the total. A fold that takes
+    # away pending rows counting a session is counted (models.TallyFolds), in the same
+    # statement: one that folds only tokens and costs (a turn appended) changes no count
+    # a web process keeps.
     return (
         f"WITH pending AS (SELECT DISTINCT {key} FROM {_TABLE} WHERE pending), "  # noqa: S608 - constants
         f"folded AS (DELETE FROM {_TABLE} t USING pending k WHERE {joined} RETURNING t.*), "
+        f"counted AS (INSERT INTO {_FOLDS} (id, folds) SELECT 1, 1 "
+        f"WHERE EXISTS (SELECT 1 FROM folded WHERE pending AND sessions <> 0) "
+        f"ON CONFLICT (id) DO UPDATE SET folds = {_FOLDS}.folds + 1), "
         f"totalled AS (INSERT INTO {_TOTAL} ({total_key}, {figures}) "
         f"SELECT {total_key}, {sums} FROM folded WHERE pending GROUP BY {total_key} HAVING {changed} "
         f"ON CONFLICT ({total_key}) DO UPDATE SET {added}) "
@@ -59,13 +68,6 @@ def _fold() -> str:
 
 
 FOLD = _fold()
-# Counted in the fold's transaction: a web process keeps the counts it read from the tally
-# while this and the pending rows' counts stay as they were (tallies.counts_version).
-_FOLDS = TallyFolds._meta.db_table
-COUNT_FOLD = (
-    f"INSERT INTO {_FOLDS} (id, folds) VALUES (1, 1) "  # noqa: S608 - constants
-    f"ON CONFLICT (id) DO UPDATE SET folds = {_FOLDS}.folds + 1"
-)
 
 
 def fold_pending() -> None:
@@ -76,7 +78,6 @@ def fold_pending() -> None:
         take_turn("tally")
         with connection.cursor() as cursor:
             cursor.execute(FOLD)
-            cursor.execute(COUNT_FOLD)
 
 
 @functools.cache
