@@ -240,7 +240,13 @@ def run(args: argparse.Namespace) -> None:
             tree = DATA / "live" / f"appender-{n}"
             shutil.rmtree(tree, ignore_errors=True)
             generate.generate_history(tree, 40, seed=100 + n, large_lines=0, formats=("claude_code",))
-            live += sorted(tree.rglob("*.jsonl"))
+            files = sorted(tree.rglob("*.jsonl"))
+            # A live session was written a moment ago: a turn of today's, before its indexer's
+            # first pass, so that an append during the run moves no session to another month
+            # or model, as an agent's next turn does not (the generated history is a year old).
+            for path in files:
+                _append_turn(path, f"start-{n}-{len(live)}")
+                live.append(path)
             roots = "\n".join(cluster.tree_roots(tree))
             env = {"SESSIONVIEWER_ROOTS": roots, "SESSIONVIEWER_MACHINE": f"appender-{n}"}
             pieces.append(_start(cluster.INDEXER, url, logs / f"indexer-{n}", **env))
@@ -414,36 +420,47 @@ def _append(files: list[Path], every: float, stop: threading.Event) -> None:
     writes them, so that the indexers read appends the whole run long."""
     rng = random.Random(0)
     while files and not stop.wait(every):
-        path = rng.choice(files)
-        last = orjson.loads(path.read_bytes().rstrip().rsplit(b"\n", 1)[-1])
-        parent, session = last.get("uuid"), last.get("sessionId", "s")
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        n = appending_count[0]
-        prompt = {
-            "type": "user",
-            "uuid": f"load-u{n}",
-            "parentUuid": parent,
-            "sessionId": session,
-            "timestamp": stamp,
-            "message": {"role": "user", "content": f"load prompt {n}: index the database request"},
-        }
-        reply = {
-            "type": "assistant",
-            "uuid": f"load-a{n}",
-            "parentUuid": f"load-u{n}",
-            "sessionId": session,
-            "timestamp": stamp,
-            "message": {
-                "id": f"load-msg-{n}",
-                "role": "assistant",
-                "model": "claude-sonnet-4-5",
-                "content": [{"type": "text", "text": f"load reply {n}: the session reader parses it"}],
-                "usage": {"input_tokens": 100, "output_tokens": 20},
-            },
-        }
-        with open(path, "ab") as out:
-            out.write(orjson.dumps(prompt) + b"\n" + orjson.dumps(reply) + b"\n")
+        _append_turn(rng.choice(files), str(appending_count[0]))
         appending_count[0] += 1
+
+
+def _append_turn(path: Path, n: str) -> None:
+    """A prompt and its reply at the end of a Claude Code session, stamped now, the reply by
+    the model the session's last reply named."""
+    lines = path.read_bytes().rstrip().split(b"\n")
+    last = orjson.loads(lines[-1])
+    parent, session = last.get("uuid"), last.get("sessionId", "s")
+    model = "claude-sonnet-4-5"
+    for line in reversed(lines):
+        message = orjson.loads(line).get("message") if b'"model"' in line else None
+        if isinstance(message, dict) and message.get("model"):
+            model = message["model"]
+            break
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    prompt = {
+        "type": "user",
+        "uuid": f"load-u{n}",
+        "parentUuid": parent,
+        "sessionId": session,
+        "timestamp": stamp,
+        "message": {"role": "user", "content": f"load prompt {n}: index the database request"},
+    }
+    reply = {
+        "type": "assistant",
+        "uuid": f"load-a{n}",
+        "parentUuid": f"load-u{n}",
+        "sessionId": session,
+        "timestamp": stamp,
+        "message": {
+            "id": f"load-msg-{n}",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": f"load reply {n}: the session reader parses it"}],
+            "usage": {"input_tokens": 100, "output_tokens": 20},
+        },
+    }
+    with open(path, "ab") as out:
+        out.write(orjson.dumps(prompt) + b"\n" + orjson.dumps(reply) + b"\n")
 
 
 def _figures(stats: Path) -> dict[str, dict]:

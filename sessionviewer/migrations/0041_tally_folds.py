@@ -2,7 +2,11 @@
 
 A web process keeps the session counts it read from the tally (tallies.py) until they may
 have changed: until the fold count or the pending rows' session counts move. The row is made
-by the first fold; the table stays empty on SQLite, which keeps no tally.
+by the first fold that takes away a session count; the table stays empty on SQLite, which keeps
+no tally.
+
+Stop every indexer before migrating, and start them again on this version: an indexer of the
+old code would fold without counting it, and web processes could keep counts it changed.
 """
 
 from django.db import migrations, models
