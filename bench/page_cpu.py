@@ -7,7 +7,8 @@ The pages bench/locustfile.py asks for (the list's first 20 pages, its six searc
 four ranges, ten projects and twenty transcripts from the list), through Django's test client
 as the load bench's viewer "load" (bench/load.py seed makes it): no HTTP server, no network.
 Each page is asked once to warm up, then --reps times; the figure is the process's CPU
-(time.process_time) per page, which PostgreSQL's time leaves out. For the list and a search,
+(time.process_time) per page, which PostgreSQL's time leaves out, and beside it the page's
+wall time less that CPU ("waiting": for PostgreSQL, almost all of it). For the list and a search,
 the view's parts too: the facets, the page of rows, the search's statements, the rendering.
 
 --tree puts another version's sessionviewer/ first on the path: run the two versions one after
@@ -84,25 +85,32 @@ def main() -> None:
         "project": sorted(set(re.findall(r'href="(/projects/[^"?#]+/)"', listing)))[:10],
         "transcript": sorted(set(re.findall(r'href="(/sessions/\d+/)"', listing)))[:20],
     }
-    print(f"{args.tree}: CPU per page, ms (median of {args.reps} rounds); parts of the list and a search")
+    print(
+        f"{args.tree}: CPU per page and the wall time beside it, ms (median of {args.reps} rounds);"
+        " parts of the list and a search"
+    )
     for name in args.only.split(","):
         for url in urls[name]:
             client.get(url)
-        rounds = []
+        rounds, waits = [], []
         spent.clear()
         for _ in range(args.reps):
-            started = time.process_time()
+            started, wall = time.process_time(), time.perf_counter()
             for url in urls[name]:
                 response = client.get(url)
                 if response.status_code != 200:
                     raise SystemExit(f"{url}: {response.status_code}")
-            rounds.append((time.process_time() - started) / len(urls[name]))
+            cpu = time.process_time() - started
+            rounds.append(cpu / len(urls[name]))
+            waits.append((time.perf_counter() - wall - cpu) / len(urls[name]))
         rounds.sort()
+        waits.sort()
         parts = ""
         if name in ("list", "search"):
             asked = args.reps * len(urls[name])
             parts = ", ".join(f"{part} {1000 * s / asked:.1f}" for part, s in spent.most_common() if s)
-        print(f"  {name:11s} {1000 * rounds[len(rounds) // 2]:6.1f}   {parts}")
+        cpu, wait = rounds[len(rounds) // 2], waits[len(waits) // 2]
+        print(f"  {name:11s} {1000 * cpu:6.1f}  waiting {1000 * wait:5.1f}   {parts}")
 
 
 if __name__ == "__main__":
