@@ -399,10 +399,11 @@ class SessionTallyTotal(models.Model):
 
 
 class TallyFolds(models.Model):
-    """How many times the tally's pending rows have been folded (index/tally.py adds one in
-    the fold's transaction). With the pending rows' session counts it says whether any
-    session count the tally answers has changed since (tallies.counts_version): a web
-    process keeps what it read until then. One row, id 1. PostgreSQL only, as the tally."""
+    """How many folds of the tally's pending rows took away one that counts a session
+    (index/tally.py counts them in the fold's own statement). With the pending rows' session
+    counts it says whether any session count the tally answers has changed since
+    (tallies.counts_version): a web process keeps what it read until then. One row, id 1.
+    PostgreSQL only, as the tally."""
 
     folds = models.BigIntegerField(default=0)
 

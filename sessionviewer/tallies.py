@@ -62,11 +62,12 @@ _kept: dict[tuple, tuple[tuple, object]] = {}
 
 
 def counts_version() -> tuple:
-    """What changes whenever a session count the tally answers may have: how many times its
-    pending rows were folded (index/tally.py counts each fold in the fold's transaction), and
-    how many pending rows count a session. Between two folds pending rows are only added
-    (the fold alone deletes them), so a version never comes back. The last pending row's id
-    too, which no emptied table gives again (its sequence goes on)."""
+    """What changes whenever a session count the tally answers may have: how many folds took
+    away pending rows that count a session (index/tally.py counts them), and how many pending
+    rows count a session. Between two counted folds those rows are only added (a fold alone
+    deletes pending rows, and one that deletes none of those is not counted), so a version
+    never comes back. The last one's id too, which no emptied table gives again (its
+    sequence goes on)."""
     with connection.cursor() as cursor:
         cursor.execute(_VERSION_SQL)
         return tuple(cursor.fetchone())
