@@ -57,7 +57,7 @@ def _harness_kind(entry: readers.Entry, facts: int, rules: readers.Format) -> st
 
 # Who a harness line is from, by its kind (harness_line's): the page's label and the
 # export's heading say the same. A kind not named here ("meta": another tag) is a "harness message".
-HARNESS_WHO = {
+_HARNESS_WHO = {
     "command": "command",
     "output": "command output",
     "caveat": "harness note",
@@ -66,7 +66,7 @@ HARNESS_WHO = {
 
 
 def harness_who(kind: str) -> str:
-    return HARNESS_WHO.get(kind, "harness message")
+    return _HARNESS_WHO.get(kind, "harness message")
 
 
 def harness_line(entry: readers.Entry, rules: readers.Format) -> dict | None:
