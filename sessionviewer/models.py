@@ -416,6 +416,9 @@ class Entry(models.Model):
 
     # No index of its own: entry_session_line starts with the session, and serves
     # every lookup by session. A second index cost a cold index its upkeep per row.
+    # On PostgreSQL the key is kept without its per-row check: the indexer's writer locks
+    # the sessions it writes to, once per group, and triggers refuse a session's delete
+    # while entries name it (migration 0042).
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="entries", db_index=False)
     line = models.PositiveIntegerField()
     offset = models.BigIntegerField()

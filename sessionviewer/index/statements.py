@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, models, transaction
 
 from sessionviewer import readers
 from sessionviewer.index import tally
@@ -198,6 +198,7 @@ def write_files(files: list[tuple[Session, list[list], list[readers.Problem], li
         sql = statements_for(connection.vendor)
         with driver_cursor() as cursor:
             if sql.copy_entries:
+                _lock_sessions(cursor, sql, {session.id for session, *_ in files})
                 copy_rows(cursor, sql.copy_entries, every_row)
             else:
                 cursor.executemany(sql.insert_entry, every_row)
@@ -206,6 +207,18 @@ def write_files(files: list[tuple[Session, list[list], list[readers.Problem], li
         Problem.objects.bulk_create(every_problem, batch_size=PROBLEM_BATCH)
     if every_finding:
         SessionFinding.objects.bulk_create(every_finding, batch_size=PROBLEM_BATCH)
+
+
+def _lock_sessions(cursor, sql: Statements, session_ids: set[int]) -> None:
+    """PostgreSQL: what the entries' foreign key did, once per group rather than per row
+    (migration 0042). Each session the rows go to is locked against its delete until this
+    transaction ends; one deleted before the lock is found gone, and nothing is written."""
+    cursor.execute(sql.lock_sessions, [sorted(session_ids)])
+    if missing := session_ids.difference(row[0] for row in cursor.fetchall()):
+        raise IntegrityError(
+            f'insert or update on table "{Entry._meta.db_table}" violates its session key: '
+            f'session {min(missing)} is not present in table "{Session._meta.db_table}"'
+        )
 
 
 def copy_rows(cursor, statement: str, rows: list[list]) -> None:
@@ -233,6 +246,7 @@ class Statements:
     update_session: str
     insert_entry: str
     copy_entries: str  # PostgreSQL: its columns (rows.POSTGRESQL_ENTRY_COLUMNS) in one COPY; SQLite: none
+    lock_sessions: str  # PostgreSQL: the sessions entries go to, locked as a foreign key's check does
     largest_entry_id: str
     index_new_text: str  # SQLite: the entries in an id range, into the full-text index
 
@@ -273,6 +287,10 @@ def statements_for(vendor: str) -> Statements:
         insert_entry=f"INSERT INTO {entry_table} ({entry_columns}) "  # noqa: S608
         f"VALUES ({', '.join(_entry_value(column, vendor) for column in ENTRY_COLUMNS)})",
         copy_entries=f"COPY {entry_table} ({', '.join(quote(c) for c in POSTGRESQL_ENTRY_COLUMNS)}) FROM STDIN"
+        if vendor == "postgresql"
+        else "",
+        # In id order, so that two writers never wait for each other crosswise.
+        lock_sessions=f"SELECT id FROM {session_table} WHERE id = ANY({mark}) ORDER BY id FOR KEY SHARE"  # noqa: S608
         if vendor == "postgresql"
         else "",
         largest_entry_id=f"SELECT max(id) FROM {entry_table}",  # noqa: S608
