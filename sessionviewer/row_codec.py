@@ -44,7 +44,8 @@ BLOCKS_AT, USAGE_AT, EXTRA_AT = (ENTRY_FIELDS.index(name) for name in ("blocks",
 # What entry_rows() makes, in order, and what the indexer's insert names.
 ENTRY_COLUMNS = ("session_id", *ENTRY_FIELDS, "text", "raw", "text_facts")
 # PostgreSQL's rows: then the text's words, found here for an ASCII text (tokens.ascii_lexemes)
-# so that the server does not read them again. The column is not the model's (migration 0028).
+# so that the server does not read them again, as a binary tsvector (tokens.binary_tsvector,
+# for the writer's binary COPY). The column is not the model's (migration 0028).
 POSTGRESQL_ENTRY_COLUMNS = (*ENTRY_COLUMNS, "search_words")
 # What entries_from_rows() takes, in order.
 LOADED_COLUMNS = (*ENTRY_FIELDS, "text")

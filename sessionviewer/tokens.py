@@ -63,21 +63,34 @@ def _ascii_words() -> dict[int, str]:
     )
 
 
-def ascii_lexemes(text: str) -> str | None:
+def ascii_lexemes(text: str) -> list[str] | None:
     """The words PostgreSQL's index holds for text (sessionviewer_search_vector, migration
-    0023), each once, as a tsvector's text; None for a text that is not all ASCII, or that
-    holds a word longer than TEXT_LEXEME_BYTES, which PostgreSQL reads itself (migration 0028).
-    The work is str.translate and split, in C, in the indexer's reading process; the function
-    runs a regular expression over every text, in the server (bench/README.md).
+    0023), each once; None for a text that is not all ASCII, or that holds a word longer than
+    TEXT_LEXEME_BYTES, which PostgreSQL reads itself (migration 0028). The work is
+    str.translate and split, in C, in the indexer's reading process; the function runs a
+    regular expression over every text, in the server (bench/README.md).
 
-    An ASCII word is letters and digits only, so it needs no quotes in a tsvector's text."""
+    An ASCII word is letters and digits only: as a tsvector's text it needs no quotes."""
     if not text.isascii() or "\x00" in text:  # NUL: not a separator, and no text holds it
         return None
     # Each word once, in the order it first comes: a set's order changes with the process.
     found = dict.fromkeys(text.translate(_ascii_words()).split())
     if len(text) > TEXT_LEXEME_BYTES and any(len(word) > TEXT_LEXEME_BYTES for word in found):
         return None  # a word too long for a tsvector's text: the function reads this one
-    return " ".join(found)
+    return list(found)
+
+
+# After each lexeme of a binary tsvector: its end (NUL) and its count of positions (none).
+_NO_POSITIONS = "\x00\x00\x00"
+
+
+def binary_tsvector(lexemes: list[str]) -> bytes:
+    """ASCII lexemes, each once, as a tsvector in PostgreSQL's binary form (tsvectorrecv: their
+    count, then each lexeme and its positions), which the indexer's binary COPY sends: the
+    server then neither parses a text nor escapes one (bench/README.md)."""
+    if not lexemes:
+        return b"\x00\x00\x00\x00"
+    return len(lexemes).to_bytes(4, "big") + (_NO_POSITIONS.join(lexemes) + _NO_POSITIONS).encode("ascii")
 
 
 # --- Reading the tables from SQLite ---------------------------------------------------------------------

@@ -12,6 +12,7 @@ from sessionviewer import row_codec
 from sessionviewer.index import index_roots, statements
 from sessionviewer.models import Entry, Session
 from sessionviewer.roots import RootSpec
+from sessionviewer.tokens import binary_tsvector
 
 from .fluux_history import HEADER, message, run
 
@@ -147,18 +148,19 @@ def test_the_indexers_session_statement_escapes_nul_in_text_from_files(root):
     connection.vendor != "postgresql", reason="COPY is PostgreSQL's; SQLite inserts in batches"
 )
 def test_rows_copied_on_postgresql_read_back_and_a_refused_one_is_djangos_error(root):
-    """The entries go in by COPY on PostgreSQL: text with tabs, backslashes and newlines, a
-    time and booleans read back as written, and a row the database refuses raises Django's
-    IntegrityError, as an insert would, which a pass records on the file (passes._left_out)."""
+    """The entries go in by a binary COPY on PostgreSQL: text with tabs, backslashes and
+    newlines, a time, booleans and the words read back as written, and a row the database
+    refuses raises Django's IntegrityError, as an insert would, which a pass records on the
+    file (passes._left_out)."""
     from django.db import IntegrityError, transaction
 
     index_roots([RootSpec(root, "fluux_xmpp")])
     session = Session.objects.get()
     row = [session.id, 99, 0, "copied", None, "message", "user", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
-           "[]", "", "", "{}", "", "", True, False, "", "", "", "", "{}", "tab\there \\ back\nslash", None, 1, "tab here back slash"]  # fmt: skip
+           "[]", "", "", "{}", "", "", True, False, "", "", "", "", "{}", "tab\there \\ back\nslash", None, 1, binary_tsvector(["tab", "here", "back", "slash"])]  # fmt: skip
     sql = statements.statements_for(connection.vendor)
     with transaction.atomic(), statements.driver_cursor() as cursor:
-        statements.copy_rows(cursor, sql.copy_entries, [row])
+        statements.copy_rows(cursor, sql.copy_entries, [row], sql.entry_types)
     copied = Entry.objects.get(entry_id="copied")
     assert (copied.text, copied.is_sidechain, copied.is_meta, copied.timestamp, copied.parent_id) == (
         "tab\there \\ back\nslash",
@@ -167,9 +169,14 @@ def test_rows_copied_on_postgresql_read_back_and_a_refused_one_is_djangos_error(
         datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
         None,
     )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tsvector_to_array(search_words) FROM sessionviewer_entry WHERE id = %s", [copied.id]
+        )
+        assert cursor.fetchone()[0] == ["back", "here", "slash", "tab"]
     refused = [*row[:1], -1, *row[2:]]  # a line number below 0: the CHECK refuses it
     with pytest.raises(IntegrityError), transaction.atomic(), statements.driver_cursor() as cursor:
-        statements.copy_rows(cursor, sql.copy_entries, [refused])
+        statements.copy_rows(cursor, sql.copy_entries, [refused], sql.entry_types)
 
 
 def test_update_sessions_writes_what_a_save_per_session_would(root, monkeypatch):

@@ -249,14 +249,24 @@ def test_the_indexer_reads_an_ascii_text_as_the_function_does():
     pool = [chr(c) for c in range(1, 128)] + ["word "] * 20
     texts = ["".join(rng.choice(pool) for _ in range(rng.randint(0, 300))) for _ in range(2000)]
     texts += ["x" * 2046 + " kept", "y" * 2047 + " kept", "z" * 2048 + " left out"]  # lexemes < 2 KB
+    lexemes = [tokens.ascii_lexemes(text) for text in texts]
     with connection.cursor() as cursor:
-        cursor.execute(  # the function reads the texts with words too long for x (None)
-            "SELECT tsvector_to_array(COALESCE(x::tsvector, sessionviewer_search_vector(y))) "
-            "= tsvector_to_array(sessionviewer_search_vector(y)) "
-            "FROM unnest(%s::text[], %s::text[]) AS u(x, y)",
-            [[tokens.ascii_lexemes(text) for text in texts], texts],
+        # As the indexer hands them over: a binary COPY of binary tsvectors.
+        cursor.execute("CREATE TEMPORARY TABLE given (n int, words tsvector, text text)")
+        with cursor.copy("COPY given FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["int4", "bytea", "text"])
+            for n, (words, text) in enumerate(zip(lexemes, texts, strict=True)):
+                copy.write_row([n, None if words is None else tokens.binary_tsvector(words), text])
+        cursor.execute(  # the function reads the texts with words too long for the indexer (NULL)
+            "SELECT tsvector_to_array(COALESCE(g.words, sessionviewer_search_vector(g.text))) "
+            "= tsvector_to_array(sessionviewer_search_vector(g.text)), g.words IS NOT DISTINCT FROM u.plain::tsvector "
+            "FROM given g JOIN unnest(%s::text[]) WITH ORDINALITY AS u(plain, n) ON u.n = g.n + 1 ORDER BY g.n",
+            [[None if words is None else " ".join(words) for words in lexemes]],
         )
-        assert [same for (same,) in cursor.fetchall()] == [True] * len(texts)
+        same = cursor.fetchall()
+        cursor.execute("DROP TABLE given")
+    assert [found for found, _ in same] == [True] * len(texts)
+    assert [as_text for _, as_text in same] == [True] * len(texts)  # the binary form says what the text does
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the indexer finds words for PostgreSQL only")

@@ -30,7 +30,7 @@ from sessionviewer.row_codec import (
     stored_id,
     thread_extra,
 )
-from sessionviewer.tokens import ascii_lexemes
+from sessionviewer.tokens import ascii_lexemes, binary_tsvector
 
 
 def entry_rows(
@@ -111,7 +111,8 @@ def entry_rows(
             ]
         )
         if not for_sqlite:
-            rows[-1].append(ascii_lexemes(column_text))
+            lexemes = ascii_lexemes(column_text)
+            rows[-1].append(None if lexemes is None else binary_tsvector(lexemes))
     return rows
 
 
