@@ -7,6 +7,7 @@ other, many times, drift together; the median of the paired ratios is what to qu
     .venv/bin/python bench/compare.py OLD_TREE NEW_TREE [--pairs 11] [--mb 50]
     .venv/bin/python bench/compare.py OLD_TREE NEW_TREE --shape history [--sessions 6387] [--pairs 5]
     .venv/bin/python bench/compare.py OLD_TREE NEW_TREE --shape small-history [--pairs 5]
+    .venv/bin/python bench/compare.py OLD_TREE NEW_TREE --shape history --database-url postgres://.../sv_compare
 
 A tree is a folder holding a version's `sessionviewer/` package, for example
 `git worktree add /tmp/old HEAD~3`. Each version migrates its own template database,
@@ -22,6 +23,8 @@ changed, and a pass over an empty root (start-up and little else). Each cold ind
 is also divided by the parse floor taken at the start of its pair; the phases of the
 pass are shown for a tree that prints them (`index -v 2`). Only the formats both trees
 read are indexed (a tree from before the Codex reader leaves the Codex root out).
+With --database-url, the commands index into that PostgreSQL database (dropped and made
+again for each run, from a template per tree beside it) rather than SQLite.
 """
 
 from __future__ import annotations
@@ -108,18 +111,26 @@ def make_corpus(shape: str, target: Path, args: argparse.Namespace) -> dict:
     return generate.generate(target, args.mb, args.seed, generate.FORMATS)
 
 
-def compare_commands(trees: list[Path], corpus: dict, folder: Path, pairs: int) -> dict:
-    """Whole `manage.py index` commands of both trees, alternating: cold, no change, nothing."""
+def compare_commands(
+    trees: list[Path], corpus: dict, folder: Path, pairs: int, url: str | None = None
+) -> dict:
+    """Whole `manage.py index` commands of both trees, alternating: cold, no change, nothing;
+    into SQLite, or the PostgreSQL database at url."""
     known = formats_of(trees[0]) & formats_of(trees[1])
     roots = [(fmt, str(path)) for fmt, path in corpus["roots"] if fmt in known]
     empty = folder / "empty"
     empty.mkdir()
-    templates = [folder / f"template-{number}.sqlite3" for number in range(2)]
+    if url:
+        templates, database = [f"{url}_template_{number}" for number in range(2)], url
+    else:
+        templates, database = (
+            [folder / f"template-{number}.sqlite3" for number in range(2)],
+            folder / "run.sqlite3",
+        )
     for tree, template in zip(trees, templates, strict=True):
         migrate(tree, template)
     paths = session_files(roots)
     parse_floor(paths)  # warm the page cache: the floor and the index read the files from memory
-    database = folder / "run.sqlite3"
     runs: dict[str, list[list]] = {kind: [[], []] for kind in KINDS}
     floors, counts, load = [], [{}, {}], [os.getloadavg()]
     for pair in range(pairs):
@@ -207,18 +218,22 @@ def main() -> None:
     parser.add_argument(
         "--command", action="store_true", help="time whole manage.py index commands (the history shapes do)"
     )
+    parser.add_argument(
+        "--database-url",
+        help="whole commands into this PostgreSQL database (dropped and made again), not SQLite",
+    )
     args = parser.parse_args()
     trees = [args.old.resolve(), args.new.resolve()]
     for tree in trees:
         if not (tree / "sessionviewer" / "models.py").is_file():
             parser.error(f"{tree} holds no sessionviewer/ package")
 
-    if args.command or args.shape != "corpus":
+    if args.command or args.shape != "corpus" or args.database_url:
         folder = Path(tempfile.mkdtemp(prefix="sessionviewer-compare-"))
         try:
             print(f"generating the {args.shape} shape in {folder} ...", file=sys.stderr)
             corpus = make_corpus(args.shape, folder / "data", args)
-            result = compare_commands(trees, corpus, folder, args.pairs)
+            result = compare_commands(trees, corpus, folder, args.pairs, args.database_url)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         print(command_report(trees, args, corpus, result))
