@@ -157,7 +157,7 @@ def test_rows_copied_on_postgresql_read_back_and_a_refused_one_is_djangos_error(
     index_roots([RootSpec(root, "fluux_xmpp")])
     session = Session.objects.get()
     row = [session.id, 99, 0, "copied", None, "message", "user", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
-           "[]", "", "", "{}", "", "", True, False, "", "", "", "", "{}", "tab\there \\ back\nslash", None, 1, binary_tsvector(["tab", "here", "back", "slash"])]  # fmt: skip
+           "[]", "", "", "{}", "", "", True, False, "", "", "", "", "{}", "tab\there \\ back\nslash", None, 1, binary_tsvector([b"tab", b"here", b"back", b"slash"])]  # fmt: skip
     sql = statements.statements_for(connection.vendor)
     with transaction.atomic(), statements.driver_cursor() as cursor:
         statements.copy_rows(cursor, sql.copy_entries, [row], sql.entry_types)

@@ -261,7 +261,7 @@ def test_the_indexer_reads_an_ascii_text_as_the_function_does():
             "SELECT tsvector_to_array(COALESCE(g.words, sessionviewer_search_vector(g.text))) "
             "= tsvector_to_array(sessionviewer_search_vector(g.text)), g.words IS NOT DISTINCT FROM u.plain::tsvector "
             "FROM given g JOIN unnest(%s::text[]) WITH ORDINALITY AS u(plain, n) ON u.n = g.n + 1 ORDER BY g.n",
-            [[None if words is None else " ".join(words) for words in lexemes]],
+            [[None if words is None else b" ".join(words).decode() for words in lexemes]],
         )
         same = cursor.fetchall()
         cursor.execute("DROP TABLE given")

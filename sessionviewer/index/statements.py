@@ -319,7 +319,7 @@ _BINARY_TYPES = {
 
 def _binary_type(column: str) -> str:
     """An entry column's type in copy_entries' binary rows: a tsvector's are bytes already
-    (tokens.ascii_lexemes_binary), which go as they are."""
+    (tokens.binary_tsvector), which go as they are."""
     if column == "search_words":
         return "bytea"
     field = Entry._meta.get_field(column.removesuffix("_id") if column == "session_id" else column)
