@@ -298,7 +298,9 @@ def statements_for(vendor: str) -> Statements:
         "FROM STDIN (FORMAT BINARY)"
         if vendor == "postgresql"
         else "",
-        entry_types=tuple(_binary_type(column) for column in POSTGRESQL_ENTRY_COLUMNS),
+        entry_types=tuple(_binary_type(column) for column in POSTGRESQL_ENTRY_COLUMNS)
+        if vendor == "postgresql"
+        else (),
         # In id order, so that two writers never wait for each other crosswise.
         lock_sessions=f"SELECT id FROM {session_table} WHERE id = ANY({mark}) ORDER BY id FOR KEY SHARE"  # noqa: S608
         if vendor == "postgresql"
