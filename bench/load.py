@@ -31,6 +31,7 @@ import math
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -256,6 +257,7 @@ def run(args: argparse.Namespace) -> None:
         OUT.mkdir(exist_ok=True)
         prefix = OUT / "load"
         load_before = os.getloadavg()
+        reference = [machine_reference()]
         cpu = CpuWatch(url.rsplit("/", 1)[1])
         subprocess.run(
             [
@@ -280,6 +282,7 @@ def run(args: argparse.Namespace) -> None:
             "this script (appends)": [os.getpid()],
         }
         cpu_seconds = cpu.stop(parts)
+        reference.append(machine_reference())
         figures = _figures(Path(f"{prefix}_stats.csv"))
         result = {
             "users": args.users,
@@ -293,6 +296,7 @@ def run(args: argparse.Namespace) -> None:
             "pages": figures,
             "after_logins": _after_logins(OUT / "load_requests.csv"),
             "cpu_seconds": cpu_seconds,
+            "reference_ms": reference,
         }
         (OUT / "load.json").write_text(json.dumps(result, indent=2))
         print(report(result))
@@ -510,6 +514,32 @@ def _after_logins(requests: Path) -> dict[str, dict]:
     return figures
 
 
+# The machine's speed, measured beside each run: the CPU to parse a fixed corpus, as the parse
+# floor does (bench_index.parse_floor). The same code's web CPU a request moved 1.5x between two days on this
+# machine (bench/README.md), as much as a change would; divided by this, it moves less.
+REFERENCE_SESSIONS = 400
+
+
+def machine_reference() -> float:
+    """CPU milliseconds to parse a fixed corpus (generated once) line by line with orjson, the
+    least of 5: CPU, not wall, so that what else runs beside it counts little."""
+    tree = DATA / "reference"
+    if not (tree / "done").exists():
+        shutil.rmtree(tree, ignore_errors=True)
+        generate.generate_history(tree, REFERENCE_SESSIONS, seed=0, large_lines=0)
+        (tree / "done").touch()
+    lines = [
+        line for path in sorted(tree.rglob("*.jsonl")) for line in path.read_bytes().splitlines() if line
+    ]
+    best = math.inf
+    for _ in range(5):
+        started = time.process_time()
+        for line in lines:
+            orjson.loads(line)
+        best = min(best, time.process_time() - started)
+    return 1000 * best
+
+
 def report(result: dict) -> str:
     load = " then ".join(" ".join(f"{x:.2f}" for x in triple) for triple in result["load"])
     lines = [
@@ -524,6 +554,16 @@ def report(result: dict) -> str:
         shares = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in cpu.items() if name != "wall")
         used = sum(seconds for name, seconds in cpu.items() if name != "wall")
         lines.insert(1, f"CPU over {wall:.0f} s ({used / (wall * cores):.0%} of {cores} cores): {shares}")
+        requests = result.get("pages", {}).get("Aggregated", {}).get("requests", 0)
+        if requests and (web := cpu.get("web")):
+            speed = ""
+            if reference := result.get("reference_ms"):
+                speed = (
+                    f"; the machine's reference (CPU to parse a fixed corpus) {reference[0]:.1f} ms before the "
+                    f"run and {reference[-1]:.1f} ms after, so a request is "
+                    f"{1000 * web / requests / statistics.median(reference):.2f} references"
+                )
+            lines.insert(2, f"web CPU a request (logins included): {1000 * web / requests:.1f} ms{speed}")
     for title, part in (("the whole run", "pages"), ("after the last login", "after_logins")):
         lines.append(title)
         for name, row in result.get(part, {}).items():
