@@ -62,17 +62,17 @@ def test_an_ascii_text_has_the_words_fts5_reads_each_once():
     for _ in range(2000):
         text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 300)))
         lexemes = tokens.ascii_lexemes(text)
-        assert lexemes == {tokens.fold(word).encode() for word in tokens.words(text)}
+        assert sorted(lexemes) == sorted({tokens.fold(word).encode() for word in tokens.words(text)})
 
 
 def test_a_text_with_a_word_too_long_for_a_tsvectors_text_is_left_to_postgresql():
-    assert tokens.ascii_lexemes("a" * 2046 + " b") == {b"a" * 2046, b"b"}
+    assert tokens.ascii_lexemes("a" * 2046 + " b") == [b"a" * 2046, b"b"]
     assert tokens.ascii_lexemes("a" * 2047 + " b") is None
 
 
 def test_a_text_that_is_not_all_ascii_is_left_to_postgresql():
     assert tokens.ascii_lexemes("Café au lait") is None
-    assert tokens.ascii_lexemes("Src/App.py src") == {b"src", b"app", b"py"}
+    assert tokens.ascii_lexemes("Src/App.py src") == [b"src", b"app", b"py"]  # once each, in their order
 
 
 def test_a_binary_tsvector_is_the_count_then_each_lexeme_ended_and_without_positions():
