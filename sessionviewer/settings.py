@@ -181,6 +181,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # A page's statements are short; compiling never pays for itself within one.
     options = DATABASES["default"].setdefault("OPTIONS", {})
     options["options"] = " ".join(filter(None, [options.get("options", ""), "-c jit=off"]))
+    # Our engine is Django's, except that timestamps are read by psycopg's C loader.
+    DATABASES["default"]["ENGINE"] = "sessionviewer.postgresql"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
