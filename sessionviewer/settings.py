@@ -194,6 +194,8 @@ AUTH_PASSWORD_VALIDATORS = [
 AUTHENTICATION_BACKENDS = [
     # django-axes first: it refuses a locked-out login before the password is checked.
     "axes.backends.AxesStandaloneBackend",
+    # A user's permissions in one statement (Django's backend reads them in two), before it.
+    "sessionviewer.auth.PermissionsInOneStatement",
     "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_URL = "login"

@@ -25,8 +25,8 @@ LAYERS = (
     ("readers",),
     # plain Python over entries, words, prices and the Fluux memory files
     ("threads", "tokens", "render", "prices", "row_codec", "workspaces", "redaction"),
-    # the settings, the roots to index, and the tables
-    ("settings", "roots", "lookups", "models", "sqlite"),
+    # the settings, the roots to index, the tables, the database engines and permissions
+    ("settings", "roots", "lookups", "models", "sqlite", "postgresql", "auth"),
     # the only code that calls the readers and writes rows
     ("index",),
     # what the pages show: threads from the index, search, lists, memory over time, links

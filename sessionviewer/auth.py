@@ -1,0 +1,56 @@
+"""A user's permissions read in one statement, before Django's ModelBackend reads them in two.
+
+Every page checks the viewer's permission (sessionviewer.view_session) before anything else,
+and Django's backend reads the user's own permissions and their groups' in two statements.
+With the session's and the user's, that was four statements of a request's overhead, each
+about 1.5 ms of the web's CPU and some of PostgreSQL's (bench/README.md, issue 28). The
+permissions are the same set: tests/test_auth.py compares them with Django's own backend.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import backends
+from django.contrib.auth.models import Group, Permission, User
+from django.contrib.contenttypes.models import ContentType
+from django.db import connection
+
+
+def _all_permissions_sql() -> str:
+    quote = connection.ops.quote_name
+    permission, content_type = quote(Permission._meta.db_table), quote(ContentType._meta.db_table)
+    own = quote(User.user_permissions.through._meta.db_table)
+    grants = quote(Group.permissions.through._meta.db_table)
+    members = quote(User.groups.through._meta.db_table)
+    return (
+        f"SELECT c.app_label, p.codename FROM {permission} p "  # noqa: S608 - table names from the models
+        f"JOIN {content_type} c ON c.id = p.content_type_id "
+        f"WHERE p.id IN (SELECT permission_id FROM {own} WHERE user_id = %s "
+        f"UNION SELECT g.permission_id FROM {grants} g JOIN {members} m ON m.group_id = g.group_id "
+        "WHERE m.user_id = %s)"
+    )
+
+
+class PermissionsInOneStatement(backends.ModelBackend):
+    """Django's ModelBackend for permissions, in one statement, and for a session's user
+    (get_user, as a test's force_login picks it). It logs no one in: authenticate answers
+    None, so Django's own backend, after it in AUTHENTICATION_BACKENDS, checks the password
+    once, and the sessions made under it stay valid."""
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        return None
+
+    def get_all_permissions(self, user_obj, obj=None):
+        # None for an object's, as Django's: it keeps no permissions per object. A superuser's
+        # check never comes here (User.has_perm answers it); their every permission is
+        # Django's backend's to give.
+        if not user_obj.is_active or user_obj.is_anonymous or obj is not None or user_obj.is_superuser:
+            return set()
+        # Kept under the name Django's backend keeps the same set under: one refused here
+        # falls through to it, and it then reads nothing again.
+        if not hasattr(user_obj, "_perm_cache"):
+            with connection.cursor() as cursor:
+                cursor.execute(_all_permissions_sql(), [user_obj.pk, user_obj.pk])
+                user_obj._perm_cache = {
+                    f"{app_label}.{codename}" for app_label, codename in cursor.fetchall()
+                }
+        return user_obj._perm_cache
