@@ -17,6 +17,7 @@ starts exactly where the last commit ended.
 
 from __future__ import annotations
 
+import functools
 import gc
 import itertools
 import logging
@@ -662,7 +663,9 @@ class _Plan:
 def plan_file(source: Source, work: _Work) -> _Plan:
     found, stat = work.found, work.stat
     session = (
-        Session.objects.get(id=work.session_id) if work.session_id else Session(source=source, key=found.key)
+        Session.objects.get(id=work.session_id)
+        if work.session_id
+        else Session.unsaved(source=source, key=found.key)
     )
     start_offset = start_line = 0
     reset = False
@@ -683,12 +686,18 @@ def plan_file(source: Source, work: _Work) -> _Plan:
         batch_size=BATCH,
         for_sqlite=connection.vendor == "sqlite",
         max_event_bytes=settings.SESSIONVIEWER_MAX_EVENT_BYTES,
-        root=Path(source.path),
+        root=_root_of(source.path),
         size=max(stat.st_size - start_offset, 0),
         findings_key=settings.SECRET_KEY,
         high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY,
     )
     return _Plan(work, session, reset, job, totals_read=totals_read)
+
+
+@functools.cache
+def _root_of(path: str) -> Path:
+    """A source's root as a Path, made once rather than once per file planned."""
+    return Path(path)
 
 
 def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSummary) -> Session:
