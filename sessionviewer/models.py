@@ -135,30 +135,18 @@ class Session(models.Model):
     indexed_at = models.DateTimeField(null=True, blank=True)
     # Why the last pass could not index the file ("" once one could): the list shows it.
     index_error = models.TextField(blank=True, default="")
-    # Read from its first line by a pass that has not settled its copies yet (index/copies.py):
-    # one cut off before it did leaves this set, and the next pass settles them.
-    copies_pending = models.BooleanField(default=False)
-    # Written by a pass that has not made its root's links yet (index/links.py): one cut off
-    # before it did leaves this set, and the next pass over the root links it.
-    links_pending = models.BooleanField(default=False)
-    # With links_pending: the summary lines past this line wait to be linked. Those before
-    # it were linked by an earlier pass, and applied again they could bring back an older
-    # title than another file's since.
+    # With a links mark (PendingWork): the summary lines past this line wait to be linked.
+    # Those before it were linked by an earlier pass, and applied again they could bring back
+    # an older title than another file's since.
     links_after_line = models.PositiveIntegerField(default=0)
+    # Whether a pass has copies to settle or links to make for the session: kept in
+    # PendingWork, read into these by the pass that writes the session.
+    copies_pending = False
+    links_pending = False
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["source", "key"], name="session_source_key")]
         indexes = [
-            models.Index(
-                fields=["copies_pending"],
-                name="session_copies_pending",
-                condition=models.Q(copies_pending=True),
-            ),
-            models.Index(
-                fields=["source", "links_pending"],
-                name="session_links_pending",
-                condition=models.Q(links_pending=True),
-            ),
             # The list's orders as the ORM asks for them (nulls last, then the id): its pages
             # are read from these without sorting every session (bench/list_pages.py).
             models.Index(F("updated_at").desc(nulls_last=True), F("id").desc(), name="session_updated_id"),
@@ -543,6 +531,33 @@ class CopiedUsage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id}: {self.message_id} counted in {self.counted_in_id}"
+
+
+class PendingWork(models.Model):
+    """What a pass owes a session it wrote, once its files' groups are committed: the copies
+    it may hold settled (index/copies.py), its root's links made (index/links.py). A pass cut
+    off first leaves the row, and the next pass does the work; a pass that does it deletes it.
+
+    A table of its own rather than two flags on the session: clearing a flag wrote the whole
+    session row again, with every one of its fourteen indexes, on PostgreSQL (0.71 s of a
+    cold index's last phase, bench/README.md). Here a row goes in and comes out of a table
+    of two columns. The session is not a foreign key in the database: PostgreSQL checks
+    one row by row at commit (the entries' key cost a cold index 1.5-2.5 s, migration 0042),
+    and a row whose session is gone marks nothing. Django still deletes a session's rows
+    with it."""
+
+    COPIES, LINKS = "copies", "links"
+
+    session = models.ForeignKey(
+        Session, on_delete=models.CASCADE, related_name="pending_work", db_constraint=False, db_index=False
+    )
+    work = models.CharField(max_length=8, choices=[(COPIES, "copies"), (LINKS, "links")])
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["session", "work"], name="pending_work_once")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}: {self.work}"
 
 
 class Revision(models.Model):

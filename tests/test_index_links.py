@@ -6,7 +6,7 @@ import orjson
 import pytest
 
 from sessionviewer.index import index_roots, links, passes
-from sessionviewer.models import Session, Source
+from sessionviewer.models import PendingWork, Session, Source
 from sessionviewer.roots import RootSpec
 
 pytestmark = pytest.mark.django_db
@@ -149,6 +149,15 @@ def _killed_before_its_links(claude_project: Path, monkeypatch) -> None:
     monkeypatch.undo()
 
 
+def _marks() -> set[tuple[bool, bool]]:
+    """Each session's marks (models.PendingWork), as (links, copies)."""
+    marked = set(PendingWork.objects.values_list("session_id", "work"))
+    return {
+        ((i, "links") in marked, (i, "copies") in marked)
+        for i in Session.objects.values_list("id", flat=True)
+    }
+
+
 def _parents() -> dict[str, str | None]:
     sessions = Session.objects.select_related("parent")
     return {Path(s.key).stem: s.parent and Path(s.parent.key).stem for s in sessions}
@@ -157,7 +166,7 @@ def _parents() -> dict[str, str | None]:
 def test_a_pass_killed_before_its_links_leaves_its_sessions_marked(claude_project, monkeypatch):
     _subagent(claude_project)
     _killed_before_its_links(claude_project, monkeypatch)
-    assert set(Session.objects.values_list("links_pending", flat=True)) == {True}
+    assert {links for links, _ in _marks()} == {True}
     assert _parents()["agent-x1"] is None and _titles()["A"] == ""
 
 
@@ -168,20 +177,20 @@ def test_the_next_pass_links_what_a_killed_pass_left(claude_project, monkeypatch
     assert summary.opened == 0  # nothing to read again: the links come from the index
     assert _parents()["agent-x1"] == "A"
     assert _titles()["A"] == "Fixing the parser"
-    assert not Session.objects.filter(links_pending=True).exists()
+    assert not PendingWork.objects.filter(work="links").exists()
 
 
 def test_a_pass_that_links_its_sessions_leaves_no_mark(claude_project):
     _subagent(claude_project)
     index_roots([RootSpec(claude_project, "claude_code")])
     assert _parents()["agent-x1"] == "A" and _titles()["A"] == "Fixing the parser"
-    assert not Session.objects.filter(links_pending=True).exists()
+    assert not PendingWork.objects.filter(work="links").exists()
 
 
 def test_a_pass_killed_after_its_links_before_its_copies_is_linked_alike_by_the_next(
     claude_project, monkeypatch
 ):
-    """A links' mark goes with the copies' (copies.count_once_pending, one UPDATE for both):
+    """A links' mark goes with the copies' (copies.count_once_pending, in one transaction):
     a pass killed between its links and its copies leaves its sessions marked, linked; the
     next pass links them again to what one pass gives, and leaves no mark."""
     _subagent(claude_project)
@@ -193,12 +202,12 @@ def test_a_pass_killed_after_its_links_before_its_copies_is_linked_alike_by_the_
     with pytest.raises(Killed):
         index_roots([RootSpec(claude_project, "claude_code")])
     monkeypatch.undo()
-    assert set(Session.objects.values_list("links_pending", "copies_pending")) == {(True, True)}
+    assert _marks() == {(True, True)}
     assert _parents()["agent-x1"] == "A" and _titles()["A"] == "Fixing the parser"
     summary = index_roots([RootSpec(claude_project, "claude_code")])
     assert summary.opened == 0
     assert _parents()["agent-x1"] == "A" and _titles()["A"] == "Fixing the parser"
-    assert set(Session.objects.values_list("links_pending", "copies_pending")) == {(False, False)}
+    assert _marks() == {(False, False)}
 
 
 def test_links_are_unmarked_when_settling_the_copies_fails(claude_project, monkeypatch):
@@ -210,7 +219,7 @@ def test_links_are_unmarked_when_settling_the_copies_fails(claude_project, monke
     monkeypatch.setattr(passes.copies, "count_once", failing)
     summary = index_roots([RootSpec(claude_project, "claude_code")])
     assert any("copied" in error for error in summary.errors)
-    assert set(Session.objects.values_list("links_pending", "copies_pending")) == {(False, True)}
+    assert _marks() == {(False, True)}
     assert _parents()["agent-x1"] == "A" and _titles()["A"] == "Fixing the parser"
 
 

@@ -198,7 +198,7 @@ def test_update_sessions_writes_what_a_save_per_session_would(root, monkeypatch)
         "cost",
         "models_used",
         "extra",
-        "links_pending",
+        "links_after_line",
     )
     for n, (one, other) in enumerate(zip(by_orm, by_rows, strict=True)):
         for session in (one, other):
@@ -209,7 +209,7 @@ def test_update_sessions_writes_what_a_save_per_session_would(root, monkeypatch)
             session.cost = None if n == 2 else 0.125 * n
             session.models_used = [] if n == 1 else ["gpt-5", f"model-{n}"]
             session.extra = {"n": n, "text": "tab\there \\ 'quoted'"}
-            session.links_pending = bool(n % 2)
+            session.links_after_line = n % 2
         one.save(update_fields=[name.removesuffix("_id") for name in fields])
     monkeypatch.setattr(statements, "UPDATE_PARAMETERS", 2 * (len(fields) + 1))  # two rows a statement
     repeated = _session_with_every_kind_of_value(source, "stale", parent)

@@ -29,6 +29,7 @@ from django.db.models import Count, F, Max, Min, QuerySet
 from django.db.models.expressions import RawSQL
 
 from sessionviewer import prices
+from sessionviewer.index import pending
 from sessionviewer.index.fold import turn_line, usage_of
 from sessionviewer.index.links import links_made
 from sessionviewer.index.locks import take_turn
@@ -48,32 +49,17 @@ PRICED = ("cost", "unpriced_tokens", "model_costs")
 def count_once_pending(read_whole: list[Session], linked: Iterable[Session] = ()) -> None:
     """count_once for the sessions this pass read from their first line, and for those an
     earlier pass read and was cut off (killed, the machine down) before it settled: their
-    files have not changed since, so no later pass reads them again. Each is marked settled
-    in the same transaction (Session.copies_pending).
+    files have not changed since, so no later pass reads them again. Each one's copies mark
+    (models.PendingWork) goes in the same transaction.
 
-    linked: sessions whose links the pass made (links.link_sessions), still marked
-    (Session.links_pending): their mark goes in the same UPDATE as their copies' mark. On
-    PostgreSQL an UPDATE writes the whole row again, its every index too: a cold index of
-    the history corpus spent 0.2 s on each of the two flags over 5,749 sessions."""
+    linked: sessions whose links the pass made (links.link_sessions), still marked: their
+    links marks go in the same transaction too."""
     ours = {session.id for session in read_whole}
-    pending = set(Session.objects.filter(copies_pending=True).values_list("id", flat=True)) - ours
-    everything = [*read_whole, *(Session(id=session_id) for session_id in sorted(pending))]
-    count_once(everything)
-    settled = ours | pending
+    others = pending.marked(pending.COPIES) - ours
+    count_once([*read_whole, *(Session(id=session_id) for session_id in sorted(others))])
+    pending.unmark(ours | others, pending.COPIES)
     linked = [s for s in linked if s.links_pending]
-    both = sorted(settled & {s.id for s in linked})
-    for start in range(0, len(both), CHUNK):
-        Session.objects.filter(id__in=both[start : start + CHUNK]).update(
-            copies_pending=False, links_pending=False
-        )
-    settled_only = sorted(settled.difference(both))
-    for start in range(0, len(settled_only), CHUNK):
-        Session.objects.filter(id__in=settled_only[start : start + CHUNK], copies_pending=True).update(
-            copies_pending=False
-        )
-    links_made([s for s in linked if s.id not in settled])
-    for session in linked:
-        session.links_pending = False
+    links_made(linked)
 
 
 def count_once(read_whole: Iterable[Session]) -> None:

@@ -1,7 +1,7 @@
 """Links that need more than one file: subagents and forks to their parent, and the
 summary lines that title a session (Claude Code writes them into the next file).
 
-A session written by a pass says so (Session.links_pending) until its root's links are
+A session written by a pass is marked (models.PendingWork) until its root's links are
 made: a pass cut off between its groups and its links leaves the mark, and the next pass
 over the root links those sessions with its own (pending_links), in the files' order, their
 summary lines that no pass linked yet (past Session.links_after_line) read back from their
@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sessionviewer import readers
+from sessionviewer.index import pending
 from sessionviewer.index.fold import title_of
 from sessionviewer.index.statements import update_sessions
 from sessionviewer.index.worker import SummaryLink
@@ -58,10 +59,10 @@ def pending_links(source: Source, touched: list[Session]) -> list[Session]:
     besides this pass's own: each with the summary lines it left unlinked, read from its
     entries. A session of this pass's that such a pass had written too gets its own the same way."""
     ours = {s.id for s in touched}
-    pending = Session.objects.filter(source=source, links_pending=True).exclude(id__in=ours)
-    sessions = list(
-        pending.only(*_LINK_FIELDS, "project_dir", "summary_title", "links_pending", "links_after_line")
-    )
+    marked = Session.objects.filter(source=source, pending_work__work=pending.LINKS).exclude(id__in=ours)
+    sessions = list(marked.only(*_LINK_FIELDS, "project_dir", "summary_title", "links_after_line"))
+    for session in sessions:
+        session.links_pending = True
     _read_summaries([*sessions, *(s for s in touched if s.new_summaries is None)])
     return sessions
 
@@ -87,9 +88,7 @@ def _read_summaries(sessions: list[Session]) -> None:
 
 def links_made(sessions: list[Session]) -> None:
     """Clear the mark of sessions whose links are made, in the transaction that made them."""
-    ids = [s.id for s in sessions if s.links_pending]
-    for start in range(0, len(ids), CHUNK):
-        Session.objects.filter(id__in=ids[start : start + CHUNK]).update(links_pending=False)
+    pending.unmark([s.id for s in sessions if s.links_pending], pending.LINKS)
     for session in sessions:
         session.links_pending = False
 

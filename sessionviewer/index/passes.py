@@ -31,10 +31,11 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, transaction
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from sessionviewer import prices, readers
-from sessionviewer.index import copies, fold, tally, worker
+from sessionviewer.index import copies, fold, pending, tally, worker
 from sessionviewer.index.busy import database_busy
 from sessionviewer.index.idle import IdleWork
 from sessionviewer.index.links import link_sessions, links_made, pending_links
@@ -48,7 +49,7 @@ from sessionviewer.index.statements import (
     save_session,
     write_files,
 )
-from sessionviewer.models import Session, Source
+from sessionviewer.models import PendingWork, Session, Source
 from sessionviewer.roots import RootSpec
 from sessionviewer.row_codec import db_text
 
@@ -200,8 +201,8 @@ COPIES_ATTEMPTS = 3
 def _count_copies_once(read_whole: list[Session], summary: IndexSummary, linked: list[Session]) -> None:
     """Once a pass, after every root: a copy may sit in another root, and looking for
     shared replies went over the whole reply index once per root. The sessions whose links
-    the pass made lose their mark (Session.links_pending) in the same statements as their
-    copies' (copies.count_once_pending); if settling fails, on their own."""
+    the pass made lose their links mark (models.PendingWork) in the same transaction as their
+    copies' mark (copies.count_once_pending); if settling fails, on their own."""
     try:
         for attempt in range(COPIES_ATTEMPTS):
             try:
@@ -486,9 +487,9 @@ def _write_changes(
         if linking:
             with transaction.atomic(), summary.phases.timing("links"):
                 link_sessions(source, linking)
-            # Their mark goes after the copies, with theirs (_count_copies_once): on PostgreSQL
-            # a flag rewrites the whole row, and a cold index wrote each session twice. A pass
-            # cut off before then links them again next time, as one cut off before its links.
+            # Their mark goes after the copies, in the transaction that takes the copies'
+            # (_count_copies_once). A pass cut off before then links them again next time, as
+            # one cut off before its links.
             linked += linking
     except Exception as error:  # noqa: BLE001 - the sessions are in; their links wait for the next pass
         summary.errors.append(f"{source.path}: linking its sessions failed: {error!r}")
@@ -571,6 +572,7 @@ class _NewFiles:
             with file_savepoint():
                 sessions = [_fold_new_file(plan, batch, summary) for plan, batch in waiting]
                 insert_sessions(sessions)
+                pending.mark([session.id for session in sessions], (pending.COPIES, pending.LINKS))
                 write_files(
                     [(s, b.rows, b.problems, b.findings) for s, (_, b) in zip(sessions, waiting, strict=True)]
                 )
@@ -663,7 +665,7 @@ class _Plan:
 def plan_file(source: Source, work: _Work) -> _Plan:
     found, stat = work.found, work.stat
     session = (
-        Session.objects.get(id=work.session_id)
+        _with_its_marks().get(id=work.session_id)
         if work.session_id
         else Session.unsaved(source=source, key=found.key)
     )
@@ -692,6 +694,16 @@ def plan_file(source: Source, work: _Work) -> _Plan:
         high_entropy=settings.SESSIONVIEWER_SECRETS_HIGH_ENTROPY,
     )
     return _Plan(work, session, reset, job, totals_read=totals_read)
+
+
+def _with_its_marks() -> QuerySet[Session]:
+    """Sessions, each with its marks (PendingWork) as copies_pending and links_pending: an
+    append carries on from a pass cut off before its work, in the statement that reads it."""
+    marks = PendingWork.objects.filter(session=OuterRef("pk"))
+    return Session.objects.annotate(
+        copies_pending=Exists(marks.filter(work=pending.COPIES)),
+        links_pending=Exists(marks.filter(work=pending.LINKS)),
+    )
 
 
 @functools.cache
@@ -744,6 +756,10 @@ def _index_file(plan: _Plan, batches: Iterable[worker.Batch], summary: IndexSumm
         elif session.id is None:
             save_session(session)  # the rows need its id
         write_files([(session, batch.rows, batch.problems, batch.findings)])
+    if session.id is not None:
+        pending.mark(
+            [session.id], (pending.COPIES, pending.LINKS) if session.copies_pending else (pending.LINKS,)
+        )
     session.new_summaries = None if carried else summaries  # None: read back from its entries
     session.read_whole = plan.job.start_offset == 0  # only such a file can bring a copy (copies.py)
     return session
