@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from decimal import Decimal, InvalidOperation
-from importlib.metadata import version
 from pathlib import Path
 
 import orjson
@@ -71,6 +70,10 @@ def context_class(total_input: int) -> int:
 def library_version() -> str:
     # Read once a process: importlib.metadata parses the package's METADATA with the e-mail
     # parser, which cost a cold index of 6,000 sessions 1.8 s when asked per rate looked up.
+    # Imported here: with the e-mail package it took a fifth of the reading worker's start-up,
+    # which never asks (bench/README.md).
+    from importlib.metadata import version
+
     return f"genai-prices {version('genai-prices')}"
 
 
