@@ -22,7 +22,7 @@ from django.urls import reverse
 
 from sessionviewer import activity, filters, projects, tallies
 from sessionviewer.forms import SessionListForm
-from sessionviewer.index import statements
+from sessionviewer.index import passes, statements
 from sessionviewer.index.tally import fold_pending
 from sessionviewer.models import Session, SessionTally, SessionTallyTotal, Source
 from sessionviewer.row_codec import db_text
@@ -243,6 +243,22 @@ def test_a_file_read_again_after_it_grew_is_tallied_once(settings, tmp_path):
     assert_kept_right()
     totals = SessionTally.objects.filter(facet="", project="", format="claude_code").aggregate(Sum("tokens"))
     assert totals["tokens__sum"] == 3 * 4 * 110
+
+
+@kept_on_postgresql
+def test_a_big_pass_folds_every_few_groups_and_at_its_end(settings, tmp_path, monkeypatch):
+    """A fold writes every value it touches again: a first index folds every FOLD_GROUPS
+    groups, not after each, and leaves nothing pending."""
+    monkeypatch.setattr(passes, "GROUP_FILES", 1)  # each file a group: 7 of them
+    monkeypatch.setattr(passes, "FOLD_GROUPS", 3)
+    root = tmp_path / "projects"
+    write_sessions(root, 7, 2)
+    with CaptureQueriesContext(connection) as captured:
+        index(settings, "laptop", f"claude_code={root}")
+    folds = [q for q in captured.captured_queries if q["sql"].startswith("WITH pending AS")]
+    assert len(folds) == 3  # after the third and the sixth group, and at the pass's end
+    assert not SessionTally.objects.filter(pending=True).exists()
+    assert_kept_right()
 
 
 @kept_on_postgresql
