@@ -59,6 +59,30 @@ def test_timestamps_for_sqlite_are_the_text_djangos_backend_writes():
     assert row_codec.db_datetimes([], row_codec.SQLITE_NULL) == []
 
 
+def test_timestamps_for_postgresql_are_microseconds_since_2000():
+    # What a timestamptz's binary form holds: the writer's COPY sends these as its eight bytes.
+    cet = timezone(timedelta(hours=1))
+    values = [
+        datetime(2000, 1, 1, tzinfo=UTC),
+        datetime(2000, 1, 1, 0, 0, 0, 1, tzinfo=UTC),
+        datetime(1999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        datetime(2000, 1, 1, 1, tzinfo=cet),  # midnight in UTC
+        datetime(1, 1, 1, 12, tzinfo=UTC),
+        datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        None,
+    ]
+    got = row_codec.db_microseconds(values)
+    assert got[:4] == [0, 1, -1, 0] and got[-1] is None
+    assert all(type(n) is int for n in got[:-1])
+    # Exact at the ends, where a float's 53 bits would round.
+    seconds = (datetime(9999, 12, 31, tzinfo=UTC) - datetime(2000, 1, 1, tzinfo=UTC)).days * 86_400
+    assert got[5] == (seconds + 86_399) * 1_000_000 + 999_999
+    assert [row_codec.POSTGRESQL_EPOCH + timedelta(microseconds=n) for n in got[:-1]] == values[:-1]
+
+
+ENTRY_COLUMNS_AT = {name: n for n, name in enumerate(row_codec.ENTRY_COLUMNS)}
+
+
 def read_back_shape(entry) -> tuple:
     return (
         entry.line,
@@ -212,6 +236,12 @@ def test_entries_decoded_from_their_encoded_rows_are_the_entries_the_reader_gave
             read, readers.format_of(FORMAT_OF_FOLDER[folder]), for_sqlite=False, problems=[], path=str(path)
         )
         assert all(len(row) == len(row_codec.POSTGRESQL_ENTRY_COLUMNS) for row in encoded)
+        # The timestamps as PostgreSQL reads their microseconds back: as datetimes.
+        at = ENTRY_COLUMNS_AT["timestamp"]
+        for row in encoded:
+            row[at] = (
+                None if row[at] is None else row_codec.POSTGRESQL_EPOCH + timedelta(microseconds=row[at])
+            )
         decoded = row_codec.entries_from_rows([row[1 : len(row_codec.LOADED_COLUMNS) + 1] for row in encoded])
         assert [read_back_shape(e) for e in decoded] == [read_back_shape(e) for e in read], path
         checked += len(read)

@@ -149,18 +149,32 @@ def test_the_indexers_session_statement_escapes_nul_in_text_from_files(root):
 )
 def test_rows_copied_on_postgresql_read_back_and_a_refused_one_is_djangos_error(root):
     """The entries go in by a binary COPY on PostgreSQL: text with tabs, backslashes and
-    newlines, a time, booleans and the words read back as written, and a row the database
-    refuses raises Django's IntegrityError, as an insert would, which a pass records on the
-    file (passes._left_out)."""
+    newlines, a time (sent as its microseconds since 2000), booleans and the words read back
+    as written, and a row the database refuses raises Django's IntegrityError, as an insert
+    would, which a pass records on the file (passes._left_out)."""
     from django.db import IntegrityError, transaction
 
     index_roots([RootSpec(root, "fluux_xmpp")])
     session = Session.objects.get()
-    row = [session.id, 99, 0, "copied", None, "message", "user", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+    stamp = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    row = [session.id, 99, 0, "copied", None, "message", "user", *row_codec.db_microseconds([stamp]),
            "[]", "", "", "{}", "", "", True, False, "", "", "", "", "{}", "tab\there \\ back\nslash", None, 1, binary_tsvector([b"tab", b"here", b"back", b"slash"])]  # fmt: skip
+    # The times furthest apart that the readers keep, one before 2000, one with microseconds, and none.
+    times = [
+        datetime(1, 1, 1, 12, tzinfo=UTC),
+        datetime(1999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        datetime(2026, 1, 1, 0, 30, 0, 7, tzinfo=timezone(timedelta(hours=1))),
+        datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        None,
+    ]
+    timed = [
+        [*row[:3], f"timed-{n}", *row[4:7], us, *row[8:]]
+        for n, us in enumerate(row_codec.db_microseconds(times))
+    ]
     sql = statements.statements_for(connection.vendor)
     with transaction.atomic(), statements.driver_cursor() as cursor:
-        statements.copy_rows(cursor, sql.copy_entries, [row], sql.entry_types)
+        statements.copy_rows(cursor, sql.copy_entries, [row, *timed], sql.entry_types)
+    assert [Entry.objects.get(entry_id=f"timed-{n}").timestamp for n in range(len(times))] == times
     copied = Entry.objects.get(entry_id="copied")
     assert (copied.text, copied.is_sidechain, copied.is_meta, copied.timestamp, copied.parent_id) == (
         "tab\there \\ back\nslash",

@@ -20,6 +20,7 @@ from sessionviewer.row_codec import (
     SQLITE_EMPTY,
     SQLITE_NULL,
     db_datetimes,
+    db_microseconds,
     db_text,
     dumps,
     entries_from_rows,
@@ -43,7 +44,9 @@ def entry_rows(
     """The entry columns, ENTRY_COLUMNS: session_id (None here: the writer fills it in,
     in place), then ENTRY_FIELDS in order, then text and raw. For SQLite, SQLITE_NULL stands
     for NULL in the columns that can hold it, and SQLITE_EMPTY for the empty value
-    of the columns in EMPTY_BY_DEFAULT. For PostgreSQL, POSTGRESQL_ENTRY_COLUMNS.
+    of the columns in EMPTY_BY_DEFAULT, and the timestamp is UTC text (db_datetimes). For
+    PostgreSQL, POSTGRESQL_ENTRY_COLUMNS, the timestamp in microseconds (db_microseconds):
+    every value is one marshal writes (index/worker.py).
 
     rules: the format of the entries' session, whose rules text_facts() follows.
 
@@ -53,8 +56,7 @@ def entry_rows(
     null = SQLITE_NULL if for_sqlite else None
     empty, empty_json = (SQLITE_EMPTY, SQLITE_EMPTY) if for_sqlite else ("", "{}")
     stamps = [e.timestamp for e in entries]
-    if for_sqlite:
-        stamps = db_datetimes(stamps, null)
+    stamps = db_datetimes(stamps, null) if for_sqlite else db_microseconds(stamps)
     rows = []
     for e, stamp in zip(entries, stamps, strict=True):
         text = e.text

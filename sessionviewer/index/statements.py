@@ -322,9 +322,14 @@ _BINARY_TYPES = {
 
 def _binary_type(column: str) -> str:
     """An entry column's type in copy_entries' binary rows: a tsvector's are bytes already
-    (tokens.binary_tsvector), which go as they are."""
+    (tokens.binary_tsvector), which go as they are. A timestamp is its microseconds since
+    2000 (row_codec.db_microseconds), which is what a timestamptz's eight bytes hold in
+    binary form: written as an int8, they are read by the column's own type (a binary COPY
+    names no types), and the server checks the range as for any timestamp."""
     if column == "search_words":
         return "bytea"
+    if column == "timestamp":
+        return "int8"
     field = Entry._meta.get_field(column.removesuffix("_id") if column == "session_id" else column)
     return _BINARY_TYPES[field.get_internal_type()]
 

@@ -86,7 +86,7 @@ class Batch:
     """Up to batch_size lines of one file, ready to write."""
 
     job: int  # the job's number in its Reading
-    # The entry columns (entry_rows), session_id still None; marshalled after it in the pipe for SQLite.
+    # The entry columns (entry_rows), session_id still None; marshalled after it in the pipe.
     rows: list[list]
     problems: list[readers.Problem]
     summaries: list[SummaryLink]  # summary lines with a leaf, linked once all files are in
@@ -588,12 +588,12 @@ def _for_the_pipe(batch: Batch) -> list[bytes]:
     """What the pipe takes of a batch: the batch pickled, then its rows marshalled when
     they can be, the pickled batch holding their length in place of them.
 
-    Rows for SQLite are lists of str, int and None, which marshal writes and reads
-    back in about 0.7x the time pickle takes, and the writer, which a cold index
-    waits for, reads every row (Reading._take). They go on their own, not inside the
-    pickle, which would copy them once more: a 60 MB line's blocks are in its rows
-    (bench/README.md). Rows for PostgreSQL hold datetimes, which marshal refuses:
-    they are pickled with the rest.
+    Rows are lists of str, int, bool, bytes and None (PostgreSQL's timestamps as ints:
+    row_codec.db_microseconds), which marshal writes and reads back in about half to
+    0.7x the time pickle takes, and the writer, which a cold index waits for, reads
+    every row (Reading._take). They go on their own, not inside the pickle, which would
+    copy them once more: a 60 MB line's blocks are in its rows (bench/README.md). Rows
+    marshal refuses (none that entry_rows makes) are pickled with the rest.
     """
     try:
         rows = marshal.dumps(batch.rows)
