@@ -29,3 +29,28 @@ def test_the_reading_worker_loads_neither_django_nor_package_metadata():
 def test_the_library_version_still_reads_the_package_metadata():
     loaded = modules_loaded_by("from sessionviewer import prices; prices.library_version()")
     assert "importlib.metadata" in loaded
+
+
+def test_the_reading_worker_loads_only_the_workspace_modules_the_secrets_scan_needs():
+    # The package's names are loaded with their module, when first asked for (PEP 562):
+    # the editor's writes and the memory audit are not the worker's.
+    loaded = modules_loaded_by("from sessionviewer.index.worker import serve")
+    modules = {name.rsplit(".", 1)[1] for name in loaded if name.startswith("sessionviewer.workspaces.")}
+    assert "secrets" in modules
+    assert not modules & {"writes", "memory"}
+
+
+def test_every_name_the_workspaces_package_gives_is_its_modules():
+    from sessionviewer import workspaces
+    from sessionviewer.workspaces import listing, memory, memory_files, paths, prompt, secrets, writes
+
+    by_module = [listing, memory, memory_files, paths, prompt, secrets, writes]
+    for name in workspaces.__all__:
+        assert any(getattr(module, name, None) is getattr(workspaces, name) for module in by_module), name
+    assert {"scan_tree", "atomic_write", "effective_prompt", "jid_status"} <= set(dir(workspaces))
+    try:
+        workspaces.no_such_name  # noqa: B018 - the attribute's lookup is the test
+    except AttributeError as error:
+        assert "no_such_name" in str(error)
+    else:
+        raise AssertionError("an unknown name was found")
