@@ -97,7 +97,7 @@ def test_the_worker_gives_the_same_batches_as_reading_in_process(for_sqlite):
 @pytest.mark.parametrize("for_sqlite", [True, False])
 def test_every_batchs_rows_go_through_the_pipe_marshalled(for_sqlite):
     # Not pickled with the batch: marshal takes about half the time, each way. A value it
-    # refuses in a row (a datetime, once) would send the batch pickled, and this would fail.
+    # refuses in a row (a datetime, once) would fail here, not in a pass.
     jobs = fixture_jobs(for_sqlite=for_sqlite)
     sent = 0
     for number, job in enumerate(jobs):

@@ -312,24 +312,22 @@ def statements_for(vendor: str) -> Statements:
 
 
 # How psycopg writes a value of each of the entries' field types in a binary COPY.
-# A field of another type fails here at once, not in a COPY.
+# A field of another type fails here at once, not in a COPY. A time is its microseconds
+# since 2000 (row_codec.db_microseconds), which is what a timestamptz's eight bytes hold in
+# binary form: written as an int8, they are read by the column's own type (a binary COPY
+# names no types), and the server checks the range as for any timestamp.
 _BINARY_TYPES = {
     "ForeignKey": "int8", "BigIntegerField": "int8", "PositiveIntegerField": "int4",
     "PositiveSmallIntegerField": "int2", "CharField": "text", "TextField": "text",
-    "BooleanField": "bool", "DateTimeField": "timestamptz",
+    "BooleanField": "bool", "DateTimeField": "int8",
 }  # fmt: skip
 
 
 def _binary_type(column: str) -> str:
     """An entry column's type in copy_entries' binary rows: a tsvector's are bytes already
-    (tokens.binary_tsvector), which go as they are. A timestamp is its microseconds since
-    2000 (row_codec.db_microseconds), which is what a timestamptz's eight bytes hold in
-    binary form: written as an int8, they are read by the column's own type (a binary COPY
-    names no types), and the server checks the range as for any timestamp."""
+    (tokens.binary_tsvector), which go as they are."""
     if column == "search_words":
         return "bytea"
-    if column == "timestamp":
-        return "int8"
     field = Entry._meta.get_field(column.removesuffix("_id") if column == "session_id" else column)
     return _BINARY_TYPES[field.get_internal_type()]
 

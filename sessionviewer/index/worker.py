@@ -425,7 +425,7 @@ class Reading:
             item = pickle.load(self.worker.stdout)  # noqa: S301 - our own child process wrote it
         except EOFError:
             return None
-        if isinstance(item, Batch) and type(item.rows) is int:  # its marshalled rows follow: _for_the_pipe()
+        if isinstance(item, Batch):  # its marshalled rows follow: _for_the_pipe()
             data = self.worker.stdout.read(item.rows)
             if len(data) < item.rows:
                 return None  # the worker ended halfway through
@@ -585,20 +585,16 @@ def serve(jobs_in, batches_out) -> None:
 
 
 def _for_the_pipe(batch: Batch) -> list[bytes]:
-    """What the pipe takes of a batch: the batch pickled, then its rows marshalled when
-    they can be, the pickled batch holding their length in place of them.
+    """What the pipe takes of a batch: the batch pickled, holding its rows' length in
+    place of them, then its rows marshalled.
 
     Rows are lists of str, int, bool, bytes and None (PostgreSQL's timestamps as ints:
     row_codec.db_microseconds), which marshal writes and reads back in about half to
     0.7x the time pickle takes, and the writer, which a cold index waits for, reads
     every row (Reading._take). They go on their own, not inside the pickle, which would
-    copy them once more: a 60 MB line's blocks are in its rows (bench/README.md). Rows
-    marshal refuses (none that entry_rows makes) are pickled with the rest.
+    copy them once more: a 60 MB line's blocks are in its rows (bench/README.md).
     """
-    try:
-        rows = marshal.dumps(batch.rows)
-    except ValueError:
-        return [pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)]
+    rows = marshal.dumps(batch.rows)
     batch.rows = len(rows)  # the rows themselves go now: only the marshalled ones are sent
     return [pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL), rows]
 
@@ -606,8 +602,7 @@ def _for_the_pipe(batch: Batch) -> list[bytes]:
 def _from_the_pipe(parts: list[bytes]) -> Batch:
     """A batch from what _for_the_pipe made of it."""
     batch = pickle.loads(parts[0])  # noqa: S301 - made in this process
-    if len(parts) > 1:
-        batch.rows = marshal.loads(parts[1])  # noqa: S302 - as above
+    batch.rows = marshal.loads(parts[1])  # noqa: S302 - as above
     return batch
 
 

@@ -66,7 +66,7 @@ import importlib
 
 # Each name the package gives, by the module that has it. A module is imported when one of
 # its names is first asked for (PEP 562), not with the package: the indexer's reading worker
-# needs secrets alone, and importing every module cost its start 15-20 ms (bench/README.md).
+# needs secrets alone, and importing every module cost its start 7-16 ms (bench/README.md).
 _NAMES = {
     "listing": (
         "FileInfo",
