@@ -150,7 +150,10 @@ def test_the_cluster_plans_three_machines_two_over_the_same_roots_and_two_web_pr
 # its indexer is killed between them. ci-runner and server index one root path, a small one,
 # whose replies each holds a copy of. laptop's replies are its own: a pass killed before its
 # copies phase leaves the copies it wrote counted twice (the last test below).
-LAPTOP, SHARED, REPLIES = passes.GROUP_FILES + 50, 20, 2
+# Three groups on laptop: the test kills its indexer once the first is committed, and the two
+# left take it long enough (about a second) that it cannot finish between two looks. With one
+# group of 50 after the first, a fast machine finished the pass before the kill.
+LAPTOP, SHARED, REPLIES = 3 * passes.GROUP_FILES, 20, 2
 
 
 def _free_port() -> int:
