@@ -539,8 +539,7 @@ def report(
         [
             {
                 "place": r["project"] or r["jid"] or r["agent"] or "(none)",
-                # The project's own page; a JID's is its workspace page (below).
-                "url": project_url(r["project"]) if r["project"] and project_url else None,
+                "project": r["project"],
                 "jid": "" if r["project"] else r["jid"],
                 "sessions": r["n"],
                 "tokens": r["t"] or 0,
@@ -552,10 +551,17 @@ def report(
         "place",
         lambda r: (-r["sessions"], r["place"]),
     )
+    # Links for the rows kept alone (the rest is summed in one row, which has none): the
+    # project's own page, a JID's workspace page. An index of many machines has thousands of
+    # projects, and all but FACET_LIMIT of them are in the rest.
     for place in places:
-        if jid_url is not None and place.get("jid"):
-            place["url"] = jid_url(place["jid"])
-        place.pop("jid", None)
+        if "project" not in place:
+            continue
+        project, jid = place.pop("project"), place.pop("jid")
+        if project:
+            place["url"] = project_url(project) if project_url is not None else None
+        else:
+            place["url"] = jid_url(jid) if jid and jid_url is not None else None
     formats = [
         {"format": r["format"], "sessions": r["n"], "tokens": r["t"] or 0, "cost": r["c"] or 0.0}
         for r in sorted(format_rows, key=lambda r: (-r["n"], r["format"]))

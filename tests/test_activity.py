@@ -190,6 +190,20 @@ def test_all_runs_from_the_first_session_to_the_last_not_to_today(spread):
     assert data["totals"]["sessions"] == 40
 
 
+def test_only_the_places_kept_alone_are_linked(spread):
+    """15 projects, 12 rows: eleven projects, and the rest summed in one row with no link. A
+    project's URL is made for those eleven only (an index of many machines has thousands)."""
+    asked = []
+    places = activity.report(
+        {"_range": "all"}, today=TODAY, project_url=lambda p: asked.append(p) or f"/p/{len(asked)}"
+    )["places"]
+    assert len(places) == activity.FACET_LIMIT and places[-1]["place"].startswith(activity.OTHER)
+    assert len(asked) == activity.FACET_LIMIT - 1
+    assert asked == [p["place"] for p in places[:-1]]
+    assert [p["url"] for p in places[:-1]] == [f"/p/{n}" for n in range(1, activity.FACET_LIMIT)]
+    assert places[-1].get("url") is None and "project" not in places[0] and "jid" not in places[0]
+
+
 def test_the_page_says_all_ends_on_the_last_sessions_day(client, spread, viewer):
     Session.objects.filter(started_at__gt=datetime.combine(TODAY, time(0), UTC) - timedelta(days=50)).delete()
     last = Session.objects.exclude(started_at=None).order_by("-started_at").first().started_at
@@ -240,6 +254,16 @@ def charts() -> list[dict]:
             "Tokens per model", [(HOSTILE, 12_345), ("claude-opus-4-6", 7)], "tokens", ["/?a=1&b=2", None]
         ),
         bar_chart("Cost per model", [("m", 0.5), ("n", 0.0)], "USD"),
+        bar_chart(
+            "Cost per project or JID",
+            [
+                ("/home/dev/work/a/very/long/path/to/the/project/" + HOSTILE, 1234.5),
+                ("(the rest): 3", 0.0123),
+            ],
+            "USD",
+            ["/projects/~7E~2Fwork/", None],
+        ),
+        bar_chart("Sessions per project", [("p" * 40, 1_234_567), ("q", -1), ("r", 0)], "sessions"),
     ]
 
 

@@ -627,6 +627,69 @@ def usage_row(context: Context, row: dict, machines: list) -> SafeString:
     )
 
 
+# --- Bar charts (activity.bar_chart) --------------------------------------------------------------
+
+_BAR = (
+    '<g>\n      <title>{}: {}</title>\n      {}<text x="{}" y="{}" text-anchor="end">{}</text>{}\n'
+    '      <rect class="bar" x="{}" y="{}" width="{}" height="16" rx="2"></rect>\n'
+    '      <text x="{}" dx="{}" y="{}">{}</text>\n    </g>'
+)
+_LINK_END = mark_safe("</a>")
+
+
+@register.simple_tag
+def chart_bars(chart: dict) -> SafeString:
+    """A bar chart's bars: each a label (a link to its page when it has one), a bar and its
+    value, the whole label and value on hover. Activity and a project's page draw ten such
+    charts of up to FACET_LIMIT bars, each twice (chart_bar_rows below): the template's loop
+    took a third of Activity's CPU over all time. tests/test_activity.py compares both."""
+    unit = chart["unit"]
+    label_x, bar_x = localize(chart["label_width"] - 6), localize(chart["bar_x"])
+    value_x = localize(chart["bar_x"] + 6)
+    parts = []
+    for bar in chart["bars"]:
+        label, url, value = neutral(bar["label"]), bar["url"], bar["value"]
+        text_y, width = _one_decimal(bar["text_y"]), _one_decimal(bar["width"])
+        parts.append(
+            _html(
+                _BAR,
+                label,
+                usd(value) if unit == "USD" else f"{localize(value)} {unit}",
+                _html('<a href="{}">', url) if url else "",
+                label_x,
+                text_y,
+                shorten_left(label, 30),
+                _LINK_END if url else "",
+                bar_x,
+                localize(bar["y"] + 3),
+                width,
+                value_x,
+                width,
+                text_y,
+                usd(value) if unit == "USD" else compact(value),
+            )
+        )
+    return SafeString("".join(parts))
+
+
+@register.simple_tag
+def chart_bar_rows(chart: dict) -> SafeString:
+    """The numbers table's rows under a bar chart: its label (linked as on the chart) and value."""
+    unit = chart["unit"]
+    return SafeString(
+        "".join(
+            _html(
+                '<tr><td>{}</td><td class="num">{}</td></tr>',
+                _html('<a href="{}">{}</a>', bar["url"], neutral(bar["label"]))
+                if bar["url"]
+                else neutral(bar["label"]),
+                _amount(bar["value"], unit),
+            )
+            for bar in chart["bars"]
+        )
+    )
+
+
 # --- Charts over time (activity.column_chart) ------------------------------------------------------
 
 
