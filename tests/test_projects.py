@@ -302,6 +302,40 @@ def test_the_sessions_are_paged_by_top_level_session(client, viewer, project, mo
     assert body["page"] == {"number": 2, "pages": 2, "top_level": 2}
 
 
+def test_a_pages_statements_do_not_grow_with_its_rows(client, viewer, project):
+    """The rows' sessions hold only the columns a row shows (projects.USAGE_ROW_FIELDS): one read
+    of another column would be a statement per row. The same count for 4 sessions and for 24."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def statements() -> tuple[int, int]:
+        counts = []
+        for name in ("project-detail", "api-project-detail"):
+            with CaptureQueriesContext(connection) as seen:
+                _get(client, name, _range="all")
+            counts.append(len(seen))
+        return tuple(counts)
+
+    before = statements()
+    first = project["first"]
+    for n in range(10):
+        parent = Session.objects.create(
+            source=first.source, key=f"more-{n}", format="claude_code", project=PROJECT, title=f"more {n}",
+            started_at=first.started_at, updated_at=first.updated_at, git_branch="main",
+            models_used=["claude-opus-4-6"], input_tokens=10, cost=0.01,
+        )  # fmt: skip
+        Session.objects.create(
+            source=first.source, key=f"more-{n}-helper", format="claude_code", project=PROJECT,
+            kind="subagent", parent=parent, started_at=first.started_at, updated_at=first.updated_at,
+        )  # fmt: skip
+    assert statements() == before
+    rows = projects.usage_report(projects.project_sessions(PROJECT), {"_range": "all"})["rows"]
+    assert len(rows) == 24
+    assert all(
+        {"usage_lines", "model_costs", "extra"} <= row["session"].get_deferred_fields() for row in rows
+    )
+
+
 # --- Links to it --------------------------------------------------------------------------------------------
 
 
