@@ -2,6 +2,7 @@
 
     DATABASE_URL=postgres://postgres@127.0.0.1:54329/sv_load .venv/bin/python bench/page_cpu.py
     DATABASE_URL=... .venv/bin/python bench/page_cpu.py --tree /tmp/old --reps 4   # another version
+    DATABASE_URL=... .venv/bin/python bench/page_cpu.py --only '' --url '/activity/?_range=all' --reps 50
 
 The pages bench/locustfile.py asks for (the list's first 20 pages, its six searches, Activity's
 four ranges, ten projects and twenty transcripts from the list), through Django's test client
@@ -35,7 +36,12 @@ def main() -> None:
     )
     parser.add_argument("--tree", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--reps", type=int, default=4)
-    parser.add_argument("--only", default=",".join(PAGES), help="pages to time, comma-separated")
+    parser.add_argument(
+        "--only", default=",".join(PAGES), help="pages to time, comma-separated ('' for none)"
+    )
+    parser.add_argument(
+        "--url", action="append", default=[], help="a page of the index to time on its own (repeatable)"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(args.tree.resolve()))
     os.chdir(args.tree)  # its static files' manifest
@@ -89,7 +95,8 @@ def main() -> None:
         f"{args.tree}: CPU per page and the wall time beside it, ms (median of {args.reps} rounds);"
         " parts of the list and a search"
     )
-    for name in args.only.split(","):
+    urls |= {url: [url] for url in args.url}
+    for name in [*filter(None, args.only.split(",")), *args.url]:
         for url in urls[name]:
             client.get(url)
         rounds, waits = [], []

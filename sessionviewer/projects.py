@@ -240,7 +240,7 @@ def usage_by_model(qs: QuerySet[Session], project: str, range_name: str) -> list
 NEWEST_FIRST = (F("updated_at").desc(nulls_last=True), "-id")
 # The columns a row of the sessions' table reads (display.usage_row) and its JSON twin
 # (_session_to_dict), with its source's machine: not the usage lines, the costs per model and
-# the other JSON a session keeps, which every row decoded (a third of the page's rows' CPU).
+# the other JSON a session keeps, which every row fetched and decoded for nothing.
 USAGE_ROW_FIELDS = (
     "id",
     "parent_id",
