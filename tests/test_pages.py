@@ -263,6 +263,20 @@ def test_subagent_transcript_links_back_to_its_parent(client, demo, viewer):
     assert f'href="{child.parent.get_absolute_url()}"' in body
 
 
+def test_a_transcripts_read_brings_its_parents_title_and_not_the_rest(
+    client, demo, viewer, django_assert_num_queries
+):
+    child = Session.objects.get(kind="subagent")
+    session = Session.with_source_and_parent().get(id=child.id)
+    assert {"usage_lines", "model_costs", "extra", "models_used"} <= session.parent.get_deferred_fields()
+    assert not session.get_deferred_fields() and not session.source.get_deferred_fields()
+    with django_assert_num_queries(0):  # what the header shows of the parent is read already
+        title, url = session.parent.display_title, session.parent.get_absolute_url()
+    assert title == child.parent.display_title and url == child.parent.get_absolute_url()
+    body = page(client, detail_url(child))
+    assert f'<a href="{url}">{html.escape(title)[:60]}' in body
+
+
 def test_a_subagent_links_back_to_the_call_that_started_it(client, demo, viewer):
     child = Session.objects.get(kind="subagent")
     call_entry = child.starting_call_entry()

@@ -33,7 +33,7 @@ api_login_required = api_permission_required("sessionviewer.view_session")
 
 
 def _get_session(session_id: int) -> Session | None:
-    return Session.objects.select_related("source", "parent").filter(id=session_id).first()
+    return Session.with_source_and_parent().filter(id=session_id).first()
 
 
 @require_safe

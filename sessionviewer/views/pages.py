@@ -61,7 +61,7 @@ def _download(body: str, content_type: str, filename: str) -> HttpResponse:
 
 
 def _get_session(session_id: int) -> Session:
-    return get_object_or_404(Session.objects.select_related("source", "parent"), id=session_id)
+    return get_object_or_404(Session.with_source_and_parent(), id=session_id)
 
 
 def _masks(request: HttpRequest, session: Session, findings: list[dict] | None = None):
