@@ -327,7 +327,9 @@ def nested(query: SessionQuery, params: Mapping) -> SessionQuery:
 
 # What a row of the list page shows (templatetags/display.py session_row), and nothing else:
 # not the JSON it does not show (usage_lines, model_costs, git_branches), parsed for every row.
-ROW_FIELDS = (
+# The columns every table of sessions reads: a row's title and link, its kind, times, counts
+# and cost (display.session_row on the list, display.usage_row on a project's page).
+SESSION_ROW_FIELDS = (
     "id",
     "parent_id",
     "format",
@@ -337,11 +339,6 @@ ROW_FIELDS = (
     "title",
     "summary_title",
     "first_prompt",
-    "project",
-    "jid",
-    "agent",
-    "channel",
-    "peer_kind",
     "started_at",
     "updated_at",
     "message_count",
@@ -352,6 +349,15 @@ ROW_FIELDS = (
     "cache_write_tokens",
     "cost",
     "unpriced_tokens",
+)
+# The list's rows: those, and where a session was and what it holds.
+ROW_FIELDS = (
+    *SESSION_ROW_FIELDS,
+    "project",
+    "jid",
+    "agent",
+    "channel",
+    "peer_kind",
     "extra",  # its unknown_entries: the row's badge
     "index_error",
 )

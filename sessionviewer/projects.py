@@ -22,7 +22,13 @@ from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.utils import timezone
 
 from sessionviewer import activity, readers, tallies
-from sessionviewer.filters import filter_sessions, range_start, started_in_range, tally_scope
+from sessionviewer.filters import (
+    SESSION_ROW_FIELDS,
+    filter_sessions,
+    range_start,
+    started_in_range,
+    tally_scope,
+)
 from sessionviewer.index.fold import fold_home
 from sessionviewer.models import Session
 
@@ -238,33 +244,10 @@ def usage_by_model(qs: QuerySet[Session], project: str, range_name: str) -> list
 
 # The order of a project's sessions, and of those whose tools are counted.
 NEWEST_FIRST = (F("updated_at").desc(nulls_last=True), "-id")
-# The columns a row of the sessions' table reads (display.usage_row) and its JSON twin
-# (_session_to_dict), with its source's machine: not the usage lines, the costs per model and
-# the other JSON a session keeps, which every row fetched and decoded for nothing.
-USAGE_ROW_FIELDS = (
-    "id",
-    "parent_id",
-    "format",
-    "key",
-    "status",
-    "kind",
-    "title",
-    "summary_title",
-    "first_prompt",
-    "git_branch",
-    "started_at",
-    "updated_at",
-    "message_count",
-    "models_used",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "cost",
-    "unpriced_tokens",
-    "source",
-    "source__machine",
-)
+# The columns a row of a project's sessions reads (display.usage_row) and its JSON twin
+# (_session_to_dict): a table's, its branch and its source's machine. Not the usage lines, the
+# costs per model and the other JSON a session keeps, which every row fetched for nothing.
+USAGE_ROW_FIELDS = (*SESSION_ROW_FIELDS, "git_branch", "source", "source__machine")
 
 
 def usage_report(

@@ -6,7 +6,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from django.template import engines
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -305,8 +307,6 @@ def test_the_sessions_are_paged_by_top_level_session(client, viewer, project, mo
 def test_a_pages_statements_do_not_grow_with_its_rows(client, viewer, project):
     """The rows' sessions hold only the columns a row shows (projects.USAGE_ROW_FIELDS): one read
     of another column would be a statement per row. The same count for 4 sessions and for 24."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
 
     def statements() -> tuple[int, int]:
         counts = []

@@ -630,7 +630,7 @@ def usage_row(context: Context, row: dict, machines: list) -> SafeString:
 # --- Bar charts (activity.bar_chart) --------------------------------------------------------------
 
 _BAR = (
-    '<g>\n      <title>{}: {}</title>\n      {}<text x="{}" y="{}" text-anchor="end">{}</text>{}\n'
+    '<g>\n      <title>{}: {}{}</title>\n      {}<text x="{}" y="{}" text-anchor="end">{}</text>{}\n'
     '      <rect class="bar" x="{}" y="{}" width="{}" height="16" rx="2"></rect>\n'
     '      <text x="{}" dx="{}" y="{}">{}</text>\n    </g>'
 )
@@ -644,6 +644,7 @@ def chart_bars(chart: dict) -> SafeString:
     charts of up to FACET_LIMIT bars, each twice (chart_bar_rows below): the template's loop
     took a third of Activity's CPU over all time. tests/test_activity.py compares both."""
     unit = chart["unit"]
+    suffix = "" if unit == "USD" else " " + unit
     label_x, bar_x = localize(chart["label_width"] - 6), localize(chart["bar_x"])
     value_x = localize(chart["bar_x"] + 6)
     parts = []
@@ -654,7 +655,8 @@ def chart_bars(chart: dict) -> SafeString:
             _html(
                 _BAR,
                 label,
-                usd(value) if unit == "USD" else f"{localize(value)} {unit}",
+                _amount(value, unit),
+                suffix,
                 _html('<a href="{}">', url) if url else "",
                 label_x,
                 text_y,
