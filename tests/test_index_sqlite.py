@@ -68,14 +68,16 @@ def test_a_big_pass_checkpoints_in_a_thread_and_gives_sqlite_its_own_back_after(
             assert checkpointer is None  # PostgreSQL has no such log to copy
         return
 
-    def automatic() -> int:
+    def pragma(name: str) -> int:
         with connection.cursor() as cursor:
-            cursor.execute("PRAGMA wal_autocheckpoint")
+            cursor.execute(f"PRAGMA {name}")
             return cursor.fetchone()[0]
 
-    before = automatic()
+    before = pragma("wal_autocheckpoint"), pragma("cache_size")
     with sqlite.checkpointing(big=True) as checkpointer:
         assert isinstance(checkpointer, sqlite.WalCheckpointer)
-        assert automatic() == 0
+        assert pragma("wal_autocheckpoint") == 0
+        assert pragma("cache_size") == -sqlite.BIG_PASS_CACHE_KIB  # its page cache, in KiB
     assert not checkpointer.thread.is_alive()
-    assert automatic() == before > 0
+    assert (pragma("wal_autocheckpoint"), pragma("cache_size")) == before
+    assert before[0] > 0 and before[1] != -sqlite.BIG_PASS_CACHE_KIB
