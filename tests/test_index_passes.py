@@ -51,18 +51,23 @@ def test_index_reads_a_new_file_into_a_session_with_entries(root):
 
 
 def test_a_pass_keeps_the_collector_off_older_objects_and_gives_them_back(root, monkeypatch):
-    frozen_while_writing = []
+    frozen_while_writing, thresholds_while_writing = [], []
     write_files = passes.write_files  # a first index writes its small files together
 
     def noting(*args):
         frozen_while_writing.append(gc.get_freeze_count())
+        thresholds_while_writing.append(gc.get_threshold())
         return write_files(*args)
 
     monkeypatch.setattr(passes, "write_files", noting)
-    before = gc.get_freeze_count()
+    before, thresholds = gc.get_freeze_count(), gc.get_threshold()
+    assert thresholds[0] < passes.WRITER_GC_THRESHOLD
     run(root)
     assert frozen_while_writing and all(count > 0 for count in frozen_while_writing)
+    # The youngest generation is collected less often while the pass writes.
+    assert set(thresholds_while_writing) == {(passes.WRITER_GC_THRESHOLD, *thresholds[1:])}
     assert gc.get_freeze_count() == before
+    assert gc.get_threshold() == thresholds
 
 
 def test_indexing_twice_changes_nothing(root):
