@@ -7,6 +7,9 @@ import sys
 
 if __name__ == "__main__":
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sessionviewer.settings")
+    from sessionviewer import collector
+
+    collector.pause_until_ready()  # while Django sets up (sessionviewer/collector.py)
     from django.core.management import execute_from_command_line
 
     try:
