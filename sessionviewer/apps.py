@@ -1,3 +1,5 @@
+"""The app's configuration: its ready() ends manage.py's start-up (collector.py)."""
+
 from django.apps import AppConfig
 
 from sessionviewer import collector

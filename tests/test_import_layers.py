@@ -24,7 +24,7 @@ LAYERS = (
     # plain Python, no Django: one module per format, owning all of that format's rules
     ("readers",),
     # plain Python over entries, words, prices and the Fluux memory files
-    ("threads", "tokens", "render", "prices", "row_codec", "workspaces", "redaction"),
+    ("threads", "tokens", "render", "prices", "row_codec", "workspaces", "redaction", "collector"),
     # the settings, the roots to index, the tables, the database engines and permissions
     ("settings", "roots", "lookups", "models", "sqlite", "postgresql", "auth"),
     # the only code that calls the readers and writes rows
@@ -48,7 +48,7 @@ LAYERS = (
         "workspace_records",
     ),
     # HTTP and commands
-    ("views", "urls", "urls_workspaces", "middleware", "wsgi", "management", "migrations"),
+    ("views", "urls", "urls_workspaces", "middleware", "wsgi", "apps", "management", "migrations"),
 )
 
 # What every reader shares; every other module in readers/ belongs to one format.
