@@ -101,25 +101,28 @@ def checkpointing(big: bool) -> Iterator[WalCheckpointer | None]:
         if cursor.fetchone()[0].lower() != "wal":
             yield None
             return
-        cursor.execute("PRAGMA wal_autocheckpoint")
-        automatic = cursor.fetchone()[0]
-        cursor.execute("PRAGMA journal_size_limit")
-        size_limit = cursor.fetchone()[0]
-        cursor.execute("PRAGMA cache_size")
-        cache_size = cursor.fetchone()[0]
-        cursor.execute("PRAGMA wal_autocheckpoint=0")
-        # When the log starts over, its file shrinks back to this: it grew with the pass.
-        cursor.execute(f"PRAGMA journal_size_limit={WAL_LIMIT // 4}")
-        cursor.execute(f"PRAGMA cache_size={-BIG_PASS_CACHE_KIB}")
+        # Each pragma's value for the pass, and the connection's own, given back after it.
+        before = {}
+        for name, value in _BIG_PASS_PRAGMAS.items():
+            cursor.execute(f"PRAGMA {name}")
+            before[name] = int(cursor.fetchone()[0])
+            cursor.execute(f"PRAGMA {name}={value}")
     checkpointer = WalCheckpointer(str(connection.settings_dict["NAME"]), WAL_LIMIT)
     try:
         yield checkpointer
     finally:
         checkpointer.close()
         with connection.cursor() as cursor:
-            cursor.execute(f"PRAGMA wal_autocheckpoint={int(automatic)}")
-            cursor.execute(f"PRAGMA journal_size_limit={int(size_limit)}")
-            cursor.execute(f"PRAGMA cache_size={int(cache_size)}")  # the pages past it are freed
+            for name, value in before.items():
+                cursor.execute(f"PRAGMA {name}={value}")  # a smaller cache frees the pages past it
+
+
+_BIG_PASS_PRAGMAS = {
+    "wal_autocheckpoint": 0,  # the checkpointer's thread copies the log instead
+    # When the log starts over, its file shrinks back to this: it grew with the pass.
+    "journal_size_limit": WAL_LIMIT // 4,
+    "cache_size": -BIG_PASS_CACHE_KIB,  # negative: KiB, not pages
+}
 
 
 class NewRows:
