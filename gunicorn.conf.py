@@ -10,3 +10,9 @@ lines give the workers, threads and timeout; what is here is what none of them s
 # worker. Longer than a proxy's own idle timeout (nginx's 60 s upstream default), so that the
 # proxy, not gunicorn, closes first.
 keepalive = 75
+
+# Load the application in the master, before the workers are forked: its warm-up
+# (sessionviewer/wsgi.py: the templates compiled, genai-prices' tables) runs once a server,
+# not in each worker at its first requests, and the workers share those pages of memory.
+# It opens no database connection, so no worker inherits one.
+preload_app = True

@@ -242,6 +242,16 @@ def _tier_rate(price, context: int) -> Decimal | None:
     return rate
 
 
+def load_library() -> None:
+    """Load genai-prices' tables now rather than at the first turn whose rates are not kept:
+    a web worker's first transcript with a new (model, day) took about 0.2 s more for it,
+    and held its other threads meanwhile (sessionviewer/wsgi.py warms a worker with this)."""
+    from genai_prices import data_snapshot
+
+    data_snapshot.get_snapshot()
+    library_version()
+
+
 @functools.cache  # a model is looked up once, whatever the days and contexts of its lines
 def _library_model(name: str, provider: str):
     from genai_prices import data_snapshot

@@ -99,6 +99,8 @@ def test_the_web_command_keeps_an_idle_connection_open_past_a_proxy_s_idle_timeo
     )
     assert resolved["config"] == "./gunicorn.conf.py"
     assert int(resolved["keepalive"]) > 60
+    # The application (and its warm-up, sessionviewer/wsgi.py) loaded once, before the fork.
+    assert resolved["preload_app"] == "True"
 
 
 def test_compose_s_web_has_no_session_files_and_each_indexer_names_its_machine():

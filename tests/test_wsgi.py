@@ -23,6 +23,40 @@ def test_the_wsgi_application_leaves_what_it_loaded_out_of_the_collector_s_way()
     assert int(frozen) > 10_000  # Django and the apps' objects
 
 
+# Run in a process of its own: what importing the WSGI module (gunicorn's master) has loaded.
+WARMED = """
+import sys
+from pathlib import Path
+import sessionviewer.wsgi
+from django.conf import settings
+from django.db import connections
+from django.template import engines
+(cached,) = engines["django"].engine.template_loaders[0].loaders  # the partials loader wraps it
+ours = {p.relative_to(settings.BASE_DIR / "templates").as_posix() for p in (settings.BASE_DIR / "templates").rglob("*.html")}
+print(len(ours), len(ours - set(cached.get_template_cache)), "genai_prices.data_snapshot" in sys.modules,
+      sum(c.connection is not None for c in connections.all()))
+"""
+
+
+def test_the_wsgi_module_compiles_every_template_and_loads_the_price_tables_without_a_connection():
+    """gunicorn loads it once before forking (preload_app): a worker's first pages find their
+    templates compiled and genai-prices' tables loaded, and no worker inherits a connection."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "SECRET_KEY": "test-wsgi"}
+    done = subprocess.run(
+        [sys.executable, "-c", WARMED],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    templates, not_compiled, prices_loaded, connections_open = done.stdout.split()
+    assert int(templates) > 50
+    assert not_compiled == "0"
+    assert prices_loaded == "True"
+    assert connections_open == "0"
+
+
 def test_make_run_and_the_dockerfile_serve_with_threaded_workers():
     # A sync worker's heartbeat waits for its request to end: a long export that streams
     # would be killed at --timeout. gthread workers beat while their threads answer.
