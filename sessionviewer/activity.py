@@ -172,7 +172,7 @@ def facets(params: QueryDict, filters: dict, matched: list[int] | None = None) -
                 months = [(_month_text(m["month"]), m["n"]) for m in found]
             rows = [(f"{month}-01", month, n) for month, n in months]
         elif name == "possible_secrets":
-            found = count_with_possible_secrets(unfiltered, qs, sources)
+            found = count_with_possible_secrets(unfiltered, qs, sources, matched)
             rows = [("1", SECRETS_VALUE, found)] if found or filters.get(name) else []
         elif name == "root":
             # With two machines, a root's machine too: both may have the same path.

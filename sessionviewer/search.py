@@ -479,8 +479,10 @@ def search_hits(
     for hit in shown:
         per_session.setdefault(hit.session_id, []).append(hit)
     updated = {
-        s["id"]: (s["updated_at"] is not None, s["updated_at"] or 0, s["id"])
-        for s in Session.objects.filter(id__among=list(per_session)).values("id", "updated_at")
+        id_: (updated_at is not None, updated_at or 0, id_)
+        for id_, updated_at in Session.objects.filter(id__among=list(per_session)).values_list(
+            "id", "updated_at"
+        )
     }
     groups = [{"session_id": i, "hits": len(found)} for i, found in per_session.items()]
     groups.sort(key=lambda g: updated[g["session_id"]], reverse=True)
@@ -678,6 +680,14 @@ def _facet(
     }
 
 
+class _Text(NamedTuple):
+    """A text a session's hits hold: how many hold it, the first line that does, its length."""
+
+    n: int
+    first: int
+    size: int
+
+
 def _with_snippets(
     per_session: dict[int, list[_Hit]], groups: list[dict], query: ParsedQuery
 ) -> list[SessionHits]:
@@ -686,7 +696,7 @@ def _with_snippets(
     ids = [g["session_id"] for g in groups]
     if not ids:
         return []
-    texts: dict[int, list[dict]] = {i: [] for i in ids}
+    texts: dict[int, list[_Text]] = {i: [] for i in ids}
     # Grouped by the text itself, but only its length is read back: a long tool output is
     # loaded once below, for the few texts shown. Only the hits read (at most HIT_CAP).
     rows = (
@@ -694,14 +704,14 @@ def _with_snippets(
         .order_by()
         .values("session_id", "text")
         .annotate(n=Count("id"), first=Min("line"), size=Length("text"))
-        .values("session_id", "n", "first", "size")
+        .values_list("session_id", "n", "first", "size")
     )
-    for row in rows:
-        texts[row["session_id"]].append(row)
-    best = {i: sorted(rows, key=lambda r: (r["size"], r["first"]))[:SNIPPETS] for i, rows in texts.items()}
+    for session_id, n, first, size in _fetched(rows):
+        texts[session_id].append(_Text(n, first, size))
+    best = {i: sorted(rows, key=lambda r: (r.size, r.first))[:SNIPPETS] for i, rows in texts.items()}
     wanted = Q()
     for i, rows in best.items():
-        wanted |= Q(session_id=i, line__in=[r["first"] for r in rows])
+        wanted |= Q(session_id=i, line__in=[r.first for r in rows])
     entries = {
         (e.session_id, e.line): e
         for e in Entry.objects.filter(wanted)
@@ -715,11 +725,11 @@ def _with_snippets(
     for group in groups:
         i = group["session_id"]
         snippets = []
-        for row in sorted(best[i], key=lambda r: r["first"]):
-            entry = entries.get((i, row["first"]))
+        for row in sorted(best[i], key=lambda r: r.first):
+            entry = entries.get((i, row.first))
             if entry is not None:
-                html = render_snippet(masked[i, row["first"]], pattern, SNIPPET_WIDTH)
-                snippets.append(Snippet(entry, html, row["n"], what_of(entry), who_of(entry)))
+                html = render_snippet(masked[i, row.first], pattern, SNIPPET_WIDTH)
+                snippets.append(Snippet(entry, html, row.n, what_of(entry), who_of(entry)))
         found.append(SessionHits(by_id[i], group["hits"], len(texts[i]), snippets))
     return found
 

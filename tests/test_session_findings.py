@@ -574,6 +574,30 @@ def test_a_session_with_one_finding_left_undismissed_still_counts(client, viewer
     assert three_sessions["codex"].id in listed(client, possible_secrets="1")
 
 
+@pytest.mark.parametrize("q", ["deploy", "four", "use", "project", "deploy four use"])
+def test_a_searchs_facet_counts_the_matching_sessions_with_a_possible_secret(
+    client, viewer, three_sessions, q
+):
+    """With the search alone filtering, the findings of the matching sessions are counted
+    (filters.count_with_possible_secrets): the same number as session by session."""
+    admin = make_admin()
+    token = three_sessions["codex"].findings.filter(kind="github_token").first()
+    SecretDismissal.dismiss(admin, token.fingerprint, token.kind)
+    for finding in three_sessions["leaky"].findings.filter(line__gt=1):
+        SecretDismissal.dismiss(admin, finding.fingerprint, finding.kind)
+    dismissed = set(SecretDismissal.objects.values_list("fingerprint", flat=True))
+
+    def expected(**params) -> dict[str, int]:
+        found = sum(
+            any(f.fingerprint not in dismissed for f in session.findings.all())
+            for session in Session.objects.filter(id__in=listed(client, q=q, **params))
+        )
+        return {"1": found} if found else {}
+
+    assert facet_of(client, "possible_secrets", q=q) == expected()
+    assert facet_of(client, "possible_secrets", q=q, format="codex") == expected(format="codex")
+
+
 def test_the_facet_is_left_out_when_no_session_has_a_possible_secret(client, viewer, three_sessions):
     assert facet_of(client, "possible_secrets", project="/nowhere") == {}
 
