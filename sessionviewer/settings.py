@@ -216,6 +216,8 @@ STORAGES = {
 }
 
 SESSION_COOKIE_HTTPONLY = True
+# Django's database sessions, each request's read in one plain statement (sessionviewer/auth.py).
+SESSION_ENGINE = "sessionviewer.auth"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 

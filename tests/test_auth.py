@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from sessionviewer.auth import PermissionsInOneStatement
+from sessionviewer.auth import PermissionsInOneStatement, SessionStore
 
 pytestmark = pytest.mark.django_db
 
@@ -95,3 +95,40 @@ def test_login_and_pages_still_go_through_djangos_backend(client, viewer):
     assert client.get(reverse("session-list")).status_code == 200
     viewer.groups.clear()
     assert client.get(reverse("session-list")).status_code == 403
+
+
+# A request's session, read by sessionviewer.auth.SessionStore (settings.SESSION_ENGINE)
+
+
+def test_a_saved_session_reads_back_whole_in_one_statement():
+    store = SessionStore()
+    store["person"], store["folded"] = "vera", True
+    store.save()
+    with CaptureQueriesContext(connection) as statements:
+        again = SessionStore(store.session_key)
+        assert again["person"] == "vera"
+        assert again["folded"] is True
+    assert len(statements) == 1
+    assert again.session_key == store.session_key
+
+
+def test_an_expired_or_unknown_session_reads_empty_and_drops_its_key():
+    store = SessionStore()
+    store["person"] = "vera"
+    store.set_expiry(-60)  # expired a minute ago
+    store.save()
+    expired = SessionStore(store.session_key)
+    assert dict(expired.items()) == {}
+    assert expired.session_key is None
+    unknown = SessionStore("x" * 32)
+    assert dict(unknown.items()) == {}
+    assert unknown.session_key is None
+
+
+def test_a_logged_in_person_keeps_their_session_across_pages(client, viewer):
+    assert client.login(username="viewer", password="a long enough password")  # noqa: S106
+    assert client.session.__class__ is SessionStore  # the engine the settings name
+    assert client.get(reverse("session-list")).status_code == 200
+    assert client.get(reverse("activity")).status_code == 200
+    client.logout()
+    assert client.get(reverse("session-list")).status_code == 302  # to the login page
