@@ -370,7 +370,13 @@ def render_json(value: object) -> str:
             parsed = None
         if isinstance(parsed, dict | list):
             value = parsed
-    return _highlight(_prepare(json.dumps(value, indent=2, ensure_ascii=False, default=str)), "json")
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    # Kept as markdown is: Pygments' JSON lexer was a twelfth of a transcript's first screen,
+    # made again for the same tool calls at every request (bench/README.md).
+    key = ("json", _limits(), text)
+    if (found := MEMO.get(key)) is not None:
+        return found
+    return MEMO.keep(key, _highlight(_prepare(text), "json"), len(text))
 
 
 def _fence(code: str, language: str, attrs: str) -> str:

@@ -578,6 +578,15 @@ def test_markdown_rendered_again_comes_from_the_memo():
     assert (MEMO.hits, MEMO.misses) == (1, 1)
 
 
+def test_a_tool_calls_json_rendered_again_comes_from_the_memo():
+    MEMO.clear()
+    first = render_json({"command": "ls -la", "timeout": 120})
+    assert render_json('{"command": "ls -la", "timeout": 120}') is first  # the same JSON, as text
+    assert (MEMO.hits, MEMO.misses) == (1, 1)
+    changed = render_json({"command": "ls -la", "timeout": 121})
+    assert changed is not first and "121" in changed
+
+
 def test_a_diff_rendered_again_comes_from_the_memo():
     from sessionviewer.transcripts import tools
 
