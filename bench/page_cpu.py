@@ -55,6 +55,9 @@ def main() -> None:
     from django.contrib.auth.models import User
     from django.test import Client
 
+    # As a web worker starts (gunicorn loads it): each tree's own start-up, which in this tree
+    # warms the templates and freezes the heap, so a collection lands as it would there.
+    import sessionviewer.wsgi  # noqa: F401
     from sessionviewer import activity, search
     from sessionviewer.views import pages as views
 
