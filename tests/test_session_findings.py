@@ -381,6 +381,22 @@ def test_the_index_scan_finds_each_credential_where_it_sits_and_not_its_near_mis
     assert kind not in {k for k, _ in missed}
 
 
+TITLE_CASES = [text for _, text, _, _ in CREDENTIAL_CASES] + [near for *_, near in CREDENTIAL_CASES]
+
+
+@pytest.mark.parametrize(
+    "text", [*TITLE_CASES, "Fix the login form's tab order", "", "İstanbul sk-ant-api03-x"]
+)
+def test_a_titles_mask_is_the_whole_scans_where_the_prefilter_skips_the_scan(text):
+    """The list's and a project's rows mask each title (templatetags credentials_masked), and
+    skip the scan where the prefilter says no credential can start: the same title either way."""
+    from sessionviewer.templatetags.transcript import credentials_masked as title_masked
+    from sessionviewer.transcripts.masks import without_placeholders
+    from sessionviewer.workspaces.secrets import credentials_masked as scanned
+
+    assert title_masked(text) == without_placeholders(scanned(text))
+
+
 def test_personal_data_is_not_looked_for_at_index_time():
     block = readers.Block(type=readers.TEXT, text="mail ann@corp.test or call +44 20 7946 0958")
     assert list(block_secrets(block)) == []

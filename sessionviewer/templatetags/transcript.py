@@ -15,6 +15,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from sessionviewer import links, readers, render, transcripts
 from sessionviewer.index import fold
+from sessionviewer.index.findings import may_hold_secret
 from sessionviewer.transcripts import layout, tools
 from sessionviewer.transcripts.masks import without_placeholders
 from sessionviewer.workspaces.secrets import credentials_masked as _credentials_masked
@@ -117,8 +118,10 @@ def credentials_masked(text: str) -> str:
     """A session's title with the credentials it holds masked (a first prompt may paste one):
     before neutral and title_cut, so a cut never leaves part of a value unmasked. Its own
     private-use characters of plane 16 become U+FFFD: on the transcript they would pass for
-    the placeholders of masks.py."""
-    return without_placeholders(_credentials_masked(str(text or "")))
+    the placeholders of masks.py. A title in which no credential rule can start (the index's
+    prefilter, one automaton pass) is not scanned line by line: every row of a list asks."""
+    text = str(text or "")
+    return without_placeholders(_credentials_masked(text) if may_hold_secret(text) else text)
 
 
 @register.filter
