@@ -14,7 +14,7 @@ from datetime import date, datetime, time, timedelta
 from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Lower, NullIf
 from django.utils import timezone
 from django.utils.functional import cached_property
@@ -444,14 +444,29 @@ def session_page(query: SessionQuery, fields: tuple[str, ...] | None = None) -> 
 
 
 def _count_findings(sessions: list[Session]) -> None:
-    """Each row's possible_secrets: its findings not marked not a secret, in one query."""
-    dismissed = SecretDismissal.objects.filter(fingerprint=OuterRef("fingerprint"))
-    counts = dict(
-        SessionFinding.objects.filter(session_id__in=[s.id for s in sessions])
-        .exclude(Exists(dismissed))
-        .values("session_id")
-        .annotate(n=Count("id"))
-        .values_list("session_id", "n")
-    )
+    """Each row's possible_secrets: its findings not marked not a secret, in one statement of
+    our own: the ORM built and compiled the same one for every page of the list (about 2 % of
+    the pages' CPU, bench/README.md)."""
+    ids = [s.id for s in sessions]
+    counts = {}
+    if ids:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _count_findings_sql(connection.vendor, len(ids)),
+                [ids] if connection.vendor == "postgresql" else ids,
+            )
+            counts = dict(cursor.fetchall())
     for session in sessions:
         session.possible_secrets = counts.get(session.id, 0)
+
+
+def _count_findings_sql(vendor: str, count: int) -> str:
+    """_count_findings' statement: the ids as one array on PostgreSQL, count placeholders elsewhere."""
+    quote = connection.ops.quote_name
+    findings, dismissals = quote(SessionFinding._meta.db_table), quote(SecretDismissal._meta.db_table)
+    among = "= ANY(%s)" if vendor == "postgresql" else f"IN ({', '.join(['%s'] * count)})"
+    return (
+        f"SELECT f.session_id, COUNT(*) FROM {findings} f WHERE f.session_id {among} "  # noqa: S608 - our tables
+        f"AND NOT EXISTS (SELECT 1 FROM {dismissals} d WHERE d.fingerprint = f.fingerprint) "
+        "GROUP BY f.session_id"
+    )
