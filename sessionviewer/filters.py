@@ -178,14 +178,33 @@ def count_with_possible_secrets(
     matching the search, when a search is all that filters them: their findings are counted
     alone too, without an EXISTS per session (about a quarter of a search's facets' CPU)."""
     if selects_every_session(params):
-        return _undismissed_findings().values("session_id").distinct().count()
+        return _sessions_with_findings()
     if matched is not None and only_searched(params):
         return (
             _undismissed_findings().filter(session__id__among=matched).values("session_id").distinct().count()
         )
     if (ids := sources_only(params, sources)) is not None:
-        return _undismissed_findings().filter(source_id__in=ids).values("session_id").distinct().count()
+        return _sessions_with_findings(sorted(ids))
     return qs.filter(has_possible_secrets()).count()
+
+
+def _sessions_with_findings(source_ids: list[int] | None = None) -> int:
+    """The sessions with a finding not dismissed (of these sources, None: of every one), in a
+    statement of our own: the list asks on every page, and the ORM built and compiled it each time."""
+    quote = connection.ops.quote_name
+    findings, dismissals = quote(SessionFinding._meta.db_table), quote(SecretDismissal._meta.db_table)
+    among, params = "", []
+    if source_ids is not None:
+        if not source_ids:
+            return 0
+        among, params = f"f.source_id IN ({', '.join(['%s'] * len(source_ids))}) AND ", source_ids
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT COUNT(DISTINCT f.session_id) FROM {findings} f WHERE {among}"  # noqa: S608 - our tables
+            f"NOT EXISTS (SELECT 1 FROM {dismissals} d WHERE d.fingerprint = f.fingerprint)",
+            params,
+        )
+        return cursor.fetchone()[0]
 
 
 def only_searched(params: Mapping) -> bool:
