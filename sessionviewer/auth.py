@@ -71,8 +71,9 @@ class SessionStore(sessions_db.SessionStore):
 
     def _get_session_from_db(self):
         model = self.model
-        table = connection.ops.quote_name(model._meta.db_table)
-        with connections[router.db_for_read(model)].cursor() as cursor:
+        database = connections[router.db_for_read(model)]
+        table = database.ops.quote_name(model._meta.db_table)
+        with database.cursor() as cursor:
             cursor.execute(
                 f"SELECT session_data FROM {table} WHERE session_key = %s AND expire_date > %s",  # noqa: S608 - the model's table
                 [self.session_key, timezone.now()],

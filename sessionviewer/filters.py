@@ -21,7 +21,7 @@ from django.utils.functional import cached_property
 
 from sessionviewer import search, tallies
 from sessionviewer.index.fold import fold_home
-from sessionviewer.lookups import Ids
+from sessionviewer.lookups import Ids, among_sql
 from sessionviewer.models import Entry, SecretDismissal, Session, SessionFinding, Source
 from sessionviewer.search import Matches, ParsedQuery, as_query, index_order_matches, matching_entries
 
@@ -189,32 +189,44 @@ def count_with_possible_secrets(
 
 
 def _sessions_with_findings(source_ids: list[int] | None = None) -> int:
-    """The sessions with a finding not dismissed (of these sources, None: of every one), in a
-    statement of our own: the list asks on every page, and the ORM built and compiled it each time."""
+    """The sessions with a finding not dismissed (of these sources, None: of every one): the list
+    asks on every page, and the ORM built and compiled the statement each time."""
+    if source_ids is not None and not source_ids:
+        return 0
+    column = None if source_ids is None else "f.source_id"
+    return _undismissed_findings_read("COUNT(DISTINCT f.session_id)", column, source_ids or [])[0][0]
+
+
+def _undismissed_findings_read(
+    select: str, column: str | None, ids: list[int], tail: str = ""
+) -> list[tuple]:
+    """What select reads of the findings no one dismissed (_undismissed_findings, in a statement
+    of our own), those whose column is among ids (None: every one), then tail (a GROUP BY)."""
     quote = connection.ops.quote_name
     findings, dismissals = quote(SessionFinding._meta.db_table), quote(SecretDismissal._meta.db_table)
-    among, params = "", []
-    if source_ids is not None:
-        if not source_ids:
-            return 0
-        among, params = f"f.source_id IN ({', '.join(['%s'] * len(source_ids))}) AND ", source_ids
+    where, params = among_sql(column, ids, connection.vendor) if column else ("1 = 1", [])
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT COUNT(DISTINCT f.session_id) FROM {findings} f WHERE {among}"  # noqa: S608 - our tables
-            f"NOT EXISTS (SELECT 1 FROM {dismissals} d WHERE d.fingerprint = f.fingerprint)",
+            f"SELECT {select} FROM {findings} f WHERE {where} "  # noqa: S608 - our tables and columns
+            f"AND NOT EXISTS (SELECT 1 FROM {dismissals} d WHERE d.fingerprint = f.fingerprint) {tail}",
             params,
         )
-        return cursor.fetchone()[0]
+        return cursor.fetchall()
 
 
 def only_searched(params: Mapping) -> bool:
     """Whether the cleaned params filter by the search (q) and nothing else."""
-    return bool(params.get("q")) and not any(params.get(name) for name in FILTERS)
+    return bool(params.get("q")) and not _filtered(params)
 
 
 def selects_every_session(params: Mapping) -> bool:
     """Whether the cleaned params filter nothing: every session of the index."""
-    return not params.get("q") and not any(params.get(name) for name in FILTERS)
+    return not params.get("q") and not _filtered(params)
+
+
+def _filtered(params: Mapping) -> bool:
+    """Whether a filter besides the search (q) is set."""
+    return any(params.get(name) for name in FILTERS)
 
 
 def filter_sessions(
@@ -467,25 +479,12 @@ def _count_findings(sessions: list[Session]) -> None:
     our own: the ORM built and compiled the same one for every page of the list (about 2 % of
     the pages' CPU, bench/README.md)."""
     ids = [s.id for s in sessions]
-    counts = {}
-    if ids:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _count_findings_sql(connection.vendor, len(ids)),
-                [ids] if connection.vendor == "postgresql" else ids,
-            )
-            counts = dict(cursor.fetchall())
+    counts = (
+        dict(
+            _undismissed_findings_read("f.session_id, COUNT(*)", "f.session_id", ids, "GROUP BY f.session_id")
+        )
+        if ids
+        else {}
+    )
     for session in sessions:
         session.possible_secrets = counts.get(session.id, 0)
-
-
-def _count_findings_sql(vendor: str, count: int) -> str:
-    """_count_findings' statement: the ids as one array on PostgreSQL, count placeholders elsewhere."""
-    quote = connection.ops.quote_name
-    findings, dismissals = quote(SessionFinding._meta.db_table), quote(SecretDismissal._meta.db_table)
-    among = "= ANY(%s)" if vendor == "postgresql" else f"IN ({', '.join(['%s'] * count)})"
-    return (
-        f"SELECT f.session_id, COUNT(*) FROM {findings} f WHERE f.session_id {among} "  # noqa: S608 - our tables
-        f"AND NOT EXISTS (SELECT 1 FROM {dismissals} d WHERE d.fingerprint = f.fingerprint) "
-        "GROUP BY f.session_id"
-    )

@@ -42,6 +42,14 @@ class Ids(Sequence):
         return "{" + ",".join(str(int(i)) for i in self._ids) + "}"
 
 
+def among_sql(column: str, ids: list[int], vendor: str) -> tuple[str, list]:
+    """`column` among ids in a statement of our own, as `__among` writes it: one array on
+    PostgreSQL, a placeholder per id elsewhere."""
+    if vendor == "postgresql":
+        return f"{column} = ANY(%s)", [list(ids)]
+    return f"{column} IN ({', '.join(['%s'] * len(ids))})", list(ids)
+
+
 @Field.register_lookup
 class Among(In):
     lookup_name = "among"

@@ -246,17 +246,20 @@ def load_library() -> None:
     """Load genai-prices' tables now rather than at the first turn whose rates are not kept:
     a web worker's first transcript with a new (model, day) took about 0.2 s more for it,
     and held its other threads meanwhile (sessionviewer/wsgi.py warms a worker with this)."""
+    _snapshot()
+    library_version()
+
+
+def _snapshot():
+    """genai-prices' tables (imported here: the reading worker never asks for them)."""
     from genai_prices import data_snapshot
 
-    data_snapshot.get_snapshot()
-    library_version()
+    return data_snapshot.get_snapshot()
 
 
 @functools.cache  # a model is looked up once, whatever the days and contexts of its lines
 def _library_model(name: str, provider: str):
-    from genai_prices import data_snapshot
-
-    snapshot = data_snapshot.get_snapshot()
+    snapshot = _snapshot()
     tries = [(name, provider or None), (name, None)]
     if "/" in name:  # "anthropic/claude-sonnet-4": the model after its router's prefix
         tries.append((name.rsplit("/", 1)[1], None))

@@ -44,12 +44,12 @@ from django.db.models.functions import Cast, Collate, Length, Upper
 from django.db.models.lookups import Exact, GreaterThan
 
 from sessionviewer import readers
-from sessionviewer.index.findings import may_hold_secret
+from sessionviewer.index.findings import credentials_found
 from sessionviewer.index.rows import FACTS_BLOCK_TYPES, FACTS_BLOCKS_KNOWN
 from sessionviewer.models import Entry, SecretDismissal, Session
 from sessionviewer.render import render_snippet
 from sessionviewer.tokens import fold, words
-from sessionviewer.workspaces.secrets import credentials_in, fingerprint, with_masks
+from sessionviewer.workspaces.secrets import fingerprint, with_masks
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 # A quoted phrase, or a run of anything but white space.
@@ -290,7 +290,7 @@ def masked_texts(texts: list[str]) -> list[str]:
     window is cut, so that no part of a value is left at its edge, and a value someone marked
     not a secret (its fingerprint, as the findings make it) in full. One query for them all,
     none where no text holds a credential."""
-    found = [credentials_in(text) if may_hold_secret(text) else [] for text in texts]
+    found = [credentials_found(text) for text in texts]
     key = settings.SECRET_KEY
     prints = [[fingerprint(finding.kind, value, key) for finding, value in pairs] for pairs in found]
     dismissed = SecretDismissal.dismissed(fp for fps in prints for fp in fps)

@@ -684,7 +684,7 @@ def test_the_facet_by_machine_is_counted_from_the_findings_alone(client, viewer,
         assert facet_of(client, "possible_secrets", machine="laptop") == {"1": 2}
     reading = [q["sql"] for q in queries.captured_queries if "sessionviewer_sessionfinding" in q["sql"]]
     assert len(reading) == 1 and 'sessionviewer_session"' not in reading[0].replace("sessionfinding", "")
-    assert "f.source_id IN (" in reading[0]  # the findings' own source, no session read
+    assert "f.source_id IN (" in reading[0] or "f.source_id = ANY(" in reading[0]  # the findings' own source
     with CaptureQueriesContext(connection) as queries:  # another filter: an EXISTS per session
         assert facet_of(client, "possible_secrets", machine="laptop", format="codex") == {"1": 1}
     reading = [q["sql"] for q in queries.captured_queries if "sessionviewer_sessionfinding" in q["sql"]]

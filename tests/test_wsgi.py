@@ -7,8 +7,8 @@ import sys
 from django.conf import settings
 
 
-def test_the_wsgi_application_leaves_what_it_loaded_out_of_the_collector_s_way():
-    code = "import gc, sessionviewer.wsgi as w; print(callable(w.application), gc.get_freeze_count())"
+def printed_by(code: str) -> list[str]:
+    """What code prints, run in a process of its own (as gunicorn's master imports the module)."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "SECRET_KEY": "test-wsgi"}
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -18,12 +18,17 @@ def test_the_wsgi_application_leaves_what_it_loaded_out_of_the_collector_s_way()
         text=True,
         check=True,
     )
-    is_app, frozen = done.stdout.split()
+    return done.stdout.split()
+
+
+def test_the_wsgi_application_leaves_what_it_loaded_out_of_the_collector_s_way():
+    code = "import gc, sessionviewer.wsgi as w; print(callable(w.application), gc.get_freeze_count())"
+    is_app, frozen = printed_by(code)
     assert is_app == "True"
     assert int(frozen) > 10_000  # Django and the apps' objects
 
 
-# Run in a process of its own: what importing the WSGI module (gunicorn's master) has loaded.
+# What importing the WSGI module (gunicorn's master) has loaded.
 WARMED = """
 import sys
 from pathlib import Path
@@ -41,16 +46,7 @@ print(len(ours), len(ours - set(cached.get_template_cache)), "genai_prices.data_
 def test_the_wsgi_module_compiles_every_template_and_loads_the_price_tables_without_a_connection():
     """gunicorn loads it once before forking (preload_app): a worker's first pages find their
     templates compiled and genai-prices' tables loaded, and no worker inherits a connection."""
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "SECRET_KEY": "test-wsgi"}
-    done = subprocess.run(
-        [sys.executable, "-c", WARMED],
-        cwd=settings.BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    templates, not_compiled, prices_loaded, connections_open = done.stdout.split()
+    templates, not_compiled, prices_loaded, connections_open = printed_by(WARMED)
     assert int(templates) > 50
     assert not_compiled == "0"
     assert prices_loaded == "True"

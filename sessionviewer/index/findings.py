@@ -24,9 +24,11 @@ from sessionviewer.workspaces.secrets import (
     CREDENTIAL_RULES,
     RULES,
     PrefixIndex,
+    credentials_in,
     fingerprint,
     json_secret_values,
     secret_values,
+    with_masks,
 )
 
 WITH_HIGH_ENTROPY = tuple(rule for rule in RULES if rule.secret)
@@ -99,6 +101,17 @@ def may_hold_secret(text: str) -> bool:
 
 
 _EXACT_PREFIXES = PrefixIndex(CREDENTIAL_RULES).exact
+
+
+def credentials_found(text: str) -> list:
+    """secrets.credentials_in, scanned only where may_hold_secret says a credential can start:
+    what a page masks in a title or a hit (12.5 us a title scanned, 2.9 with the prefilter)."""
+    return credentials_in(text) if text and may_hold_secret(text) else []
+
+
+def masked_credentials(text: str) -> str:
+    """secrets.credentials_masked, through credentials_found."""
+    return with_masks(text, credentials_found(text))
 
 
 def _lines_to_scan(text: str) -> list[str]:

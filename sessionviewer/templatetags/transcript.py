@@ -15,10 +15,9 @@ from django.utils.safestring import SafeString, mark_safe
 
 from sessionviewer import links, readers, render, transcripts
 from sessionviewer.index import fold
-from sessionviewer.index.findings import may_hold_secret
+from sessionviewer.index.findings import masked_credentials
 from sessionviewer.transcripts import layout, tools
 from sessionviewer.transcripts.masks import without_placeholders
-from sessionviewer.workspaces.secrets import credentials_masked as _credentials_masked
 
 register = template.Library()
 
@@ -118,10 +117,9 @@ def credentials_masked(text: str) -> str:
     """A session's title with the credentials it holds masked (a first prompt may paste one):
     before neutral and title_cut, so a cut never leaves part of a value unmasked. Its own
     private-use characters of plane 16 become U+FFFD: on the transcript they would pass for
-    the placeholders of masks.py. A title in which no credential rule can start (the index's
-    prefilter, one automaton pass) is not scanned line by line: every row of a list asks."""
-    text = str(text or "")
-    return without_placeholders(_credentials_masked(text) if may_hold_secret(text) else text)
+    the placeholders of masks.py. Every row of a list asks: a title in which no credential
+    can start is not scanned line by line (index/findings.py masked_credentials)."""
+    return without_placeholders(masked_credentials(str(text or "")))
 
 
 @register.filter

@@ -14,12 +14,12 @@ from django.urls import reverse
 from django.utils.html import escape, format_html
 
 from sessionviewer import readers
-from sessionviewer.index.findings import block_secrets, entry_findings
+from sessionviewer.index.findings import block_secrets, entry_findings, masked_credentials
 from sessionviewer.models import AuditEvent, SecretDismissal, Session, SessionFinding
 from sessionviewer.transcripts.entries import select_entries
 from sessionviewer.transcripts.masks import Mask, Masks
 from sessionviewer.transcripts.page import anchor
-from sessionviewer.workspaces.secrets import RULES, credentials_masked, fingerprint
+from sessionviewer.workspaces.secrets import RULES, fingerprint
 
 
 def finding_value(finding: SessionFinding) -> str | None:
@@ -255,7 +255,7 @@ def _place(finding: SessionFinding) -> dict:
     return {
         "session": session.id,
         # Beside the masked findings: the credentials a first prompt holds are masked in it too.
-        "title": credentials_masked(session.display_title),
+        "title": masked_credentials(session.display_title),
         "project": session.project,
         "machine": session.source.machine,
         "started_at": session.started_at,
