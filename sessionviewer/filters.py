@@ -456,6 +456,10 @@ def session_page(query: SessionQuery, fields: tuple[str, ...] | None = None) -> 
     ids = query.queryset.values_list("id", flat=True)
     if query.scope is not None:  # counted by the tally, not by counting the sessions again
         paginator = CountedPaginator(ids, query.size, count=tallies.sessions(query.scope, query.nested))
+    elif query.matched is not None and len(query.matched) <= search.HIT_CAP:
+        # A search's sessions, at most those of its newest HIT_CAP hits: their ids in the list's
+        # order in one statement, and the page cut from them, where a count and the page took two.
+        paginator = Paginator(list(ids), query.size)
     else:
         paginator = Paginator(ids, query.size)
     page = paginator.get_page(query.page)

@@ -20,7 +20,14 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from sessionviewer.filters import PROBE_LINES, filter_sessions, matching_session_ids
+from sessionviewer.filters import (
+    PROBE_LINES,
+    ROW_FIELDS,
+    filter_sessions,
+    matching_session_ids,
+    nested,
+    session_page,
+)
 from sessionviewer.index import index_roots
 from sessionviewer.index.rows import FACTS_BLOCKS_KNOWN
 from sessionviewer.models import Entry, SecretDismissal, Session
@@ -648,6 +655,23 @@ def test_past_the_cap_a_narrowed_list_still_shows_every_session_it_matches(writt
     params = {"q": query, "format": "claude_code"}
     listed = filter_sessions(params, first=first_matches(query)).queryset.values_list("id", flat=True)
     assert sorted(written_in_turn[i] for i in listed) == [0, 1, 2, 3, 4]
+
+
+def test_a_searchs_pages_of_sessions_are_cut_from_one_read_of_their_ids(written_in_turn):
+    """A search matches at most the sessions of its newest HIT_CAP hits: the list reads their
+    ids once, in its order, and counts and pages them itself (filters.session_page)."""
+    query = parse_query("zebra")
+    everything = list(filter_sessions({"q": query}).queryset.values_list("id", flat=True))
+    shown = []
+    for number in (1, 2, 3):
+        params = {"q": query, "_page": number, "_size": 2}
+        listed = nested(filter_sessions(params, first=first_matches(query)), params)
+        with CaptureQueriesContext(connection) as queries:
+            page = session_page(listed, ROW_FIELDS)
+        assert (page.paginator.count, page.paginator.num_pages) == (5, 3)
+        assert not [q for q in queries if '"__count"' in q["sql"]]
+        shown += [session.id for session in page.object_list]
+    assert shown == everything and len(everything) == 5
 
 
 @pytest.mark.parametrize("sort", ["hits", "newest"])
