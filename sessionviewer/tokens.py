@@ -74,15 +74,17 @@ def ascii_lexemes(text: str) -> list[bytes] | None:
     runs a regular expression over every text, in the server (bench/README.md). In bytes,
     the history shape's texts took 0.78x the CPU they took in str.
 
-    Each word once, in the order it first comes: a set's order changes with the process, and
-    the reading worker's rows must be those the writer's own process would make.
+    Each word once, sorted as a tsvector keeps its lexemes (their bytes compared, then the
+    shorter first: Python's order for bytes). The server sorts a tsvector it receives in
+    any other order (tsvectorrecv), and that sort was 8 % of its CPU in a cold index, on the
+    writer's path; here, in the reading worker, it is off the path (bench/README.md).
     An ASCII word is letters and digits only: as a tsvector's text it needs no quotes."""
     if not text.isascii() or "\x00" in text:  # NUL: not a separator, and no text holds it
         return None
-    found = dict.fromkeys(text.encode().translate(_ascii_words()).split())
+    found = sorted(set(text.encode().translate(_ascii_words()).split()))
     if len(text) > TEXT_LEXEME_BYTES and any(len(word) > TEXT_LEXEME_BYTES for word in found):
         return None  # a word too long for a tsvector's text: the function reads this one
-    return list(found)
+    return found
 
 
 # After each lexeme of a binary tsvector: its end (NUL) and its count of positions (none).

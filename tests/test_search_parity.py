@@ -244,6 +244,26 @@ def test_the_indexer_hands_over_the_words_of_every_ascii_entry_and_of_no_other(t
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the indexer finds words for PostgreSQL only")
+def test_the_indexer_sends_a_tsvectors_lexemes_in_the_order_the_server_keeps_them():
+    """tokens.ascii_lexemes sorts them as tsvectorrecv would: the server then keeps them as sent."""
+    rng = random.Random(1)
+    pool = [*"abcxyzABZ019_-./ ", "ab ", "abc ", "a ", "0a ", "a0 ", "b" * 40 + " "]
+    texts = ["".join(rng.choice(pool) for _ in range(rng.randint(1, 80))) for _ in range(500)]
+    sent = [tokens.ascii_lexemes(text) for text in texts]
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMPORARY TABLE given (n int, words tsvector)")
+        with cursor.copy("COPY given FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(["int4", "bytea"])
+            for n, words in enumerate(sent):
+                copy.write_row([n, tokens.binary_tsvector(words)])
+        cursor.execute("SELECT tsvector_to_array(words) FROM given ORDER BY n")
+        kept = [row[0] for row in cursor.fetchall()]
+        cursor.execute("DROP TABLE given")
+    assert kept == [[word.decode() for word in words] for words in sent]
+    assert sum(len(words) > 3 for words in sent) > 400
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the indexer finds words for PostgreSQL only")
 def test_the_indexer_reads_an_ascii_text_as_the_function_does():
     rng = random.Random(0)
     pool = [chr(c) for c in range(1, 128)] + ["word "] * 20
