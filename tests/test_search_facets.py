@@ -46,7 +46,9 @@ def varied() -> list[Session]:
                 channel=("telegram", "", "slack", "")[n % 4],
                 peer_kind=("direct", "group", "")[n % 3],
                 models_used=[] if n % 8 == 5 else models,
-                updated_at=None if n == 7 else datetime(2025 - n // 20, 1 + n % 12, 1 + n % 27, 12, tzinfo=UTC),
+                updated_at=None
+                if n == 7
+                else datetime(2025 - n // 20, 1 + n % 12, 1 + n % 27, 12, tzinfo=UTC),
             )
         )
     return sessions
