@@ -285,10 +285,16 @@ def _searched_counts(matched: list[int]) -> _Searched | None:
     if vendor == "postgresql":
         month = "to_char(date_trunc('month', updated_at AT TIME ZONE %s), 'YYYY-MM')"
         month_params = [timezone.get_current_timezone_name()]
-        models = "CROSS JOIN LATERAL json_array_elements_text(searched.models_used::json) AS m(value)"
+        models = (  # a value that is not a list names no model, rather than fail the page
+            "CROSS JOIN LATERAL json_array_elements_text(CASE WHEN json_typeof(searched.models_used::json) "
+            "= 'array' THEN searched.models_used::json ELSE '[]' END) AS m(value)"
+        )
     elif vendor == "sqlite" and settings.TIME_ZONE == "UTC":
         month, month_params = "substr(updated_at, 1, 7)", []
-        models = "CROSS JOIN json_each(searched.models_used) AS m"
+        models = (
+            "CROSS JOIN json_each(CASE WHEN json_type(searched.models_used) = 'array' "
+            "THEN searched.models_used ELSE '[]' END) AS m"
+        )
     else:
         return None
     if not matched:

@@ -91,3 +91,11 @@ def test_a_search_with_another_filter_counts_each_facet_with_its_own_query(varie
     monkeypatch.setattr(activity, "_searched_counts", not_asked)
     shown = {facet["name"]: facet["values"] for facet in facets([s.id for s in varied], format="codex")}
     assert [v["count"] for v in shown["format"] if v["value"] == "codex"] == [8]
+
+
+def test_a_models_value_that_is_not_a_list_names_no_model(varied):
+    """Only the indexer writes models_used, always a list; a row holding anything else leaves
+    the model facet without it instead of failing the search's page."""
+    Session.objects.filter(id=varied[0].id).update(models_used={"not": "a list"})
+    shown = {facet["name"]: facet["values"] for facet in facets([varied[0].id, varied[1].id])}
+    assert {v["value"]: v["count"] for v in shown["model"]} == {"gpt-5": 2}  # named twice by the second
