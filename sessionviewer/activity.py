@@ -267,7 +267,7 @@ class _Searched(NamedTuple):
 
     columns: dict[str, list[tuple[str, int]]]  # as _values_counted gives them
     sources: dict[int, int]  # sessions per source id, as _counts_by_source
-    models: dict[str, int]  # sessions per model they used (a session counts once a mention)
+    models: dict[str, int]  # mentions per model, as the facet's Counter counts them
     months: list[tuple[str, int]]  # the newest FACET_LIMIT months of their last update
 
 
@@ -297,11 +297,12 @@ def _searched_counts(matched: list[int]) -> _Searched | None:
         )
     else:
         return None
+    names, fields = [name for name, _, field in FACETS if field], [field for _, _, field in FACETS if field]
+    found = _Searched({name: [] for name in names}, {}, {}, [])
     if not matched:
-        return _Searched({name: [] for name, _, field in FACETS if field}, {}, {}, [])
+        return found
     quote = connection.ops.quote_name
     among, params = among_sql("id", matched, vendor)
-    fields = [field for _, _, field in FACETS if field]
     columns = ", ".join(quote(f) for f in dict.fromkeys([*fields, "source_id", "updated_at", "models_used"]))
     parts = [
         f"SELECT * FROM (SELECT {n} AS part, {quote(field)} AS value, COUNT(*) AS n FROM searched "  # noqa: S608 - our own names
@@ -320,8 +321,6 @@ def _searched_counts(matched: list[int]) -> _Searched | None:
         f"WITH searched AS MATERIALIZED (SELECT {columns} FROM {quote(Session._meta.db_table)} "  # noqa: S608 - our own names
         f"WHERE {among}) " + " UNION ALL ".join(parts) + " ORDER BY part, n DESC, value"
     )
-    names = [name for name, _, field in FACETS if field]
-    found = _Searched({name: [] for name in names}, {}, {}, [])
     with connection.cursor() as cursor:
         cursor.execute(statement, [*params, *month_params])
         rows = cursor.fetchall()
