@@ -285,6 +285,7 @@ def run(args: argparse.Namespace) -> None:
         cpu_seconds = cpu.stop(parts)
         reference.append(machine_reference())
         figures = _figures(Path(f"{prefix}_stats.csv"))
+        requests = [line.split(",") for line in (OUT / "load_requests.csv").read_text().splitlines()]
         result = {
             "users": args.users,
             "seconds": args.seconds,
@@ -295,8 +296,8 @@ def run(args: argparse.Namespace) -> None:
             "load": [load_before, os.getloadavg()],
             "cpus": os.cpu_count(),
             "pages": figures,
-            "after_logins": _after_logins(OUT / "load_requests.csv"),
-            "settled": _after_logins(OUT / "load_requests.csv", SETTLE_SECONDS),
+            "after_logins": _after_logins(requests),
+            "settled": _after_logins(requests, SETTLE_SECONDS),
             "cpu_seconds": cpu_seconds,
             "reference_ms": reference,
         }
@@ -485,14 +486,13 @@ def _figures(stats: Path) -> dict[str, dict]:
     return figures
 
 
-def _after_logins(requests: Path, settle: float = 0.0) -> dict[str, dict]:
+def _after_logins(rows: list[list[str]], settle: float = 0.0) -> dict[str, dict]:
     """Each page's figures over the requests that ended after the last person logged in,
     and settle seconds more: the first seconds' 50 password hashes at once (Django's
     PBKDF2, 0.19 s of a core each) hold up every page then, which locust's figures of the
     whole run include. The pages queued behind them end in the second after the last
     login, and each person's first list (100 rows) follows their login: SETTLE_SECONDS
-    leaves both out as well."""
-    rows = [line.split(",") for line in requests.read_text().splitlines()]
+    leaves both out as well. rows: the lines of LOAD_REQUESTS, split."""
     logged_in = settle + max((float(end) for name, end, _, _ in rows if name == "login"), default=0.0)
     times: dict[str, list[float]] = {}
     failed: dict[str, int] = {}

@@ -180,21 +180,19 @@ def count_with_possible_secrets(
     if selects_every_session(params):
         return _sessions_with_findings()
     if matched is not None and only_searched(params):
-        return (
-            _undismissed_findings().filter(session__id__among=matched).values("session_id").distinct().count()
-        )
+        return _sessions_with_findings("f.session_id", list(matched))
     if (ids := sources_only(params, sources)) is not None:
-        return _sessions_with_findings(sorted(ids))
+        return _sessions_with_findings("f.source_id", sorted(ids))
     return qs.filter(has_possible_secrets()).count()
 
 
-def _sessions_with_findings(source_ids: list[int] | None = None) -> int:
-    """The sessions with a finding not dismissed (of these sources, None: of every one): the list
-    asks on every page, and the ORM built and compiled the statement each time."""
-    if source_ids is not None and not source_ids:
+def _sessions_with_findings(column: str | None = None, ids: list[int] | None = None) -> int:
+    """The sessions with a finding not dismissed, those whose column is among ids (None: every
+    one): the list and a search ask on every page, and the ORM built and compiled the
+    statement each time."""
+    if column is not None and not ids:
         return 0
-    column = None if source_ids is None else "f.source_id"
-    return _undismissed_findings_read("COUNT(DISTINCT f.session_id)", column, source_ids or [])[0][0]
+    return _undismissed_findings_read("COUNT(DISTINCT f.session_id)", column, ids or [])[0][0]
 
 
 def _undismissed_findings_read(

@@ -110,7 +110,9 @@ def credentials_found(text: str) -> list:
 
 
 def masked_credentials(text: str) -> str:
-    """secrets.credentials_masked, through credentials_found."""
+    """text with every credential the rules find in it replaced by its mask (through
+    credentials_found): a title or a first prompt shown where the findings are listed, or on
+    a row of the list, must not show what they mask."""
     return with_masks(text, credentials_found(text))
 
 

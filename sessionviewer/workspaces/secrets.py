@@ -548,12 +548,6 @@ def secret_values(
         yield from sorted(found, key=lambda pair: pair[0].column)
 
 
-def credentials_masked(text: str) -> str:
-    """text with every credential the rules find in it replaced by its mask: for a title or a
-    first prompt shown where the findings are listed, which must not show what they mask."""
-    return with_masks(text, credentials_in(text))
-
-
 def credentials_in(text: str) -> list[tuple[SecretFinding, str]]:
     """The credentials the rules find in text, each with its value: for a fingerprint, never
     to be shown or kept."""
