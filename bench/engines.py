@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/engines.py --database-url postgres://postgres@127.0.0.1:54329/sv_engines
     .venv/bin/python bench/engines.py --database-url URL --shape history --pairs 3
+    .venv/bin/python bench/engines.py --database-url URL --shape history --server-cpus 1
 
 Each pair runs `manage.py index -v 2` as a whole command (whole_command.py), cold into a
 fresh database on each engine, then a pass again with nothing changed; the order within a
@@ -14,6 +15,10 @@ On a machine others share, the wall clock moves with their load; the CPU a cold 
 moves less. So each cold index's CPU is measured too: the indexer's processes (its own and
 its reading worker's, from the rusage of children) and, on PostgreSQL, its server backends
 (/proc/PID/stat, read every 50 ms while the command runs: the server must be on this machine).
+
+The server shares the commands' CPUs unless --server-cpus moves it onto CPUs of its own (the
+commands then run on the others, both engines' alike): issue 28's shape, where PostgreSQL
+has a host of its own and an indexer's machine spends no CPU on the server's work.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import generate
@@ -45,7 +50,15 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=generate.HISTORY_SESSIONS)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument(
+        "--server-cpus",
+        type=lambda text: {int(cpu) for cpu in text.split(",")},
+        help="CPUs (as 1 or 2,3) to move the PostgreSQL server onto, while every command runs on "
+        "the others: the server on a host of its own, as in issue 28's shape",
+    )
     args = parser.parse_args()
+    if args.server_cpus:
+        split_cpus(args.database_url, args.server_cpus)
     folder = Path(tempfile.mkdtemp(prefix="sessionviewer-engines-"))
     try:
         print(f"generating the {args.shape} shape in {folder} ...", file=sys.stderr)
@@ -56,6 +69,52 @@ def main() -> None:
         print(report(args, corpus, measure(args, corpus, folder)))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def split_cpus(url: str, server_cpus: set[int]) -> None:
+    """The server's processes onto server_cpus (the backends it starts later inherit them from
+    the postmaster) and this process, with the commands it starts, onto the other CPUs; the
+    server is given every CPU back when this process ends. The server must run on this
+    machine, and this process may set its processes' CPUs (as root, or as their user)."""
+    import atexit
+
+    import psycopg
+
+    every = os.sched_getaffinity(0)
+    if not server_cpus < every:
+        raise SystemExit(
+            f"--server-cpus {sorted(server_cpus)}: leave the commands some of CPUs {sorted(every)}"
+        )
+    server, _ = url.rsplit("/", 1)
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
+        pids = {pid for (pid,) in connection.execute("SELECT pid FROM pg_stat_activity") if pid}
+    postmasters = {_parent(pid) for pid in pids}
+    for pid in postmasters | pids:
+        try:
+            os.sched_setaffinity(pid, server_cpus)
+        except (PermissionError, ProcessLookupError) as error:
+            raise SystemExit(
+                f"could not move the server's process {pid} onto CPUs {sorted(server_cpus)}: {error}"
+            ) from error
+    atexit.register(_give_back, postmasters, every)
+    os.sched_setaffinity(0, every - server_cpus)
+    print(
+        f"server on CPUs {sorted(server_cpus)}, every command on {sorted(every - server_cpus)}",
+        file=sys.stderr,
+    )
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _give_back(postmasters: set[int], cpus: set[int]) -> None:
+    """Every CPU to the server's processes again (the backends it started meanwhile have ended)."""
+    for postmaster in postmasters:
+        children = Path(f"/proc/{postmaster}/task/{postmaster}/children")
+        for pid in {postmaster, *map(int, children.read_text().split() if children.exists() else [])}:
+            with suppress(OSError):  # it ended
+                os.sched_setaffinity(pid, cpus)
 
 
 def measure(args: argparse.Namespace, corpus: dict, folder: Path) -> dict:
@@ -137,7 +196,12 @@ def report(args: argparse.Namespace, corpus: dict, result: dict) -> str:
         f"{corpus['lines']:,} lines",
         "load average (1, 5, 15 min): "
         + " at the end ".join(" ".join(f"{x:.2f}" for x in load) for load in result["load"])
-        + f"; {os.cpu_count()} CPUs",
+        + f"; {os.cpu_count()} CPUs"
+        + (
+            f", PostgreSQL's server on {sorted(args.server_cpus)}, the commands on {sorted(os.sched_getaffinity(0))}"
+            if args.server_cpus
+            else ""
+        ),
         f"parse floor (orjson.loads per line): median {floor:.3f} s",
         f"sessions by format: SQLite {result['counts']['sqlite']}, PostgreSQL {result['counts']['postgresql']}",
         f"{'':17}{'SQLite: median':24}{'PostgreSQL: median':24}PostgreSQL / SQLite, median of {args.pairs} pairs",
